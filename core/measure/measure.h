@@ -1,0 +1,63 @@
+/* core/measure/measure.h - building and running candidates, internal.
+ *
+ * A heron__bench holds, for one task, the input tensors (filled once,
+ * deterministically) and the reference output (computed once with the op's
+ * plain C reference).  Builds run in parallel (threads each spawning the C
+ * compiler with a timeout); runs happen one at a time, each in a forked
+ * worker process that dlopens the kernel .so, warms up, times `number` runs
+ * per repeat for `repeat` repeats (growing number until a repeat lasts
+ * min_repeat_ms), checks its output against the reference and reports over
+ * a pipe.  A crash (signal) or hang (timeout, then SIGKILL) costs only that
+ * candidate.  heron__run_one must be called while the process has no other
+ * threads (after heron__build_all has joined its threads).
+ */
+#ifndef HERON_CORE_MEASURE_H
+#define HERON_CORE_MEASURE_H
+
+#include "core/op/op.h"
+#include "heron/record.h"
+#include "heron/tune.h"
+
+typedef struct heron__bench {
+  const heron__op *op;
+  heron_measure_options opts; /* defaults filled in (jobs, threads, cc) */
+  const char *cflags;         /* from the template */
+  void *bufs[HERON__MAX_TENSORS + 1]; /* inputs, then an output scratch */
+  void *ref;                  /* reference output */
+  char work_dir[512];
+  int own_work_dir;           /* 1 when created here and removed at free */
+  int seq;                    /* counter for file names */
+} heron__bench;
+
+/* Allocates and fills the inputs, computes the reference output, makes the
+ * work dir.  HERON_ENOMEM / HERON_EIO. */
+int heron__bench_init(heron__bench *b, const heron__op *op, const char *cflags,
+                      const heron_measure_options *opts, heron_error *err);
+void heron__bench_free(heron__bench *b);
+
+typedef struct heron__candidate {
+  const char *source;   /* in: kernel source (caller's) */
+  char so_path[600];    /* out: the built shared object */
+  int status;           /* out: HERON_MEAS_OK, _COMPILE_ERROR or _TIMEOUT */
+  double build_seconds; /* out */
+  char *error;          /* out: malloc'ed compiler diagnostics (tail) or NULL;
+                           the caller frees */
+} heron__candidate;
+
+/* Builds c[0..n) with up to opts.build_jobs compilers at once; each
+ * candidate gets its own status.  Returns HERON_OK unless the machinery
+ * itself failed (cannot create threads or files). */
+int heron__build_all(heron__bench *b, heron__candidate *c, int n,
+                     heron_error *err);
+
+/* Runs the built kernel `so_path` in a worker process and fills m->status,
+ * seconds, gflops (from `flops`), max_error; *error gets a malloc'ed
+ * description on failure (signal name, timeout, first wrong element), NULL
+ * when OK.  Returns HERON_OK unless the machinery failed (fork, pipe). */
+int heron__run_one(heron__bench *b, const char *so_path, double flops,
+                   heron_measurement *m, char **error, heron_error *err);
+
+/* Fills unset (zero) fields of `o` with the defaults of heron/tune.h. */
+void heron__measure_defaults(heron_measure_options *o);
+
+#endif

@@ -1,0 +1,71 @@
+/* core/space/builder.h - building a space, internal to libheron.
+ *
+ * The schedule and constraint rules (core/sched) create variables and post
+ * constraints here; heron__space_finish then freezes the space (indexes,
+ * propagation order) so that the public operations of heron/space.h can
+ * run on it concurrently.
+ *
+ * Constants are variables whose domain holds one value
+ * (heron__space_const); posting "x * y == 1024" is
+ *     heron__space_post(sp, HERON_C_PROD, heron__space_const(sp, 1024),
+ *                       (int[]){x, y}, 2, -1, NULL, 0)
+ */
+#ifndef HERON_CORE_SPACE_BUILDER_H
+#define HERON_CORE_SPACE_BUILDER_H
+
+#include <stdint.h>
+
+#include "heron/space.h"
+
+/* A new, empty space. NULL when out of memory. */
+heron_space *heron__space_new(void);
+void heron__space_free(heron_space *sp);
+
+/* Adds a variable with domain [lo, hi]; returns its index (>= 0) or a
+ * negative status.  Names must be unique (HERON_EINVAL otherwise). */
+int heron__space_var(heron_space *sp, const char *name, int is_knob,
+                     int64_t lo, int64_t hi);
+
+/* Adds a variable whose domain is the explicit set vals[0..n) (any order,
+ * duplicates ignored). */
+int heron__space_var_set(heron_space *sp, const char *name, int is_knob,
+                         const int64_t *vals, int n);
+
+/* Adds a knob whose domain is the divisors of `n`. */
+int heron__space_var_divisors(heron_space *sp, const char *name, int is_knob,
+                              int64_t n);
+
+/* The index of an unnamed constant variable with value `value` (created on
+ * first use, shared afterwards). */
+int heron__space_const(heron_space *sp, int64_t value);
+
+/* Posts a constraint.  Operand meaning by kind:
+ *   PROD, SUM:  z = op(xs[0..nx))           (nx >= 1)
+ *   EQ, NE, LE, LT:  z ? xs[0]              (nx == 1; "z <= xs[0]" for LE)
+ *   IN:  z in vals[0..nvals)                (xs unused, nx == 0)
+ *   SELECT:  z = xs[1 + value of xs[0]]     (xs[0] is the selector, 0-based)
+ * cond is -1 for an unconditional constraint, else the index of a 0/1
+ * variable: the constraint is enforced only when cond is 1.
+ * Returns the constraint's index or a negative status. */
+int heron__space_post(heron_space *sp, int kind, int z, const int *xs, int nx,
+                      int cond, const int64_t *vals, int nvals);
+
+/* Freezes the space: checks every posted index, computes what the solver
+ * needs, and runs a first propagation.  HERON_EUNSAT when the root
+ * propagation already fails (naming the constraint).  No more variables or
+ * constraints may be added afterwards. */
+int heron__space_finish(heron_space *sp, heron_error *err);
+
+/* Evaluates constraint c on a full config: 1 holds, 0 violated (a
+ * condition variable at 0 makes it hold).  Used by the property tests'
+ * own checker only as a comparison, never as the checker itself. */
+int heron__space_holds(const heron_space *sp, int c, const int64_t *cfg);
+
+/* Raw access to a constraint for independent checkers and the dumper: kind,
+ * z, xs (owned by the space), nx, cond, vals, nvals.  HERON_EINVAL when c is
+ * out of range. */
+int heron__space_constraint(const heron_space *sp, int c, int *kind, int *z,
+                            const int **xs, int *nx, int *cond,
+                            const int64_t **vals, int *nvals);
+
+#endif

@@ -1,0 +1,97 @@
+/* heron/task.h - operators and tasks.
+ *
+ * A task is an op at a shape, a dtype and a target, on a hardware
+ * description.  Creating one validates everything (shape, dtype, memory
+ * footprint), applies the target's schedule and constraint rules, and builds
+ * its space.  A task is immutable afterwards and owns its space.
+ */
+#ifndef HERON_TASK_H
+#define HERON_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heron/space.h"
+#include "heron/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The operator catalogue -------------------------------------------- */
+
+/* Number of operators, and the name of the i-th ("gemm", "bmm", ...). */
+HERON_API int heron_op_count(void);
+HERON_API const char *heron_op_name(int i);
+
+/* A one-line description of `op`, or NULL when unknown. Static. */
+HERON_API const char *heron_op_summary(const char *op);
+
+/* The names of op's shape dimensions, in --shape order ("M", "N", "K" for
+ * gemm): *names points to a static array of *n strings.  HERON_ENOTFOUND
+ * for an unknown op, with the known ones in the message. */
+HERON_API int heron_op_dims(const char *op, const char *const **names, int *n,
+                            heron_error *err);
+
+/* Parses "1024,1024,1024" for `op` into shape[cap] and *n.  Every dimension
+ * must be a positive integer and their number must match the op (trailing
+ * optional dimensions may be left out when the op gives them defaults).
+ * HERON_EINVAL naming the dimension and value otherwise. */
+HERON_API int heron_parse_shape(const char *op, const char *text,
+                                int64_t *shape, int cap, int *n,
+                                heron_error *err);
+
+/* ---- Tasks --------------------------------------------------------------- */
+
+typedef struct heron_task_spec {
+  const char *op;        /* operator name, e.g. "gemm" */
+  const int64_t *shape;  /* dimensions in the op's order */
+  int nshape;
+  const char *dtype;     /* "fp32" (default when NULL); "fp16", "int8" per target */
+  const char *target;    /* "cpu" (default when NULL) */
+  const char *hw;        /* hardware description: NULL to detect this machine,
+                            else a name in configs/hw/ or a JSON file path */
+} heron_task_spec;
+
+typedef struct heron_task heron_task;
+
+/* Validates the spec and builds the task and its space into *out.  Errors:
+ * HERON_ENOTFOUND (unknown op, target, hw), HERON_EINVAL (bad shape,
+ * dtype), HERON_ERANGE (tensors too large for this machine's memory),
+ * HERON_EUNSAT (the rules leave no valid config). */
+HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
+                                heron_error *err);
+
+/* Frees the task and its space. NULL is accepted. */
+HERON_API void heron_task_free(heron_task *t);
+
+/* The stable key, "op/d1,d2,.../dtype/target", e.g.
+ * "gemm/1024,1024,1024/fp32/cpu". Owned by the task. */
+HERON_API const char *heron_task_key(const heron_task *t);
+
+/* The exact number of floating-point (or integer) operations of one run. */
+HERON_API double heron_task_flops(const heron_task *t);
+
+/* The task's space (owned by the task). */
+HERON_API const heron_space *heron_task_space(const heron_task *t);
+
+/* The op name, dtype and target of the task (static strings). */
+HERON_API const char *heron_task_op(const heron_task *t);
+HERON_API const char *heron_task_dtype(const heron_task *t);
+HERON_API const char *heron_task_target(const heron_task *t);
+
+/* A multi-line readable description of the task's template (stages, loops
+ * and knobs) into *text; free with heron_free. */
+HERON_API int heron_task_describe(const heron_task *t, char **text,
+                                  heron_error *err);
+
+/* Generates the kernel source for the valid config cfg[nvars] into *src
+ * (NUL-terminated; free with heron_free).  HERON_EINVAL when cfg is not
+ * valid. */
+HERON_API int heron_task_source(const heron_task *t, const int64_t *cfg,
+                                char **src, heron_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HERON_TASK_H */

@@ -1,0 +1,105 @@
+/* tests/test.h - the tiny test harness every test file includes.
+ *
+ * A test file defines tests with TEST(name) { ... } and nothing else: this
+ * header supplies main().  `./exe` runs every test of the file; `./exe name`
+ * runs one.  CMake (heron_add_test_file in tests/CMakeLists.txt) registers
+ * each TEST as its own ctest, named <file>.<test>, so a test's name says the
+ * behaviour it protects.
+ */
+#ifndef HERON_TEST_H
+#define HERON_TEST_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heron/heron.h"
+
+typedef void (*heron_test_fn)(void);
+struct heron_test_case {
+  const char *name;
+  heron_test_fn fn;
+};
+
+static struct heron_test_case heron_test_cases[256];
+static int heron_test_ncases;
+static int heron_test_failed;
+
+#define TEST(name)                                                             \
+  static void name(void);                                                      \
+  __attribute__((constructor)) static void heron_test_reg_##name(void) {       \
+    heron_test_cases[heron_test_ncases].name = #name;                          \
+    heron_test_cases[heron_test_ncases++].fn = name;                           \
+  }                                                                            \
+  static void name(void)
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      heron_test_failed = 1;                                                   \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_MSG(cond, ...)                                                   \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fputc('\n', stderr);                                                     \
+      heron_test_failed = 1;                                                   \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_EQ(a, b)                                                         \
+  do {                                                                         \
+    long long heron_a_ = (long long)(a), heron_b_ = (long long)(b);            \
+    if (heron_a_ != heron_b_) {                                                \
+      fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n",      \
+              __FILE__, __LINE__, #a, heron_a_, #b, heron_b_);                 \
+      heron_test_failed = 1;                                                   \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
+/* Checks that a heron call returned HERON_OK, printing the error if not. */
+#define CHECK_OK(expr, errp)                                                   \
+  do {                                                                         \
+    int heron_rc_ = (expr);                                                    \
+    if (heron_rc_ != HERON_OK) {                                               \
+      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__,       \
+              #expr, heron_err_name(heron_rc_),                                \
+              (errp) ? ((heron_error *)(errp))->text : "");                    \
+      heron_test_failed = 1;                                                   \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_STR_CONTAINS(hay, needle)                                        \
+  CHECK_MSG((hay) && strstr((hay), (needle)), "\"%s\" lacks \"%s\"",           \
+            (hay) ? (hay) : "(null)", (needle))
+
+int main(int argc, char **argv) {
+  int ran = 0, failed = 0;
+  for (int i = 0; i < heron_test_ncases; i++) {
+    if (argc > 1 && strcmp(argv[1], heron_test_cases[i].name) != 0)
+      continue;
+    heron_test_failed = 0;
+    heron_test_cases[i].fn();
+    ran++;
+    if (heron_test_failed)
+      failed++;
+    printf("%s %s\n", heron_test_failed ? "FAIL" : "ok", heron_test_cases[i].name);
+  }
+  if (argc > 1 && ran == 0) {
+    fprintf(stderr, "no test named %s\n", argv[1]);
+    return 2;
+  }
+  return failed ? 1 : 0;
+}
+
+#endif

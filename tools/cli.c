@@ -1,0 +1,1 @@
+/* placeholder */ typedef int heron_cli_placeholder;
