@@ -1,0 +1,91 @@
+/* core/tune/emit.c - --emit DIR: the best kernel's source, its config and a
+ * standalone driver that builds and times it without libheron. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/op/task.h"
+#include "core/tune/tune_internal.h"
+#include "core/util/util.h"
+
+int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
+                heron_error *err);
+
+static int write_in(const char *dir, const char *name, const char *text,
+                    heron_error *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return heron__write_file(path, text, strlen(text), err);
+}
+
+static char *config_json(const heron_task *t, const heron_measurement *best) {
+  const heron_space *sp = t->space;
+  json_t *knobs = json_object();
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    json_object_set_new(knobs, heron_space_var_name(sp, v),
+                        json_integer((json_int_t)best->config[v]));
+  }
+  char key[32] = "";
+  heron_space_key(sp, best->config, key, sizeof key);
+  json_t *o = json_object();
+  json_object_set_new(o, "task", json_string(t->key));
+  json_object_set_new(o, "trial", json_integer(best->trial));
+  json_object_set_new(o, "key", json_string(key));
+  json_object_set_new(o, "seconds", json_real(best->seconds));
+  json_object_set_new(o, "gflops", json_real(best->gflops));
+  json_object_set_new(o, "hardware", json_string(t->hw.name));
+  json_object_set_new(o, "config", knobs);
+  char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  return s;
+}
+
+int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
+                heron_error *err) {
+  const heron_measurement *best = heron_history_best(h);
+  if (!best)
+    return HERON_OK;
+  int rc = heron__mkdirs(dir, err);
+  char *src = NULL, *cfg = NULL, *drv = NULL;
+  if (!rc)
+    rc = heron_task_source(t, best->config, &src, err);
+  if (!rc)
+    rc = write_in(dir, "kernel.c", src, err);
+  if (!rc && !(cfg = config_json(t, best)))
+    rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+  if (!rc)
+    rc = write_in(dir, "config.json", cfg, err);
+  heron__buf b = {0};
+  if (!rc) {
+    heron__codegen_driver(&t->op, &b);
+    drv = heron__buf_take(&b);
+    rc = drv ? write_in(dir, "driver.c", drv, err)
+             : heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
+  if (!rc) {
+    heron__buf_printf(&b,
+                      "#!/bin/sh\n"
+                      "# Builds and times the best kernel of %s\n"
+                      "# (trial %d, %.2f GFLOP/s when tuned).\n"
+                      "set -e\ncd \"$(dirname \"$0\")\"\n"
+                      "${CC:-cc} %s -o bench driver.c kernel.c -lm\n"
+                      "./bench \"$@\"\n",
+                      t->key, best->trial, best->gflops,
+                      "-O3 -march=native -fopenmp");
+    char *sh = heron__buf_take(&b);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/build.sh", dir);
+    rc = sh ? heron__write_file(path, sh, strlen(sh), err)
+            : heron_error_set(err, HERON_ENOMEM, "out of memory");
+    if (!rc)
+      chmod(path, 0755);
+    free(sh);
+  }
+  free(src);
+  free(cfg);
+  free(drv);
+  return rc;
+}

@@ -1,0 +1,637 @@
+/* core/tune/engine.c - the tuning loop:
+ *
+ *   propose -> drop invalid / duplicate -> generate and build in parallel ->
+ *   run one at a time in a worker -> record and log (flushed per round) ->
+ *   fit the model -> observe
+ *
+ * The engine alone enforces the budget (trials, wall time), so every
+ * strategy is judged under the same rules. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/measure/measure.h"
+#include "core/op/task.h"
+#include "core/plugin/plugin.h"
+#include "core/tune/tune_internal.h"
+#include "core/util/util.h"
+#include "heron/tune.h"
+
+/* A round that brings nothing new this many times in a row ends the run:
+ * the strategy (or the space) has run out of unmeasured configs. */
+#define MAX_EMPTY_ROUNDS 8
+
+HERON_API void heron_tune_options_init(heron_tune_options *o) {
+  memset(o, 0, sizeof *o);
+  o->strategy = "random";
+  o->trials = 200;
+  o->seed = 1;
+  o->batch = 16;
+  o->measure.number = 3;
+  o->measure.repeat = 3;
+  o->measure.min_repeat_ms = 100;
+  o->measure.timeout_s = 30;
+}
+
+/* Everything one run holds; torn down by run_free in reverse order. */
+typedef struct run {
+  const heron_task *task;
+  const heron_tune_options *o;
+  const heron_space *sp;
+  int nvars;
+  heron_history hist;
+  heron_rng rng;
+  heron__plugin strat_lib;
+  const heron_strategy_plugin *strat;
+  void *strat_self;
+  heron_strategy_env env;
+  heron_model *model;
+  heron__bench bench;
+  int bench_ready;
+  FILE *log;
+  heron__log_ctx log_ctx;
+  char strategy_name[64];
+  double t0;
+  heron_tune_result *res;
+} run;
+
+static void progress(const run *r, const char *fmt, ...) HERON_PRINTF(2, 3);
+static void progress(const run *r, const char *fmt, ...) {
+  if (!r->o->progress)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(r->o->progress, fmt, ap);
+  va_end(ap);
+  fflush(r->o->progress);
+}
+
+/* The env's logger: plugins never write to stdout, they come here. */
+static void env_log(const heron_strategy_env *env, int level, const char *fmt,
+                    ...) {
+  const run *r = env->host;
+  if (!r->o->progress || (level >= 2 && !r->o->verbose))
+    return;
+  fprintf(r->o->progress, "[%s]%s ", r->strategy_name,
+          level == 1 ? " warning:" : "");
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(r->o->progress, fmt, ap);
+  va_end(ap);
+  fputc('\n', r->o->progress);
+}
+
+static int check_options(const heron_tune_options *o, heron_error *err) {
+  if (o->trials < 1)
+    return heron_error_set(err, HERON_EINVAL,
+                           "trials must be at least 1 (got %d)", o->trials);
+  if (o->batch < 1)
+    return heron_error_set(err, HERON_EINVAL,
+                           "batch must be at least 1 (got %d)", o->batch);
+  if (o->time_limit_s < 0)
+    return heron_error_set(err, HERON_EINVAL, "time limit must be >= 0");
+  if (!o->strategy || !*o->strategy)
+    return heron_error_set(err, HERON_EINVAL, "no strategy given");
+  return HERON_OK;
+}
+
+/* Moves an existing, non-empty log aside instead of overwriting it, so a
+ * log already written is never lost. */
+static int set_aside(const char *path, run *r, heron_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0 || st.st_size == 0)
+    return HERON_OK;
+  char aside[4200];
+  for (int i = 1; i < 10000; i++) {
+    snprintf(aside, sizeof aside, "%s.%d", path, i);
+    if (access(aside, F_OK) != 0)
+      break;
+  }
+  if (rename(path, aside) != 0)
+    return heron_error_set(err, HERON_EIO, "cannot move the old log %s aside: %s",
+                           path, strerror(errno));
+  progress(r, "note: %s existed; moved it to %s (use --resume to continue a "
+              "log)\n", path, aside);
+  return HERON_OK;
+}
+
+static int open_log(run *r, heron_error *err) {
+  const heron_tune_options *o = r->o;
+  if (!o->log_path)
+    return HERON_OK;
+  int same = o->resume_path && !strcmp(o->resume_path, o->log_path);
+  if (!same) {
+    int rc = set_aside(o->log_path, r, err);
+    if (rc)
+      return rc;
+  }
+  r->log = fopen(o->log_path, same ? "a" : "w");
+  if (!r->log)
+    return heron_error_set(err, HERON_EIO, "cannot open log %s: %s",
+                           o->log_path, strerror(errno));
+  /* Appending to the resumed log: the history already holds its lines. */
+  if (same)
+    return HERON_OK;
+  for (int i = 0; i < r->hist.n; i++) {
+    int rc = heron__log_write(r->log, r->sp, &r->log_ctx, r->hist.items[i], err);
+    if (rc)
+      return rc;
+  }
+  if (fflush(r->log) != 0)
+    return heron_error_set(err, HERON_EIO, "cannot write log %s: %s",
+                           o->log_path, strerror(errno));
+  return HERON_OK;
+}
+
+/* Reads the log to resume from, cutting a half-written last line off the
+ * file so appends continue a well-formed log. */
+static int resume(run *r, heron_error *err) {
+  const char *path = r->o->resume_path;
+  if (!path)
+    return HERON_OK;
+  int dropped = 0;
+  long valid = 0;
+  int rc = heron__log_read(path, r->sp, heron_task_key(r->task), &r->hist,
+                           &r->rng, &dropped, &valid, err);
+  if (rc)
+    return rc;
+  if (dropped) {
+    progress(r, "note: %s ended with a half-written line (a killed run); "
+                "dropped it\n", path);
+    if (r->o->log_path && !strcmp(r->o->log_path, path) &&
+        truncate(path, valid) != 0)
+      return heron_error_set(err, HERON_EIO, "cannot repair %s: %s", path,
+                             strerror(errno));
+  }
+  /* A last line cut before its newline parses but must not run into the
+   * next record. */
+  if (r->o->log_path && !strcmp(r->o->log_path, path) && valid > 0) {
+    FILE *f = fopen(path, "r+");
+    if (f && fseek(f, valid - 1, SEEK_SET) == 0 && fgetc(f) != '\n') {
+      fseek(f, 0, SEEK_END);
+      fputc('\n', f);
+    }
+    if (f)
+      fclose(f);
+  }
+  r->res->resumed = r->hist.n;
+  progress(r, "resumed %d trials from %s\n", r->hist.n, path);
+  return HERON_OK;
+}
+
+static void strip_so(const char *name, char *out, size_t cap) {
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  snprintf(out, cap, "%s", base);
+  size_t n = strlen(out);
+  if (n > 3 && !strcmp(out + n - 3, ".so"))
+    out[n - 3] = '\0';
+}
+
+static int open_strategy(run *r, heron_error *err) {
+  const heron_tune_options *o = r->o;
+  int rc = heron__plugin_load_strategy(o->strategy, &r->strat_lib, err);
+  if (rc)
+    return rc;
+  r->strat = r->strat_lib.desc;
+  snprintf(r->strategy_name, sizeof r->strategy_name, "%s",
+           r->strat->name ? r->strat->name : "strategy");
+  if (r->strat->params)
+    rc = heron_param_check(o->strategy_params, o->n_strategy_params,
+                           r->strat->params, r->strategy_name, err);
+  else if (o->n_strategy_params > 0)
+    rc = heron_error_set(err, HERON_EINVAL,
+                         "strategy %s takes no parameters (got '%s')",
+                         r->strategy_name, o->strategy_params[0].key);
+  if (rc)
+    return rc;
+  r->env.abi_version = HERON_STRATEGY_ABI_VERSION;
+  r->env.struct_size = sizeof r->env;
+  r->env.space = r->sp;
+  r->env.rng = &r->rng;
+  r->env.model = r->model;
+  r->env.history = &r->hist;
+  r->env.task_key = heron_task_key(r->task);
+  r->env.batch = o->batch;
+  r->env.log = env_log;
+  r->env.host = r;
+  heron_error perr;
+  heron_error_clear(&perr);
+  rc = r->strat->create(&r->env, o->strategy_params, o->n_strategy_params,
+                        &r->strat_self, &perr);
+  if (rc)
+    return heron_error_set(err, rc == HERON_EINVAL ? HERON_EINVAL : HERON_EPLUGIN,
+                           "strategy %s: create failed: %s", r->strategy_name,
+                           perr.text[0] ? perr.text : heron_strerror(rc));
+  return HERON_OK;
+}
+
+/* Fits the model on every successful measurement: features of the config,
+ * target log(GFLOP/s). */
+static int fit_model(run *r, heron_error *err) {
+  if (!r->model)
+    return HERON_OK;
+  int d = heron_space_nfeatures(r->sp), n = 0;
+  double *X = malloc((size_t)r->hist.n * (size_t)d * sizeof *X);
+  double *y = malloc((size_t)r->hist.n * sizeof *y);
+  int rc = HERON_OK;
+  if (!X || !y)
+    rc = heron_error_set(err, HERON_ENOMEM, "out of memory fitting the model");
+  for (int i = 0; rc == HERON_OK && i < r->hist.n; i++) {
+    const heron_measurement *m = r->hist.items[i];
+    if (m->status != HERON_MEAS_OK || m->gflops <= 0)
+      continue;
+    heron_space_features(r->sp, m->config, X + (size_t)n * (size_t)d);
+    y[n++] = log(m->gflops);
+  }
+  if (rc == HERON_OK && n >= 2) {
+    heron_error merr;
+    heron_error_clear(&merr);
+    if (heron__model_fit(r->model, X, y, n, d, &merr) != HERON_OK)
+      progress(r, "warning: model fit failed: %s\n", merr.text);
+  }
+  free(X);
+  free(y);
+  return rc;
+}
+
+static int observe(run *r, const heron_measurement *res, int n,
+                   heron_error *err) {
+  if (n == 0)
+    return HERON_OK;
+  heron_error perr;
+  heron_error_clear(&perr);
+  int rc = r->strat->observe(r->strat_self, res, n, &perr);
+  if (rc)
+    return heron_error_set(err, HERON_EPLUGIN, "strategy %s: observe failed: %s",
+                           r->strategy_name,
+                           perr.text[0] ? perr.text : heron_strerror(rc));
+  return HERON_OK;
+}
+
+/* Keeps the proposals that are valid and new; counts the others. */
+static int filter(run *r, int64_t *props, int got, uint64_t *keys) {
+  int keep = 0, invalid = 0, dup = 0;
+  for (int i = 0; i < got; i++) {
+    int64_t *c = props + (size_t)i * (size_t)r->nvars;
+    if (heron_space_violations(r->sp, c, NULL, 0) != 0) {
+      invalid++;
+      continue;
+    }
+    uint64_t k = heron__config_key(r->sp, c);
+    int seen = heron__history_has(&r->hist, k);
+    for (int j = 0; j < keep && !seen; j++)
+      seen = keys[j] == k;
+    if (seen) {
+      dup++;
+      continue;
+    }
+    if (keep != i)
+      memcpy(props + (size_t)keep * (size_t)r->nvars, c,
+             (size_t)r->nvars * sizeof *c);
+    keys[keep++] = k;
+  }
+  r->res->dropped_invalid += invalid;
+  r->res->dropped_duplicate += dup;
+  if (invalid)
+    progress(r, "warning: strategy %s proposed %d invalid config%s; dropped\n",
+             r->strategy_name, invalid, invalid > 1 ? "s" : "");
+  if (dup && r->o->verbose)
+    progress(r, "note: dropped %d already-measured proposal%s\n", dup,
+             dup > 1 ? "s" : "");
+  return keep;
+}
+
+/* Generates, builds and runs configs cfgs[0..n), filling out[0..n). */
+static int measure_round(run *r, const int64_t *cfgs, int n,
+                         heron_measurement *out, char **errors,
+                         heron_error *err) {
+  heron__candidate *c = calloc((size_t)n, sizeof *c);
+  char **srcs = calloc((size_t)n, sizeof *srcs);
+  int rc = (c && srcs) ? HERON_OK
+                       : heron_error_set(err, HERON_ENOMEM, "out of memory");
+  for (int i = 0; rc == HERON_OK && i < n; i++) {
+    heron_error gerr;
+    heron_error_clear(&gerr);
+    const int64_t *cfg = cfgs + (size_t)i * (size_t)r->nvars;
+    memset(&out[i], 0, sizeof out[i]);
+    out[i].config = cfg;
+    if (heron_task_source(r->task, cfg, &srcs[i], &gerr) != HERON_OK) {
+      out[i].status = HERON_MEAS_COMPILE_ERROR;
+      errors[i] = strdup(gerr.text);
+      continue;
+    }
+    c[i].source = srcs[i];
+  }
+  /* Candidates whose source failed are skipped by giving them no source:
+   * build only the others, in one parallel batch. */
+  int nb = 0;
+  int *idx = rc == HERON_OK ? malloc((size_t)n * sizeof *idx) : NULL;
+  for (int i = 0; idx && i < n; i++)
+    if (c[i].source) {
+      if (nb != i)
+        c[nb] = c[i];
+      idx[nb++] = i;
+    }
+  if (rc == HERON_OK && !idx)
+    rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+  if (rc == HERON_OK && nb > 0)
+    rc = heron__build_all(&r->bench, c, nb, err);
+  for (int b = 0; rc == HERON_OK && b < nb; b++) {
+    heron_measurement *m = &out[idx[b]];
+    m->build_seconds = c[b].build_seconds;
+    if (c[b].status != HERON_MEAS_OK) {
+      m->status = c[b].status;
+      errors[idx[b]] = c[b].error;
+      c[b].error = NULL;
+      continue;
+    }
+    char *rerr = NULL;
+    rc = heron__run_one(&r->bench, c[b].so_path, heron_task_flops(r->task), m,
+                        &rerr, err);
+    errors[idx[b]] = rerr;
+    if (!r->o->measure.keep_files)
+      unlink(c[b].so_path);
+  }
+  for (int b = 0; c && b < nb; b++)
+    free(c[b].error);
+  for (int i = 0; srcs && i < n; i++)
+    free(srcs[i]);
+  free(idx);
+  free(srcs);
+  free(c);
+  return rc;
+}
+
+static void print_progress(run *r, int round_ok, int round_failed) {
+  double el = heron__now() - r->t0;
+  const heron_measurement *best = heron_history_best(&r->hist);
+  int done = r->hist.n, total = r->o->trials;
+  int measured = r->res->measured;
+  double eta = measured > 0 ? el / measured * (total - done) : 0;
+  if (r->o->time_limit_s > 0 && eta > r->o->time_limit_s - el)
+    eta = r->o->time_limit_s - el;
+  if (best)
+    progress(r, "[%4d/%d] best %.2f GFLOP/s (trial %d)  round: %d ok, %d "
+                "failed  elapsed %.1f s  ETA %.0f s\n",
+             done, total, best->gflops, best->trial, round_ok, round_failed,
+             el, eta > 0 ? eta : 0);
+  else
+    progress(r, "[%4d/%d] no successful kernel yet  round: %d ok, %d failed  "
+                "elapsed %.1f s\n",
+             done, total, round_ok, round_failed, el);
+}
+
+/* Records a round's measurements: history, log (flushed), counters. */
+static int record_round(run *r, heron_measurement *ms, char **errors, int n,
+                        const uint64_t *keys, const heron_measurement **stored,
+                        heron_error *err) {
+  int ok = 0;
+  for (int i = 0; i < n; i++) {
+    heron_measurement *m = &ms[i];
+    m->trial = r->hist.n + 1;
+    m->error = errors[i] ? errors[i] : "";
+    stored[i] = heron__history_add(&r->hist, m, keys[i]);
+    if (!stored[i])
+      return heron_error_set(err, HERON_ENOMEM, "out of memory");
+    if (m->status == HERON_MEAS_OK)
+      ok++;
+    r->res->measured++;
+    if (r->o->verbose)
+      progress(r, "  trial %d: %s %.3f ms %.2f GFLOP/s %s\n", m->trial,
+               heron_meas_status_name(m->status), m->seconds * 1e3, m->gflops,
+               m->error);
+    if (r->log) {
+      int rc = heron__log_write(r->log, r->sp, &r->log_ctx, stored[i], err);
+      if (rc)
+        return rc;
+    }
+  }
+  if (r->log && fflush(r->log) != 0)
+    return heron_error_set(err, HERON_EIO, "cannot write log %s: %s",
+                           r->o->log_path, strerror(errno));
+  print_progress(r, ok, n - ok);
+  return HERON_OK;
+}
+
+static int state_path(const run *r, char *buf, size_t cap) {
+  if (!r->o->log_path)
+    return 0;
+  snprintf(buf, cap, "%s.state", r->o->log_path);
+  return 1;
+}
+
+static int run_round(run *r, int64_t *props, uint64_t *keys,
+                     heron_measurement *ms, char **errors,
+                     const heron_measurement **stored, int *got_new,
+                     heron_error *err) {
+  int want = r->o->trials - r->hist.n;
+  if (want > r->o->batch)
+    want = r->o->batch;
+  int got = 0;
+  heron_error perr;
+  heron_error_clear(&perr);
+  int rc = r->strat->propose(r->strat_self, want, props, &got, &perr);
+  if (rc)
+    return heron_error_set(err, HERON_EPLUGIN, "strategy %s: propose failed: %s",
+                           r->strategy_name,
+                           perr.text[0] ? perr.text : heron_strerror(rc));
+  if (got < 0 || got > want)
+    return heron_error_set(err, HERON_EPLUGIN,
+                           "strategy %s: propose returned %d configs for %d "
+                           "wanted",
+                           r->strategy_name, got, want);
+  int n = filter(r, props, got, keys);
+  *got_new = n;
+  if (n == 0)
+    return HERON_OK;
+  memset(errors, 0, (size_t)n * sizeof *errors);
+  rc = measure_round(r, props, n, ms, errors, err);
+  if (rc == HERON_OK)
+    rc = record_round(r, ms, errors, n, keys, stored, err);
+  for (int i = 0; i < n; i++)
+    free(errors[i]);
+  if (rc)
+    return rc;
+  for (int i = 0; i < n; i++)
+    if (stored[i]->status == HERON_MEAS_OK)
+      r->res->ok++;
+    else
+      r->res->failed++;
+  if ((rc = fit_model(r, err)) != HERON_OK)
+    return rc;
+  heron_measurement *view = malloc((size_t)n * sizeof *view);
+  if (!view)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  for (int i = 0; i < n; i++)
+    view[i] = *stored[i];
+  rc = observe(r, view, n, err);
+  free(view);
+  char sp[4200];
+  if (rc == HERON_OK && r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
+      r->strat->save_state && state_path(r, sp, sizeof sp)) {
+    heron_error serr;
+    heron_error_clear(&serr);
+    if (r->strat->save_state(r->strat_self, sp, &serr) != HERON_OK)
+      progress(r, "warning: strategy %s could not save its state: %s\n",
+               r->strategy_name, serr.text);
+  }
+  return rc;
+}
+
+static int tune_loop(run *r, heron_error *err) {
+  size_t nv = (size_t)r->nvars, b = (size_t)r->o->batch;
+  int64_t *props = malloc(b * nv * sizeof *props);
+  uint64_t *keys = malloc(b * sizeof *keys);
+  heron_measurement *ms = malloc(b * sizeof *ms);
+  char **errors = calloc(b, sizeof *errors);
+  const heron_measurement **stored = malloc(b * sizeof *stored);
+  int rc = (props && keys && ms && errors && stored)
+               ? HERON_OK
+               : heron_error_set(err, HERON_ENOMEM, "out of memory");
+  int empty = 0;
+  while (rc == HERON_OK && r->hist.n < r->o->trials) {
+    if (r->o->time_limit_s > 0 && heron__now() - r->t0 >= r->o->time_limit_s) {
+      progress(r, "time limit of %.0f s reached\n", r->o->time_limit_s);
+      break;
+    }
+    int got_new = 0;
+    rc = run_round(r, props, keys, ms, errors, stored, &got_new, err);
+    empty = got_new ? 0 : empty + 1;
+    if (empty >= MAX_EMPTY_ROUNDS) {
+      progress(r, "warning: strategy %s proposed nothing new in %d rounds; "
+                  "stopping (the space may be exhausted)\n",
+               r->strategy_name, empty);
+      break;
+    }
+  }
+  free(props);
+  free(keys);
+  free(ms);
+  free(errors);
+  free(stored);
+  return rc;
+}
+
+/* Gives a resumed history to the model and the strategy before new rounds,
+ * and lets a strategy that saved its state pick it up. */
+static int warm_start(run *r, heron_error *err) {
+  if (r->hist.n == 0)
+    return HERON_OK;
+  int rc = fit_model(r, err);
+  heron_measurement *view = malloc((size_t)r->hist.n * sizeof *view);
+  if (!view)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  for (int i = 0; i < r->hist.n; i++) {
+    view[i] = *r->hist.items[i];
+    if (view[i].status == HERON_MEAS_OK)
+      r->res->ok++;
+    else
+      r->res->failed++;
+  }
+  if (rc == HERON_OK)
+    rc = observe(r, view, r->hist.n, err);
+  free(view);
+  char sp[4200];
+  if (rc == HERON_OK && r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
+      r->strat->load_state && state_path(r, sp, sizeof sp) &&
+      access(sp, R_OK) == 0) {
+    heron_error serr;
+    heron_error_clear(&serr);
+    if (r->strat->load_state(r->strat_self, sp, &serr) != HERON_OK)
+      progress(r, "warning: strategy %s could not load %s: %s\n",
+               r->strategy_name, sp, serr.text);
+  }
+  return rc;
+}
+
+int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
+                heron_error *err);
+
+static void summarize(run *r) {
+  heron_tune_result *res = r->res;
+  const heron_measurement *best = heron_history_best(&r->hist);
+  res->trials = r->hist.n;
+  res->elapsed_s = heron__now() - r->t0;
+  if (best) {
+    res->best_trial = best->trial;
+    res->best_seconds = best->seconds;
+    res->best_gflops = best->gflops;
+    heron_space_key(r->sp, best->config, res->best_key, sizeof res->best_key);
+  }
+}
+
+static void run_free(run *r) {
+  if (r->strat_self && r->strat)
+    r->strat->destroy(r->strat_self);
+  heron__plugin_close(&r->strat_lib);
+  heron__model_close(r->model);
+  if (r->bench_ready)
+    heron__bench_free(&r->bench);
+  if (r->log)
+    fclose(r->log);
+  heron__history_free(&r->hist);
+}
+
+HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
+                         heron_tune_result *res, heron_error *err) {
+  heron_tune_result dummy;
+  if (!res)
+    res = &dummy;
+  memset(res, 0, sizeof *res);
+  int rc = check_options(o, err);
+  if (rc)
+    return rc;
+  run r;
+  memset(&r, 0, sizeof r);
+  r.task = t;
+  r.o = o;
+  r.res = res;
+  r.sp = heron_task_space(t);
+  r.nvars = heron_space_nvars(r.sp);
+  r.t0 = heron__now();
+  heron_rng_seed(&r.rng, o->seed);
+  heron__history_init(&r.hist, r.nvars);
+  char sname[64];
+  strip_so(o->strategy, sname, sizeof sname);
+  r.log_ctx.task_key = heron_task_key(t);
+  r.log_ctx.strategy = sname;
+  r.log_ctx.seed = o->seed;
+  /* Everything that can be wrong with the input is checked before the
+   * first (slow) measurement: plugins, parameters, logs. */
+  if (o->model)
+    rc = heron__model_open(o->model, o->model_params, o->n_model_params,
+                           heron_space_nfeatures(r.sp), o->seed, &r.model, err);
+  if (!rc)
+    rc = open_strategy(&r, err);
+  if (!rc)
+    rc = resume(&r, err);
+  if (!rc)
+    rc = open_log(&r, err);
+  if (!rc && o->emit_dir)
+    rc = heron__mkdirs(o->emit_dir, err);
+  if (!rc) {
+    progress(&r, "tuning %s with %s%s%s: %d trials, batch %d, seed %llu\n",
+             heron_task_key(t), r.strategy_name, o->model ? " + " : "",
+             o->model ? o->model : "", o->trials, o->batch,
+             (unsigned long long)o->seed);
+    rc = warm_start(&r, err);
+  }
+  if (!rc && r.hist.n < o->trials) {
+    rc = heron__bench_init(&r.bench, &t->op, heron__template_cflags(t->tmpl),
+                           &o->measure, err);
+    r.bench_ready = rc == HERON_OK;
+  }
+  if (!rc)
+    rc = tune_loop(&r, err);
+  summarize(&r);
+  if (!rc && o->emit_dir && heron_history_best(&r.hist))
+    rc = heron__emit(t, &r.hist, o->emit_dir, err);
+  run_free(&r);
+  return rc;
+}

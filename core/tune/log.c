@@ -1,0 +1,184 @@
+/* core/tune/log.c - the JSON Lines log: one measurement per line, written
+ * with jansson, and read back for --resume. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tune/tune_internal.h"
+#include "core/util/util.h"
+
+static const char *const status_names[] = {
+    "ok", "compile_error", "runtime_error", "timeout", "wrong_result",
+    "invalid"};
+#define NSTATUS ((int)(sizeof status_names / sizeof status_names[0]))
+
+HERON_API const char *heron_meas_status_name(int status) {
+  return (status >= 0 && status < NSTATUS) ? status_names[status] : "unknown";
+}
+
+HERON_API int heron_meas_status_parse(const char *name) {
+  for (int i = 0; name && i < NSTATUS; i++)
+    if (!strcmp(name, status_names[i]))
+      return i;
+  return HERON_EPARSE;
+}
+
+/* JSON has no NaN or infinity: a non-finite figure is written as 0. */
+static double finite_or_zero(double x) { return isfinite(x) ? x : 0.0; }
+
+int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
+                     const heron_measurement *m, heron_error *err) {
+  json_t *cfg = json_object();
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    json_object_set_new(cfg, heron_space_var_name(sp, v),
+                        json_integer((json_int_t)m->config[v]));
+  }
+  char key[32] = "", when[32];
+  heron_space_key(sp, m->config, key, sizeof key);
+  heron__iso_time(when, sizeof when);
+  json_t *o = json_object();
+  json_object_set_new(o, "task", json_string(c->task_key));
+  json_object_set_new(o, "trial", json_integer(m->trial));
+  json_object_set_new(o, "config", cfg);
+  json_object_set_new(o, "key", json_string(key));
+  json_object_set_new(o, "status",
+                      json_string(heron_meas_status_name(m->status)));
+  json_object_set_new(o, "seconds", json_real(finite_or_zero(m->seconds)));
+  json_object_set_new(o, "gflops", json_real(finite_or_zero(m->gflops)));
+  json_object_set_new(o, "build_seconds",
+                      json_real(finite_or_zero(m->build_seconds)));
+  json_object_set_new(o, "max_error", json_real(finite_or_zero(m->max_error)));
+  json_object_set_new(o, "error", json_string(m->error ? m->error : ""));
+  json_object_set_new(o, "strategy", json_string(c->strategy));
+  json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
+  json_object_set_new(o, "simulated", json_boolean(m->simulated));
+  json_object_set_new(o, "time", json_string(when));
+  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (!line)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory writing the log");
+  int bad = fputs(line, f) < 0 || fputc('\n', f) == EOF;
+  free(line);
+  if (bad)
+    return heron_error_set(err, HERON_EIO, "cannot write the log: %s",
+                           strerror(errno));
+  return HERON_OK;
+}
+
+/* Fills a measurement from one parsed line.  The config object names knobs;
+ * auxiliary variables are recomputed by completing the knob values. */
+static int parse_record(json_t *o, const heron_space *sp, const char *task_key,
+                        heron_rng *rng, heron_measurement *m, int64_t *cfg,
+                        int lineno, const char *path, heron_error *err) {
+  const char *task = json_string_value(json_object_get(o, "task"));
+  json_t *config = json_object_get(o, "config");
+  json_t *trial = json_object_get(o, "trial");
+  const char *status = json_string_value(json_object_get(o, "status"));
+  if (!task || !json_is_object(config) || !json_is_integer(trial) || !status)
+    return heron_error_set(err, HERON_EPARSE,
+                           "%s:%d: a log line needs task, trial, config and "
+                           "status",
+                           path, lineno);
+  if (strcmp(task, task_key) != 0)
+    return heron_error_set(err, HERON_ETASK,
+                           "%s:%d holds task '%s', but this run tunes '%s'",
+                           path, lineno, task, task_key);
+  int st = heron_meas_status_parse(status);
+  if (st < 0)
+    return heron_error_set(err, HERON_EPARSE, "%s:%d: unknown status '%s'",
+                           path, lineno, status);
+  int nvars = heron_space_nvars(sp);
+  for (int v = 0; v < nvars; v++)
+    cfg[v] = HERON_UNSET;
+  const char *name;
+  json_t *val;
+  json_object_foreach(config, name, val) {
+    int v = heron_space_find_var(sp, name);
+    if (v < 0 || !json_is_integer(val))
+      return heron_error_set(err, HERON_EPARSE,
+                             "%s:%d: config knob '%s' is not a knob of this "
+                             "task's space or not an integer",
+                             path, lineno, name);
+    cfg[v] = (int64_t)json_integer_value(val);
+  }
+  /* A config that no longer completes (another hardware description, say)
+   * keeps its knob values; its aux variables stay unset and it is never
+   * fed to a model because it cannot be valid here. */
+  int64_t *full = malloc((size_t)nvars * sizeof *full);
+  if (full && heron_space_validate(sp, rng, cfg, full, NULL) == HERON_OK)
+    memcpy(cfg, full, (size_t)nvars * sizeof *cfg);
+  free(full);
+  memset(m, 0, sizeof *m);
+  m->trial = (int)json_integer_value(trial);
+  m->status = st;
+  m->config = cfg;
+  m->seconds = json_number_value(json_object_get(o, "seconds"));
+  m->gflops = json_number_value(json_object_get(o, "gflops"));
+  m->build_seconds = json_number_value(json_object_get(o, "build_seconds"));
+  m->max_error = json_number_value(json_object_get(o, "max_error"));
+  m->error = json_string_value(json_object_get(o, "error"));
+  if (!m->error)
+    m->error = "";
+  m->simulated = json_is_true(json_object_get(o, "simulated"));
+  return HERON_OK;
+}
+
+int heron__log_read(const char *path, const heron_space *sp,
+                    const char *task_key, heron_history *h, heron_rng *rng,
+                    int *dropped_tail, long *valid_bytes, heron_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = heron__read_file(path, &text, &len, err);
+  if (rc)
+    return rc;
+  *dropped_tail = 0;
+  *valid_bytes = 0;
+  int64_t *cfg = malloc((size_t)heron_space_nvars(sp) * sizeof *cfg);
+  if (!cfg) {
+    free(text);
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
+  char *line = text;
+  for (int lineno = 1; rc == HERON_OK && *line; lineno++) {
+    char *nl = strchr(line, '\n');
+    int last = nl == NULL;
+    if (nl)
+      *nl = '\0';
+    char *next = nl ? nl + 1 : line + strlen(line);
+    if (line[strspn(line, " \t\r")] == '\0') {
+      line = next;
+      *valid_bytes = (long)(next - text);
+      continue;
+    }
+    json_error_t jerr;
+    json_t *o = json_loads(line, 0, &jerr);
+    if (!o || !json_is_object(o)) {
+      json_decref(o);
+      /* Only an unterminated last line can be the trace of a killed write. */
+      if (last) {
+        *dropped_tail = 1;
+        break;
+      }
+      rc = heron_error_set(err, HERON_EPARSE, "%s:%d: not a JSON object: %s",
+                           path, lineno, o ? "not an object" : jerr.text);
+      break;
+    }
+    heron_measurement m;
+    rc = parse_record(o, sp, task_key, rng, &m, cfg, lineno, path, err);
+    if (rc == HERON_OK) {
+      m.trial = h->n + 1;
+      if (!heron__history_add(h, &m, heron__config_key(sp, cfg)))
+        rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+    }
+    json_decref(o);
+    line = next;
+    if (rc == HERON_OK)
+      *valid_bytes = (long)(next - text);
+  }
+  free(cfg);
+  free(text);
+  return rc;
+}

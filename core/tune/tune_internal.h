@@ -1,0 +1,56 @@
+/* core/tune/tune_internal.h - the engine's history, log and emit helpers,
+ * internal to libheron. */
+#ifndef HERON_CORE_TUNE_INTERNAL_H
+#define HERON_CORE_TUNE_INTERNAL_H
+
+#include <stdio.h>
+
+#include "heron/record.h"
+#include "heron/space.h"
+
+/* The history owns every measurement: each record, its config and its
+ * error text are separate allocations, so pointers handed to plugins stay
+ * valid while the history grows. */
+struct heron_history {
+  heron_measurement **items;
+  int n, cap;
+  int nvars;
+  uint64_t *keys; /* open-addressing set of measured config keys; 0 = empty */
+  size_t keys_cap;
+  int best; /* index of the fastest OK record, -1 when none */
+};
+
+void heron__history_init(heron_history *h, int nvars);
+void heron__history_free(heron_history *h);
+/* Copies m (config and error included) into the history; the copy's trial
+ * is kept as given.  Returns the stored record or NULL when out of memory. */
+const heron_measurement *heron__history_add(heron_history *h,
+                                            const heron_measurement *m,
+                                            uint64_t key);
+/* 1 when `key` (heron_space_key parsed as a 64-bit number) was measured. */
+int heron__history_has(const heron_history *h, uint64_t key);
+
+/* The numeric form of a config's heron_space_key. */
+uint64_t heron__config_key(const heron_space *sp, const int64_t *cfg);
+
+/* Context of one log line besides the measurement itself. */
+typedef struct heron__log_ctx {
+  const char *task_key;
+  const char *strategy;
+  uint64_t seed;
+} heron__log_ctx;
+
+/* Writes m as one JSON line (DESIGN.md §7 fields) to f; does not flush. */
+int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
+                     const heron_measurement *m, heron_error *err);
+
+/* Reads a log for `task_key` into h.  Lines of another task give
+ * HERON_ETASK; a malformed line gives HERON_EPARSE naming it, except a
+ * truncated last line (a run killed mid-write), which is skipped and
+ * reported in *dropped_tail.  *valid_bytes is the length of the file's
+ * well-formed prefix, so an append can cut the broken tail off first. */
+int heron__log_read(const char *path, const heron_space *sp,
+                    const char *task_key, heron_history *h, heron_rng *rng,
+                    int *dropped_tail, long *valid_bytes, heron_error *err);
+
+#endif
