@@ -27,13 +27,13 @@ static struct heron_test_case heron_test_cases[256];
 static int heron_test_ncases;
 static int heron_test_failed;
 
-#define TEST(name)                                                             \
-  static void name(void);                                                      \
-  __attribute__((constructor)) static void heron_test_reg_##name(void) {       \
-    heron_test_cases[heron_test_ncases].name = #name;                          \
-    heron_test_cases[heron_test_ncases++].fn = name;                           \
+#define TEST(fn_)                                                              \
+  static void fn_(void);                                                       \
+  __attribute__((constructor)) static void heron_test_reg_##fn_(void) {        \
+    heron_test_cases[heron_test_ncases].name = #fn_;                           \
+    heron_test_cases[heron_test_ncases++].fn = fn_;                            \
   }                                                                            \
-  static void name(void)
+  static void fn_(void)
 
 #define CHECK(cond)                                                            \
   do {                                                                         \

@@ -1,1 +1,386 @@
-/* placeholder */ typedef int heron_cli_placeholder;
+/* tools/cli.c - command-line helpers shared by the heron-* tools. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The tools are single-threaded programs; the program name and the list of
+ * strings to free at exit are the only process-wide state, and both belong
+ * to the tool, not to libheron. */
+static const char *prog_name = "heron";
+static char **kept;
+static size_t nkept, capkept;
+
+void cli_set_prog(const char *prog) { prog_name = prog; }
+
+const char *cli_prog(void) { return prog_name; }
+
+/* ---- Messages ------------------------------------------------------------ */
+
+void cli_usage(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", prog_name);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(CLI_EXIT_USAGE);
+}
+
+static void vreport(int code, const heron_error *err, const char *fmt,
+                    va_list ap) {
+  const char *text = err && err->text[0] ? err->text : heron_strerror(code);
+  fprintf(stderr, "%s: ", prog_name);
+  if (fmt) {
+    vfprintf(stderr, fmt, ap);
+    fputs(": ", stderr);
+  }
+  fprintf(stderr, "%s: %s\n", heron_err_name(code), text);
+}
+
+void cli_report(int code, const heron_error *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(code, err, fmt, ap);
+  va_end(ap);
+}
+
+void cli_die(int status, int code, const heron_error *err, const char *fmt,
+             ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(code, err, fmt, ap);
+  va_end(ap);
+  exit(status);
+}
+
+/* ---- Strings that live until exit ---------------------------------------- */
+
+static char *keep(char *s) {
+  if (!s) {
+    fprintf(stderr, "%s: out of memory\n", prog_name);
+    exit(CLI_EXIT_FAILURE);
+  }
+  if (nkept == capkept) {
+    size_t cap = capkept ? 2 * capkept : 16;
+    char **grown = realloc(kept, cap * sizeof *grown);
+    if (!grown) {
+      fprintf(stderr, "%s: out of memory\n", prog_name);
+      exit(CLI_EXIT_FAILURE);
+    }
+    kept = grown;
+    capkept = cap;
+  }
+  kept[nkept++] = s;
+  return s;
+}
+
+char *cli_strdup(const char *s) { return keep(strdup(s)); }
+
+char *cli_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (s) {
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return keep(s);
+}
+
+void cli_free_all(void) {
+  for (size_t i = 0; i < nkept; i++)
+    free(kept[i]);
+  free(kept);
+  kept = NULL;
+  nkept = capkept = 0;
+}
+
+/* ---- Option parsing ------------------------------------------------------ */
+
+void cli_parser_init(cli_parser *p, const cli_option *opts, int argc,
+                     char **argv) {
+  p->opts = opts;
+  p->argc = argc;
+  p->argv = argv;
+  p->i = 1;
+}
+
+static const cli_option *lookup(const cli_option *opts, const char *name,
+                                size_t len) {
+  for (const cli_option *o = opts; o->name; o++)
+    if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+      return o;
+  return NULL;
+}
+
+cli_option *cli_find(cli_option *opts, const char *name) {
+  return (cli_option *)lookup(opts, name, strlen(name));
+}
+
+int cli_next(cli_parser *p, const char **value, const cli_option **opt) {
+  *value = NULL;
+  if (p->i >= p->argc)
+    return 0;
+  const char *arg = p->argv[p->i++];
+  if (strcmp(arg, "-h") == 0 && lookup(p->opts, "help", 4))
+    arg = "--help";
+  if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+    cli_usage("unexpected argument '%s' (see --help)", arg);
+  const char *name = arg + 2;
+  const char *eq = strchr(name, '=');
+  size_t len = eq ? (size_t)(eq - name) : strlen(name);
+  const cli_option *o = lookup(p->opts, name, len);
+  if (!o)
+    cli_usage("unknown option '--%.*s' (see --help)", (int)len, name);
+  if (!o->metavar) {
+    if (eq)
+      cli_usage("--%s takes no value, got '%s'", o->name, eq + 1);
+  } else if (eq) {
+    *value = eq + 1;
+  } else {
+    /* "--log --quiet" almost always means a forgotten value; taking the
+     * next option as the file name would hide the mistake. */
+    if (p->i >= p->argc)
+      cli_usage("--%s needs a value (%s)", o->name, o->metavar);
+    const char *next = p->argv[p->i];
+    if (strncmp(next, "--", 2) == 0 && next[2] != '\0')
+      cli_usage("--%s needs a value (%s), got the option '%s'", o->name,
+                o->metavar, next);
+    *value = next;
+    p->i++;
+  }
+  if (opt)
+    *opt = o;
+  return o->id;
+}
+
+void cli_print_wrapped(FILE *out, const char *text, int col, int indent) {
+  const char *w = text;
+  while (*w) {
+    while (*w == ' ')
+      w++;
+    int len = (int)strcspn(w, " ");
+    if (len == 0)
+      break;
+    if (col > indent && col + 1 + len > 79) {
+      fprintf(out, "\n%*s", indent, "");
+      col = indent;
+    } else if (col > indent) {
+      fputc(' ', out);
+      col++;
+    }
+    fprintf(out, "%.*s", len, w);
+    col += len;
+    w += len;
+  }
+  fputc('\n', out);
+}
+
+void cli_print_options(FILE *out, const cli_option *opts) {
+  enum { HEAD = 24, INDENT = 2 + HEAD + 2 };
+  for (const cli_option *o = opts; o->name; o++) {
+    char head[64];
+    char text[512];
+    snprintf(head, sizeof head, "--%s%s%s", o->name, o->metavar ? " " : "",
+             o->metavar ? o->metavar : "");
+    if (o->def[0])
+      snprintf(text, sizeof text, "%s (default: %s)", o->help, o->def);
+    else
+      snprintf(text, sizeof text, "%s", o->help);
+    if (strlen(head) > HEAD)
+      fprintf(out, "  %s\n%*s", head, INDENT, "");
+    else
+      fprintf(out, "  %-*s  ", HEAD, head);
+    cli_print_wrapped(out, text, INDENT, INDENT);
+  }
+}
+
+/* ---- Numbers ------------------------------------------------------------- */
+
+const char *cli_int_range_text(long long lo, long long hi, char *buf,
+                               size_t cap) {
+  if (lo == 1 && hi >= INT_MAX)
+    snprintf(buf, cap, "a positive integer");
+  else if (lo == 0 && hi >= INT_MAX)
+    snprintf(buf, cap, "a non-negative integer");
+  else if (hi >= INT_MAX)
+    snprintf(buf, cap, "an integer >= %lld", lo);
+  else
+    snprintf(buf, cap, "an integer in [%lld, %lld]", lo, hi);
+  return buf;
+}
+
+const char *cli_double_range_text(double lo, double hi, char *buf, size_t cap) {
+  int unbounded = isinf(hi);
+  if (lo == 0 && unbounded)
+    snprintf(buf, cap, "a non-negative number");
+  else if (lo > 0 && lo < 1e-300 && unbounded)
+    snprintf(buf, cap, "a positive number");
+  else if (unbounded)
+    snprintf(buf, cap, "a number >= %g", lo);
+  else
+    snprintf(buf, cap, "a number in [%g, %g]", lo, hi);
+  return buf;
+}
+
+/* strtoll and friends skip leading blanks and accept a sign where we want
+ * neither, so the text is checked to start like a number first. */
+static int starts_numeric(const char *t, int allow_minus) {
+  if (allow_minus && (*t == '-' || *t == '+'))
+    t++;
+  return isdigit((unsigned char)*t) ||
+         (*t == '.' && isdigit((unsigned char)t[1]));
+}
+
+long long cli_int(const char *flag, const char *text, long long lo,
+                  long long hi) {
+  char what[64];
+  char *end = NULL;
+  errno = 0;
+  long long v = 0;
+  int ok = starts_numeric(text, 1) && (v = strtoll(text, &end, 10), 1) &&
+           errno == 0 && end && *end == '\0' && v >= lo && v <= hi;
+  if (!ok)
+    cli_usage("%s: '%s' is not %s", flag, text,
+              cli_int_range_text(lo, hi, what, sizeof what));
+  return v;
+}
+
+uint64_t cli_u64(const char *flag, const char *text) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = 0;
+  int ok = starts_numeric(text, 0) && (v = strtoull(text, &end, 10), 1) &&
+           errno == 0 && end && *end == '\0';
+  if (!ok)
+    cli_usage("%s: '%s' is not a non-negative integer below 2^64", flag, text);
+  return (uint64_t)v;
+}
+
+double cli_double(const char *flag, const char *text, double lo, double hi) {
+  char what[64];
+  char *end = NULL;
+  errno = 0;
+  double v = 0;
+  int ok = starts_numeric(text, 1) && (v = strtod(text, &end), 1) &&
+           errno == 0 && end && *end == '\0' && isfinite(v) && v >= lo &&
+           v <= hi;
+  if (!ok)
+    cli_usage("%s: '%s' is not %s", flag, text,
+              cli_double_range_text(lo, hi, what, sizeof what));
+  return v;
+}
+
+heron_param cli_param(const char *flag, const char *text) {
+  const char *eq = strchr(text, '=');
+  if (!eq || eq == text)
+    cli_usage("%s: '%s' is not of the form key=value", flag, text);
+  heron_param p;
+  p.key = cli_printf("%.*s", (int)(eq - text), text);
+  p.value = cli_strdup(eq + 1);
+  return p;
+}
+
+/* ---- Tasks --------------------------------------------------------------- */
+
+static const char *known_ops(char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < heron_op_count() && used < cap; i++) {
+    int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "",
+                     heron_op_name(i));
+    if (n < 0)
+      break;
+    used += (size_t)n;
+  }
+  return buf;
+}
+
+void cli_check_op(const char *op) {
+  char ops[512];
+  if (!op || !op[0])
+    cli_usage("--op is required (one of %s)", known_ops(ops, sizeof ops));
+  const char *const *names;
+  int n;
+  if (heron_op_dims(op, &names, &n, NULL) != HERON_OK)
+    cli_usage("--op: '%s' is not a known operator (one of %s)", op,
+              known_ops(ops, sizeof ops));
+}
+
+const char *cli_op_dims_text(const char *op, char *buf, size_t cap) {
+  const char *const *names;
+  int n = 0;
+  size_t used = 0;
+  buf[0] = '\0';
+  if (heron_op_dims(op, &names, &n, NULL) != HERON_OK)
+    return buf;
+  for (int i = 0; i < n && used < cap; i++) {
+    int k = snprintf(buf + used, cap - used, "%s%s", i ? "," : "", names[i]);
+    if (k < 0)
+      break;
+    used += (size_t)k;
+  }
+  return buf;
+}
+
+/* The dtypes task.h documents.  Checking them here lets the message name the
+ * flag; whether a target supports a dtype is still the library's call. */
+static const char *const dtypes[] = {"fp32", "fp16", "int8"};
+
+heron_task *cli_make_task(const cli_task_args *a) {
+  heron_error err;
+  char dims[256];
+  int64_t shape[32];
+  int nshape = 0;
+  cli_check_op(a->op);
+  cli_op_dims_text(a->op, dims, sizeof dims);
+  if (!a->shape || !a->shape[0])
+    cli_usage("--shape is required for %s (%s)", a->op, dims);
+  heron_error_clear(&err);
+  int rc = heron_parse_shape(a->op, a->shape, shape, 32, &nshape, &err);
+  if (rc != HERON_OK) {
+    /* The library's message may already start with the flag's name. */
+    const char *why = err.text[0] ? err.text : heron_strerror(rc);
+    if (strncmp(why, "--shape: ", 9) == 0)
+      why += 9;
+    cli_usage("--shape: '%s' is not a valid %s shape (%s): %s", a->shape, a->op,
+              dims, why);
+  }
+  if (a->dtype) {
+    size_t i = 0;
+    while (i < sizeof dtypes / sizeof *dtypes && strcmp(a->dtype, dtypes[i]))
+      i++;
+    if (i == sizeof dtypes / sizeof *dtypes)
+      cli_usage("--dtype: '%s' is not one of fp32, fp16, int8", a->dtype);
+  }
+  heron_task_spec spec = {.op = a->op,
+                          .shape = shape,
+                          .nshape = nshape,
+                          .dtype = a->dtype,
+                          .target = a->target,
+                          .hw = a->hw};
+  heron_task *t = NULL;
+  heron_error_clear(&err);
+  rc = heron_task_create(&spec, &t, &err);
+  if (rc == HERON_OK)
+    return t;
+  /* These codes mean the library refused a value the user gave; the rest
+   * (no memory, an empty space, an internal error) are failures of the run. */
+  int usage = rc == HERON_EINVAL || rc == HERON_ENOTFOUND ||
+              rc == HERON_ERANGE || rc == HERON_EUNSUPPORTED;
+  cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, rc, &err,
+          "cannot create the task --op %s --shape %s --dtype %s --target %s "
+          "--hw %s",
+          a->op, a->shape, a->dtype ? a->dtype : "fp32",
+          a->target ? a->target : "cpu", a->hw ? a->hw : "(this machine)");
+}

@@ -1,1 +1,855 @@
-int main(void) { return 0; } /* placeholder, being written */
+/* tools/heron_search.c - heron-search: tune one task from the command line.
+ *
+ *     heron-search --op gemm --shape 1024,1024,1024 --strategy random \
+ *                  --trials 200 --log runs/gemm.jsonl --emit runs/gemm-best
+ *     heron-search --config configs/tune/quick_start.json --trials 64
+ *
+ * The flow is: read the arguments (a --config file first, as defaults, then
+ * every explicit flag over it), create the task, check that the plugins load,
+ * run heron_tune with progress on stderr, and print a summary on stdout.
+ * Exit status: 0 when the run finished, 1 when the library failed during the
+ * run, 2 for usage errors (see usage() for the exact rule).
+ */
+#include <errno.h>
+#include <float.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+  OPT_OP = 1,
+  OPT_SHAPE,
+  OPT_DTYPE,
+  OPT_TARGET,
+  OPT_HW,
+  OPT_STRATEGY,
+  OPT_PARAM,
+  OPT_MODEL,
+  OPT_MODEL_PARAM,
+  OPT_TRIALS,
+  OPT_TIME_LIMIT,
+  OPT_SEED,
+  OPT_BATCH,
+  OPT_LOG,
+  OPT_RESUME,
+  OPT_EMIT,
+  OPT_NUMBER,
+  OPT_REPEAT,
+  OPT_MIN_REPEAT_MS,
+  OPT_TIMEOUT,
+  OPT_FLUSH_CACHE,
+  OPT_BUILD_JOBS,
+  OPT_THREADS,
+  OPT_CC,
+  OPT_WORK_DIR,
+  OPT_KEEP_FILES,
+  OPT_CONFIG,
+  OPT_DRY_RUN,
+  OPT_QUIET,
+  OPT_VERBOSE,
+  OPT_HELP,
+  OPT_HELP_PLUGIN,
+  OPT_VERSION
+};
+
+/* The one table of flags: the parser reads it and --help prints it.  The
+ * defaults of the tuning and measuring flags are filled in by
+ * fill_defaults() from heron_tune_options_init, so --help shows what the
+ * library really uses. */
+static cli_option options[] = {
+    {OPT_OP, "op", "NAME", "operator to tune (listed below)", ""},
+    {OPT_SHAPE, "shape", "D1,D2,...",
+     "the op's dimensions in order (heron-space --op NAME --describe)", ""},
+    {OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16 or int8", "fp32"},
+    {OPT_TARGET, "target", "NAME",
+     "target: cpu, or cuda and replay where libheron has them", "cpu"},
+    {OPT_HW, "hw", "NAME|FILE",
+     "hardware description in configs/hw/ or a JSON file", "this machine"},
+    {OPT_STRATEGY, "strategy", "NAME|PATH", "search strategy plugin", "random"},
+    {OPT_PARAM, "param", "KEY=VALUE",
+     "strategy parameter; repeatable (--help-plugin NAME lists them)", ""},
+    {OPT_MODEL, "model", "NAME|PATH", "cost-model plugin", "none"},
+    {OPT_MODEL_PARAM, "model-param", "KEY=VALUE",
+     "cost-model parameter; repeatable", ""},
+    {OPT_TRIALS, "trials", "N", "total trials, resumed ones included", ""},
+    {OPT_TIME_LIMIT, "time-limit", "SECONDS",
+     "wall-clock budget of the search, 0 for none", ""},
+    {OPT_SEED, "seed", "N", "random seed of the strategy", ""},
+    {OPT_BATCH, "batch", "N", "configs measured per round", ""},
+    {OPT_LOG, "log", "FILE",
+     "JSON Lines log, one measurement per line (parent folders are created)",
+     "none"},
+    {OPT_RESUME, "resume", "FILE",
+     "continue the search recorded in this log without re-measuring", "none"},
+    {OPT_EMIT, "emit", "DIR",
+     "write the best kernel's source, config and a driver here", "none"},
+    {OPT_NUMBER, "number", "N", "runs averaged per repeat", ""},
+    {OPT_REPEAT, "repeat", "N", "repeats per measurement; the median counts",
+     ""},
+    {OPT_MIN_REPEAT_MS, "min-repeat-ms", "MS",
+     "grow --number until a repeat lasts this long", ""},
+    {OPT_TIMEOUT, "timeout", "SECONDS", "limit per build and per run", ""},
+    {OPT_FLUSH_CACHE, "flush-cache", NULL, "evict caches before each repeat",
+     ""},
+    {OPT_BUILD_JOBS, "build-jobs", "N", "parallel builds, 0 for one per core",
+     ""},
+    {OPT_THREADS, "threads", "N", "kernel threads, 0 for one per core", ""},
+    {OPT_CC, "cc", "COMPILER", "C compiler for the kernels", "$CC or cc"},
+    {OPT_WORK_DIR, "work-dir", "DIR", "where kernel sources and .so files go",
+     "a temporary folder"},
+    {OPT_KEEP_FILES, "keep-files", NULL, "leave the work folder in place", ""},
+    {OPT_CONFIG, "config", "FILE",
+     "JSON file of settings; explicit flags override its values", "none"},
+    {OPT_DRY_RUN, "dry-run", NULL,
+     "check everything (making the --log and --emit parent folders), print the "
+     "settings, and stop before tuning",
+     ""},
+    {OPT_QUIET, "quiet", NULL, "no progress lines on stderr", ""},
+    {OPT_VERBOSE, "verbose", NULL, "also print every measurement on stderr",
+     ""},
+    {OPT_HELP, "help", NULL, "print this help and exit", ""},
+    {OPT_HELP_PLUGIN, "help-plugin", "NAME",
+     "describe a strategy or model plugin and its parameters, then exit", ""},
+    {OPT_VERSION, "version", NULL, "print the version and exit", ""},
+    {0, NULL, NULL, NULL, ""}};
+
+/* A growable list of plugin parameters. */
+typedef struct param_list {
+  heron_param *v;
+  int n, cap;
+} param_list;
+
+static void param_push(param_list *l, heron_param p) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 8;
+    heron_param *grown = realloc(l->v, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      fprintf(stderr, "%s: out of memory\n", cli_prog());
+      exit(CLI_EXIT_FAILURE);
+    }
+    l->v = grown;
+    l->cap = cap;
+  }
+  l->v[l->n++] = p;
+}
+
+/* Everything the command line and the config file decide. */
+typedef struct settings {
+  cli_task_args task;
+  heron_tune_options o;
+  param_list sparams, mparams;
+  int quiet, verbose, dry_run;
+  const char *config_path;
+  json_t *config;       /* the parsed config file; its strings are borrowed */
+  json_t *shape_object; /* a config shape of named dimensions, resolved once
+                           the op is final */
+} settings;
+
+/* ---- Help ---------------------------------------------------------------- */
+
+static void set_def(const char *name, const char *fmt, ...) HERON_PRINTF(2, 3);
+
+static void set_def(const char *name, const char *fmt, ...) {
+  cli_option *o = cli_find(options, name);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->def, sizeof o->def, fmt, ap);
+  va_end(ap);
+}
+
+static void fill_defaults(void) {
+  heron_tune_options d;
+  heron_tune_options_init(&d);
+  set_def("trials", "%d", d.trials);
+  set_def("time-limit", "%g", d.time_limit_s);
+  set_def("seed", "%llu", (unsigned long long)d.seed);
+  set_def("batch", "%d", d.batch);
+  set_def("number", "%d", d.measure.number);
+  set_def("repeat", "%d", d.measure.repeat);
+  set_def("min-repeat-ms", "%g", d.measure.min_repeat_ms);
+  set_def("timeout", "%g", d.measure.timeout_s);
+  set_def("flush-cache", "%s", d.measure.flush_cache ? "on" : "off");
+  set_def("build-jobs", "%d", d.measure.build_jobs);
+  set_def("threads", "%d", d.measure.threads);
+  set_def("keep-files", "%s", d.measure.keep_files ? "on" : "off");
+}
+
+static void usage(FILE *out) {
+  fprintf(out, "Usage: heron-search --op NAME --shape D1,D2,... [options]\n"
+               "       heron-search --config FILE [options]\n"
+               "\n"
+               "Tunes one operator at one shape: a search strategy proposes "
+               "configs of the\n"
+               "task's constrained space; each is generated, compiled, run, "
+               "checked against a\n"
+               "reference and timed.  Progress goes to stderr, a summary to "
+               "stdout.\n"
+               "\n"
+               "Options (--flag VALUE and --flag=VALUE both work):\n");
+  cli_print_options(out, options);
+  fprintf(out, "\nOperators:\n");
+  for (int i = 0; i < heron_op_count(); i++) {
+    const char *op = heron_op_name(i);
+    char dims[256];
+    const char *summary = heron_op_summary(op);
+    fprintf(out, "  %-6s  ", op);
+    cli_print_wrapped(out,
+                      cli_printf("%s (--shape %s)", summary ? summary : "",
+                                 cli_op_dims_text(op, dims, sizeof dims)),
+                      10, 10);
+  }
+  fprintf(out,
+          "\n"
+          "Config file: a JSON object whose keys give the flags' defaults:\n"
+          "  op, shape (array of integers, \"D1,D2,...\", or an object of "
+          "named\n"
+          "  dimensions such as {\"M\":1024,\"N\":1024,\"K\":1024}), dtype, "
+          "target, hw,\n"
+          "  strategy, strategy_params (object), model, model_params "
+          "(object), trials,\n"
+          "  time_limit, seed, batch, log, resume, emit, and measure: "
+          "{number, repeat,\n"
+          "  min_repeat_ms, timeout, flush_cache, build_jobs, threads, cc, "
+          "work_dir,\n"
+          "  keep_files}.  Unknown keys and wrongly typed values are errors.  "
+          "Flags given\n"
+          "  on the command line win over the file, wherever they stand; "
+          "--param and\n"
+          "  --model-param are added after the file's parameters (the last "
+          "value of a\n"
+          "  key wins).\n"
+          "\n"
+          "Plugins: a name without '/' is looked up in $HERON_PLUGIN_PATH, "
+          "then in the\n"
+          "build and install plugin folders; a name with '/' is a path.\n"
+          "\n"
+          "Exit status: 0 the search ran to its budget; 1 it failed while "
+          "running\n"
+          "(I/O, a plugin failure, a resume log of another task); 2 a usage "
+          "error: an\n"
+          "unknown or malformed flag, a bad config file, or a value the "
+          "library rejects\n"
+          "before measuring (op, shape, dtype, target, hw, plugin, plugin "
+          "parameter).\n");
+}
+
+static void help_plugin(const char *name) {
+  heron_error serr, merr;
+  heron_error_clear(&serr);
+  heron_error_clear(&merr);
+  /* The name does not say its kind, so both are tried, strategy first. */
+  int rc = heron_plugin_describe(name, "strategy", stdout, &serr);
+  if (rc == HERON_OK)
+    exit(CLI_EXIT_OK);
+  int mrc = heron_plugin_describe(name, "model", stdout, &merr);
+  if (mrc == HERON_OK)
+    exit(CLI_EXIT_OK);
+  cli_report(rc, &serr, "--help-plugin: '%s' as a strategy", name);
+  cli_die(CLI_EXIT_USAGE, mrc, &merr, "--help-plugin: '%s' as a model", name);
+}
+
+/* ---- Config file --------------------------------------------------------- */
+
+static const char *json_kind(const json_t *v) {
+  switch (json_typeof(v)) {
+  case JSON_OBJECT:
+    return "object";
+  case JSON_ARRAY:
+    return "array";
+  case JSON_STRING:
+    return "string";
+  case JSON_INTEGER:
+    return "integer";
+  case JSON_REAL:
+    return "number";
+  case JSON_TRUE:
+  case JSON_FALSE:
+    return "boolean";
+  default:
+    return "null";
+  }
+}
+
+/* "got string", or the number itself when the type was right but the
+ * value was not. */
+static const char *got_text(const json_t *v) {
+  if (json_is_integer(v))
+    return cli_printf("%lld", (long long)json_integer_value(v));
+  if (json_is_real(v))
+    return cli_printf("%g", json_real_value(v));
+  return json_kind(v);
+}
+
+static void cfg_fail(const settings *s, const char *key, const char *expected,
+                     const json_t *v) {
+  cli_usage("config %s: key '%s' must be %s, got %s", s->config_path, key,
+            expected, got_text(v));
+}
+
+static const char *cfg_string(const settings *s, const char *key,
+                              const json_t *v) {
+  if (!json_is_string(v))
+    cfg_fail(s, key, "a string", v);
+  return json_string_value(v);
+}
+
+static long long cfg_int(const settings *s, const char *key, const json_t *v,
+                         long long lo, long long hi) {
+  char what[64];
+  cli_int_range_text(lo, hi, what, sizeof what);
+  if (!json_is_integer(v))
+    cfg_fail(s, key, what, v);
+  long long x = json_integer_value(v);
+  if (x < lo || x > hi)
+    cfg_fail(s, key, what, v);
+  return x;
+}
+
+static double cfg_double(const settings *s, const char *key, const json_t *v,
+                         double lo, double hi) {
+  char what[64];
+  cli_double_range_text(lo, hi, what, sizeof what);
+  if (!json_is_number(v))
+    cfg_fail(s, key, what, v);
+  double x = json_number_value(v);
+  if (!(x >= lo && x <= hi))
+    cfg_fail(s, key, what, v);
+  return x;
+}
+
+static int cfg_bool(const settings *s, const char *key, const json_t *v) {
+  if (json_is_boolean(v))
+    return json_is_true(v);
+  if (json_is_integer(v) &&
+      (json_integer_value(v) == 0 || json_integer_value(v) == 1))
+    return (int)json_integer_value(v);
+  cfg_fail(s, key, "true or false", v);
+  return 0;
+}
+
+/* The shortest text that reads back as exactly `x` (0.1, not
+ * 0.10000000000000001), as a plugin would expect to see it. */
+static const char *shortest_double(double x) {
+  for (int prec = 1; prec < 17; prec++) {
+    const char *t = cli_printf("%.*g", prec, x);
+    if (strtod(t, NULL) == x)
+      return t;
+  }
+  return cli_printf("%.17g", x);
+}
+
+static void cfg_params(const settings *s, const char *key, const json_t *v,
+                       param_list *out) {
+  const char *k;
+  json_t *x;
+  if (!json_is_object(v))
+    cfg_fail(s, key, "an object of parameter names to values", v);
+  json_object_foreach((json_t *)v, k, x) {
+    heron_param p = {cli_strdup(k), NULL};
+    if (json_is_string(x))
+      p.value = cli_strdup(json_string_value(x));
+    else if (json_is_integer(x))
+      p.value = cli_printf("%lld", (long long)json_integer_value(x));
+    else if (json_is_real(x))
+      p.value = shortest_double(json_real_value(x));
+    else
+      cfg_fail(s, cli_printf("%s.%s", key, k), "a string or a number", x);
+    param_push(out, p);
+  }
+}
+
+static const char *cfg_shape_array(const settings *s, const json_t *v) {
+  size_t i;
+  json_t *x;
+  char *text = cli_strdup("");
+  if (json_array_size(v) == 0)
+    cfg_fail(s, "shape", "a non-empty array of positive integers", v);
+  json_array_foreach(v, i, x) {
+    long long d = cfg_int(s, cli_printf("shape[%zu]", i), x, 1, LLONG_MAX);
+    text = cli_printf("%s%s%lld", text, i ? "," : "", d);
+  }
+  return text;
+}
+
+static void cfg_measure(settings *s, const json_t *m) {
+  static const char known[] = "number, repeat, min_repeat_ms, timeout, "
+                              "flush_cache, build_jobs, threads, cc, "
+                              "work_dir, keep_files";
+  heron_measure_options *mo = &s->o.measure;
+  const char *k;
+  json_t *v;
+  if (!json_is_object(m))
+    cfg_fail(s, "measure", "an object", m);
+  json_object_foreach((json_t *)m, k, v) {
+    const char *key = cli_printf("measure.%s", k);
+    if (!strcmp(k, "number"))
+      mo->number = (int)cfg_int(s, key, v, 1, INT_MAX);
+    else if (!strcmp(k, "repeat"))
+      mo->repeat = (int)cfg_int(s, key, v, 1, INT_MAX);
+    else if (!strcmp(k, "min_repeat_ms"))
+      mo->min_repeat_ms = cfg_double(s, key, v, 0, INFINITY);
+    else if (!strcmp(k, "timeout"))
+      mo->timeout_s = cfg_double(s, key, v, DBL_MIN, INFINITY);
+    else if (!strcmp(k, "flush_cache"))
+      mo->flush_cache = cfg_bool(s, key, v);
+    else if (!strcmp(k, "build_jobs"))
+      mo->build_jobs = (int)cfg_int(s, key, v, 0, INT_MAX);
+    else if (!strcmp(k, "threads"))
+      mo->threads = (int)cfg_int(s, key, v, 0, INT_MAX);
+    else if (!strcmp(k, "cc"))
+      mo->cc = cfg_string(s, key, v);
+    else if (!strcmp(k, "work_dir"))
+      mo->work_dir = cfg_string(s, key, v);
+    else if (!strcmp(k, "keep_files"))
+      mo->keep_files = cfg_bool(s, key, v);
+    else
+      cli_usage("config %s: unknown key '%s' (known in measure: %s)",
+                s->config_path, key, known);
+  }
+}
+
+static void load_config(settings *s) {
+  static const char known[] =
+      "op, shape, dtype, target, hw, strategy, strategy_params, model, "
+      "model_params, trials, time_limit, seed, batch, log, resume, emit, "
+      "measure";
+  json_error_t jerr;
+  s->config = json_load_file(s->config_path, JSON_REJECT_DUPLICATES, &jerr);
+  if (!s->config) {
+    if (jerr.line <= 0)
+      cli_usage("--config: cannot read '%s': %s", s->config_path, jerr.text);
+    cli_usage("config %s: line %d column %d: %s", s->config_path, jerr.line,
+              jerr.column, jerr.text);
+  }
+  if (!json_is_object(s->config))
+    cli_usage("config %s: the top level must be an object, got %s",
+              s->config_path, json_kind(s->config));
+  const char *k;
+  json_t *v;
+  json_object_foreach(s->config, k, v) {
+    if (!strcmp(k, "op"))
+      s->task.op = cfg_string(s, k, v);
+    else if (!strcmp(k, "shape")) {
+      if (json_is_string(v))
+        s->task.shape = json_string_value(v);
+      else if (json_is_array(v))
+        s->task.shape = cfg_shape_array(s, v);
+      else if (json_is_object(v))
+        s->shape_object = v;
+      else
+        cfg_fail(s, k,
+                 "an array of integers, a \"D1,D2,...\" string or an object "
+                 "of named dimensions",
+                 v);
+    } else if (!strcmp(k, "dtype"))
+      s->task.dtype = cfg_string(s, k, v);
+    else if (!strcmp(k, "target"))
+      s->task.target = cfg_string(s, k, v);
+    else if (!strcmp(k, "hw"))
+      s->task.hw = cfg_string(s, k, v);
+    else if (!strcmp(k, "strategy"))
+      s->o.strategy = cfg_string(s, k, v);
+    else if (!strcmp(k, "strategy_params"))
+      cfg_params(s, k, v, &s->sparams);
+    else if (!strcmp(k, "model"))
+      s->o.model = cfg_string(s, k, v);
+    else if (!strcmp(k, "model_params"))
+      cfg_params(s, k, v, &s->mparams);
+    else if (!strcmp(k, "trials"))
+      s->o.trials = (int)cfg_int(s, k, v, 1, INT_MAX);
+    else if (!strcmp(k, "time_limit"))
+      s->o.time_limit_s = cfg_double(s, k, v, 0, INFINITY);
+    else if (!strcmp(k, "seed"))
+      s->o.seed = (uint64_t)cfg_int(s, k, v, 0, LLONG_MAX);
+    else if (!strcmp(k, "batch"))
+      s->o.batch = (int)cfg_int(s, k, v, 1, INT_MAX);
+    else if (!strcmp(k, "log"))
+      s->o.log_path = cfg_string(s, k, v);
+    else if (!strcmp(k, "resume"))
+      s->o.resume_path = cfg_string(s, k, v);
+    else if (!strcmp(k, "emit"))
+      s->o.emit_dir = cfg_string(s, k, v);
+    else if (!strcmp(k, "measure"))
+      cfg_measure(s, v);
+    else
+      cli_usage("config %s: unknown key '%s' (known: %s)", s->config_path, k,
+                known);
+  }
+}
+
+/* A config shape written as named dimensions becomes "D1,D2,..." in the op's
+ * order; heron_parse_shape then checks it like a --shape. */
+static const char *shape_from_object(const settings *s) {
+  const char *const *names;
+  int n = 0;
+  char dims[256];
+  const char *op = s->task.op;
+  heron_op_dims(op, &names, &n, NULL);
+  cli_op_dims_text(op, dims, sizeof dims);
+  const char *k;
+  json_t *v;
+  json_object_foreach(s->shape_object, k, v) {
+    int i = 0;
+    while (i < n && strcmp(names[i], k))
+      i++;
+    if (i == n)
+      cli_usage("config %s: key 'shape.%s' is not a dimension of %s (%s)",
+                s->config_path, k, op, dims);
+    cfg_int(s, cli_printf("shape.%s", k), v, 1, LLONG_MAX);
+  }
+  char *text = cli_strdup("");
+  int missing = -1;
+  for (int i = 0; i < n; i++) {
+    json_t *x = json_object_get(s->shape_object, names[i]);
+    if (!x) {
+      if (missing < 0)
+        missing = i;
+      continue;
+    }
+    if (missing >= 0)
+      cli_usage("config %s: shape gives '%s' but not '%s' (%s dimensions in "
+                "order: %s)",
+                s->config_path, names[i], names[missing], op, dims);
+    text = cli_printf("%s%s%lld", text, i ? "," : "",
+                      (long long)json_integer_value(x));
+  }
+  return text;
+}
+
+/* ---- Command line -------------------------------------------------------- */
+
+/* The first pass handles what ends the program at once (--help, --version,
+ * --help-plugin) and finds --config, so that the file's values can be laid
+ * down before the flags, whatever their order. */
+static void first_pass(int argc, char **argv, settings *s) {
+  cli_parser p;
+  const char *val;
+  int id;
+  cli_parser_init(&p, options, argc, argv);
+  while ((id = cli_next(&p, &val, NULL)) != 0) {
+    switch (id) {
+    case OPT_HELP:
+      fill_defaults();
+      usage(stdout);
+      exit(CLI_EXIT_OK);
+    case OPT_VERSION:
+      printf("heron-search (Heron-C) %s\n", HERON_VERSION_STRING);
+      exit(CLI_EXIT_OK);
+    case OPT_HELP_PLUGIN:
+      help_plugin(val);
+      break;
+    case OPT_CONFIG:
+      if (s->config_path)
+        cli_usage("--config: given twice ('%s' and '%s'); give one file",
+                  s->config_path, val);
+      s->config_path = val;
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+static void apply_flags(int argc, char **argv, settings *s) {
+  cli_parser p;
+  const char *val;
+  const cli_option *o;
+  int id;
+  heron_measure_options *m = &s->o.measure;
+  cli_parser_init(&p, options, argc, argv);
+  while ((id = cli_next(&p, &val, &o)) != 0) {
+    const char *flag = cli_printf("--%s", o->name);
+    switch (id) {
+    case OPT_OP:
+      s->task.op = val;
+      break;
+    case OPT_SHAPE:
+      s->task.shape = val;
+      s->shape_object = NULL;
+      break;
+    case OPT_DTYPE:
+      s->task.dtype = val;
+      break;
+    case OPT_TARGET:
+      s->task.target = val;
+      break;
+    case OPT_HW:
+      s->task.hw = val;
+      break;
+    case OPT_STRATEGY:
+      s->o.strategy = val;
+      break;
+    case OPT_PARAM:
+      param_push(&s->sparams, cli_param(flag, val));
+      break;
+    case OPT_MODEL:
+      s->o.model = val;
+      break;
+    case OPT_MODEL_PARAM:
+      param_push(&s->mparams, cli_param(flag, val));
+      break;
+    case OPT_TRIALS:
+      s->o.trials = (int)cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_TIME_LIMIT:
+      s->o.time_limit_s = cli_double(flag, val, 0, INFINITY);
+      break;
+    case OPT_SEED:
+      s->o.seed = cli_u64(flag, val);
+      break;
+    case OPT_BATCH:
+      s->o.batch = (int)cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_LOG:
+      s->o.log_path = val;
+      break;
+    case OPT_RESUME:
+      s->o.resume_path = val;
+      break;
+    case OPT_EMIT:
+      s->o.emit_dir = val;
+      break;
+    case OPT_NUMBER:
+      m->number = (int)cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_REPEAT:
+      m->repeat = (int)cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_MIN_REPEAT_MS:
+      m->min_repeat_ms = cli_double(flag, val, 0, INFINITY);
+      break;
+    case OPT_TIMEOUT:
+      m->timeout_s = cli_double(flag, val, DBL_MIN, INFINITY);
+      break;
+    case OPT_FLUSH_CACHE:
+      m->flush_cache = 1;
+      break;
+    case OPT_BUILD_JOBS:
+      m->build_jobs = (int)cli_int(flag, val, 0, INT_MAX);
+      break;
+    case OPT_THREADS:
+      m->threads = (int)cli_int(flag, val, 0, INT_MAX);
+      break;
+    case OPT_CC:
+      m->cc = val;
+      break;
+    case OPT_WORK_DIR:
+      m->work_dir = val;
+      break;
+    case OPT_KEEP_FILES:
+      m->keep_files = 1;
+      break;
+    case OPT_DRY_RUN:
+      s->dry_run = 1;
+      break;
+    case OPT_QUIET:
+      s->quiet = 1;
+      break;
+    case OPT_VERBOSE:
+      s->verbose = 1;
+      break;
+    default: /* handled by first_pass */
+      break;
+    }
+  }
+}
+
+/* ---- Checks before tuning ------------------------------------------------ */
+
+/* Resolves and loads a plugin once before the task's long setup, so that a
+ * wrong name or a broken file is reported against its flag. */
+static void check_plugin(const char *flag, const char *name, const char *kind) {
+  heron_error err;
+  char path[4096];
+  heron_error_clear(&err);
+  int rc = heron_plugin_resolve(name, kind, path, sizeof path, &err);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_USAGE, rc, &err, "%s: no %s plugin '%s'", flag, kind,
+            name);
+  FILE *sink = fopen("/dev/null", "w");
+  heron_error_clear(&err);
+  rc = heron_plugin_describe(path, kind, sink ? sink : stderr, &err);
+  if (sink)
+    fclose(sink);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_USAGE, rc, &err, "%s: '%s' is not a usable %s plugin",
+            flag, path, kind);
+}
+
+/* mkdir -p: creates every missing folder of `dir`.  Returns 0 or an errno. */
+static int make_dirs(const char *dir) {
+  char *p = cli_strdup(dir);
+  for (char *c = p + 1;; c++) {
+    if (*c != '/' && *c != '\0')
+      continue;
+    char saved = *c;
+    *c = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+      return errno;
+    *c = saved;
+    if (saved == '\0')
+      break;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0)
+    return errno;
+  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
+static const char *parent_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return ".";
+  if (slash == path)
+    return "/";
+  return cli_printf("%.*s", (int)(slash - path), path);
+}
+
+/* The log is checked (and its folders made) before tuning starts, so a typo
+ * costs nothing rather than a task setup and a round of builds. */
+static void prepare_output(const char *flag, const char *path, int is_dir) {
+  const char *dir = is_dir ? path : parent_dir(path);
+  int e = make_dirs(dir);
+  if (e)
+    cli_usage("%s: cannot write '%s': folder '%s': %s", flag, path, dir,
+              strerror(e));
+  if (!is_dir && access(path, F_OK) == 0 && access(path, W_OK) != 0)
+    cli_usage("%s: cannot write '%s': %s", flag, path, strerror(errno));
+  if (access(dir, W_OK | X_OK) != 0)
+    cli_usage("%s: cannot write '%s': folder '%s': %s", flag, path, dir,
+              strerror(errno));
+}
+
+/* ---- Output -------------------------------------------------------------- */
+
+static void print_params(const char *label, const param_list *l) {
+  if (!l->n)
+    return;
+  printf("%-10s ", label);
+  for (int i = 0; i < l->n; i++)
+    printf("%s%s=%s", i ? " " : "", l->v[i].key, l->v[i].value);
+  printf("\n");
+}
+
+static void print_settings(const settings *s, const heron_task *t) {
+  const heron_measure_options *m = &s->o.measure;
+  printf("task       %s\n", heron_task_key(t));
+  printf("strategy   %s (seed %llu)\n", s->o.strategy,
+         (unsigned long long)s->o.seed);
+  print_params("params", &s->sparams);
+  printf("model      %s\n", s->o.model ? s->o.model : "none");
+  print_params("model-params", &s->mparams);
+  printf("budget     %d trials, batch %d, time limit %s\n", s->o.trials,
+         s->o.batch,
+         s->o.time_limit_s > 0 ? cli_printf("%g s", s->o.time_limit_s)
+                               : "none");
+  printf("measure    number %d, repeat %d, min-repeat-ms %g, timeout %g s, "
+         "flush-cache %s, build-jobs %d, threads %d\n",
+         m->number, m->repeat, m->min_repeat_ms, m->timeout_s,
+         m->flush_cache ? "on" : "off", m->build_jobs, m->threads);
+  printf("log        %s\n", s->o.log_path ? s->o.log_path : "none");
+  printf("resume     %s\n", s->o.resume_path ? s->o.resume_path : "none");
+  printf("emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
+}
+
+static void print_summary(const settings *s, const heron_task *t,
+                          const heron_tune_result *r) {
+  printf("task       %s\n", heron_task_key(t));
+  printf("strategy   %s (seed %llu)\n", s->o.strategy,
+         (unsigned long long)s->o.seed);
+  printf("trials     %d (measured %d, resumed %d; ok %d, failed %d; dropped "
+         "%d invalid, %d duplicate proposals)\n",
+         r->trials, r->measured, r->resumed, r->ok, r->failed,
+         r->dropped_invalid, r->dropped_duplicate);
+  if (r->best_trial > 0) {
+    printf("best       %.3f GFLOP/s, %.6g s, trial %d, config %s\n",
+           r->best_gflops, r->best_seconds, r->best_trial, r->best_key);
+  } else {
+    printf("best       none (no trial succeeded)\n");
+  }
+  printf("elapsed    %.1f s\n", r->elapsed_s);
+  printf("log        %s\n", s->o.log_path ? s->o.log_path : "none");
+  printf("emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  settings s;
+  memset(&s, 0, sizeof s);
+  cli_set_prog("heron-search");
+  heron_tune_options_init(&s.o);
+
+  first_pass(argc, argv, &s);
+  if (s.config_path)
+    load_config(&s);
+  apply_flags(argc, argv, &s);
+
+  if (!s.o.strategy)
+    s.o.strategy = "random";
+  cli_check_op(s.task.op);
+  if (s.shape_object)
+    s.task.shape = shape_from_object(&s);
+  heron_task *t = cli_make_task(&s.task);
+
+  check_plugin("--strategy", s.o.strategy, "strategy");
+  if (s.o.model)
+    check_plugin("--model", s.o.model, "model");
+  if (s.o.resume_path && access(s.o.resume_path, R_OK) != 0)
+    cli_usage("--resume: cannot read '%s': %s", s.o.resume_path,
+              strerror(errno));
+  if (s.o.log_path)
+    prepare_output("--log", s.o.log_path, 0);
+  if (s.o.emit_dir)
+    prepare_output("--emit", parent_dir(s.o.emit_dir), 1);
+
+  s.o.strategy_params = s.sparams.v;
+  s.o.n_strategy_params = s.sparams.n;
+  s.o.model_params = s.mparams.v;
+  s.o.n_model_params = s.mparams.n;
+  s.o.progress = s.quiet ? NULL : stderr;
+  s.o.verbose = s.verbose;
+
+  if (s.dry_run) {
+    print_settings(&s, t);
+    heron_task_free(t);
+    json_decref(s.config);
+    free(s.sparams.v);
+    free(s.mparams.v);
+    cli_free_all();
+    return CLI_EXIT_OK;
+  }
+
+  heron_tune_result res;
+  heron_error err;
+  memset(&res, 0, sizeof res);
+  heron_error_clear(&err);
+  int rc = heron_tune(t, &s.o, &res, &err);
+  int status = CLI_EXIT_OK;
+  if (rc != HERON_OK) {
+    /* EINVAL before anything was measured is the library refusing an option
+     * or a plugin parameter: the user's mistake.  Everything else, and any
+     * failure after measuring began, is a failed run. */
+    int usage_error =
+        res.measured == 0 &&
+        (rc == HERON_EINVAL || rc == HERON_ENOTFOUND || rc == HERON_EABI);
+    status = usage_error ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+    cli_report(rc, &err, NULL);
+  }
+  if (rc == HERON_OK || res.trials > 0)
+    print_summary(&s, t, &res);
+
+  heron_task_free(t);
+  json_decref(s.config);
+  free(s.sparams.v);
+  free(s.mparams.v);
+  cli_free_all();
+  return status;
+}

@@ -1,1 +1,519 @@
-int main(void) { return 0; } /* placeholder, being written */
+/* tools/heron_space.c - heron-space: look at a task's search space.
+ *
+ *     heron-space --op gemm --describe
+ *     heron-space --op gemm --shape 1024,1024,1024 --dump
+ *     heron-space --op gemm --shape 1024,1024,1024 --count --sample 100000
+ *     heron-space --op gemm --shape 256,256,256 --source --config-json '{...}'
+ *
+ * Every action works through the public space API only, so what this tool
+ * shows is what a strategy plugin sees.  Actions run in the order describe,
+ * dump, count, sample, source, whatever the order of the flags.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+enum {
+  OPT_OP = 1,
+  OPT_SHAPE,
+  OPT_DTYPE,
+  OPT_TARGET,
+  OPT_HW,
+  OPT_DESCRIBE,
+  OPT_DUMP,
+  OPT_COUNT,
+  OPT_COUNT_LIMIT,
+  OPT_SAMPLE,
+  OPT_SOURCE,
+  OPT_CONFIG_JSON,
+  OPT_SEED,
+  OPT_HELP,
+  OPT_VERSION
+};
+
+static cli_option options[] = {
+    {OPT_OP, "op", "NAME", "operator (see the list below)", ""},
+    {OPT_SHAPE, "shape", "D1,D2,...",
+     "the op's dimensions in order (--describe shows them)", ""},
+    {OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16 or int8", "fp32"},
+    {OPT_TARGET, "target", "NAME",
+     "target: cpu, or cuda and replay where libheron has them", "cpu"},
+    {OPT_HW, "hw", "NAME|FILE",
+     "hardware description in configs/hw/ or a JSON file", "this machine"},
+    {OPT_DESCRIBE, "describe", NULL,
+     "print the op's dimension names and order and, with --shape, the "
+     "task's template",
+     ""},
+    {OPT_DUMP, "dump", NULL,
+     "print every variable (knob or auxiliary, domain) and every constraint",
+     ""},
+    {OPT_COUNT, "count", NULL,
+     "count the valid configs (exact up to --count-limit, else an estimate)",
+     ""},
+    {OPT_COUNT_LIMIT, "count-limit", "N",
+     "largest count that is enumerated exactly", "1e6"},
+    {OPT_SAMPLE, "sample", "N",
+     "draw N random valid configs, time the solver, check every sample", ""},
+    {OPT_SOURCE, "source", NULL,
+     "print the kernel source of a random config (or of --config-json)", ""},
+    {OPT_CONFIG_JSON, "config-json", "JSON",
+     "with --source: a partial config {\"knob\": value, ...}, completed by "
+     "the solver",
+     ""},
+    {OPT_SEED, "seed", "N", "random seed of --count, --sample and --source",
+     "1"},
+    {OPT_HELP, "help", NULL, "print this help and exit", ""},
+    {OPT_VERSION, "version", NULL, "print the version and exit", ""},
+    {0, NULL, NULL, NULL, ""}};
+
+typedef struct space_args {
+  cli_task_args task;
+  int describe, dump, count, source;
+  long long sample;
+  double count_limit;
+  uint64_t seed;
+  const char *config_json;
+} space_args;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "Usage: heron-space --op NAME [--shape D1,D2,...] ACTION...\n"
+          "\n"
+          "Shows the constrained search space of a task, as strategies see "
+          "it.  Give at\n"
+          "least one action (--describe, --dump, --count, --sample N, "
+          "--source); they run\n"
+          "in that order.  Every action but --describe needs --shape.\n"
+          "\n"
+          "Options (--flag VALUE and --flag=VALUE both work):\n");
+  cli_print_options(out, options);
+  fprintf(out, "\nOperators:\n");
+  for (int i = 0; i < heron_op_count(); i++) {
+    const char *op = heron_op_name(i);
+    const char *summary = heron_op_summary(op);
+    char dims[256];
+    fprintf(out, "  %-6s  ", op);
+    cli_print_wrapped(out,
+                      cli_printf("%s (--shape %s)", summary ? summary : "",
+                                 cli_op_dims_text(op, dims, sizeof dims)),
+                      10, 10);
+  }
+  fprintf(out, "\n"
+               "--sample runs on one core (heron_space_sample is "
+               "single-threaded) and checks\n"
+               "each sample twice: with heron_space_violations (the solver "
+               "library's own\n"
+               "checker) and, independently of it, that every variable lies in "
+               "its domain.\n"
+               "\n"
+               "Exit status: 0 done; 1 the library failed or a sample was not "
+               "valid; 2 a\n"
+               "usage error.\n");
+}
+
+static void parse_args(int argc, char **argv, space_args *a) {
+  cli_parser p;
+  const char *val;
+  const cli_option *o;
+  int id;
+  cli_parser_init(&p, options, argc, argv);
+  while ((id = cli_next(&p, &val, &o)) != 0) {
+    const char *flag = cli_printf("--%s", o->name);
+    switch (id) {
+    case OPT_OP:
+      a->task.op = val;
+      break;
+    case OPT_SHAPE:
+      a->task.shape = val;
+      break;
+    case OPT_DTYPE:
+      a->task.dtype = val;
+      break;
+    case OPT_TARGET:
+      a->task.target = val;
+      break;
+    case OPT_HW:
+      a->task.hw = val;
+      break;
+    case OPT_DESCRIBE:
+      a->describe = 1;
+      break;
+    case OPT_DUMP:
+      a->dump = 1;
+      break;
+    case OPT_COUNT:
+      a->count = 1;
+      break;
+    case OPT_COUNT_LIMIT:
+      a->count_limit = cli_double(flag, val, 1, 1e300);
+      break;
+    case OPT_SAMPLE:
+      a->sample = cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_SOURCE:
+      a->source = 1;
+      break;
+    case OPT_CONFIG_JSON:
+      a->config_json = val;
+      break;
+    case OPT_SEED:
+      a->seed = cli_u64(flag, val);
+      break;
+    case OPT_HELP:
+      usage(stdout);
+      exit(CLI_EXIT_OK);
+    case OPT_VERSION:
+      printf("heron-space (Heron-C) %s\n", HERON_VERSION_STRING);
+      exit(CLI_EXIT_OK);
+    default:
+      break;
+    }
+  }
+}
+
+/* ---- --describe ---------------------------------------------------------- */
+
+static void describe_op(const char *op) {
+  const char *const *names;
+  int n = 0;
+  const char *summary = heron_op_summary(op);
+  heron_op_dims(op, &names, &n, NULL);
+  printf("op %s: %s\n", op, summary ? summary : "");
+  printf("dimensions (--shape order):");
+  for (int i = 0; i < n; i++)
+    printf(" %s", names[i]);
+  printf("\n");
+}
+
+static void describe_task(const heron_task *t) {
+  const heron_space *sp = heron_task_space(t);
+  heron_error err;
+  char *text = NULL;
+  printf("task %s: %.6g FLOP per run\n", heron_task_key(t),
+         heron_task_flops(t));
+  printf("space: %d variables (%d knobs), %d constraints\n",
+         heron_space_nvars(sp), heron_space_nknobs(sp),
+         heron_space_nconstraints(sp));
+  heron_error_clear(&err);
+  int rc = heron_task_describe(t, &text, &err);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_FAILURE, rc, &err, "--describe");
+  fputs(text, stdout);
+  if (text[0] && text[strlen(text) - 1] != '\n')
+    fputc('\n', stdout);
+  heron_free(text);
+}
+
+/* ---- --dump -------------------------------------------------------------- */
+
+static const char *kind_name(int kind) {
+  switch (kind) {
+  case HERON_C_PROD:
+    return "PROD";
+  case HERON_C_SUM:
+    return "SUM";
+  case HERON_C_EQ:
+    return "EQ";
+  case HERON_C_NE:
+    return "NE";
+  case HERON_C_LE:
+    return "LE";
+  case HERON_C_LT:
+    return "LT";
+  case HERON_C_IN:
+    return "IN";
+  case HERON_C_SELECT:
+    return "SELECT";
+  default:
+    return "?";
+  }
+}
+
+static void dump_space(const heron_space *sp) {
+  int nv = heron_space_nvars(sp), nc = heron_space_nconstraints(sp);
+  printf("variables: %d (%d knobs)\n", nv, heron_space_nknobs(sp));
+  for (int v = 0; v < nv; v++) {
+    int64_t lo = 0, hi = 0;
+    const int64_t *vals = NULL;
+    int nvals = 0;
+    heron_space_var_domain(sp, v, &lo, &hi, &vals, &nvals);
+    printf("  %4d %-4s %-28s ", v,
+           heron_space_var_is_knob(sp, v) == 1 ? "knob" : "aux",
+           heron_space_var_name(sp, v));
+    if (vals) {
+      printf("{");
+      for (int i = 0; i < nvals; i++)
+        printf("%s%" PRId64, i ? ", " : "", vals[i]);
+      printf("}\n");
+    } else {
+      printf("[%" PRId64 ", %" PRId64 "]\n", lo, hi);
+    }
+  }
+  printf("constraints: %d\n", nc);
+  char small[256];
+  for (int c = 0; c < nc; c++) {
+    int need = heron_space_constraint_str(sp, c, small, sizeof small);
+    const char *text = small;
+    char *big = NULL;
+    if (need >= (int)sizeof small) {
+      big = malloc((size_t)need + 1);
+      if (big && heron_space_constraint_str(sp, c, big, (size_t)need + 1) >= 0)
+        text = big;
+    }
+    printf("  %4d %-6s %s\n", c, kind_name(heron_space_constraint_kind(sp, c)),
+           need < 0 ? "(unprintable)" : text);
+    free(big);
+  }
+}
+
+/* ---- --count ------------------------------------------------------------- */
+
+static void count_space(const heron_space *sp, double limit, uint64_t seed) {
+  heron_rng rng;
+  heron_error err;
+  double count = 0;
+  int exact = 0;
+  heron_rng_seed(&rng, seed);
+  heron_error_clear(&err);
+  int rc = heron_space_count(sp, &rng, limit, &count, &exact, &err);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_FAILURE, rc, &err, "--count");
+  if (exact)
+    printf("valid configs: %.0f (exact)\n", count);
+  else
+    printf("valid configs: about %.3g (estimate: more than --count-limit "
+           "%g)\n",
+           count, limit);
+}
+
+/* ---- --sample ------------------------------------------------------------ */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* 1 when every variable's value lies in its declared domain.  This check
+ * reads only the domains, never the constraints, so it does not share a
+ * mistake with the solver's own checker. */
+static int in_domains(const heron_space *sp, const int64_t *cfg, int *bad) {
+  int nv = heron_space_nvars(sp);
+  for (int v = 0; v < nv; v++) {
+    int64_t lo = 0, hi = 0;
+    const int64_t *vals = NULL;
+    int nvals = 0;
+    heron_space_var_domain(sp, v, &lo, &hi, &vals, &nvals);
+    int ok = cfg[v] >= lo && cfg[v] <= hi;
+    if (ok && vals) {
+      int l = 0, h = nvals - 1;
+      ok = 0;
+      while (l <= h) {
+        int mid = (l + h) / 2;
+        if (vals[mid] == cfg[v]) {
+          ok = 1;
+          break;
+        }
+        if (vals[mid] < cfg[v])
+          l = mid + 1;
+        else
+          h = mid - 1;
+      }
+    }
+    if (!ok) {
+      *bad = v;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int cmp_key(const void *a, const void *b) {
+  return strcmp((const char *)a, (const char *)b);
+}
+
+/* Draws n samples (timed), then checks them (untimed).  Returns the exit
+ * status: 1 when a draw failed or a sample is not valid. */
+static int sample_space(const heron_space *sp, long long n, uint64_t seed) {
+  int nv = heron_space_nvars(sp);
+  int64_t *cfgs = malloc((size_t)n * (size_t)nv * sizeof *cfgs);
+  char(*keys)[17] = malloc((size_t)n * sizeof *keys);
+  if (!cfgs || !keys) {
+    fprintf(stderr, "%s: --sample: out of memory for %lld samples\n",
+            cli_prog(), n);
+    exit(CLI_EXIT_FAILURE);
+  }
+  heron_rng rng;
+  heron_error err;
+  heron_rng_seed(&rng, seed);
+  heron_error_clear(&err);
+  long long got = 0, failed = 0;
+  int first_rc = HERON_OK;
+  double t0 = now_s();
+  for (long long i = 0; i < n; i++) {
+    int rc = heron_space_sample(sp, &rng, cfgs + got * nv, &err);
+    if (rc == HERON_OK)
+      got++;
+    else if (failed++ == 0)
+      first_rc = rc;
+  }
+  double dt = now_s() - t0;
+
+  long long satisfy = 0, in_domain = 0;
+  int reported = 0;
+  for (long long i = 0; i < got; i++) {
+    const int64_t *cfg = cfgs + i * nv;
+    int which = -1, bad = -1;
+    int nviol = heron_space_violations(sp, cfg, &which, 1);
+    if (nviol == 0)
+      satisfy++;
+    if (in_domains(sp, cfg, &bad))
+      in_domain++;
+    if ((nviol != 0 || bad >= 0) && reported++ < 3) {
+      char text[256] = "";
+      if (which >= 0)
+        heron_space_constraint_str(sp, which, text, sizeof text);
+      fprintf(stderr, "%s: sample %lld is not valid:%s%s%s%s\n", cli_prog(),
+              i + 1, nviol ? " violates " : "", nviol ? text : "",
+              bad >= 0 ? " variable out of its domain: " : "",
+              bad >= 0 ? heron_space_var_name(sp, bad) : "");
+    }
+    heron_space_key(sp, cfg, keys[i], sizeof keys[i]);
+  }
+  qsort(keys, (size_t)got, sizeof *keys, cmp_key);
+  long long distinct = got ? 1 : 0;
+  for (long long i = 1; i < got; i++)
+    distinct += strcmp(keys[i], keys[i - 1]) != 0;
+
+  printf("%lld samples in %.3f s: %.0f samples/s on one core; checked: "
+         "%lld/%lld satisfy every constraint\n",
+         got, dt, dt > 0 ? (double)got / dt : 0.0, satisfy, got);
+  printf("domains: %lld/%lld samples have every variable in its domain; "
+         "%lld distinct configs (by knob key)\n",
+         in_domain, got, distinct);
+  if (failed)
+    cli_report(first_rc, &err, "--sample: %lld of %lld draws failed", failed,
+               n);
+  free(cfgs);
+  free(keys);
+  return failed || satisfy != got || in_domain != got ? CLI_EXIT_FAILURE
+                                                      : CLI_EXIT_OK;
+}
+
+/* ---- --source ------------------------------------------------------------ */
+
+/* Reads --config-json into a partial config: named variables set, the rest
+ * HERON_UNSET. */
+static void partial_from_json(const heron_space *sp, const char *text,
+                              int64_t *partial) {
+  json_error_t jerr;
+  json_t *root = json_loads(text, 0, &jerr);
+  if (!root)
+    cli_usage("--config-json: not JSON (column %d: %s)", jerr.column,
+              jerr.text);
+  if (!json_is_object(root))
+    cli_usage("--config-json: expected an object {\"knob\": value, ...}");
+  const char *k;
+  json_t *v;
+  json_object_foreach(root, k, v) {
+    int var = heron_space_find_var(sp, k);
+    if (var < 0)
+      cli_usage("--config-json: '%s' is not a variable of this space "
+                "(heron-space --dump lists them)",
+                k);
+    if (!json_is_integer(v))
+      cli_usage("--config-json: '%s' must be an integer", k);
+    partial[var] = json_integer_value(v);
+  }
+  json_decref(root);
+}
+
+static void print_source(const heron_task *t, const char *config_json,
+                         uint64_t seed) {
+  const heron_space *sp = heron_task_space(t);
+  int nv = heron_space_nvars(sp);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  if (!cfg)
+    exit(CLI_EXIT_FAILURE);
+  heron_rng rng;
+  heron_error err;
+  heron_rng_seed(&rng, seed);
+  heron_error_clear(&err);
+  int rc;
+  if (config_json) {
+    for (int v = 0; v < nv; v++)
+      cfg[v] = HERON_UNSET;
+    partial_from_json(sp, config_json, cfg);
+    rc = heron_space_validate(sp, &rng, cfg, cfg, &err);
+    if (rc != HERON_OK)
+      cli_die(CLI_EXIT_USAGE, rc, &err,
+              "--config-json: cannot be completed to a valid config");
+  } else {
+    rc = heron_space_sample(sp, &rng, cfg, &err);
+    if (rc != HERON_OK)
+      cli_die(CLI_EXIT_FAILURE, rc, &err, "--source");
+  }
+  char *src = NULL;
+  rc = heron_task_source(t, cfg, &src, &err);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_FAILURE, rc, &err, "--source");
+  /* The config goes first, as a comment, so the output stays compilable
+   * and says what it is. */
+  printf("/* %s, config:", heron_task_key(t));
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    printf(" %s=%" PRId64, heron_space_var_name(sp, v), cfg[v]);
+  }
+  printf(" */\n");
+  fputs(src, stdout);
+  heron_free(src);
+  free(cfg);
+}
+
+int main(int argc, char **argv) {
+  space_args a;
+  memset(&a, 0, sizeof a);
+  a.count_limit = 1e6;
+  a.seed = 1;
+  cli_set_prog("heron-space");
+  parse_args(argc, argv, &a);
+
+  if (!a.describe && !a.dump && !a.count && !a.sample && !a.source)
+    cli_usage("nothing to do: give --describe, --dump, --count, --sample N or "
+              "--source (see --help)");
+  if (a.config_json && !a.source)
+    cli_usage("--config-json: only used with --source");
+  cli_check_op(a.task.op);
+  if (a.describe)
+    describe_op(a.task.op);
+  /* --describe alone needs no shape: it is how one learns the shape's
+   * dimension order in the first place. */
+  if (!a.task.shape && !a.dump && !a.count && !a.sample && !a.source) {
+    printf("(give --shape to see the task's template)\n");
+    cli_free_all();
+    return CLI_EXIT_OK;
+  }
+  heron_task *t = cli_make_task(&a.task);
+  const heron_space *sp = heron_task_space(t);
+  int status = CLI_EXIT_OK;
+  if (a.describe)
+    describe_task(t);
+  if (a.dump)
+    dump_space(sp);
+  if (a.count)
+    count_space(sp, a.count_limit, a.seed);
+  if (a.sample)
+    status = sample_space(sp, a.sample, a.seed);
+  if (a.source)
+    print_source(t, a.config_json, a.seed);
+  heron_task_free(t);
+  cli_free_all();
+  return status;
+}

@@ -1,0 +1,143 @@
+/* tools/cli.h - command-line helpers shared by the heron-* tools.
+ *
+ * The tools are thin: they parse arguments, call libheron and print.  These
+ * helpers give them one way to do each of those jobs, so every tool answers
+ * the same way (DESIGN.md section 8):
+ *
+ *  - long options as "--flag value" or "--flag=value", described by one
+ *    table that also produces --help, so the help text cannot drift from
+ *    what the parser accepts;
+ *  - strict number parsing: the whole text must be a number in range;
+ *  - usage errors name the flag, the value and what was expected, go to
+ *    stderr as "<prog>: --trials: '0' is not a positive integer" and exit
+ *    with status 2;
+ *  - library failures print "<prog>: HERON_EIO: <text>" and exit with
+ *    status 1.
+ *
+ * The tools use only the public headers include/heron/.  The functions that
+ * exit never return; the process's memory is then the kernel's to reclaim.
+ */
+#ifndef HERON_TOOLS_CLI_H
+#define HERON_TOOLS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "heron/heron.h"
+
+/* Exit statuses of every tool. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+
+#if defined(__GNUC__)
+#define CLI_NORETURN __attribute__((noreturn))
+#else
+#define CLI_NORETURN
+#endif
+
+/* One long option.  A table of them ends with an entry whose name is NULL. */
+typedef struct cli_option {
+  int id;              /* what cli_next returns for it; > 0 */
+  const char *name;    /* without the dashes: "trials" */
+  const char *metavar; /* placeholder of the value ("N"); NULL: takes none */
+  const char *help;    /* one line for --help */
+  char def[48];        /* default shown by --help; "" for none.  Tools fill
+                          it at run time from the library's own defaults. */
+} cli_option;
+
+/* Iterates over argv[1..argc) against a table. */
+typedef struct cli_parser {
+  const cli_option *opts;
+  int argc;
+  char **argv;
+  int i;
+} cli_parser;
+
+/* Sets the program name used as the prefix of every message ("heron-search").
+ * The string must outlive the process's use of these helpers. */
+void cli_set_prog(const char *prog);
+const char *cli_prog(void);
+
+void cli_parser_init(cli_parser *p, const cli_option *opts, int argc,
+                     char **argv);
+
+/* Returns the id of the next option and stores its value in *value (NULL for
+ * options without one) and its table entry in *opt (may be NULL); returns 0
+ * when argv is exhausted.  Exits with status 2 on an unknown option, a
+ * positional argument, a missing value, or a value given to an option that
+ * takes none.  "-h" is read as "--help" when the table has "help". */
+int cli_next(cli_parser *p, const char **value, const cli_option **opt);
+
+/* Finds an option by name in a table (NULL when absent), so a tool can set
+ * its `def` text. */
+cli_option *cli_find(cli_option *opts, const char *name);
+
+/* Prints the table as --help lines: "  --trials N   help (default: 200)". */
+void cli_print_options(FILE *out, const cli_option *opts);
+
+/* Prints `text` from column `col` on (the caller has printed that much of
+ * the line), wrapped at word boundaries so that no line passes column 79;
+ * continuation lines start at column `indent`.  Ends with a newline. */
+void cli_print_wrapped(FILE *out, const char *text, int col, int indent);
+
+/* Prints "<prog>: <message>" to stderr and exits with status 2. */
+CLI_NORETURN void cli_usage(const char *fmt, ...) HERON_PRINTF(1, 2);
+
+/* Prints "<prog>: <context>: HERON_XXX: <err text>" (context may be NULL;
+ * the code's heron_strerror stands in for an empty text) to stderr and exits
+ * with `status`. */
+CLI_NORETURN void cli_die(int status, int code, const heron_error *err,
+                          const char *context_fmt, ...) HERON_PRINTF(4, 5);
+
+/* Prints the same line as cli_die without exiting. */
+void cli_report(int code, const heron_error *err, const char *context_fmt, ...)
+    HERON_PRINTF(3, 4);
+
+/* Strict parsers: the whole of `text` must be a number (no blanks, no
+ * trailing characters) within [lo, hi], else a usage error such as
+ * "--trials: 'abc' is not a positive integer" (exit 2).  `flag` is the flag
+ * as the user wrote it, "--trials". */
+long long cli_int(const char *flag, const char *text, long long lo,
+                  long long hi);
+uint64_t cli_u64(const char *flag, const char *text);
+double cli_double(const char *flag, const char *text, double lo, double hi);
+
+/* The words the parsers use for a range: "a positive integer", "a
+ * non-negative number", "an integer in [1, 64]".  Written into buf[cap]. */
+const char *cli_int_range_text(long long lo, long long hi, char *buf,
+                               size_t cap);
+const char *cli_double_range_text(double lo, double hi, char *buf, size_t cap);
+
+/* Splits "key=value" into a parameter whose strings live until
+ * cli_free_all; a usage error when there is no '=' or the key is empty. */
+heron_param cli_param(const char *flag, const char *text);
+
+/* A copy of `s` (or of printf output) that lives until cli_free_all. */
+char *cli_strdup(const char *s);
+char *cli_printf(const char *fmt, ...) HERON_PRINTF(1, 2);
+
+/* Frees every string made by cli_strdup, cli_printf and cli_param. */
+void cli_free_all(void);
+
+/* ---- Tasks ---------------------------------------------------------------
+ * Both tools build a task from the same five flags. */
+typedef struct cli_task_args {
+  const char *op;
+  const char *shape;  /* "1024,1024,1024" */
+  const char *dtype;  /* NULL: fp32 */
+  const char *target; /* NULL: cpu */
+  const char *hw;     /* NULL: this machine */
+} cli_task_args;
+
+/* Checks --op (a usage error listing the known ops when unknown or
+ * missing). */
+void cli_check_op(const char *op);
+
+/* Creates the task, or exits: status 2 when the library rejects a value the
+ * user gave (unknown op, target or hw, bad shape or dtype, a shape too large
+ * for memory), status 1 on other failures.  Messages name the flag. */
+heron_task *cli_make_task(const cli_task_args *a);
+
+/* The op's dimension names joined by ',' ("M,N,K") into buf. */
+const char *cli_op_dims_text(const char *op, char *buf, size_t cap);
+
+#endif /* HERON_TOOLS_CLI_H */
