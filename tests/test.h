@@ -18,6 +18,12 @@
 #include "heron/heron.h"
 
 typedef void (*heron_test_fn)(void);
+
+/* The text of an error struct, or "" for NULL (a function, not a ?:, so
+ * passing &err does not trip -Waddress). */
+static inline const char *heron_test_errtext(const heron_error *e) {
+  return e ? e->text : "";
+}
 struct heron_test_case {
   const char *name;
   heron_test_fn fn;
@@ -73,7 +79,7 @@ static int heron_test_failed;
     if (heron_rc_ != HERON_OK) {                                               \
       fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__,       \
               #expr, heron_err_name(heron_rc_),                                \
-              (errp) ? ((heron_error *)(errp))->text : "");                    \
+              heron_test_errtext(errp));                                       \
       heron_test_failed = 1;                                                   \
       return;                                                                  \
     }                                                                          \

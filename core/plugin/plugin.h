@@ -6,9 +6,18 @@
  * observe, destroy for strategies; create, fit, predict, destroy for models)
  * must be non-NULL.  Every failure closes the library and says which check
  * failed: file, symbol, expected vs found.
+ *
+ * Status codes: HERON_ENOTFOUND means no such file (resolve failed; the
+ * message lists the folders searched).  HERON_EABI means the file exists
+ * but is not a usable plugin of the wanted kind: dlopen failed (not a
+ * shared object, missing dependency), the entry symbol is absent (with a
+ * hint when the other kind's symbol is there), the entry returned NULL, or
+ * the abi_version, struct_size or a required member is wrong.
  */
 #ifndef HERON_CORE_PLUGIN_H
 #define HERON_CORE_PLUGIN_H
+
+#include <stddef.h>
 
 #include "heron/model.h"
 #include "heron/strategy.h"
@@ -24,7 +33,17 @@ int heron__plugin_load_strategy(const char *name, heron__plugin *p,
                                 heron_error *err);
 int heron__plugin_load_model(const char *name, heron__plugin *p,
                              heron_error *err);
+/* Closes the library (dlclose) and clears p; NULL and a closed p are fine. */
 void heron__plugin_close(heron__plugin *p);
+
+/* 1 when descriptor `d` (a heron_strategy_plugin * or heron_model_plugin *)
+ * was built with member `m` inside its struct_size and sets it non-NULL.
+ * Use it before calling any optional member: a plugin built against an
+ * older, shorter layout must not have bytes beyond its struct_size read,
+ * as SQLite checks iVersion before reading an appended method. */
+#define HERON__PLUGIN_HAS(d, m)                                                \
+  ((d)->struct_size >= offsetof(__typeof__(*(d)), m) + sizeof((d)->m) &&       \
+   (d)->m != NULL)
 
 /* The host side of a model: a loaded plugin plus its instance. */
 struct heron_model {
@@ -43,6 +62,11 @@ int heron__model_open(const char *name, const heron_param *params, int n,
 /* Fits the model on X[n*d], y[n]; marks it trained on success. */
 int heron__model_fit(heron_model *m, const double *X, const double *y, int n,
                      int d, heron_error *err);
+/* Optional members through the host: HERON_EUNSUPPORTED when the plugin
+ * lacks save / load.  A successful load marks the model trained. */
+int heron__model_save(heron_model *m, const char *path, heron_error *err);
+int heron__model_load(heron_model *m, const char *path, heron_error *err);
+/* Destroys the instance and closes the library; NULL is accepted. */
 void heron__model_close(heron_model *m);
 
 #endif

@@ -311,6 +311,8 @@ static int filter(run *r, int64_t *props, int got, uint64_t *keys) {
 static int measure_round(run *r, const int64_t *cfgs, int n,
                          heron_measurement *out, char **errors,
                          heron_error *err) {
+  if (n <= 0)
+    return HERON_OK;
   heron__candidate *c = calloc((size_t)n, sizeof *c);
   char **srcs = calloc((size_t)n, sizeof *srcs);
   int rc = (c && srcs) ? HERON_OK

@@ -1,0 +1,201 @@
+/* core/plugin/model.c - the host side of a cost model.
+ *
+ * A heron_model is a loaded model plugin plus one instance of it.  The
+ * engine opens and fits it; strategies only see the const handle and call
+ * heron_model_predict / heron_model_importance.  Calls into the plugin get
+ * a private heron_error so that the message the host passes on can say
+ * which model failed and in which call ("model xgb: fit failed: ...").
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plugin/plugin.h"
+#include "core/util/util.h"
+
+/* The env's logger: one line on stderr, prefixed with the model's name so
+ * the user can tell who speaks.  Debug lines (level 2) only appear when
+ * HERON_DEBUG is set in the environment. */
+static void model_log(const heron_model_env *env, int level, const char *fmt,
+                      ...) {
+  const heron_model *m = env ? env->host : NULL;
+  if (level >= 2 && !getenv("HERON_DEBUG"))
+    return;
+  const char *tag = level == 1 ? "warning: " : level >= 2 ? "debug: " : "";
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  /* One fprintf, so lines from several threads do not interleave. */
+  fprintf(stderr, "[%s] %s%s\n", m && m->desc ? m->desc->name : "model", tag,
+          line);
+}
+
+/* Passes a plugin's failure on, prefixed with the model and the call.  A
+ * plugin that fails without a message or with a non-negative code still
+ * yields a usable error. */
+static int call_failed(const heron_model *m, const char *call, int rc,
+                       const heron_error *inner, heron_error *err) {
+  if (rc >= 0)
+    rc = HERON_EPLUGIN;
+  const char *why = inner->code != HERON_OK && inner->text[0]
+                        ? inner->text
+                        : heron_strerror(rc);
+  return heron_error_set(err, rc, "model %s: %s failed: %s", m->desc->name,
+                         call, why);
+}
+
+int heron__model_open(const char *name, const heron_param *params, int n,
+                      int nfeatures, uint64_t seed, heron_model **out,
+                      heron_error *err) {
+  if (!out || nfeatures < 1)
+    return heron_error_set(err, HERON_EINVAL,
+                           "heron__model_open: bad arguments (nfeatures %d)",
+                           nfeatures);
+  *out = NULL;
+  heron_model *m = calloc(1, sizeof *m);
+  if (!m)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  int rc = heron__plugin_load_model(name, &m->lib, err);
+  if (rc != HERON_OK) {
+    free(m);
+    return rc;
+  }
+  m->desc = m->lib.desc;
+  m->nfeatures = nfeatures;
+
+  char who[96];
+  snprintf(who, sizeof who, "model %s", m->desc->name);
+  rc = heron_param_check(params, n, m->desc->params, who, err);
+  if (rc != HERON_OK) {
+    heron__model_close(m);
+    return rc;
+  }
+
+  m->env = (heron_model_env){
+      .abi_version = HERON_MODEL_ABI_VERSION,
+      .struct_size = sizeof(heron_model_env),
+      .nfeatures = nfeatures,
+      .seed = seed,
+      .log = model_log,
+      .host = m,
+  };
+  heron_error inner = {0};
+  void *self = NULL;
+  rc = m->desc->create(&m->env, params, n, &self, &inner);
+  if (rc != HERON_OK) {
+    rc = call_failed(m, "create", rc, &inner, err);
+    /* create failed, so whatever it left in self is not ours to destroy. */
+    m->self = NULL;
+    heron__model_close(m);
+    return rc;
+  }
+  m->self = self;
+  *out = m;
+  return HERON_OK;
+}
+
+int heron__model_fit(heron_model *m, const double *X, const double *y, int n,
+                     int d, heron_error *err) {
+  if (!m || (n > 0 && (!X || !y)) || n < 0)
+    return heron_error_set(err, HERON_EINVAL,
+                           "heron__model_fit: bad arguments");
+  if (d != m->nfeatures)
+    return heron_error_set(err, HERON_EINVAL,
+                           "model %s: fit with %d features, expected %d",
+                           m->desc->name, d, m->nfeatures);
+  heron_error inner = {0};
+  int rc = m->desc->fit(m->self, X, y, n, d, &inner);
+  if (rc != HERON_OK)
+    return call_failed(m, "fit", rc, &inner, err);
+  m->trained = 1;
+  return HERON_OK;
+}
+
+int heron__model_save(heron_model *m, const char *path, heron_error *err) {
+  if (!m || !path)
+    return heron_error_set(err, HERON_EINVAL,
+                           "heron__model_save: bad arguments");
+  if (!HERON__PLUGIN_HAS(m->desc, save))
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "model %s cannot save itself (no save member)",
+                           m->desc->name);
+  heron_error inner = {0};
+  int rc = m->desc->save(m->self, path, &inner);
+  return rc == HERON_OK ? HERON_OK : call_failed(m, "save", rc, &inner, err);
+}
+
+int heron__model_load(heron_model *m, const char *path, heron_error *err) {
+  if (!m || !path)
+    return heron_error_set(err, HERON_EINVAL,
+                           "heron__model_load: bad arguments");
+  if (!HERON__PLUGIN_HAS(m->desc, load))
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "model %s cannot load a saved model (no load "
+                           "member)",
+                           m->desc->name);
+  heron_error inner = {0};
+  int rc = m->desc->load(m->self, path, &inner);
+  if (rc != HERON_OK)
+    return call_failed(m, "load", rc, &inner, err);
+  m->trained = 1;
+  return HERON_OK;
+}
+
+void heron__model_close(heron_model *m) {
+  if (!m)
+    return;
+  if (m->self && m->desc)
+    m->desc->destroy(m->self);
+  heron__plugin_close(&m->lib);
+  free(m);
+}
+
+/* ---- what strategies call ---------------------------------------------- */
+
+HERON_API int heron_model_trained(const heron_model *m) {
+  return m && m->trained ? 1 : 0;
+}
+
+HERON_API int heron_model_predict(const heron_model *m, const double *X, int n,
+                                  int d, double *out, heron_error *err) {
+  if (!m || n < 0 || (n > 0 && (!X || !out)))
+    return heron_error_set(err, HERON_EINVAL,
+                           "heron_model_predict: bad arguments");
+  if (!m->trained)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "model %s is not trained yet", m->desc->name);
+  if (d != m->nfeatures)
+    return heron_error_set(err, HERON_EINVAL,
+                           "model %s: predict with %d features, expected %d",
+                           m->desc->name, d, m->nfeatures);
+  if (n == 0)
+    return HERON_OK;
+  heron_error inner = {0};
+  int rc = m->desc->predict(m->self, X, n, d, out, &inner);
+  return rc == HERON_OK ? HERON_OK : call_failed(m, "predict", rc, &inner, err);
+}
+
+HERON_API int heron_model_importance(const heron_model *m, double *scores,
+                                     int d, heron_error *err) {
+  if (!m || !scores)
+    return heron_error_set(err, HERON_EINVAL,
+                           "heron_model_importance: bad arguments");
+  if (!HERON__PLUGIN_HAS(m->desc, importance))
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "model %s does not report feature importance",
+                           m->desc->name);
+  if (!m->trained)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "model %s is not trained yet", m->desc->name);
+  if (d != m->nfeatures)
+    return heron_error_set(err, HERON_EINVAL,
+                           "model %s: importance for %d features, expected %d",
+                           m->desc->name, d, m->nfeatures);
+  heron_error inner = {0};
+  int rc = m->desc->importance(m->self, scores, d, &inner);
+  return rc == HERON_OK ? HERON_OK
+                        : call_failed(m, "importance", rc, &inner, err);
+}

@@ -1,0 +1,330 @@
+/* core/plugin/plugin.c - finding, loading and checking plugins.
+ *
+ * The loader trusts nothing a plugin says until it has checked it, in the
+ * order the checks can be made safely:
+ *
+ *   1. the file exists (resolve)                     -> HERON_ENOTFOUND
+ *   2. dlopen(RTLD_NOW | RTLD_LOCAL) succeeds        -> HERON_EABI
+ *   3. the entry symbol of the wanted kind exists    -> HERON_EABI
+ *   4. the entry returns a non-NULL descriptor       -> HERON_EABI
+ *   5. abi_version matches                           -> HERON_EABI
+ *   6. struct_size covers the version-1 layout       -> HERON_EABI
+ *   7. name and the required members are non-NULL    -> HERON_EABI
+ *
+ * HERON_ENOTFOUND thus always means "no such file" and HERON_EABI "there is
+ * a file, but it is not a usable plugin of this kind" (a text file called
+ * x.so, a model given as a strategy, a stale build).  Every failure after
+ * dlopen closes the library again, and every message names the file.
+ */
+#include "core/plugin/plugin.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/util/util.h"
+#include "heron/tune.h"
+
+#ifndef HERON_BUILD_PLUGIN_DIR
+#define HERON_BUILD_PLUGIN_DIR ""
+#endif
+#ifndef HERON_INSTALL_PLUGIN_DIR
+#define HERON_INSTALL_PLUGIN_DIR ""
+#endif
+
+/* ---- resolve ----------------------------------------------------------- */
+
+static int is_regular_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Tries dir/name and dir/name.so; writes the hit into path[cap]. */
+static int try_dir(const char *dir, size_t dirlen, const char *name, char *path,
+                   size_t cap) {
+  static const char *const suffixes[] = {"", ".so"};
+  if (dirlen == 0)
+    return 0;
+  for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+    int len =
+        snprintf(path, cap, "%.*s/%s%s", (int)dirlen, dir, name, suffixes[i]);
+    if (len > 0 && (size_t)len < cap && is_regular_file(path))
+      return 1;
+  }
+  return 0;
+}
+
+HERON_API int heron_plugin_resolve(const char *name, const char *kind,
+                                   char *path, size_t cap, heron_error *err) {
+  if (!kind)
+    kind = "plugin";
+  if (!name || !name[0] || !path || cap == 0)
+    return heron_error_set(err, HERON_EINVAL, "no %s plugin name given", kind);
+  path[0] = '\0';
+
+  /* A name with a slash is a path, used exactly as given. */
+  if (strchr(name, '/')) {
+    if (!is_regular_file(name))
+      return heron_error_set(err, HERON_ENOTFOUND,
+                             "%s plugin file %s does not exist", kind, name);
+    if (strlen(name) >= cap)
+      return heron_error_set(err, HERON_EINVAL, "plugin path %s is too long",
+                             name);
+    memcpy(path, name, strlen(name) + 1);
+    return HERON_OK;
+  }
+
+  /* Otherwise search, in order: $HERON_PLUGIN_PATH (colon-separated, empty
+   * entries skipped), the build tree's plugin folder, the install tree's.
+   * `searched` collects the folders for the error message. */
+  heron__buf searched = {0};
+  const char *env = getenv("HERON_PLUGIN_PATH");
+  int found = 0;
+  for (const char *p = env; p && *p && !found;) {
+    const char *colon = strchr(p, ':');
+    size_t len = colon ? (size_t)(colon - p) : strlen(p);
+    if (len > 0) {
+      found = try_dir(p, len, name, path, cap);
+      heron__buf_printf(&searched, "%s%.*s", searched.len ? ", " : "", (int)len,
+                        p);
+    }
+    p = colon ? colon + 1 : p + len;
+  }
+  const char *fixed[] = {HERON_BUILD_PLUGIN_DIR, HERON_INSTALL_PLUGIN_DIR};
+  for (size_t i = 0; i < 2 && !found; i++) {
+    found = try_dir(fixed[i], strlen(fixed[i]), name, path, cap);
+    if (fixed[i][0])
+      heron__buf_printf(&searched, "%s%s", searched.len ? ", " : "", fixed[i]);
+  }
+  if (found) {
+    heron__buf_free(&searched);
+    return HERON_OK;
+  }
+  path[0] = '\0';
+  char *list = heron__buf_take(&searched);
+  heron_error_set(err, HERON_ENOTFOUND,
+                  "%s plugin '%s' not found (as %s or %s.so) in: %s", kind,
+                  name, name, name, list && list[0] ? list : "(no folders)");
+  free(list);
+  return HERON_ENOTFOUND;
+}
+
+/* ---- load -------------------------------------------------------------- */
+
+/* What differs between the two kinds of plugin, for one shared loader. */
+typedef struct kind_info {
+  const char *kind;       /* "strategy" / "model" */
+  const char *entry;      /* the symbol we want */
+  const char *other;      /* the other kind's symbol, for a hint */
+  const char *other_kind; /* "model" / "strategy" */
+  uint32_t abi;           /* expected abi_version */
+  size_t v1_size;         /* struct size of the version-1 layout */
+  /* Checks the kind's required members; returns the first NULL one's name
+   * or NULL when all are present. */
+  const char *(*missing_member)(const void *desc);
+} kind_info;
+
+static const char *strategy_missing(const void *d) {
+  const heron_strategy_plugin *s = d;
+  if (!s->name)
+    return "name";
+  if (!s->create)
+    return "create";
+  if (!s->propose)
+    return "propose";
+  if (!s->observe)
+    return "observe";
+  if (!s->destroy)
+    return "destroy";
+  return NULL;
+}
+
+static const char *model_missing(const void *d) {
+  const heron_model_plugin *m = d;
+  if (!m->name)
+    return "name";
+  if (!m->create)
+    return "create";
+  if (!m->fit)
+    return "fit";
+  if (!m->predict)
+    return "predict";
+  if (!m->destroy)
+    return "destroy";
+  return NULL;
+}
+
+#define HERON__V1_END(type, member)                                            \
+  (offsetof(type, member) + sizeof(((type *)0)->member))
+
+static const kind_info strategy_kind = {
+    .kind = "strategy",
+    .entry = HERON_STRATEGY_ENTRY,
+    .other = HERON_MODEL_ENTRY,
+    .other_kind = "model",
+    .abi = HERON_STRATEGY_ABI_VERSION,
+    .v1_size = HERON__V1_END(heron_strategy_plugin, load_state),
+    .missing_member = strategy_missing,
+};
+
+static const kind_info model_kind = {
+    .kind = "model",
+    .entry = HERON_MODEL_ENTRY,
+    .other = HERON_STRATEGY_ENTRY,
+    .other_kind = "strategy",
+    .abi = HERON_MODEL_ABI_VERSION,
+    .v1_size = HERON__V1_END(heron_model_plugin, destroy),
+    .missing_member = model_missing,
+};
+
+/* Closes the library after a failed check (the caller has already set the
+ * message); returns HERON_EABI. */
+static int fail_close(heron__plugin *p) {
+  if (p->dl)
+    dlclose(p->dl);
+  p->dl = NULL;
+  p->desc = NULL;
+  return HERON_EABI;
+}
+
+/* Both descriptor structs begin with the same four members; this is that
+ * common prefix, the only part read before the kind-specific checks. */
+typedef struct desc_head {
+  uint32_t abi_version;
+  uint32_t struct_size;
+} desc_head;
+
+static int load(const char *name, const kind_info *k, heron__plugin *p,
+                heron_error *err) {
+  memset(p, 0, sizeof *p);
+  int rc = heron_plugin_resolve(name, k->kind, p->path, sizeof p->path, err);
+  if (rc != HERON_OK)
+    return rc;
+  const char *path = p->path;
+
+  dlerror();
+  p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!p->dl) {
+    /* dlerror() usually starts with the path again; drop it so the reason
+     * fits in the message. */
+    const char *why = dlerror();
+    size_t plen = strlen(path);
+    if (!why)
+      why = "unknown reason";
+    else if (strncmp(why, path, plen) == 0 && strncmp(why + plen, ": ", 2) == 0)
+      why += plen + 2;
+    heron_error_set(err, HERON_EABI, "cannot load plugin %s: %s", path, why);
+    return fail_close(p);
+  }
+
+  /* POSIX allows converting the void * of dlsym to a function pointer;
+   * the memcpy keeps -Wpedantic quiet about it. */
+  void *sym = dlsym(p->dl, k->entry);
+  if (!sym) {
+    if (dlsym(p->dl, k->other))
+      heron_error_set(err, HERON_EABI,
+                      "plugin %s does not export %s (is it a %s plugin?)", path,
+                      k->entry, k->other_kind);
+    else
+      heron_error_set(err, HERON_EABI, "plugin %s does not export %s", path,
+                      k->entry);
+    return fail_close(p);
+  }
+  const void *(*entry)(void);
+  memcpy(&entry, &sym, sizeof entry);
+  const void *desc = entry();
+  if (!desc) {
+    heron_error_set(err, HERON_EABI, "plugin %s: %s() returned NULL", path,
+                    k->entry);
+    return fail_close(p);
+  }
+
+  const desc_head *head = desc;
+  if (head->abi_version != k->abi) {
+    heron_error_set(err, HERON_EABI, "plugin %s: ABI version %u, expected %u",
+                    path, (unsigned)head->abi_version, (unsigned)k->abi);
+    return fail_close(p);
+  }
+  if (head->struct_size < k->v1_size) {
+    heron_error_set(err, HERON_EABI,
+                    "plugin %s: struct size %u, expected at least %zu", path,
+                    (unsigned)head->struct_size, k->v1_size);
+    return fail_close(p);
+  }
+  const char *missing = k->missing_member(desc);
+  if (missing) {
+    heron_error_set(err, HERON_EABI,
+                    "plugin %s: required member %s is NULL in its %s "
+                    "descriptor",
+                    path, missing, k->kind);
+    return fail_close(p);
+  }
+  p->desc = desc;
+  return HERON_OK;
+}
+
+int heron__plugin_load_strategy(const char *name, heron__plugin *p,
+                                heron_error *err) {
+  return load(name, &strategy_kind, p, err);
+}
+
+int heron__plugin_load_model(const char *name, heron__plugin *p,
+                             heron_error *err) {
+  return load(name, &model_kind, p, err);
+}
+
+void heron__plugin_close(heron__plugin *p) {
+  if (!p)
+    return;
+  if (p->dl)
+    dlclose(p->dl);
+  p->dl = NULL;
+  p->desc = NULL;
+}
+
+/* ---- describe ---------------------------------------------------------- */
+
+static void print_params(FILE *out, const heron_param_doc *docs) {
+  if (!docs || !docs[0].key) {
+    fprintf(out, "  parameters: none\n");
+    return;
+  }
+  fprintf(out, "  parameters:\n");
+  for (const heron_param_doc *d = docs; d->key; d++)
+    fprintf(out, "    %s (default %s): %s\n", d->key,
+            d->default_value ? d->default_value : "none",
+            d->help ? d->help : "");
+}
+
+HERON_API int heron_plugin_describe(const char *name, const char *kind,
+                                    FILE *out, heron_error *err) {
+  if (!out || !kind)
+    return heron_error_set(err, HERON_EINVAL,
+                           "heron_plugin_describe: no output or kind");
+  int is_strategy = strcmp(kind, "strategy") == 0;
+  if (!is_strategy && strcmp(kind, "model") != 0)
+    return heron_error_set(err, HERON_EINVAL,
+                           "plugin kind '%s' is neither strategy nor model",
+                           kind);
+  heron__plugin p;
+  int rc = is_strategy ? heron__plugin_load_strategy(name, &p, err)
+                       : heron__plugin_load_model(name, &p, err);
+  if (rc != HERON_OK)
+    return rc;
+  const char *pname, *summary;
+  const heron_param_doc *docs;
+  if (is_strategy) {
+    const heron_strategy_plugin *s = p.desc;
+    pname = s->name, summary = s->summary, docs = s->params;
+  } else {
+    const heron_model_plugin *m = p.desc;
+    pname = m->name, summary = m->summary, docs = m->params;
+  }
+  fprintf(out, "%s %s - %s\n", kind, pname, summary ? summary : "");
+  fprintf(out, "  file: %s\n", p.path);
+  print_params(out, docs);
+  heron__plugin_close(&p);
+  return HERON_OK;
+}
