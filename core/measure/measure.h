@@ -29,8 +29,13 @@ typedef struct heron__bench {
   int seq;                    /* counter for file names */
 } heron__bench;
 
-/* Allocates and fills the inputs, computes the reference output, makes the
- * work dir.  HERON_ENOMEM / HERON_EIO. */
+/* Allocates and fills the inputs (from a fixed seed), computes the
+ * reference output, makes the work dir.  `opts` is copied and its unset
+ * fields defaulted (NULL means all defaults); `cflags` must outlive the
+ * bench (NULL means "-O3 -march=native -fopenmp -fPIC -shared").  A work
+ * dir the caller names is created if needed and never removed; otherwise a
+ * fresh $TMPDIR/heron-XXXXXX is made and heron__bench_free removes it
+ * unless opts.keep_files.  HERON_ENOMEM / HERON_EIO / HERON_EINVAL. */
 int heron__bench_init(heron__bench *b, const heron__op *op, const char *cflags,
                       const heron_measure_options *opts, heron_error *err);
 void heron__bench_free(heron__bench *b);
@@ -45,15 +50,24 @@ typedef struct heron__candidate {
 } heron__candidate;
 
 /* Builds c[0..n) with up to opts.build_jobs compilers at once; each
- * candidate gets its own status.  Returns HERON_OK unless the machinery
- * itself failed (cannot create threads or files). */
+ * candidate gets its own status.  Files are <work_dir>/k<seq>.c, .so and
+ * .log; a compile error keeps the log's last ~2 KB in c->error, a timeout
+ * kills the compiler's process group.  All threads are joined before it
+ * returns.  Returns HERON_OK unless the machinery itself failed (cannot
+ * write a source file: HERON_EIO; the remaining candidates are then left
+ * COMPILE_ERROR with no error text). */
 int heron__build_all(heron__bench *b, heron__candidate *c, int n,
                      heron_error *err);
 
 /* Runs the built kernel `so_path` in a worker process and fills m->status,
  * seconds, gflops (from `flops`), max_error; *error gets a malloc'ed
  * description on failure (signal name, timeout, first wrong element), NULL
- * when OK.  Returns HERON_OK unless the machinery failed (fork, pipe). */
+ * when OK.  max_error is finite (DBL_MAX stands for a NaN or infinite
+ * error, as when a kernel leaves NaN in its output).  m->error is pointed at *error (or a static "" when OK), so it
+ * stays valid until the caller frees *error; m->trial, config and
+ * build_seconds are left alone.  The timeout covers the whole run (loading,
+ * warm-up, timing).  Returns HERON_OK unless the machinery failed (fork,
+ * pipe: HERON_ERUN). */
 int heron__run_one(heron__bench *b, const char *so_path, double flops,
                    heron_measurement *m, char **error, heron_error *err);
 

@@ -1,0 +1,409 @@
+/* core/measure/run.c - running one built kernel in an isolated worker.
+ *
+ * The parent forks a worker for every run.  The worker loads the kernel
+ * with dlopen, fills the output with NaN (so a kernel that writes nothing
+ * fails the check), warms up once, checks the output against the reference,
+ * times `repeat` repeats of `number` calls (growing `number` until a repeat
+ * lasts min_repeat_ms, as TVM does), checks the output again, sends a small
+ * fixed-size report through a pipe and leaves with _exit.  The parent waits
+ * on the pipe with the timeout and then collects the worker: a crash or a
+ * hang costs only this candidate, never the tuner.
+ *
+ * The worker is a fork of the parent, so it sees the inputs and the
+ * reference without copying them, and writes the output into its own
+ * copy-on-write copy of the scratch buffer.  For that to be safe the parent
+ * must have no other threads when heron__run_one is called: the build pool
+ * has been joined, and the reference was computed without OpenMP.
+ */
+#include "core/measure/measure.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/util/util.h"
+
+/* The one symbol every generated CPU kernel exports. */
+#define KERNEL_SYMBOL "heron_kernel"
+typedef void (*kernel_fn)(void *const *bufs);
+
+/* Caches are flushed by writing through a buffer at least this large, or
+ * twice the last-level cache when the machine reports a bigger one. */
+#define FLUSH_BYTES_MIN (64u << 20)
+
+/* `number` never grows past this, so a kernel that the clock cannot see
+ * (an empty function) still ends its calibration. */
+#define NUMBER_MAX 1000000000LL
+
+/* What the worker sends back: fixed size and well under PIPE_BUF, so one
+ * write() delivers it whole and never blocks. */
+typedef struct run_report {
+  int status;       /* heron_meas_status */
+  double seconds;   /* median seconds per call */
+  double max_error; /* largest relative error against the reference */
+  char text[384];   /* failure description, "" when OK */
+} run_report;
+
+/* ---- worker side --------------------------------------------------------- */
+
+/* Reads output element i as a double, for error messages, the way the op
+ * module stores elements of the output's dtype. */
+static double elem_value(const heron__op *op, const void *p, int64_t i) {
+  return heron__elem_get(p, op->out_dtype, i);
+}
+
+/* Compares the output with the reference; on a mismatch fills the report
+ * with WRONG_RESULT and says where and by how much.  `when` tells whether
+ * this is the check after warm-up or the one after timing. */
+static int check_output(const heron__bench *b, const void *out, const char *when,
+                        run_report *r) {
+  double max_err = 0;
+  int64_t bad = -1;
+  int ok = heron__op_check(b->op, out, b->ref, &max_err, &bad);
+  /* NaN or infinite errors (a NaN output) are reported as the largest
+   * double: the measurement ends up in a JSON log, where only finite
+   * numbers can be written. */
+  if (!isfinite(max_err))
+    max_err = DBL_MAX;
+  if (max_err > r->max_error)
+    r->max_error = max_err;
+  if (ok)
+    return 1;
+  r->status = HERON_MEAS_WRONG_RESULT;
+  if (bad >= 0)
+    snprintf(r->text, sizeof r->text,
+             "wrong result %s: first bad element %lld is %g, expected %g; "
+             "max relative error %.3g",
+             when, (long long)bad, elem_value(b->op, out, bad),
+             elem_value(b->op, b->ref, bad), max_err);
+  else
+    snprintf(r->text, sizeof r->text,
+             "wrong result %s: max relative error %.3g", when, max_err);
+  return 0;
+}
+
+/* Evicts the caches by writing one byte per 64-byte line of `buf`; the
+ * volatile stores cannot be optimised away. */
+static void flush_caches(volatile unsigned char *buf, size_t n, unsigned char v) {
+  for (size_t i = 0; i < n; i += 64)
+    buf[i] = v;
+}
+
+static double time_calls(kernel_fn fn, void *const *bufs, long long number) {
+  double t0 = heron__now();
+  for (long long i = 0; i < number; i++)
+    fn(bufs);
+  return heron__now() - t0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Times the kernel: `repeat` repeats of `number` calls, each preceded by a
+ * cache flush when asked.  A repeat shorter than min_repeat_ms does not
+ * count; `number` grows (to what the last repeat suggests, at least 1.6x)
+ * and the repeat is run again.  Returns the median seconds per call, or a
+ * negative value when out of memory. */
+static double time_kernel(const heron__bench *b, kernel_fn fn, void *const *bufs) {
+  const heron_measure_options *o = &b->opts;
+  double *per_call = malloc(sizeof(double) * (size_t)o->repeat);
+  unsigned char *flush = NULL;
+  size_t flush_n = FLUSH_BYTES_MIN;
+  if (o->flush_cache) {
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc > 0 && (size_t)llc * 2 > flush_n)
+      flush_n = (size_t)llc * 2;
+    flush = malloc(flush_n);
+  }
+  if (!per_call || (o->flush_cache && !flush)) {
+    free(per_call);
+    free(flush);
+    return -1;
+  }
+  double min_s = o->min_repeat_ms / 1000.0;
+  long long number = o->number;
+  for (int r = 0; r < o->repeat;) {
+    if (flush)
+      flush_caches(flush, flush_n, (unsigned char)r);
+    double t = time_calls(fn, bufs, number);
+    if (t < min_s && number < NUMBER_MAX) {
+      double grow = t > 0 ? min_s / t * 1.1 : 10;
+      if (grow < 1.6)
+        grow = 1.6;
+      double next = (double)number * grow + 1;
+      number = next > (double)NUMBER_MAX ? NUMBER_MAX : (long long)next;
+      continue;
+    }
+    per_call[r++] = t / (double)number;
+  }
+  qsort(per_call, (size_t)o->repeat, sizeof(double), cmp_double);
+  int n = o->repeat;
+  double median = n % 2 ? per_call[n / 2]
+                        : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
+  free(per_call);
+  free(flush);
+  return median;
+}
+
+/* Makes crashes in the worker end it by the signal itself: no core files,
+ * and default dispositions for the fatal signals, because a host's (or
+ * AddressSanitizer's) handler would otherwise turn a SIGSEGV into an
+ * ordinary exit and hide which signal it was. */
+static void worker_prepare_signals(void) {
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+                              SIGABRT, SIGTRAP, SIGSYS};
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+    signal(fatal[i], SIG_DFL);
+    sigaddset(&set, fatal[i]);
+  }
+  sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* Sends the report (one write, see run_report) and ends the worker without
+ * running atexit handlers or flushing the parent's stdio buffers twice. */
+static void worker_finish(int fd, const run_report *r) {
+  ssize_t w;
+  do
+    w = write(fd, r, sizeof *r);
+  while (w < 0 && errno == EINTR);
+  _exit(0);
+}
+
+/* The worker's whole life; never returns. */
+static void worker_main(heron__bench *b, const char *so_path, int fd) {
+  run_report r;
+  memset(&r, 0, sizeof r);
+  r.status = HERON_MEAS_OK;
+  worker_prepare_signals();
+
+  /* libgomp reads OMP_NUM_THREADS when it is loaded, which happens inside
+   * dlopen, so the variable must be set before. */
+  char threads[32];
+  snprintf(threads, sizeof threads, "%d", b->opts.threads);
+  setenv("OMP_NUM_THREADS", threads, 1);
+
+  void *lib = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *e = dlerror();
+    r.status = HERON_MEAS_RUNTIME_ERROR;
+    snprintf(r.text, sizeof r.text, "cannot load the kernel: %s",
+             e ? e : so_path);
+    worker_finish(fd, &r);
+  }
+  dlerror();
+  void *sym = dlsym(lib, KERNEL_SYMBOL);
+  if (!sym) {
+    const char *e = dlerror();
+    r.status = HERON_MEAS_RUNTIME_ERROR;
+    /* dlerror already names the file and the symbol. */
+    snprintf(r.text, sizeof r.text, "kernel symbol " KERNEL_SYMBOL
+             " not found: %s", e ? e : "the symbol's address is NULL");
+    worker_finish(fd, &r);
+  }
+  kernel_fn fn;
+  memcpy(&fn, &sym, sizeof fn);
+
+  /* Should libgomp have been initialised before the variable was set (a
+   * host that had already loaded it), its thread count is set directly
+   * too; dlsym on the kernel's handle also searches its dependencies. */
+  void *set_threads = dlsym(lib, "omp_set_num_threads");
+  if (set_threads) {
+    void (*omp_set)(int);
+    memcpy(&omp_set, &set_threads, sizeof omp_set);
+    omp_set(b->opts.threads);
+  }
+
+  const heron__op *op = b->op;
+  void *out = b->bufs[op->ninputs];
+  size_t out_n = (size_t)heron__tensor_elems(&op->out) *
+                 (size_t)heron__dtype_size(op->out_dtype);
+  /* All-ones bytes are NaN in fp32 and fp16 and -1 in integer types: a
+   * value no correct kernel leaves behind by accident. */
+  memset(out, 0xff, out_n);
+
+  fn(b->bufs);
+  if (!check_output(b, out, "after the first call", &r))
+    worker_finish(fd, &r);
+
+  double sec = time_kernel(b, fn, b->bufs);
+  if (sec < 0) {
+    r.status = HERON_MEAS_RUNTIME_ERROR;
+    snprintf(r.text, sizeof r.text, "worker out of memory for timing");
+    worker_finish(fd, &r);
+  }
+  /* Checked again: a kernel that reads its own output (accumulating
+   * without clearing) or changes behaviour between calls is wrong too. */
+  if (!check_output(b, out, "after timing", &r))
+    worker_finish(fd, &r);
+  r.seconds = sec;
+  worker_finish(fd, &r);
+}
+
+/* ---- parent side --------------------------------------------------------- */
+
+/* "SIGSEGV" for the signals kernels die of; NULL for others. */
+static const char *signal_name(int sig) {
+  switch (sig) {
+  case SIGSEGV: return "SIGSEGV";
+  case SIGBUS: return "SIGBUS";
+  case SIGFPE: return "SIGFPE";
+  case SIGILL: return "SIGILL";
+  case SIGABRT: return "SIGABRT";
+  case SIGTRAP: return "SIGTRAP";
+  case SIGSYS: return "SIGSYS";
+  case SIGKILL: return "SIGKILL";
+  case SIGTERM: return "SIGTERM";
+  case SIGXCPU: return "SIGXCPU";
+  case SIGPIPE: return "SIGPIPE";
+  case SIGINT: return "SIGINT";
+  default: return NULL;
+  }
+}
+
+static char *format_error(const char *fmt, ...) HERON_PRINTF(1, 2);
+static char *format_error(const char *fmt, ...) {
+  heron__buf buf = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  heron__buf_vprintf(&buf, fmt, ap);
+  va_end(ap);
+  return heron__buf_take(&buf);
+}
+
+/* Reads the report until it is complete, the worker closes the pipe, or
+ * the deadline passes.  Returns the number of bytes read. */
+static size_t read_report(int fd, run_report *r, double deadline) {
+  size_t got = 0;
+  while (got < sizeof *r) {
+    double left = deadline - heron__now();
+    if (left <= 0)
+      break;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int ms = (int)(left * 1000) + 1;
+    int pr = poll(&p, 1, ms);
+    if (pr < 0 && errno == EINTR)
+      continue;
+    if (pr <= 0)
+      continue; /* timed out: the loop head sees the deadline */
+    ssize_t n = read(fd, (char *)r + got, sizeof *r - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break; /* end of file: the worker is gone */
+    got += (size_t)n;
+  }
+  return got;
+}
+
+/* Waits for the worker to exit until the deadline, then kills it.  Returns
+ * 1 when it had to be killed. */
+static int reap_worker(pid_t pid, int *st, double deadline) {
+  double pause = 0.5;
+  for (;;) {
+    pid_t w = waitpid(pid, st, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR))
+      return 0;
+    if (heron__now() >= deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+        ;
+      return 1;
+    }
+    struct timespec ts = {0, (long)(pause * 1e6)};
+    nanosleep(&ts, NULL);
+    if (pause < 20)
+      pause *= 1.5;
+  }
+}
+
+int heron__run_one(heron__bench *b, const char *so_path, double flops,
+                   heron_measurement *m, char **error, heron_error *err) {
+  m->status = HERON_MEAS_RUNTIME_ERROR;
+  m->seconds = m->gflops = m->max_error = 0;
+  m->error = "";
+  m->simulated = 0;
+  *error = NULL;
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return heron_error_set(err, HERON_ERUN, "cannot create a pipe: %s",
+                           strerror(errno));
+  /* Anything buffered in stdio now would otherwise be printed twice if the
+   * worker flushed it; the worker uses _exit, but a kernel may call exit. */
+  fflush(NULL);
+  double t0 = heron__now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return heron_error_set(err, HERON_ERUN, "cannot fork a worker: %s",
+                           strerror(e));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    worker_main(b, so_path, fds[1]);
+    _exit(127); /* not reached */
+  }
+  close(fds[1]);
+
+  double deadline = t0 + b->opts.timeout_s;
+  run_report r;
+  memset(&r, 0, sizeof r);
+  size_t got = read_report(fds[0], &r, deadline);
+  close(fds[0]);
+  int st = 0;
+  int killed = reap_worker(pid, &st, got == sizeof r ? heron__now() + 1.0
+                                                     : deadline);
+
+  if (killed && got < sizeof r) {
+    m->status = HERON_MEAS_TIMEOUT;
+    *error = format_error("run exceeded the %.1f s timeout", b->opts.timeout_s);
+  } else if (!killed && WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    const char *name = signal_name(sig);
+    m->status = HERON_MEAS_RUNTIME_ERROR;
+    *error = name ? format_error("kernel crashed with %s (signal %d)", name, sig)
+                  : format_error("kernel crashed with signal %d (%s)", sig,
+                                 strsignal(sig));
+  } else if (got < sizeof r) {
+    m->status = HERON_MEAS_RUNTIME_ERROR;
+    *error = WIFEXITED(st) && WEXITSTATUS(st) != 0
+                 ? format_error("worker exited with status %d before "
+                                "reporting a result",
+                                WEXITSTATUS(st))
+                 : format_error("worker ended without a result (%zu of %zu "
+                                "bytes)",
+                                got, sizeof r);
+  } else {
+    r.text[sizeof r.text - 1] = '\0';
+    m->status = r.status;
+    m->max_error = r.max_error;
+    if (r.status == HERON_MEAS_OK) {
+      m->seconds = r.seconds;
+      m->gflops = r.seconds > 0 ? flops / r.seconds / 1e9 : 0;
+    } else {
+      *error = format_error("%s", r.text);
+    }
+  }
+  if (*error)
+    m->error = *error;
+  return HERON_OK;
+}

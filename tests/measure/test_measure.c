@@ -1,0 +1,502 @@
+/* tests/measure/test_measure.c - building and running candidates.
+ *
+ * Every test measures hand-written kernels for a small fp32 GEMM.  The
+ * correct kernel is generated from the op's own description (its axes and
+ * affine index maps), so the tests hold whatever tensor layout the op
+ * module chooses; the broken kernels are that kernel with one thing wrong.
+ */
+#include <float.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/measure/measure.h"
+#include "core/op/op.h"
+#include "core/util/util.h"
+#include "test.h"
+
+/* Fast flags: the tests check behaviour, not speed.  OpenMP stays in so the
+ * worker's OMP_NUM_THREADS handling and libgomp loading are exercised. */
+#define TEST_CFLAGS "-O1 -fopenmp -fPIC -shared"
+
+/* What to break in the generated kernel. */
+enum variant {
+  GOOD,        /* correct */
+  WRONG_VALUE, /* one element off by one */
+  NO_WRITE,    /* returns without touching the output */
+  SEGFAULT,    /* writes through a NULL pointer */
+  HANG,        /* never returns */
+  LATE_BREAK,  /* correct on the first call only */
+  NO_SYMBOL,   /* exports the kernel under another name */
+  NO_COMPILE   /* not C */
+};
+
+static int make_gemm(heron__op *op) {
+  const int64_t shape[3] = {64, 48, 32};
+  heron_error err = {0};
+  int rc = heron__op_build("gemm", shape, 3, HERON__FP32, op, &err);
+  if (rc != HERON_OK)
+    fprintf(stderr, "gemm: %s\n", err.text);
+  return rc;
+}
+
+/* The flat offset of tensor `t` at the loop point, as C source. */
+static void index_expr(heron__buf *s, const heron__op *op,
+                       const heron__tensor *t) {
+  heron__buf_puts(s, "0");
+  int64_t stride = 1;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    heron__buf_printf(s, " + %lldL * (%lld", (long long)stride,
+                      (long long)t->index[d].offset);
+    for (int a = 0; a < op->naxes; a++)
+      if (t->index[d].coef[a])
+        heron__buf_printf(s, " + %lldL * a%d", (long long)t->index[d].coef[a],
+                          a);
+    heron__buf_puts(s, ")");
+    stride *= t->dims[d];
+  }
+}
+
+/* A naive fp32 kernel for `op`, broken as `v` says.  Free the result. */
+static char *kernel_source(const heron__op *op, enum variant v) {
+  heron__buf s = {0};
+  if (v == NO_COMPILE) {
+    heron__buf_puts(&s, "this is not C;\n"
+                        "int heron_kernel(void) { return undeclared_thing; }\n");
+    return heron__buf_take(&s);
+  }
+  heron__buf_printf(&s, "void %s(void *const *bufs) {\n",
+                    v == NO_SYMBOL ? "other_kernel" : "heron_kernel");
+  heron__buf_printf(&s, "  float *out = bufs[%d];\n", op->ninputs);
+  for (int i = 0; i < op->ninputs; i++)
+    heron__buf_printf(&s, "  const float *in%d = bufs[%d];\n", i, i);
+  if (v == NO_WRITE)
+    heron__buf_puts(&s, "  (void)out;\n  return;\n");
+  if (v == SEGFAULT)
+    heron__buf_puts(&s, "  *(volatile float *)0 = 1.0f;\n");
+  if (v == HANG)
+    heron__buf_puts(&s, "  for (volatile int spin = 1; spin;) {}\n");
+  heron__buf_printf(&s, "  #pragma omp parallel for\n"
+                        "  for (long o = 0; o < %lldL; o++) out[o] = 0;\n",
+                    (long long)heron__tensor_elems(&op->out));
+  /* The first (spatial, output-indexing) axis is split among threads, so
+   * no two threads ever add into the same output element. */
+  heron__buf_puts(&s, "  #pragma omp parallel for\n");
+  for (int a = 0; a < op->naxes; a++)
+    heron__buf_printf(&s, "  for (long a%d = 0; a%d < %lldL; a%d++)\n", a, a,
+                      (long long)op->axes[a].extent, a);
+  heron__buf_puts(&s, "  {\n    float p = 1.0f;\n");
+  for (int i = 0; i < op->ninputs; i++) {
+    heron__buf_printf(&s, "    p *= in%d[", i);
+    index_expr(&s, op, &op->in[i]);
+    heron__buf_puts(&s, "];\n");
+  }
+  heron__buf_puts(&s, "    out[");
+  index_expr(&s, op, &op->out);
+  heron__buf_puts(&s, "] += p;\n  }\n");
+  if (v == WRONG_VALUE)
+    heron__buf_puts(&s, "  out[3] += 1.0f;\n");
+  if (v == LATE_BREAK)
+    heron__buf_puts(&s, "  static int calls;\n"
+                        "  if (++calls > 1) out[0] = 42.0f;\n");
+  heron__buf_puts(&s, "}\n");
+  return heron__buf_take(&s);
+}
+
+/* Options that keep each test short. */
+static heron_measure_options quick_options(void) {
+  heron_measure_options o;
+  memset(&o, 0, sizeof o);
+  o.number = 1;
+  o.repeat = 3;
+  o.min_repeat_ms = 2;
+  o.timeout_s = 20;
+  o.threads = 2;
+  return o;
+}
+
+/* Builds kernel variants v[0..n) into c[0..n) (sources owned by `src`). */
+static int build_variants(heron__bench *b, const enum variant *v, int n,
+                          heron__candidate *c, char **src) {
+  heron_error err = {0};
+  for (int i = 0; i < n; i++) {
+    src[i] = kernel_source(b->op, v[i]);
+    memset(&c[i], 0, sizeof c[i]);
+    c[i].source = src[i];
+  }
+  int rc = heron__build_all(b, c, n, &err);
+  if (rc != HERON_OK)
+    fprintf(stderr, "build_all: %s\n", err.text);
+  return rc;
+}
+
+static void free_variants(heron__candidate *c, char **src, int n) {
+  for (int i = 0; i < n; i++) {
+    free(c[i].error);
+    free(src[i]);
+  }
+}
+
+/* What became of one variant: its build and, when it built, its run. */
+typedef struct outcome {
+  int build_status;
+  char *build_error;
+  heron_measurement m;
+  char *run_error;
+  double run_wall_s;
+} outcome;
+
+static int measure_variant(heron__bench *b, enum variant v, outcome *out) {
+  memset(out, 0, sizeof *out);
+  heron__candidate c;
+  char *src;
+  int rc = build_variants(b, &v, 1, &c, &src);
+  free(src);
+  if (rc != HERON_OK)
+    return rc;
+  out->build_status = c.status;
+  out->build_error = c.error;
+  if (c.status != HERON_MEAS_OK)
+    return HERON_OK;
+  heron_error err = {0};
+  double t0 = heron__now();
+  rc = heron__run_one(b, c.so_path, b->op->flops, &out->m, &out->run_error,
+                      &err);
+  out->run_wall_s = heron__now() - t0;
+  if (rc != HERON_OK)
+    fprintf(stderr, "run_one: %s\n", err.text);
+  return rc;
+}
+
+static void outcome_free(outcome *o) {
+  free(o->build_error);
+  free(o->run_error);
+}
+
+static int bench_up(heron__bench *b, heron__op *op,
+                    const heron_measure_options *o) {
+  heron_error err = {0};
+  if (make_gemm(op) != HERON_OK)
+    return HERON_EINVAL;
+  int rc = heron__bench_init(b, op, TEST_CFLAGS, o, &err);
+  if (rc != HERON_OK)
+    fprintf(stderr, "bench_init: %s\n", err.text);
+  return rc;
+}
+
+static int is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+TEST(defaults_fill_only_unset_fields) {
+  heron_measure_options o;
+  memset(&o, 0, sizeof o);
+  o.repeat = 7;
+  o.cc = "mycc";
+  heron__measure_defaults(&o);
+  CHECK_EQ(o.number, 3);
+  CHECK_EQ(o.repeat, 7);
+  CHECK(o.min_repeat_ms == 100);
+  CHECK(o.timeout_s == 30);
+  CHECK_EQ(o.build_jobs, heron__ncores());
+  CHECK_EQ(o.threads, heron__ncores());
+  CHECK(strcmp(o.cc, "mycc") == 0);
+  CHECK_EQ(o.flush_cache, 0);
+
+  memset(&o, 0, sizeof o);
+  heron__measure_defaults(&o);
+  const char *env = getenv("CC");
+  CHECK(strcmp(o.cc, env && *env ? env : "cc") == 0);
+}
+
+TEST(temp_work_dir_is_removed_at_free_unless_keep_files) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  char dir[512];
+  const char *dirp = dir;
+  snprintf(dir, sizeof dir, "%s", b.work_dir);
+  CHECK(is_dir(dir));
+  CHECK_STR_CONTAINS(dirp, "heron-");
+  heron__bench_free(&b);
+  CHECK(!is_dir(dir));
+
+  o.keep_files = 1;
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  snprintf(dir, sizeof dir, "%s", b.work_dir);
+  heron__bench_free(&b);
+  CHECK(is_dir(dir));
+  heron__rmtree(dir);
+}
+
+TEST(correct_kernel_measures_ok_with_consistent_gflops) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.flush_cache = 1;
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, GOOD, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_MSG(r.build_status == HERON_MEAS_OK, "%s", r.build_error);
+  CHECK_MSG(r.m.status == HERON_MEAS_OK, "%s", r.run_error);
+  CHECK(r.run_error == NULL);
+  CHECK(strcmp(r.m.error, "") == 0);
+  CHECK(r.m.seconds > 0);
+  CHECK(r.m.max_error >= 0 && r.m.max_error < 1e-3);
+  double expect = op.flops / r.m.seconds / 1e9;
+  CHECK_MSG(fabs(r.m.gflops - expect) <= 1e-9 * expect, "%g vs %g",
+            r.m.gflops, expect);
+  outcome_free(&r);
+}
+
+TEST(kernel_writing_a_wrong_value_is_wrong_result) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, WRONG_VALUE, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(r.build_status, HERON_MEAS_OK);
+  CHECK_EQ(r.m.status, HERON_MEAS_WRONG_RESULT);
+  CHECK(r.m.seconds == 0 && r.m.gflops == 0);
+  CHECK(r.m.max_error > 0);
+  CHECK_STR_CONTAINS(r.run_error, "wrong result");
+  CHECK_STR_CONTAINS(r.run_error, "element 3");
+  CHECK(r.m.error == r.run_error);
+  outcome_free(&r);
+}
+
+TEST(kernel_writing_nothing_is_wrong_result_with_finite_error) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, NO_WRITE, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(r.build_status, HERON_MEAS_OK);
+  CHECK_EQ(r.m.status, HERON_MEAS_WRONG_RESULT);
+  CHECK_STR_CONTAINS(r.run_error, "element 0");
+  /* The output was left NaN; the error must still be writable as JSON. */
+  CHECK(isfinite(r.m.max_error) && r.m.max_error == DBL_MAX);
+  outcome_free(&r);
+}
+
+TEST(kernel_correct_only_on_first_call_is_caught_after_timing) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, LATE_BREAK, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(r.m.status, HERON_MEAS_WRONG_RESULT);
+  CHECK_STR_CONTAINS(r.run_error, "after timing");
+  outcome_free(&r);
+}
+
+TEST(crashing_kernel_is_runtime_error_naming_sigsegv_and_next_still_runs) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  enum variant v[2] = {SEGFAULT, GOOD};
+  heron__candidate c[2];
+  char *src[2];
+  int rc = build_variants(&b, v, 2, c, src);
+  heron_measurement m[2];
+  char *e[2] = {NULL, NULL};
+  heron_error err = {0}, *ep = &err;
+  int rc0 = HERON_EINTERNAL, rc1 = HERON_EINTERNAL;
+  if (rc == HERON_OK && c[0].status == HERON_MEAS_OK &&
+      c[1].status == HERON_MEAS_OK) {
+    rc0 = heron__run_one(&b, c[0].so_path, op.flops, &m[0], &e[0], &err);
+    rc1 = heron__run_one(&b, c[1].so_path, op.flops, &m[1], &e[1], &err);
+  }
+  free_variants(c, src, 2);
+  heron__bench_free(&b);
+  CHECK_OK(rc0, ep);
+  CHECK_OK(rc1, ep);
+  CHECK_EQ(m[0].status, HERON_MEAS_RUNTIME_ERROR);
+  CHECK_STR_CONTAINS(e[0], "kernel crashed with SIGSEGV (signal 11)");
+  CHECK_MSG(m[1].status == HERON_MEAS_OK, "%s", e[1]);
+  CHECK(m[1].seconds > 0);
+  free(e[0]);
+  free(e[1]);
+}
+
+TEST(hanging_kernel_times_out_within_the_limit) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.timeout_s = 1;
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, HANG, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_MSG(r.build_status == HERON_MEAS_OK, "%s", r.build_error);
+  CHECK_EQ(r.m.status, HERON_MEAS_TIMEOUT);
+  CHECK_STR_CONTAINS(r.run_error, "run exceeded the 1.0 s timeout");
+  CHECK_MSG(r.run_wall_s >= 0.9 && r.run_wall_s < 3.0, "took %.2f s",
+            r.run_wall_s);
+  outcome_free(&r);
+}
+
+TEST(uncompilable_source_is_compile_error_with_the_compiler_message) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, NO_COMPILE, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(r.build_status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_STR_CONTAINS(r.build_error, "undeclared_thing");
+  CHECK_STR_CONTAINS(r.build_error, "error");
+  outcome_free(&r);
+}
+
+TEST(missing_kernel_symbol_is_runtime_error_naming_the_symbol) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, NO_SYMBOL, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(r.build_status, HERON_MEAS_OK);
+  CHECK_EQ(r.m.status, HERON_MEAS_RUNTIME_ERROR);
+  CHECK_STR_CONTAINS(r.run_error, "heron_kernel");
+  outcome_free(&r);
+}
+
+TEST(missing_shared_object_is_runtime_error_with_the_loader_message) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  heron_measurement m;
+  char *e = NULL;
+  heron_error err = {0}, *ep = &err;
+  char path[600];
+  snprintf(path, sizeof path, "%s/absent.so", b.work_dir);
+  int rc = heron__run_one(&b, path, op.flops, &m, &e, &err);
+  heron__bench_free(&b);
+  CHECK_OK(rc, ep);
+  CHECK_EQ(m.status, HERON_MEAS_RUNTIME_ERROR);
+  CHECK_STR_CONTAINS(e, "cannot load the kernel");
+  CHECK_STR_CONTAINS(e, "absent.so");
+  free(e);
+}
+
+TEST(parallel_build_gives_each_candidate_its_own_status) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.build_jobs = 3;
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  enum variant v[6] = {GOOD,       NO_COMPILE, WRONG_VALUE,
+                       NO_COMPILE, NO_SYMBOL,  GOOD};
+  const int want_build[6] = {HERON_MEAS_OK, HERON_MEAS_COMPILE_ERROR,
+                             HERON_MEAS_OK, HERON_MEAS_COMPILE_ERROR,
+                             HERON_MEAS_OK, HERON_MEAS_OK};
+  const int want_run[6] = {HERON_MEAS_OK, -1, HERON_MEAS_WRONG_RESULT,
+                           -1, HERON_MEAS_RUNTIME_ERROR, HERON_MEAS_OK};
+  heron__candidate c[6];
+  char *src[6];
+  int rc = build_variants(&b, v, 6, c, src);
+  int build_status[6], run_status[6], distinct = 1;
+  double bsec[6];
+  heron_error err = {0}, *ep = &err;
+  int run_rc = HERON_OK;
+  for (int i = 0; i < 6; i++) {
+    build_status[i] = c[i].status;
+    bsec[i] = c[i].build_seconds;
+    run_status[i] = -1;
+    for (int j = 0; j < i; j++)
+      distinct &= strcmp(c[i].so_path, c[j].so_path) != 0;
+    if (rc == HERON_OK && c[i].status == HERON_MEAS_OK && run_rc == HERON_OK) {
+      heron_measurement m;
+      char *e = NULL;
+      run_rc = heron__run_one(&b, c[i].so_path, op.flops, &m, &e, &err);
+      run_status[i] = m.status;
+      free(e);
+    }
+  }
+  free_variants(c, src, 6);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_OK(run_rc, ep);
+  CHECK(distinct);
+  for (int i = 0; i < 6; i++) {
+    CHECK_MSG(build_status[i] == want_build[i], "candidate %d built %d", i,
+              build_status[i]);
+    CHECK_MSG(run_status[i] == want_run[i], "candidate %d ran %d", i,
+              run_status[i]);
+    CHECK(bsec[i] > 0);
+  }
+}
+
+TEST(hanging_compiler_is_build_timeout) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.timeout_s = 1;
+  o.build_jobs = 2;
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  /* A "compiler" that never finishes: the timeout must kill it (and the
+   * sleep it started, which shares its process group). */
+  char cc[600];
+  snprintf(cc, sizeof cc, "%s/slow-cc.sh", b.work_dir);
+  const char *script = "#!/bin/sh\nsleep 30\n";
+  heron_error err = {0}, *ep = &err;
+  int wrc = heron__write_file(cc, script, strlen(script), &err);
+  if (wrc == HERON_OK)
+    chmod(cc, 0755);
+  b.opts.cc = cc;
+  heron__candidate c[2];
+  char *src[2];
+  enum variant v[2] = {GOOD, GOOD};
+  double t0 = heron__now();
+  int rc = wrc == HERON_OK ? build_variants(&b, v, 2, c, src) : wrc;
+  double wall = heron__now() - t0;
+  int st0 = rc == HERON_OK ? c[0].status : -1;
+  int st1 = rc == HERON_OK ? c[1].status : -1;
+  char msg[200] = "";
+  if (rc == HERON_OK && c[0].error)
+    snprintf(msg, sizeof msg, "%s", c[0].error);
+  if (rc == HERON_OK)
+    free_variants(c, src, 2);
+  heron__bench_free(&b);
+  CHECK_OK(rc, ep);
+  CHECK_EQ(st0, HERON_MEAS_TIMEOUT);
+  CHECK_EQ(st1, HERON_MEAS_TIMEOUT);
+  const char *text = msg;
+  CHECK_STR_CONTAINS(text, "build exceeded the 1.0 s timeout");
+  CHECK_MSG(wall < 3.0, "took %.2f s", wall);
+}
+
+TEST(missing_compiler_is_compile_error_naming_it) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.cc = "/nonexistent/heron-cc";
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, GOOD, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(r.build_status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_STR_CONTAINS(r.build_error, "/nonexistent/heron-cc");
+  outcome_free(&r);
+}
