@@ -66,9 +66,10 @@ typedef void (*heron__ref_fn)(const heron__op *op, void *const *bufs);
 struct heron__op {
   const char *name;     /* static: "gemm" */
   int dtype;            /* heron__dtype of the inputs */
-  int out_dtype;        /* heron__dtype of the output (fp32 for fp32 and
-                           fp16 inputs... as the target decides; int32 is
-                           represented as HERON__FP32-sized int for int8) */
+  int out_dtype;        /* heron__dtype of the output: for now the same
+                           as dtype (fp32 -> fp32, fp16 -> fp16, as in
+                           Heron's Tensor Core suite); int32 for int8, kept
+                           in HERON__FP32-sized slots, when int8 arrives */
   int64_t shape[HERON__MAX_SHAPE]; /* the user's shape, in the op's order */
   int nshape;
   int naxes;
@@ -94,7 +95,21 @@ typedef struct heron__op_kind {
    * HERON_EINVAL naming the offending dimension on an impossible shape. */
   int (*build)(const int64_t *shape, int n, int dtype, heron__op *op,
                heron_error *err);
+  /* Smallest allowed value of each dimension (ndims_max entries), or NULL
+   * when every dimension must be >= 1.  Padding may be 0, for instance. */
+  const int64_t *mins;
 } heron__op_kind;
+
+/* The largest value any shape dimension may take.  It keeps every index
+ * computation of the generated code inside 64-bit arithmetic and rejects
+ * typos such as an extra digit long before an allocation would. */
+#define HERON__DIM_MAX 2147483647LL
+
+/* The catalogue's entries, one per op file (core/op/matmul.c, conv2d.c). */
+extern const heron__op_kind heron__op_gemm_kind;
+extern const heron__op_kind heron__op_bmm_kind;
+extern const heron__op_kind heron__op_gemv_kind;
+extern const heron__op_kind heron__op_c2d_kind;
 
 /* The catalogue. */
 int heron__op_kind_count(void);
@@ -138,5 +153,52 @@ int heron__op_check(const heron__op *op, const void *out, const void *ref,
  * affine index maps).  Tests use it to check that description and
  * reference agree. */
 void heron__op_interpret(const heron__op *op, void *const *bufs);
+
+/* ---- Helpers for op definitions (core/op/build.c) ------------------------
+ * Each op's build function calls heron__op_begin, then its own semantic
+ * checks, then adds axes and tensors and ends with heron__op_finish. */
+
+/* Zeroes *op and fills name, dtypes and the shape (optional trailing
+ * dimensions from the kind's defaults, so op->nshape == kind->ndims_max and
+ * equal shapes give equal task keys).  Checks the dtype, the number of
+ * dimensions and each value against the kind's minimum and HERON__DIM_MAX;
+ * HERON_EINVAL / HERON_EUNSUPPORTED naming the dimension otherwise. */
+int heron__op_begin(heron__op *op, const heron__op_kind *kind,
+                    const int64_t *shape, int n, int dtype, heron_error *err);
+
+/* Appends an axis and returns its index (axes must be added spatial first,
+ * in output order, then reductions). */
+int heron__op_add_axis(heron__op *op, const char *name, int kind,
+                       int64_t extent);
+
+/* Names and sizes a tensor (an input, or &op->out) with zero index maps. */
+void heron__tensor_init(heron__tensor *t, const char *name, int ndim,
+                        const int64_t *dims);
+
+/* Computes flops and checks that every tensor's element count fits in
+ * int64 (HERON_ERANGE otherwise). */
+int heron__op_finish(heron__op *op, heron_error *err);
+
+/* The product of the reduction axes' extents (1 when there are none). */
+int64_t heron__op_reduce_len(const heron__op *op);
+
+/* IEEE 754 binary16 conversions (round to nearest even), for fp16 buffers,
+ * which hold uint16_t bit patterns. */
+uint16_t heron__half_from_float(float f);
+float heron__half_to_float(uint16_t h);
+
+/* Reads element i of a buffer of `dtype` as a double, and stores one. */
+double heron__elem_get(const void *buf, int dtype, int64_t i);
+void heron__elem_set(void *buf, int dtype, int64_t i, double v);
+
+/* A reference kernel over fp32 arrays: in[0..ninputs) and out. */
+typedef void (*heron__ref_f32_fn)(const heron__op *op, const float *const *in,
+                                  float *out);
+
+/* Runs an fp32 reference kernel on buffers of the op's dtype: fp32 buffers
+ * are passed straight through; fp16 ones are widened to fp32 copies first
+ * and the result rounded to the output dtype. */
+void heron__op_run_ref(const heron__op *op, void *const *bufs,
+                       heron__ref_f32_fn kernel);
 
 #endif

@@ -1,0 +1,89 @@
+/* core/op/buffers.c - memory for an op's tensors: sizes, aligned allocation
+ * and deterministic input values. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/op/op.h"
+#include "heron/rng.h"
+
+int64_t heron__tensor_elems(const heron__tensor *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; d++)
+    n *= t->dims[d];
+  return n;
+}
+
+/* Tensor t of the op (inputs, then the output at index ninputs) and its
+ * element type. */
+static const heron__tensor *tensor_at(const heron__op *op, int t, int *dtype) {
+  *dtype = t < op->ninputs ? op->dtype : op->out_dtype;
+  return t < op->ninputs ? &op->in[t] : &op->out;
+}
+
+static uint64_t tensor_bytes(const heron__op *op, int t) {
+  int dtype;
+  const heron__tensor *ts = tensor_at(op, t, &dtype);
+  return (uint64_t)heron__tensor_elems(ts) * (uint64_t)heron__dtype_size(dtype);
+}
+
+uint64_t heron__op_bytes(const heron__op *op) {
+  uint64_t total = 0;
+  for (int t = 0; t <= op->ninputs; t++)
+    total += tensor_bytes(op, t);
+  return total;
+}
+
+/* 64-byte alignment suits AVX-512 loads and cache lines; aligned_alloc needs
+ * the size to be a multiple of the alignment, so sizes are rounded up, which
+ * also lets a vectorised kernel's last aligned load stay inside the block. */
+int heron__op_alloc_buffers(const heron__op *op, void **bufs,
+                            heron_error *err) {
+  for (int t = 0; t <= op->ninputs; t++)
+    bufs[t] = NULL;
+  for (int t = 0; t <= op->ninputs; t++) {
+    uint64_t bytes = tensor_bytes(op, t);
+    uint64_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded == 0)
+      rounded = 64;
+    bufs[t] = rounded <= SIZE_MAX ? aligned_alloc(64, (size_t)rounded) : NULL;
+    if (!bufs[t]) {
+      int dtype;
+      const heron__tensor *ts = tensor_at(op, t, &dtype);
+      heron__op_free_buffers(op, bufs);
+      return heron_error_set(err, HERON_ENOMEM,
+                             "%s: cannot allocate %llu bytes for tensor %s "
+                             "(%llu bytes for all tensors)",
+                             op->name, (unsigned long long)bytes, ts->name,
+                             (unsigned long long)heron__op_bytes(op));
+    }
+    memset(bufs[t], 0, (size_t)rounded);
+  }
+  return HERON_OK;
+}
+
+void heron__op_free_buffers(const heron__op *op, void **bufs) {
+  for (int t = 0; t <= op->ninputs; t++) {
+    free(bufs[t]);
+    bufs[t] = NULL;
+  }
+}
+
+/* Each input gets its own stream derived from the seed and its position, so
+ * the values of one tensor do not depend on the sizes of the others. */
+void heron__op_fill_inputs(const heron__op *op, void *const *bufs,
+                           uint64_t seed) {
+  for (int t = 0; t < op->ninputs; t++) {
+    heron_rng rng;
+    heron_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)));
+    int64_t n = heron__tensor_elems(&op->in[t]);
+    for (int64_t i = 0; i < n; i++) {
+      if (op->dtype == HERON__INT8) {
+        /* Small integers keep int32 accumulations far from overflow. */
+        ((int8_t *)bufs[t])[i] = (int8_t)((int)heron_rng_below(&rng, 9) - 4);
+      } else {
+        double v = 2.0 * heron_rng_uniform(&rng) - 1.0;
+        heron__elem_set(bufs[t], op->dtype, i, v);
+      }
+    }
+  }
+}

@@ -1,0 +1,163 @@
+/* core/op/conv2d.c - C2D, the 2-D convolution in NCHW layout with stride,
+ * zero padding and dilation (DIL is this op with dilation 2).
+ *
+ *   out[n,co,oh,ow] = sum over ci, kh, kw of
+ *       data[n, ci, oh*stride + kh*dil - pad, ow*stride + kw*dil - pad]
+ *     * weight[co, ci, kh, kw]
+ *
+ * where data reads as zero outside [0,H) x [0,W). */
+#include "core/op/op.h"
+
+enum { N_, H_, W_, CI_, CO_, KH_, KW_, STRIDE_, PAD_, DIL_ };
+
+/* Output extent along one spatial dimension. */
+static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
+                        int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+/* ---- Reference ----------------------------------------------------------
+ * Plain loops over the definition above, accumulating in double.  The ow loop
+ * is innermost over a row buffer so that, for stride 1, consecutive ow read
+ * consecutive data elements; the zero padding is an explicit range of rows
+ * and columns, not the op's `bounded` flag, so the description is checked,
+ * not copied. */
+
+enum { ROW_BLOCK = 256 };
+
+static void c2d_ref_f32(const heron__op *op, const float *const *in,
+                        float *out) {
+  const int64_t *s = op->shape;
+  int64_t N = s[N_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
+          KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
+          dil = s[DIL_];
+  int64_t HO = out_size(H, KH, st, pad, dil),
+          WO = out_size(W, KW, st, pad, dil);
+  const float *data = in[0], *weight = in[1];
+  double acc[ROW_BLOCK];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t co = 0; co < CO; co++)
+      for (int64_t oh = 0; oh < HO; oh++)
+        for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
+          int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
+          for (int64_t b = 0; b < nb; b++)
+            acc[b] = 0;
+          for (int64_t ci = 0; ci < CI; ci++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+              int64_t h = oh * st + kh * dil - pad;
+              if (h < 0 || h >= H)
+                continue;
+              const float *row = data + ((n * CI + ci) * H + h) * W;
+              for (int64_t kw = 0; kw < KW; kw++) {
+                double w = weight[((co * CI + ci) * KH + kh) * KW + kw];
+                /* Column x = ow*st + kw*dil - pad is inside [0, W) exactly
+                 * for ow in [ow_lo, ow_hi); computing the range once keeps
+                 * the test out of the inner loop, which then vectorises. */
+                int64_t lo_num = pad - kw * dil,
+                        hi_num = W - 1 + pad - kw * dil;
+                if (hi_num < 0)
+                  continue;
+                int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
+                int64_t ow_hi = hi_num / st + 1;
+                int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
+                int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
+                const float *src = row + ow0 * st + kw * dil - pad;
+                for (int64_t b = b_lo; b < b_hi; b++)
+                  acc[b] += w * src[b * st];
+              }
+            }
+          float *o = out + ((n * CO + co) * HO + oh) * WO + ow0;
+          for (int64_t b = 0; b < nb; b++)
+            o[b] = (float)acc[b];
+        }
+}
+
+static void c2d_ref(const heron__op *op, void *const *bufs) {
+  heron__op_run_ref(op, bufs, c2d_ref_f32);
+}
+
+/* ---- Description -------------------------------------------------------- */
+
+/* The dilated kernel must fit in the padded input, which also makes the
+ * output extent at least 1 since stride >= 1. */
+static int check_fits(const char *kname, int64_t k, int64_t dil, int64_t in,
+                      int64_t pad, const char *what, heron_error *err) {
+  if (dil * (k - 1) + 1 > in + 2 * pad)
+    return heron_error_set(err, HERON_EINVAL,
+                           "C2D: %s=%lld with dilation %lld exceeds padded "
+                           "input %s %lld",
+                           kname, (long long)k, (long long)dil, what,
+                           (long long)(in + 2 * pad));
+  return HERON_OK;
+}
+
+static int c2d_build(const int64_t *shape, int n, int dtype, heron__op *op,
+                     heron_error *err) {
+  int rc = heron__op_begin(op, &heron__op_c2d_kind, shape, n, dtype, err);
+  if (rc)
+    return rc;
+  const int64_t *s = op->shape;
+  int64_t st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
+  rc = check_fits("KH", s[KH_], dil, s[H_], pad, "height", err);
+  if (!rc)
+    rc = check_fits("KW", s[KW_], dil, s[W_], pad, "width", err);
+  if (rc)
+    return rc;
+  int64_t HO = out_size(s[H_], s[KH_], st, pad, dil);
+  int64_t WO = out_size(s[W_], s[KW_], st, pad, dil);
+
+  int an = heron__op_add_axis(op, "n", HERON__SPATIAL, s[N_]);
+  int aco = heron__op_add_axis(op, "co", HERON__SPATIAL, s[CO_]);
+  int aoh = heron__op_add_axis(op, "oh", HERON__SPATIAL, HO);
+  int aow = heron__op_add_axis(op, "ow", HERON__SPATIAL, WO);
+  int aci = heron__op_add_axis(op, "ci", HERON__REDUCE, s[CI_]);
+  int akh = heron__op_add_axis(op, "kh", HERON__REDUCE, s[KH_]);
+  int akw = heron__op_add_axis(op, "kw", HERON__REDUCE, s[KW_]);
+  op->ninputs = 2;
+
+  heron__tensor *data = &op->in[0];
+  heron__tensor_init(data, "data", 4, (int64_t[]){s[N_], s[CI_], s[H_], s[W_]});
+  data->index[0].coef[an] = 1;
+  data->index[1].coef[aci] = 1;
+  data->index[2].coef[aoh] = st;
+  data->index[2].coef[akh] = dil;
+  data->index[2].offset = -pad;
+  data->index[3].coef[aow] = st;
+  data->index[3].coef[akw] = dil;
+  data->index[3].offset = -pad;
+  /* Without padding the largest index is (HO-1)*stride + (KH-1)*dil, which
+   * the definition of HO keeps below H; only padding can leave the range. */
+  data->bounded = pad > 0;
+
+  heron__tensor *weight = &op->in[1];
+  heron__tensor_init(weight, "weight", 4,
+                     (int64_t[]){s[CO_], s[CI_], s[KH_], s[KW_]});
+  weight->index[0].coef[aco] = 1;
+  weight->index[1].coef[aci] = 1;
+  weight->index[2].coef[akh] = 1;
+  weight->index[3].coef[akw] = 1;
+
+  heron__tensor_init(&op->out, "out", 4, (int64_t[]){s[N_], s[CO_], HO, WO});
+  op->out.index[0].coef[an] = 1;
+  op->out.index[1].coef[aco] = 1;
+  op->out.index[2].coef[aoh] = 1;
+  op->out.index[3].coef[aow] = 1;
+  op->reference = c2d_ref;
+  return heron__op_finish(op, err);
+}
+
+static const char *const c2d_dims[] = {"N",  "H",  "W",      "CI",  "CO",
+                                       "KH", "KW", "stride", "pad", "dilation"};
+static const int64_t c2d_defaults[] = {1, 0, 1}; /* stride, pad, dilation */
+static const int64_t c2d_mins[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 1};
+
+const heron__op_kind heron__op_c2d_kind = {
+    .name = "c2d",
+    .summary = "2-D convolution, NCHW, with stride, zero padding and dilation",
+    .dims = c2d_dims,
+    .ndims = 7,
+    .ndims_max = 10,
+    .defaults = c2d_defaults,
+    .build = c2d_build,
+    .mins = c2d_mins,
+};
