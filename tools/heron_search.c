@@ -502,7 +502,9 @@ static const char *shape_from_object(const settings *s) {
     if (i == n)
       cli_usage("config %s: key 'shape.%s' is not a dimension of %s (%s)",
                 s->config_path, k, op, dims);
-    cfg_int(s, cli_printf("shape.%s", k), v, 1, LLONG_MAX);
+    /* Only the type is checked here: the value ranges (pad may be 0) are
+     * the op's to judge, through heron_parse_shape below. */
+    cfg_int(s, cli_printf("shape.%s", k), v, LLONG_MIN, LLONG_MAX);
   }
   char *text = cli_strdup("");
   int missing = -1;

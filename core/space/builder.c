@@ -414,6 +414,13 @@ int heron__space_constraint(const heron_space *sp, int c, int *kind, int *z,
   return HERON_OK;
 }
 
+HERON_API int heron_space_constraint_get(const heron_space *sp, int c,
+                                         int *kind, int *z, const int **xs,
+                                         int *nx, int *cond,
+                                         const int64_t **vals, int *nvals) {
+  return heron__space_constraint(sp, c, kind, z, xs, nx, cond, vals, nvals);
+}
+
 /* The exact product of the operands, or 0 in *ok when it leaves int64_t.
  * Once no factor is zero the magnitude never shrinks, so an intermediate
  * overflow means the final product overflows too. */

@@ -98,6 +98,18 @@ HERON_API int heron_space_constraint_kind(const heron_space *sp, int c);
 HERON_API int heron_space_constraint_str(const heron_space *sp, int c,
                                          char *buf, size_t cap);
 
+/* The raw operands of constraint c, for code that wants to evaluate
+ * constraints itself (independent checkers, prompt builders): *kind (a
+ * heron_constraint_kind), *z, *xs and *nx (variable indices, owned by the
+ * space), *cond (-1 or a 0/1 variable), *vals and *nvals (the IN set).
+ * Operand meaning per kind: PROD/SUM z = op(xs); EQ/NE/LE/LT "z ? xs[0]";
+ * IN z in vals; SELECT z = xs[1 + value of xs[0]].  Any out-pointer may be
+ * NULL.  Returns HERON_OK or HERON_EINVAL. */
+HERON_API int heron_space_constraint_get(const heron_space *sp, int c,
+                                         int *kind, int *z, const int **xs,
+                                         int *nx, int *cond,
+                                         const int64_t **vals, int *nvals);
+
 /* ---- Operations -------------------------------------------------------- */
 
 /* Draws a valid config at random (constrained random sampling: every knob
