@@ -1,0 +1,646 @@
+/* core/codegen/cpu_codegen.c - C source for one config of the cpu template,
+ * and the standalone driver that times an emitted kernel.
+ *
+ * The kernel follows the loop nest of core/codegen/cpu_template.h.  Every
+ * loop length is a number by the time we generate, so the register tile is
+ * written out statement by statement: one named accumulator per vector
+ * (or scalar) of the tile, the input elements of one reduction step loaded
+ * once each into named locals, and one multiply-add per accumulator.  That
+ * keeps the accumulator in registers without relying on the compiler's
+ * scalar replacement of arrays, and the vectors are GCC vector extensions,
+ * so vectorization does not depend on the auto-vectorizer either.
+ *
+ * Element addresses come from the op's affine index maps: the offset of a
+ * tensor element is sum over axes of L[a] * index(a) + const, with
+ * L[a] = sum over dims of stride(d) * coef(d, a).  Dimensions whose index
+ * can leave [0, dim) (padding) are guarded and read as zero outside.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/codegen/cpu_template.h"
+
+/* A sanity cap on the statements of one register tile.  The register
+ * limit rule keeps real tiles far below it; it only guards against a
+ * space built with different limits producing a giant file. */
+#define MAX_POINTS 4096
+#define MAX_LOADS 8192
+
+typedef struct gen {
+  const heron__template *t;
+  const heron__op *op;
+  const int64_t *cfg;
+  heron__buf *o;
+  int64_t len[HERON__MAX_AXES][HERON__CPU_SPATIAL_LEVELS]; /* loop lengths */
+  int64_t reg[HERON__MAX_AXES]; /* register tile extent per axis */
+  int vec;                      /* vector width, 1 = scalar code */
+  int vaxis;                    /* the vectorized axis or -1 */
+  int acc_at;
+  int unroll;
+  /* Per tensor (inputs, then output at index ninputs): the linear
+   * coefficient of every axis, the constant offset, and which dimensions
+   * need a range guard. */
+  int64_t lin[HERON__MAX_TENSORS + 1][HERON__MAX_AXES];
+  int64_t lin0[HERON__MAX_TENSORS + 1];
+  int guard[HERON__MAX_TENSORS + 1][HERON__MAX_DIMS];
+  /* Loads of the current reduction step, deduplicated by expression. */
+  char **load_expr;
+  int nloads, cap_loads;
+} gen;
+
+static const heron__tensor *tensor_at(const gen *g, int ti) {
+  return ti < g->op->ninputs ? &g->op->in[ti] : &g->op->out;
+}
+
+/* Row-major strides, the linear coefficients and the guarded dimensions of
+ * every tensor. */
+static void index_maps(gen *g) {
+  const heron__op *op = g->op;
+  for (int ti = 0; ti <= op->ninputs; ti++) {
+    const heron__tensor *ts = tensor_at(g, ti);
+    int64_t stride = 1;
+    memset(g->lin[ti], 0, sizeof g->lin[ti]);
+    g->lin0[ti] = 0;
+    for (int d = ts->ndim - 1; d >= 0; d--) {
+      const heron__affine *ix = &ts->index[d];
+      int64_t lo = ix->offset, hi = ix->offset;
+      for (int a = 0; a < op->naxes; a++) {
+        g->lin[ti][a] += stride * ix->coef[a];
+        int64_t span = ix->coef[a] * (op->axes[a].extent - 1);
+        if (span < 0)
+          lo += span;
+        else
+          hi += span;
+      }
+      g->lin0[ti] += stride * ix->offset;
+      g->guard[ti][d] = ts->bounded && (lo < 0 || hi >= ts->dims[d]);
+      stride *= ts->dims[d];
+    }
+  }
+}
+
+/* ---- expressions ----------------------------------------------------------
+ */
+
+/* sum over axes of k[a] * index(a) + c, folding the constant tile offsets
+ * into c.  Extent-1 axes have index 0 and drop out. */
+static void linear_text(const gen *g, const int64_t *k, int64_t c,
+                        const int64_t *off, heron__buf *b) {
+  const heron__op *op = g->op;
+  int any = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (k[a] == 0 || op->axes[a].extent == 1)
+      continue;
+    if (op->axes[a].kind == HERON__SPATIAL)
+      c += k[a] * off[a];
+    const char *name = op->axes[a].name;
+    const char *suffix = op->axes[a].kind == HERON__SPATIAL ? "_b" : "";
+    const char *sep = any ? " + " : "";
+    if (k[a] == 1)
+      heron__buf_printf(b, "%s%s%s", sep, name, suffix);
+    else
+      heron__buf_printf(b, "%s%lld * %s%s", sep, (long long)k[a], name, suffix);
+    any = 1;
+  }
+  if (!any)
+    heron__buf_printf(b, "%lld", (long long)c);
+  else if (c)
+    heron__buf_printf(b, " + %lld", (long long)c);
+}
+
+/* One scalar element of tensor ti at tile offset off: "A[1024 * i_b + k]",
+ * guarded as "(h >= 0 && h < 9 ? data[...] : 0.0f)" where needed. */
+static void scalar_elem(const gen *g, int ti, const int64_t *off,
+                        heron__buf *b) {
+  const heron__tensor *ts = tensor_at(g, ti);
+  heron__buf cond = {0};
+  for (int d = 0; d < ts->ndim; d++) {
+    if (!g->guard[ti][d])
+      continue;
+    heron__buf e = {0};
+    linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
+    heron__buf_printf(&cond, "%s(%s) >= 0 && (%s) < %lld",
+                      cond.len ? " && " : "", e.data, e.data,
+                      (long long)ts->dims[d]);
+    heron__buf_free(&e);
+  }
+  if (cond.len)
+    heron__buf_printf(b, "(%s ? ", cond.data);
+  heron__buf_printf(b, "%s[", ts->name);
+  linear_text(g, g->lin[ti], g->lin0[ti], off, b);
+  heron__buf_puts(b, "]");
+  if (cond.len)
+    heron__buf_puts(b, " : 0.0f)");
+  heron__buf_free(&cond);
+}
+
+/* Whether tensor ti's vec-axis lanes are consecutive elements that a plain
+ * vector load can read: linear coefficient 1 and no guard that depends on
+ * the lane. */
+static int contiguous_lanes(const gen *g, int ti) {
+  if (g->lin[ti][g->vaxis] != 1)
+    return 0;
+  const heron__tensor *ts = tensor_at(g, ti);
+  for (int d = 0; d < ts->ndim; d++)
+    if (g->guard[ti][d] && ts->index[d].coef[g->vaxis] != 0)
+      return 0;
+  return 1;
+}
+
+/* The value of input ti at tile offset off for one reduction step: a
+ * scalar (broadcast by the vector arithmetic when the tensor does not
+ * depend on the vector axis), a vector load, or a gather of the lanes. */
+static int input_value(const gen *g, int ti, const int64_t *off,
+                       heron__buf *b) {
+  int depends = g->vec > 1 && g->lin[ti][g->vaxis] != 0;
+  if (!depends) {
+    scalar_elem(g, ti, off, b);
+    return 0;
+  }
+  if (contiguous_lanes(g, ti)) {
+    const heron__tensor *ts = tensor_at(g, ti);
+    heron__buf cond = {0};
+    for (int d = 0; d < ts->ndim; d++) {
+      if (!g->guard[ti][d])
+        continue;
+      heron__buf e = {0};
+      linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
+      heron__buf_printf(&cond, "%s(%s) >= 0 && (%s) < %lld",
+                        cond.len ? " && " : "", e.data, e.data,
+                        (long long)ts->dims[d]);
+      heron__buf_free(&e);
+    }
+    if (cond.len)
+      heron__buf_printf(b, "(%s ? ", cond.data);
+    heron__buf_printf(b, "h_ld(&%s[", ts->name);
+    linear_text(g, g->lin[ti], g->lin0[ti], off, b);
+    heron__buf_puts(b, "])");
+    if (cond.len)
+      heron__buf_puts(b, " : h_zero)");
+    heron__buf_free(&cond);
+    return 1;
+  }
+  int64_t lane[HERON__MAX_AXES];
+  memcpy(lane, off, sizeof lane);
+  heron__buf_puts(b, "(h_vt){");
+  for (int l = 0; l < g->vec; l++) {
+    lane[g->vaxis] = off[g->vaxis] + l;
+    if (l)
+      heron__buf_puts(b, ", ");
+    scalar_elem(g, ti, lane, b);
+  }
+  heron__buf_puts(b, "}");
+  return 1;
+}
+
+/* The local holding an expression of this reduction step, creating and
+ * emitting it on first use: returns its number, or -1 out of memory. */
+static int load_local(gen *g, const char *expr, int is_vec, int depth) {
+  for (int i = 0; i < g->nloads; i++)
+    if (strcmp(g->load_expr[i], expr) == 0)
+      return i;
+  if (g->nloads == g->cap_loads) {
+    int cap = g->cap_loads ? 2 * g->cap_loads : 64;
+    char **p = realloc(g->load_expr, (size_t)cap * sizeof *p);
+    if (!p)
+      return -1;
+    g->load_expr = p;
+    g->cap_loads = cap;
+  }
+  char *copy = strdup(expr);
+  if (!copy)
+    return -1;
+  g->load_expr[g->nloads] = copy;
+  heron__buf_printf(g->o, "%*sconst %s h_l%d = %s;\n", 2 * depth, "",
+                    is_vec ? "h_vt" : "float", g->nloads, expr);
+  return g->nloads++;
+}
+
+static void free_loads(gen *g) {
+  for (int i = 0; i < g->nloads; i++)
+    free(g->load_expr[i]);
+  free(g->load_expr);
+  g->load_expr = NULL;
+  g->nloads = g->cap_loads = 0;
+}
+
+/* ---- the register tile ----------------------------------------------------
+ */
+
+/* Enumerates the points of the register tile (one per accumulator):
+ * point p's offsets into off[].  The vector axis steps by vec.  Returns the
+ * number of points. */
+static int tile_points(const gen *g, int p, int64_t *off) {
+  const heron__op *op = g->op;
+  int count = 1;
+  for (int a = op->naxes - 1; a >= 0; a--) {
+    if (off)
+      off[a] = 0;
+    if (op->axes[a].kind != HERON__SPATIAL)
+      continue;
+    int64_t step = a == g->vaxis ? g->vec : 1;
+    int64_t n = g->reg[a] / step;
+    if (off)
+      off[a] = (p % n) * step;
+    p /= (int)n;
+    count *= (int)n;
+  }
+  return count;
+}
+
+static void indent(const gen *g, int depth) {
+  heron__buf_printf(g->o, "%*s", 2 * depth, "");
+}
+
+/* One reduction step: loads, then one multiply-add per accumulator. */
+static int emit_step(gen *g, int npts, int depth) {
+  const heron__op *op = g->op;
+  int *vars = malloc((size_t)npts * (size_t)op->ninputs * sizeof *vars);
+  if (!vars)
+    return HERON_ENOMEM;
+  int rc = HERON_OK;
+  for (int p = 0; p < npts && rc == HERON_OK; p++) {
+    int64_t off[HERON__MAX_AXES];
+    tile_points(g, p, off);
+    for (int ti = 0; ti < op->ninputs; ti++) {
+      heron__buf e = {0};
+      int is_vec = input_value(g, ti, off, &e);
+      int v = e.failed ? -1 : load_local(g, e.data, is_vec, depth);
+      heron__buf_free(&e);
+      if (v < 0 || g->nloads > MAX_LOADS) {
+        rc = HERON_ENOMEM;
+        break;
+      }
+      vars[p * op->ninputs + ti] = v;
+    }
+  }
+  for (int p = 0; p < npts && rc == HERON_OK; p++) {
+    indent(g, depth);
+    heron__buf_printf(g->o, "h_a%d +=", p);
+    for (int ti = 0; ti < op->ninputs; ti++)
+      heron__buf_printf(g->o, "%s h_l%d", ti ? " *" : "",
+                        vars[p * op->ninputs + ti]);
+    heron__buf_puts(g->o, ";\n");
+  }
+  free(vars);
+  free_loads(g);
+  return rc;
+}
+
+/* Writes the accumulators to the output: stores on the first step of the
+ * reduction-outer loops, adds onto what earlier steps wrote afterwards. */
+static void emit_store(gen *g, int npts, int depth, int add) {
+  const int out = g->op->ninputs;
+  const heron__tensor *ts = &g->op->out;
+  for (int p = 0; p < npts; p++) {
+    int64_t off[HERON__MAX_AXES];
+    tile_points(g, p, off);
+    heron__buf elem = {0};
+    heron__buf_printf(&elem, "%s[", ts->name);
+    linear_text(g, g->lin[out], g->lin0[out], off, &elem);
+    heron__buf_puts(&elem, "]");
+    indent(g, depth);
+    if (g->vec > 1 && add)
+      heron__buf_printf(g->o, "h_st(&%s, h_ld(&%s) + h_a%d);\n", elem.data,
+                        elem.data, p);
+    else if (g->vec > 1)
+      heron__buf_printf(g->o, "h_st(&%s, h_a%d);\n", elem.data, p);
+    else
+      heron__buf_printf(g->o, "%s %s= h_a%d;\n", elem.data, add ? "+" : "", p);
+    heron__buf_free(&elem);
+  }
+}
+
+/* ---- the loop nest --------------------------------------------------------
+ */
+
+/* Opens the loops of one level for the axes of `kind` (lengths > 1 only);
+ * returns how many were opened. */
+static int open_loops(gen *g, int kind, int level, int depth, int pragma) {
+  const heron__op *op = g->op;
+  int opened = 0, last = -1;
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == kind && g->len[a][level] > 1)
+      last = a;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != kind || g->len[a][level] <= 1)
+      continue;
+    if (pragma && a == last) {
+      indent(g, depth + opened);
+      heron__buf_printf(g->o, "#pragma GCC unroll %d\n", pragma);
+    }
+    indent(g, depth + opened);
+    heron__buf_printf(g->o,
+                      "for (int64_t %s_%d = 0; %s_%d < %lld; %s_%d++) {\n",
+                      op->axes[a].name, level, op->axes[a].name, level,
+                      (long long)g->len[a][level], op->axes[a].name, level);
+    opened++;
+  }
+  return opened;
+}
+
+static void close_loops(gen *g, int n, int depth) {
+  for (int i = n - 1; i >= 0; i--) {
+    indent(g, depth + i);
+    heron__buf_puts(g->o, "}\n");
+  }
+}
+
+/* "i_0 * 512 + i_1 * 64" for the levels outside the register tile. */
+static void tile_origin(gen *g, int a, int depth) {
+  int top = g->acc_at ? 2 : 3; /* levels [0, top) are loops */
+  heron__buf b = {0};
+  for (int l = 0; l < top; l++) {
+    if (g->len[a][l] <= 1)
+      continue;
+    int64_t stride = 1;
+    for (int m = l + 1; m < HERON__CPU_SPATIAL_LEVELS; m++)
+      stride *= g->len[a][m];
+    heron__buf_printf(&b, "%s%s_%d", b.len ? " + " : "", g->op->axes[a].name,
+                      l);
+    if (stride > 1)
+      heron__buf_printf(&b, " * %lld", (long long)stride);
+  }
+  indent(g, depth);
+  heron__buf_printf(g->o, "const int64_t %s_b = %s;\n", g->op->axes[a].name,
+                    b.len ? b.data : "0");
+  heron__buf_free(&b);
+}
+
+/* The full index of every reduction axis inside the reduction-inner
+ * loops. */
+static void reduce_indices(gen *g, int depth) {
+  const heron__op *op = g->op;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__REDUCE || op->axes[a].extent == 1)
+      continue;
+    const char *n = op->axes[a].name;
+    int64_t inner = g->len[a][1];
+    indent(g, depth);
+    if (g->len[a][0] > 1 && inner > 1)
+      heron__buf_printf(g->o, "const int64_t %s = %s_0 * %lld + %s_1;\n", n, n,
+                        (long long)inner, n);
+    else if (g->len[a][0] > 1)
+      heron__buf_printf(g->o, "const int64_t %s = %s_0;\n", n, n);
+    else
+      heron__buf_printf(g->o, "const int64_t %s = %s_1;\n", n, n);
+  }
+}
+
+static void emit_header(gen *g, const heron_space *sp) {
+  const heron__op *op = g->op;
+  heron__buf *o = g->o;
+  heron__buf_printf(o, "/* Generated by Heron-C: %s (", op->name);
+  for (int i = 0; i < op->nshape; i++)
+    heron__buf_printf(o, "%s%lld", i ? "," : "", (long long)op->shape[i]);
+  heron__buf_puts(o, ") fp32, cpu template.\n * config:");
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    heron__buf_printf(o, "%s %s = %lld", i ? "," : "",
+                      heron_space_var_name(sp, v), (long long)g->cfg[v]);
+  }
+  heron__buf_printf(o,
+                    "\n * derived: fused = %lld, acc.floats = %lld, "
+                    "acc.vecs = %lld\n */\n",
+                    (long long)g->cfg[g->t->fused],
+                    (long long)g->cfg[g->t->acc_floats],
+                    (long long)g->cfg[g->t->acc_vecs]);
+  heron__buf_puts(o, "#include <stdint.h>\n\n");
+  if (g->vec > 1) {
+    heron__buf_printf(
+        o,
+        "/* %d lanes of float; loads and stores go through "
+        "memcpy, which compiles to\n * unaligned vector moves. */\n"
+        "typedef float h_vt __attribute__((vector_size(%d)));\n"
+        "static const h_vt h_zero = {0};\n"
+        "static inline h_vt h_ld(const float *p) {\n"
+        "  h_vt v;\n  __builtin_memcpy(&v, p, sizeof v);\n"
+        "  return v;\n}\n"
+        "static inline void h_st(float *p, h_vt v) {\n"
+        "  __builtin_memcpy(p, &v, sizeof v);\n}\n\n",
+        g->vec, 4 * g->vec);
+  }
+  heron__buf_puts(o, "void heron_kernel(void *const *bufs);\n"
+                     "void heron_kernel(void *const *bufs) {\n");
+  for (int ti = 0; ti <= op->ninputs; ti++) {
+    const heron__tensor *ts = tensor_at(g, ti);
+    const char *cst = ti < op->ninputs ? "const " : "";
+    heron__buf_printf(o, "  %sfloat *restrict %s = (%sfloat *)bufs[%d];\n", cst,
+                      ts->name, cst, ti);
+  }
+}
+
+/* The parallel loop over the fused level-0 tiles, decomposed row-major into
+ * the level-0 index of every spatial axis. */
+static int emit_parallel(gen *g, int depth) {
+  const heron__op *op = g->op;
+  int64_t fused = g->cfg[g->t->fused];
+  if (fused <= 1)
+    return 0;
+  heron__buf_puts(g->o, "#pragma omp parallel for schedule(static)\n");
+  indent(g, depth);
+  heron__buf_printf(g->o, "for (int64_t h_f = 0; h_f < %lld; h_f++) {\n",
+                    (long long)fused);
+  indent(g, depth + 1);
+  heron__buf_puts(g->o, "int64_t h_r = h_f;\n");
+  for (int a = op->naxes - 1; a >= 0; a--) {
+    if (op->axes[a].kind != HERON__SPATIAL || g->len[a][0] <= 1)
+      continue;
+    indent(g, depth + 1);
+    heron__buf_printf(g->o, "const int64_t %s_0 = h_r %% %lld;\n",
+                      op->axes[a].name, (long long)g->len[a][0]);
+    indent(g, depth + 1);
+    heron__buf_printf(g->o, "h_r /= %lld;\n", (long long)g->len[a][0]);
+  }
+  indent(g, depth + 1);
+  heron__buf_puts(g->o, "(void)h_r;\n");
+  return 1;
+}
+
+static int check_config(const heron__template *t, const heron_space *sp,
+                        const int64_t *cfg, heron_error *err) {
+  int which = -1;
+  int n = heron_space_violations(sp, cfg, &which, 1);
+  if (n < 0)
+    return heron_error_set(err, HERON_EINVAL, "codegen: cannot check config");
+  if (n > 0) {
+    char text[128] = "";
+    heron_space_constraint_str(sp, which, text, sizeof text);
+    return heron_error_set(err, HERON_EINVAL,
+                           "codegen: config violates %d constraint%s (first: "
+                           "%s)",
+                           n, n == 1 ? "" : "s", text);
+  }
+  (void)t;
+  return HERON_OK;
+}
+
+int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
+                       const int64_t *cfg, heron__buf *out, heron_error *err) {
+  int rc = check_config(t, sp, cfg, err);
+  if (rc != HERON_OK)
+    return rc;
+  gen g = {0};
+  g.t = t;
+  g.op = &t->op;
+  g.cfg = cfg;
+  g.o = out;
+  g.acc_at = (int)cfg[t->acc_at];
+  int64_t u = cfg[t->unroll];
+  g.unroll = (int)(u > 0 ? 4 * u : 1);
+  g.vaxis = t->vec_axis;
+  g.vec = t->vec_axis >= 0 ? (int)cfg[t->vec] : 1;
+  for (int a = 0; a < g.op->naxes; a++) {
+    int levels = heron__cpu_levels(t, a);
+    for (int l = 0; l < levels; l++)
+      g.len[a][l] = heron__cpu_tile(t, cfg, a, l);
+    for (int l = levels; l < HERON__CPU_SPATIAL_LEVELS; l++)
+      g.len[a][l] = 1;
+    g.reg[a] = g.op->axes[a].kind == HERON__SPATIAL
+                   ? g.len[a][3] * (g.acc_at ? g.len[a][2] : 1)
+                   : 1;
+  }
+  index_maps(&g);
+  int npts = tile_points(&g, 0, NULL);
+  if (npts > MAX_POINTS)
+    return heron_error_set(err, HERON_EINVAL,
+                           "codegen: register tile of %d accumulators", npts);
+
+  emit_header(&g, sp);
+  int d = 1;
+  int par = emit_parallel(&g, d);
+  d += par;
+  int nr0 = open_loops(&g, HERON__REDUCE, 0, d, 0);
+  d += nr0;
+  /* The first step of the reduction-outer loops stores, later ones add. */
+  int has_first = nr0 > 0;
+  if (has_first) {
+    indent(&g, d);
+    heron__buf_puts(out, "const int h_first = ");
+    int any = 0;
+    for (int a = 0; a < g.op->naxes; a++)
+      if (g.op->axes[a].kind == HERON__REDUCE && g.len[a][0] > 1)
+        heron__buf_printf(out, "%s%s_0 == 0", any++ ? " && " : "",
+                          g.op->axes[a].name);
+    heron__buf_puts(out, ";\n");
+  }
+  int n1 = open_loops(&g, HERON__SPATIAL, 1, d, 0);
+  d += n1;
+  int n2 = g.acc_at ? 0 : open_loops(&g, HERON__SPATIAL, 2, d, 0);
+  d += n2;
+  for (int a = 0; a < g.op->naxes; a++)
+    if (g.op->axes[a].kind == HERON__SPATIAL && g.op->axes[a].extent > 1)
+      tile_origin(&g, a, d);
+  for (int p = 0; p < npts; p++) {
+    indent(&g, d);
+    if (g.vec > 1)
+      heron__buf_printf(out, "h_vt h_a%d = h_zero;\n", p);
+    else
+      heron__buf_printf(out, "float h_a%d = 0.0f;\n", p);
+  }
+  int nr1 = open_loops(&g, HERON__REDUCE, 1, d, g.unroll);
+  reduce_indices(&g, d + nr1);
+  rc = emit_step(&g, npts, d + nr1);
+  if (rc != HERON_OK)
+    return heron_error_set(err, rc, "codegen: out of memory");
+  close_loops(&g, nr1, d);
+  if (has_first) {
+    indent(&g, d);
+    heron__buf_puts(out, "if (h_first) {\n");
+    emit_store(&g, npts, d + 1, 0);
+    indent(&g, d);
+    heron__buf_puts(out, "} else {\n");
+    emit_store(&g, npts, d + 1, 1);
+    indent(&g, d);
+    heron__buf_puts(out, "}\n");
+  } else {
+    emit_store(&g, npts, d, 0);
+  }
+  d -= n2;
+  close_loops(&g, n2, d);
+  d -= n1;
+  close_loops(&g, n1, d);
+  d -= nr0;
+  close_loops(&g, nr0, d);
+  d -= par;
+  close_loops(&g, par, d);
+  heron__buf_puts(out, "}\n");
+  if (out->failed)
+    return heron_error_set(err, HERON_ENOMEM, "codegen: out of memory");
+  return HERON_OK;
+}
+
+/* ---- the standalone driver ---------------------------------------------- */
+
+void heron__codegen_driver(const heron__op *op, heron__buf *out) {
+  int n = op->ninputs;
+  heron__buf_printf(out, "/* Standalone driver for a Heron-C kernel: %s (",
+                    op->name);
+  for (int i = 0; i < op->nshape; i++)
+    heron__buf_printf(out, "%s%lld", i ? "," : "", (long long)op->shape[i]);
+  heron__buf_printf(
+      out,
+      ").\n * Build: cc -O3 -march=native -fopenmp driver.c kernel.c -o run\n"
+      " * Prints the median time of the timed runs and the GFLOP/s. */\n"
+      "#define _POSIX_C_SOURCE 199309L\n"
+      "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+      "#include <string.h>\n#include <time.h>\n\n"
+      "void heron_kernel(void *const *bufs);\n\n"
+      "static const double flops = %.17g;\n"
+      "static const int64_t elems[%d] = {",
+      op->flops, n + 1);
+  for (int i = 0; i <= n; i++)
+    heron__buf_printf(
+        out, "%s%lldLL", i ? ", " : "",
+        (long long)heron__tensor_elems(i < n ? &op->in[i] : &op->out));
+  heron__buf_printf(out, "};\nstatic const int elem_bytes[%d] = {", n + 1);
+  for (int i = 0; i <= n; i++)
+    heron__buf_printf(out, "%s%d", i ? ", " : "",
+                      heron__dtype_size(i < n ? op->dtype : op->out_dtype));
+  heron__buf_printf(
+      out,
+      "};\n\n"
+      "static double now(void) {\n"
+      "  struct timespec ts;\n"
+      "  clock_gettime(CLOCK_MONOTONIC, &ts);\n"
+      "  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;\n}\n\n"
+      "static int cmp(const void *a, const void *b) {\n"
+      "  double x = *(const double *)a, y = *(const double *)b;\n"
+      "  return (x > y) - (x < y);\n}\n\n"
+      "int main(int argc, char **argv) {\n"
+      "  int runs = argc > 1 ? atoi(argv[1]) : 11;\n"
+      "  if (runs < 1)\n    runs = 1;\n"
+      "  void *bufs[%d];\n"
+      "  for (int t = 0; t < %d; t++) {\n"
+      "    size_t bytes = (size_t)elems[t] * (size_t)elem_bytes[t];\n"
+      "    bufs[t] = aligned_alloc(64, (bytes + 63) / 64 * 64);\n"
+      "    if (!bufs[t]) {\n"
+      "      fprintf(stderr, \"out of memory\\n\");\n      return 1;\n    }\n"
+      "    memset(bufs[t], 0, bytes);\n"
+      "    /* Inputs get values in [-1, 1) from a fixed LCG; the fp32 ones\n"
+      "     * as floats, other types as small integers in every byte. */\n"
+      "    uint64_t s = 0x9e3779b97f4a7c15ULL * (uint64_t)(t + 1);\n"
+      "    for (int64_t i = 0; t < %d && i < elems[t]; i++) {\n"
+      "      s = s * 6364136223846793005ULL + 1442695040888963407ULL;\n"
+      "      if (elem_bytes[t] == 4)\n"
+      "        ((float *)bufs[t])[i] = (float)((s >> 40) / 8388608.0 - 1.0);\n"
+      "      else\n"
+      "        ((unsigned char *)bufs[t])[i] = (unsigned char)(s >> 60);\n"
+      "    }\n  }\n"
+      "  for (int w = 0; w < 2; w++)\n"
+      "    heron_kernel(bufs);\n"
+      "  double *ms = malloc((size_t)runs * sizeof *ms);\n"
+      "  if (!ms)\n    return 1;\n"
+      "  for (int r = 0; r < runs; r++) {\n"
+      "    double t0 = now();\n"
+      "    heron_kernel(bufs);\n"
+      "    ms[r] = 1e3 * (now() - t0);\n  }\n"
+      "  qsort(ms, (size_t)runs, sizeof *ms, cmp);\n"
+      "  double med = ms[runs / 2];\n"
+      "  printf(\"median %%.4f ms, %%.2f GFLOP/s (%%d runs)\\n\", med,\n"
+      "         flops / (med * 1e-3) / 1e9, runs);\n"
+      "  for (int t = 0; t < %d; t++)\n    free(bufs[t]);\n"
+      "  free(ms);\n  return 0;\n}\n",
+      n + 1, n + 1, n, n + 1);
+}

@@ -1,0 +1,87 @@
+/* core/codegen/cpu_template.h - the cpu schedule template, shared by the
+ * rules that build it (core/sched/cpu_rules.c) and the C code generator
+ * (core/codegen/cpu_codegen.c).  Internal to libheron.
+ *
+ * The template is one compute stage (the op's single reduction) with a
+ * local accumulator stage attached to it.  Its loop nest, outermost first:
+ *
+ *   parallel for f < fused            (fused = product of every spatial t0)
+ *     for every reduction axis r: r.0 < r.t0      (reduction outer)
+ *       for every spatial axis s: s.1 < s.t1      (cache tiles)
+ *         for every spatial axis s: s.2 < s.t2    (register tiles;   only
+ *                                                   when acc_at == 0)
+ *           acc[...] = 0                          (local accumulator)
+ *           for every reduction axis r: r.1 < r.t1  (#pragma GCC unroll)
+ *             acc[...] += in0[...] * in1[...]     (fully unrolled register
+ *                                                   tile, vectorized along
+ *                                                   the vector axis)
+ *           out[...] = acc (first reduction-outer step) or += acc (later)
+ *
+ * Every loop length is a CSP variable: `tile[a][l]` holds the variable
+ * index of level l of op axis a (a constant variable of value 1 for the
+ * levels of extent-1 axes, which get no knobs).  A config gives each
+ * variable its value, so the generator reads cfg[tile[a][l]] and never
+ * needs to know which variables are knobs.
+ */
+#ifndef HERON_CORE_CODEGEN_CPU_TEMPLATE_H
+#define HERON_CORE_CODEGEN_CPU_TEMPLATE_H
+
+#include "core/sched/sched.h"
+
+/* Spatial axes are split into these four levels, reductions into two. */
+#define HERON__CPU_SPATIAL_LEVELS 4
+#define HERON__CPU_REDUCE_LEVELS 2
+#define HERON__CPU_MAX_RULES 16
+
+/* One applied (or considered) schedule-generation rule, for describe. */
+typedef struct heron__cpu_rule {
+  char name[32];  /* "Multi-Level-Tiling" */
+  char note[160]; /* what it did, or why it did not apply */
+} heron__cpu_rule;
+
+struct heron__template {
+  heron__op op;   /* a copy: the template outlives nobody's op */
+  heron__hw hw;   /* a copy of the hardware the limits came from */
+  int elem_bytes; /* bytes of one element of every tensor (fp32: 4) */
+
+  /* tile[a][l]: variable index of loop level l of op axis a. */
+  int tile[HERON__MAX_AXES][HERON__CPU_SPATIAL_LEVELS];
+  int has_knobs[HERON__MAX_AXES]; /* 0 for extent-1 axes (all levels 1) */
+
+  int fused;         /* aux: product of the spatial level-0 lengths */
+  int acc_at;        /* knob: 0 = register-inner tile, 1 = levels 2 and 3 */
+  int unroll;        /* knob: 0..5, max unroll step max(1, 4 * v) */
+  int vec;           /* knob: vector width (a constant 1 without an axis) */
+  int vec_axis;      /* the op axis vectorized, or -1 */
+  int acc_floats;    /* aux: accumulator elements at the chosen position */
+  int acc_vecs;      /* aux: accumulator vector registers */
+  int acc_vec_limit; /* the register-file bound on acc_vecs */
+  int64_t l1_limit;  /* element bounds of the two working sets */
+  int64_t l2_limit;
+
+  int nrules;
+  heron__cpu_rule rules[HERON__CPU_MAX_RULES];
+};
+
+/* The value of loop level l of axis a in config cfg. */
+static inline int64_t heron__cpu_tile(const heron__template *t,
+                                      const int64_t *cfg, int a, int l) {
+  return cfg[t->tile[a][l]];
+}
+
+/* Number of loop levels of axis a (4 spatial, 2 reduction). */
+static inline int heron__cpu_levels(const heron__template *t, int a) {
+  return t->op.axes[a].kind == HERON__SPATIAL ? HERON__CPU_SPATIAL_LEVELS
+                                              : HERON__CPU_REDUCE_LEVELS;
+}
+
+/* The cpu rules (core/sched/cpu_rules.c): fills *t (whose op, hw and
+ * elem_bytes are set) and posts its variables and constraints into sp. */
+int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
+                           heron_error *err);
+
+/* The cpu generator (core/codegen/cpu_codegen.c). */
+int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
+                       const int64_t *cfg, heron__buf *out, heron_error *err);
+
+#endif

@@ -1,0 +1,507 @@
+/* core/sched/cpu_rules.c - the cpu schedule template by rules, and the
+ * constraints each rule generates.
+ *
+ * Every rule reads only the op description (axes, extents, tensors and
+ * their affine index maps), never the op's name, so gemm, bmm, gemv and the
+ * convolutions all get their template from the same code.  The rules run in
+ * a fixed order (Heron's: inline first, then tiling, then the stages that
+ * hang off the tiles) and each one records itself in t->rules for
+ * heron__template_describe, whether it applied or not.
+ *
+ * Constraints use only the CSP primitives of heron/space.h.  Auxiliary
+ * variables carry derived quantities (fused extents, footprints in
+ * elements, accumulator sizes) so that the memory-limit rules are plain LE
+ * constraints on a variable, which the solver propagates well.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/codegen/cpu_template.h"
+#include "core/space/builder.h"
+
+/* Products of extents are clamped here; every real footprint is far below,
+ * and the clamp keeps bound arithmetic away from int64 overflow. */
+#define BOUND_MAX ((int64_t)1 << 50)
+
+/* The rule context: the space being built, the first error, and the bounds
+ * we know of every variable we created (the builder does not report them
+ * back, and aux variables need an upper bound). */
+typedef struct ctx {
+  heron__template *t;
+  heron_space *sp;
+  heron_error *err;
+  int rc;
+  int64_t ub[1024]; /* upper bound of each variable index we created */
+} ctx;
+
+static int64_t mul_sat(int64_t a, int64_t b) {
+  if (a == 0 || b == 0)
+    return 0;
+  if (a > BOUND_MAX / b)
+    return BOUND_MAX;
+  return a * b;
+}
+
+static int64_t add_sat(int64_t a, int64_t b) {
+  return a + b > BOUND_MAX ? BOUND_MAX : a + b;
+}
+
+/* Records a failed builder call once and turns later calls into no-ops. */
+static int check(ctx *c, int v, const char *what) {
+  if (v < 0 && c->rc == 0) {
+    c->rc = v;
+    heron_error_set(c->err, v, "cpu template: cannot create %s: %s", what,
+                    heron_strerror(v));
+  }
+  return v;
+}
+
+static void set_ub(ctx *c, int v, int64_t ub) {
+  if (v >= 0 && v < (int)(sizeof c->ub / sizeof c->ub[0]))
+    c->ub[v] = ub;
+}
+
+static int64_t get_ub(const ctx *c, int v) {
+  if (v >= 0 && v < (int)(sizeof c->ub / sizeof c->ub[0]))
+    return c->ub[v];
+  return BOUND_MAX;
+}
+
+static int konst(ctx *c, int64_t value) {
+  if (c->rc)
+    return -1;
+  int v = check(c, heron__space_const(c->sp, value), "a constant");
+  set_ub(c, v, value);
+  return v;
+}
+
+/* A knob whose domain is the divisors of n. */
+static int knob_divisors(ctx *c, const char *name, int64_t n) {
+  if (c->rc)
+    return -1;
+  int v = check(c, heron__space_var_divisors(c->sp, name, 1, n), name);
+  set_ub(c, v, n);
+  return v;
+}
+
+/* A knob or aux variable whose domain is an explicit set. */
+static int var_set(ctx *c, const char *name, int is_knob, const int64_t *vals,
+                   int n) {
+  if (c->rc)
+    return -1;
+  int v = check(c, heron__space_var_set(c->sp, name, is_knob, vals, n), name);
+  int64_t ub = 0;
+  for (int i = 0; i < n; i++)
+    ub = vals[i] > ub ? vals[i] : ub;
+  set_ub(c, v, ub);
+  return v;
+}
+
+static int var_range(ctx *c, const char *name, int is_knob, int64_t lo,
+                     int64_t hi) {
+  if (c->rc)
+    return -1;
+  int v = check(c, heron__space_var(c->sp, name, is_knob, lo, hi), name);
+  set_ub(c, v, hi);
+  return v;
+}
+
+static void post(ctx *c, int kind, int z, const int *xs, int nx,
+                 const int64_t *vals, int nvals, const char *what) {
+  if (c->rc)
+    return;
+  check(c, heron__space_post(c->sp, kind, z, xs, nx, -1, vals, nvals), what);
+}
+
+/* A named aux variable z = xs[0] * ... * xs[n-1] (1 when n is 0), with its
+ * bound derived from the operands' bounds. */
+static int aux_prod(ctx *c, const char *name, const int *xs, int n) {
+  if (c->rc)
+    return -1;
+  if (n == 0)
+    return konst(c, 1);
+  int64_t ub = 1;
+  for (int i = 0; i < n; i++)
+    ub = mul_sat(ub, get_ub(c, xs[i]));
+  int z = var_range(c, name, 0, 1, ub);
+  post(c, HERON_C_PROD, z, xs, n, NULL, 0, name);
+  return z;
+}
+
+/* A named aux variable z = xs[0] + ... + xs[n-1]. */
+static int aux_sum(ctx *c, const char *name, const int *xs, int n) {
+  if (c->rc)
+    return -1;
+  int64_t ub = 0;
+  for (int i = 0; i < n; i++)
+    ub = add_sat(ub, get_ub(c, xs[i]));
+  int z = var_range(c, name, 0, 1, ub < 1 ? 1 : ub);
+  post(c, HERON_C_SUM, z, xs, n, NULL, 0, name);
+  return z;
+}
+
+static void rule(heron__template *t, const char *name, const char *fmt, ...)
+    HERON_PRINTF(3, 4);
+static void rule(heron__template *t, const char *name, const char *fmt, ...) {
+  if (t->nrules >= HERON__CPU_MAX_RULES)
+    return;
+  heron__cpu_rule *r = &t->rules[t->nrules++];
+  snprintf(r->name, sizeof r->name, "%s", name);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->note, sizeof r->note, fmt, ap);
+  va_end(ap);
+}
+
+/* Comma-separated names of the axes of one kind, for the rule notes. */
+static void axis_list(const heron__op *op, int kind, char *buf, size_t cap) {
+  buf[0] = '\0';
+  size_t len = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != kind)
+      continue;
+    int n = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "",
+                     op->axes[a].name);
+    if (n < 0 || (size_t)n >= cap - len)
+      break;
+    len += (size_t)n;
+  }
+  if (!len)
+    snprintf(buf, cap, "none");
+}
+
+/* ---- Always-Inline ------------------------------------------------------ */
+
+/* The ops we describe are one reduction stage reading its inputs directly:
+ * there is no injective producer to inline.  The rule still runs so that
+ * fused epilogues (bias, activation) have their place once ops carry
+ * them. */
+static void rule_always_inline(ctx *c) {
+  rule(c->t, "Always-Inline",
+       "not applicable: a single reduction stage without injective "
+       "producers");
+}
+
+/* ---- Multi-Level-Tiling ------------------------------------------------- */
+
+/* Splits every spatial axis into [parallel outer, cache tile, register
+ * outer, register inner] and every reduction axis into [outer, inner]; the
+ * loop-split rule makes the lengths multiply to the extent.  Axes of extent
+ * 1 get no knobs: every level is the constant 1, which keeps gemv and
+ * batch-1 ops free of variables that cannot change anything. */
+static void rule_multi_level_tiling(ctx *c) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  for (int a = 0; a < op->naxes && !c->rc; a++) {
+    int levels = heron__cpu_levels(t, a);
+    int64_t ext = op->axes[a].extent;
+    t->has_knobs[a] = ext > 1;
+    for (int l = 0; l < levels; l++) {
+      if (ext == 1) {
+        t->tile[a][l] = konst(c, 1);
+        continue;
+      }
+      char name[40];
+      snprintf(name, sizeof name, "%s.t%d", op->axes[a].name, l);
+      t->tile[a][l] = knob_divisors(c, name, ext);
+    }
+    if (ext > 1) {
+      char what[48];
+      snprintf(what, sizeof what, "the split of %s", op->axes[a].name);
+      post(c, HERON_C_PROD, konst(c, ext), t->tile[a], levels, NULL, 0, what);
+    }
+  }
+  char sp[96], rd[96];
+  axis_list(op, HERON__SPATIAL, sp, sizeof sp);
+  axis_list(op, HERON__REDUCE, rd, sizeof rd);
+  rule(t, "Multi-Level-Tiling",
+       "spatial %s into 4 levels (parallel, cache, register outer, register "
+       "inner); reduction %s into 2 (outer, inner)",
+       sp, rd);
+}
+
+/* ---- Parallel over fused outer tiles ------------------------------------ */
+
+/* Fuses the level-0 loops of all spatial axes into one loop that OpenMP
+ * splits among the cores (loop fuse: fused = product of the level-0
+ * lengths).  The domain's lower bound 1 is the only hard limit: a config
+ * with fewer outer tiles than cores is legal, just slower, and the search
+ * learns that. */
+static void rule_parallel(ctx *c) {
+  heron__template *t = c->t;
+  int xs[HERON__MAX_AXES], n = 0;
+  for (int a = 0; a < t->op.naxes; a++)
+    if (t->op.axes[a].kind == HERON__SPATIAL && t->has_knobs[a])
+      xs[n++] = t->tile[a][0];
+  if (n == 0) {
+    t->fused = konst(c, 1);
+    rule(t, "Parallel", "not applicable: no spatial axis longer than 1");
+    return;
+  }
+  t->fused = aux_prod(c, "fused", xs, n);
+  rule(t, "Parallel",
+       "omp parallel for over the fused level-0 spatial tiles (fused = "
+       "product of every spatial t0, %d cores)",
+       t->hw.cores);
+}
+
+/* ---- Vectorize ------------------------------------------------------------
+ */
+
+/* The spatial axis that indexes the output's last (contiguous) dimension
+ * with coefficient 1 and no other dimension, or -1. */
+static int find_vector_axis(const heron__op *op) {
+  const heron__tensor *o = &op->out;
+  if (o->ndim < 1 || o->bounded)
+    return -1;
+  const heron__affine *last = &o->index[o->ndim - 1];
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || last->coef[a] != 1)
+      continue;
+    int alone = 1;
+    for (int d = 0; d < o->ndim - 1; d++)
+      alone &= o->index[d].coef[a] == 0;
+    for (int b = 0; b < op->naxes; b++)
+      alone &= b == a || last->coef[b] == 0;
+    return alone ? a : -1;
+  }
+  return -1;
+}
+
+/* Vectorizes the register-inner loop of the output's contiguous axis: the
+ * knob `vec` takes a vector width the hardware has (4 floats per 16 bytes
+ * up to the widest register) that divides the axis extent, and the
+ * DLA-specific rule "the vector width divides the register-inner tile"
+ * is the product vec * vec.q == t3. */
+static void rule_vectorize(ctx *c) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  int a = find_vector_axis(op);
+  t->vec_axis = -1;
+  if (a < 0 || op->axes[a].extent == 1) {
+    t->vec = konst(c, 1);
+    rule(t, "Vectorize",
+         "not applicable: no output-contiguous spatial axis longer than 1");
+    return;
+  }
+  int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
+  int64_t cand[5];
+  int n = 0;
+  cand[n++] = 1;
+  for (int64_t w = 4; w <= lanes_max && w <= 16; w *= 2)
+    if (op->axes[a].extent % w == 0)
+      cand[n++] = w;
+  t->vec_axis = a;
+  t->vec = var_set(c, "vec", 1, cand, n);
+  char qname[48];
+  snprintf(qname, sizeof qname, "vec.q");
+  int q = var_range(c, qname, 0, 1, op->axes[a].extent);
+  post(c, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL, 0,
+       "vec divides the register-inner tile");
+  char list[48] = "";
+  size_t len = 0;
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld",
+                            i ? ", " : "", (long long)cand[i]);
+  rule(t, "Vectorize",
+       "register-inner loop of %s, vec in {%s} dividing %s.t3 (GCC vector "
+       "extensions, %d-byte registers)",
+       op->axes[a].name, list, op->axes[a].name, t->hw.vector_bytes);
+}
+
+/* ---- Add-Cache-Stage (local accumulator) --------------------------------- */
+
+/* The size of a spatial axis' tile below level `from` (product of levels
+ * from..3) as a variable; a reduction axis' inner tile is its level 1. */
+static int axis_tile_var(ctx *c, int a, int from, const char *suffix) {
+  heron__template *t = c->t;
+  if (!t->has_knobs[a])
+    return t->tile[a][0];
+  if (t->op.axes[a].kind == HERON__REDUCE)
+    return t->tile[a][1];
+  int levels = HERON__CPU_SPATIAL_LEVELS;
+  if (from == levels - 1)
+    return t->tile[a][from];
+  char name[40];
+  snprintf(name, sizeof name, "%s.%s", t->op.axes[a].name, suffix);
+  return aux_prod(c, name, &t->tile[a][from], levels - from);
+}
+
+/* cache_write: the output tile is accumulated in a local buffer that lives
+ * in registers, attached by the compute-at knob acc_at either at the
+ * register-inner tile (0: the product of the t3 lengths) or around the
+ * whole register tile (1: the product of t2 * t3).  The memory-limit rule
+ * bounds the accumulator's vector registers, acc.floats / vec, by the
+ * register file minus the few registers the loads need; with vec == 1 the
+ * scalars live in the same registers, so the same bound applies. */
+static void rule_cache_stage(ctx *c, int *l1_sizes) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  int inner[HERON__MAX_AXES], outer[HERON__MAX_AXES], n = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a])
+      continue;
+    inner[n] = t->tile[a][3];
+    outer[n] = l1_sizes[a];
+    n++;
+  }
+  int at0 = aux_prod(c, "acc.tile0", inner, n);
+  int at1 = aux_prod(c, "acc.tile1", outer, n);
+  t->acc_at = var_range(c, "acc_at", 1, 0, 1);
+  int64_t ub = get_ub(c, at1);
+  t->acc_floats = var_range(c, "acc.floats", 0, 1, ub < 1 ? 1 : ub);
+  post(c, HERON_C_SELECT, t->acc_floats, (int[]){t->acc_at, at0, at1}, 3, NULL,
+       0, "acc.floats");
+  int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
+  t->acc_vec_limit = regs - 4 >= 4 ? regs - 4 : 4;
+  t->acc_vecs = var_range(c, "acc.vecs", 0, 1, t->acc_vec_limit);
+  post(c, HERON_C_PROD, t->acc_floats, (int[]){t->vec, t->acc_vecs}, 2, NULL, 0,
+       "acc.vecs");
+  rule(t, "Add-Cache-Stage",
+       "cache_write: local accumulator in registers at acc_at (0: t3 tile, "
+       "1: t2*t3 tile); acc.floats / vec <= %d vector registers",
+       t->acc_vec_limit);
+}
+
+/* ---- Tile for cache --------------------------------------------------- */
+
+/* The footprint, in elements, of one tensor dimension over a tile whose
+ * axis lengths are sizes[]: sum over axes of |coef| * (len - 1) + 1,
+ * exactly, posted as u = sum |coef| * len and u = ext + (sum |coef| - 1).
+ * An index that is one axis with coefficient +-1 needs no variable. */
+static int dim_footprint(ctx *c, const heron__affine *ix, const int *sizes,
+                         const char *prefix) {
+  const heron__op *op = &c->t->op;
+  int terms[HERON__MAX_AXES], n = 0, single = -1;
+  int64_t coef_sum = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    int64_t k = ix->coef[a] < 0 ? -ix->coef[a] : ix->coef[a];
+    if (k == 0 || !c->t->has_knobs[a])
+      continue;
+    coef_sum += k;
+    single = a;
+    if (k == 1) {
+      terms[n++] = sizes[a];
+    } else {
+      char name[64];
+      snprintf(name, sizeof name, "%s.%s", prefix, op->axes[a].name);
+      terms[n++] = aux_prod(c, name, (int[]){konst(c, k), sizes[a]}, 2);
+    }
+  }
+  if (n == 0)
+    return konst(c, 1);
+  if (n == 1 && coef_sum == 1)
+    return sizes[single];
+  char name[64];
+  snprintf(name, sizeof name, "%s.u", prefix);
+  int u = aux_sum(c, name, terms, n);
+  snprintf(name, sizeof name, "%s.ext", prefix);
+  int ext = var_range(c, name, 0, 1, get_ub(c, u));
+  post(c, HERON_C_SUM, u, (int[]){ext, konst(c, coef_sum - 1)}, 2, NULL, 0,
+       name);
+  return ext;
+}
+
+/* The working set of one tile level, in elements: the footprints of every
+ * tensor (inputs and output) summed, bounded by `limit`.  The footprint of
+ * a tensor is the product of its dimensions' footprints. */
+static void working_set(ctx *c, const int *sizes, const char *level,
+                        int64_t limit) {
+  const heron__op *op = &c->t->op;
+  int tens[HERON__MAX_TENSORS + 1], nt = 0;
+  for (int i = 0; i <= op->ninputs && !c->rc; i++) {
+    const heron__tensor *ts = i < op->ninputs ? &op->in[i] : &op->out;
+    int dims[HERON__MAX_DIMS], nd = 0;
+    for (int d = 0; d < ts->ndim; d++) {
+      char prefix[48];
+      snprintf(prefix, sizeof prefix, "%s.%s.d%d", ts->name, level, d);
+      int v = dim_footprint(c, &ts->index[d], sizes, prefix);
+      if (v != konst(c, 1))
+        dims[nd++] = v;
+    }
+    char name[48];
+    snprintf(name, sizeof name, "%s.%s", ts->name, level);
+    tens[nt++] = aux_prod(c, name, dims, nd);
+  }
+  char name[32];
+  snprintf(name, sizeof name, "ws.%s", level);
+  int ws = aux_sum(c, name, tens, nt);
+  post(c, HERON_C_LE, ws, (int[]){konst(c, limit)}, 1, NULL, 0, name);
+}
+
+/* Tile for cache.  Inside one step of the reduction-outer loop, one
+ * iteration of the cache-tile loop (level 1) sweeps the register tiles of
+ * its levels 2..3 over the reduction-inner slice: that block of every
+ * tensor is what the register-tile loops reuse, so it must fit L2.  One
+ * register tile (level 3) with the same slice is what the reduction-inner
+ * loop streams through, and it must fit L1.  Both are memory-limit rules on
+ * footprints computed from the index maps (inputs and output together).
+ *
+ * Why these levels and not the whole parallel tile (levels 1..3) for L2:
+ * the tensors are not packed, so a row of the tile lives in its own pages
+ * and the parallel tile is walked cache tile by cache tile anyway; bounding
+ * the larger set only removed fast configs (a 1024^3 gemm with a 64 x 64
+ * cache tile and the full reduction inner ran at about 89 GFLOP/s, among
+ * the best measured, and its levels 1..3 set is 2 MiB). */
+static void rule_tile_for_cache(ctx *c, const int *l2_sizes,
+                                const int *l1_sizes) {
+  heron__template *t = c->t;
+  int64_t l1 = t->hw.l1_bytes > 0 ? t->hw.l1_bytes : 32768;
+  int64_t l2 = t->hw.l2_bytes > 0 ? t->hw.l2_bytes : 1048576;
+  t->l1_limit = l1 / t->elem_bytes;
+  t->l2_limit = l2 / t->elem_bytes;
+  working_set(c, l2_sizes, "L2", t->l2_limit);
+  working_set(c, l1_sizes, "L1", t->l1_limit);
+  rule(t, "Tile-For-Cache",
+       "footprint of the cache tile (levels 2..3) x reduction inner <= L2 "
+       "(%lld elements); of the register tile (level 3) <= L1 (%lld)",
+       (long long)t->l2_limit, (long long)t->l1_limit);
+}
+
+/* ---- Unroll pragma --------------------------------------------------------
+ */
+
+/* Heron's cpu unroll knob: v in 0..5 means a maximum unroll step of
+ * max(1, 4 * v), emitted as `#pragma GCC unroll` on the reduction-inner
+ * loop (the register tile itself is always fully unrolled). */
+static void rule_unroll(ctx *c) {
+  c->t->unroll = var_range(c, "unroll", 1, 0, 5);
+  rule(c->t, "Unroll",
+       "unroll in 0..5: #pragma GCC unroll max(1, 4*unroll) on the "
+       "reduction-inner loop");
+}
+
+int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
+                           heron_error *err) {
+  ctx *c = calloc(1, sizeof *c);
+  if (!c)
+    return heron_error_set(err, HERON_ENOMEM, "cpu template: out of memory");
+  c->t = t;
+  c->sp = sp;
+  c->err = err;
+
+  rule_always_inline(c);
+  rule_multi_level_tiling(c);
+  rule_parallel(c);
+  rule_vectorize(c);
+
+  /* Tile sizes per axis for the two cache levels: spatial levels 2..3
+   * (L2, also the accumulator's size at acc_at 1) and level 3 (L1); the
+   * reduction-inner tile for both. */
+  int l2_sizes[HERON__MAX_AXES], l1_sizes[HERON__MAX_AXES];
+  for (int a = 0; a < t->op.naxes && !c->rc; a++) {
+    l1_sizes[a] = axis_tile_var(c, a, 3, "L1");
+    l2_sizes[a] = axis_tile_var(c, a, 2, "L2");
+  }
+  rule_cache_stage(c, l2_sizes);
+  rule_tile_for_cache(c, l2_sizes, l1_sizes);
+  rule_unroll(c);
+  rule(t, "Tensorize",
+       "not applicable: fp32 has no dot-product intrinsic (VNNI is int8)");
+
+  int rc = c->rc;
+  free(c);
+  return rc;
+}

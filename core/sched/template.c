@@ -1,0 +1,225 @@
+/* core/sched/template.c - building, describing and freeing schedule
+ * templates: the target / dtype dispatch in front of the per-target rules.
+ *
+ * Only the cpu target with fp32 tensors has rules so far; every other
+ * combination is refused with HERON_EUNSUPPORTED and a message naming what
+ * is supported, so a task for the cuda target fails at creation instead of
+ * producing a space whose configs nothing can build.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/codegen/cpu_template.h"
+#include "core/space/builder.h"
+
+int heron__template_build(const heron__op *op, const heron__hw *hw,
+                          const char *target, heron__template **tmpl,
+                          heron_space **space, heron_error *err) {
+  if (!op || !hw || !tmpl || !space)
+    return heron_error_set(err, HERON_EINVAL, "template: NULL argument");
+  *tmpl = NULL;
+  *space = NULL;
+  if (!target)
+    target = "cpu";
+  if (strcmp(target, "cpu") != 0)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "target '%s' has no schedule rules yet (supported: "
+                           "cpu)",
+                           target);
+  if (op->dtype != HERON__FP32 || op->out_dtype != HERON__FP32)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the cpu template supports fp32 only, not %s",
+                           heron__dtype_name(op->dtype));
+  if (op->out.bounded)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the cpu template needs an output indexed inside "
+                           "its bounds (op %s)",
+                           op->name);
+  if (op->ninputs < 1 || op->ninputs > HERON__MAX_TENSORS)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the cpu template needs 1..%d inputs, op %s has %d",
+                           HERON__MAX_TENSORS, op->name, op->ninputs);
+
+  heron__template *t = calloc(1, sizeof *t);
+  heron_space *sp = heron__space_new();
+  if (!t || !sp) {
+    free(t);
+    heron__space_free(sp);
+    return heron_error_set(err, HERON_ENOMEM, "template: out of memory");
+  }
+  t->op = *op;
+  t->hw = *hw;
+  t->elem_bytes = 4;
+  int rc = heron__cpu_rules_apply(t, sp, err);
+  if (rc == HERON_OK)
+    rc = heron__space_finish(sp, err);
+  if (rc != HERON_OK) {
+    free(t);
+    heron__space_free(sp);
+    return rc;
+  }
+  *tmpl = t;
+  *space = sp;
+  return HERON_OK;
+}
+
+void heron__template_free(heron__template *t) { free(t); }
+
+const char *heron__template_cflags(const heron__template *t) {
+  (void)t;
+  return "-O3 -march=native -fopenmp -fPIC -shared";
+}
+
+int heron__codegen(const heron__template *t, const heron_space *sp,
+                   const int64_t *cfg, heron__buf *out, heron_error *err) {
+  if (!t || !sp || !cfg || !out)
+    return heron_error_set(err, HERON_EINVAL, "codegen: NULL argument");
+  return heron__cpu_codegen(t, sp, cfg, out, err);
+}
+
+/* ---- describe ------------------------------------------------------------ */
+
+/* Appends an affine index as text: "2*oh + kh - 1". */
+static void affine_text(const heron__op *op, const heron__affine *ix,
+                        heron__buf *out) {
+  int any = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    int64_t k = ix->coef[a];
+    if (k == 0)
+      continue;
+    const char *sign = k < 0 ? (any ? " - " : "-") : (any ? " + " : "");
+    int64_t m = k < 0 ? -k : k;
+    if (m == 1)
+      heron__buf_printf(out, "%s%s", sign, op->axes[a].name);
+    else
+      heron__buf_printf(out, "%s%lld*%s", sign, (long long)m, op->axes[a].name);
+    any = 1;
+  }
+  if (!any)
+    heron__buf_printf(out, "%lld", (long long)ix->offset);
+  else if (ix->offset)
+    heron__buf_printf(out, " %c %lld", ix->offset < 0 ? '-' : '+',
+                      (long long)(ix->offset < 0 ? -ix->offset : ix->offset));
+}
+
+static void tensor_text(const heron__op *op, const heron__tensor *ts,
+                        heron__buf *out) {
+  heron__buf_printf(out, "%s[", ts->name);
+  for (int d = 0; d < ts->ndim; d++) {
+    if (d)
+      heron__buf_puts(out, ", ");
+    affine_text(op, &ts->index[d], out);
+  }
+  heron__buf_puts(out, "]");
+}
+
+/* Appends "  " * depth, then the formatted line. */
+static void line(heron__buf *out, int depth, const char *fmt, ...)
+    HERON_PRINTF(3, 4);
+static void line(heron__buf *out, int depth, const char *fmt, ...) {
+  for (int i = 0; i < depth; i++)
+    heron__buf_puts(out, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  heron__buf_vprintf(out, fmt, ap);
+  va_end(ap);
+  heron__buf_puts(out, "\n");
+}
+
+/* One loop line per level for the axes of a kind, e.g.
+ * "for i.1 < i.t1, j.1 < j.t1". */
+static void loop_line(const heron__template *t, heron__buf *out, int depth,
+                      int kind, int level, const char *what) {
+  const heron__op *op = &t->op;
+  heron__buf b = {0};
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != kind || !t->has_knobs[a])
+      continue;
+    heron__buf_printf(&b, "%s%s.%d < %s.t%d", b.len ? ", " : "",
+                      op->axes[a].name, level, op->axes[a].name, level);
+  }
+  if (b.len)
+    line(out, depth, "for %s%s", b.data, what);
+  heron__buf_free(&b);
+}
+
+void heron__template_describe(const heron__template *t, const heron_space *sp,
+                              heron__buf *out) {
+  if (!t || !out)
+    return;
+  const heron__op *op = &t->op;
+  heron__buf_printf(out, "cpu template for %s (fp32) on %s\n", op->name,
+                    t->hw.name[0] ? t->hw.name : "this machine");
+  heron__buf_puts(out, "axes:");
+  for (int a = 0; a < op->naxes; a++)
+    heron__buf_printf(
+        out, " %s=%lld (%s)", op->axes[a].name, (long long)op->axes[a].extent,
+        op->axes[a].kind == HERON__SPATIAL ? "spatial" : "reduction");
+  heron__buf_puts(out, "\nrules:\n");
+  for (int i = 0; i < t->nrules; i++)
+    line(out, 1, "%s: %s", t->rules[i].name, t->rules[i].note);
+
+  heron__buf_printf(out,
+                    "stages:\n  %s (reduction, compute)\n"
+                    "  %s.local (cache_write accumulator, compute-at "
+                    "acc_at)\n",
+                    op->out.name, op->out.name);
+  heron__buf_puts(out, "loop nest:\n");
+  int d = 1;
+  line(out, d++, "parallel for f < fused  (splits into every spatial x.0)");
+  loop_line(t, out, d++, HERON__REDUCE, 0, "  (reduction outer)");
+  loop_line(t, out, d++, HERON__SPATIAL, 1, "  (cache tiles)");
+  loop_line(t, out, d++, HERON__SPATIAL, 2,
+            "  (register outer; only when "
+            "acc_at == 0)");
+  line(out, d, "%s.local = 0  (the t3 tile, or t2*t3 when acc_at == 1)",
+       op->out.name);
+  loop_line(t, out, d++, HERON__REDUCE, 1,
+            "  (#pragma GCC unroll max(1, 4*unroll))");
+  heron__buf b = {0};
+  heron__buf_printf(&b, "%s.local += ", op->out.name);
+  for (int i = 0; i < op->ninputs; i++) {
+    if (i)
+      heron__buf_puts(&b, " * ");
+    tensor_text(op, &op->in[i], &b);
+  }
+  if (t->vec_axis >= 0)
+    heron__buf_printf(&b, "  (fully unrolled, vec lanes along %s)",
+                      op->axes[t->vec_axis].name);
+  line(out, d--, "%s", b.data ? b.data : "");
+  heron__buf_free(&b);
+  tensor_text(op, &op->out, &b);
+  line(out, d, "%s = (first reduction-outer step ? 0 : %s) + %s.local",
+       b.data ? b.data : "", b.data ? b.data : "", op->out.name);
+  heron__buf_free(&b);
+
+  if (!sp)
+    return;
+  heron__buf_puts(out, "knobs:\n");
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    int64_t lo, hi;
+    const int64_t *vals;
+    int nvals;
+    if (heron_space_var_domain(sp, v, &lo, &hi, &vals, &nvals) != HERON_OK)
+      continue;
+    heron__buf_printf(out, "  %s in ", heron_space_var_name(sp, v));
+    if (vals) {
+      heron__buf_puts(out, "{");
+      for (int k = 0; k < nvals; k++)
+        heron__buf_printf(out, "%s%lld", k ? ", " : "", (long long)vals[k]);
+      heron__buf_puts(out, "}\n");
+    } else {
+      heron__buf_printf(out, "[%lld, %lld]\n", (long long)lo, (long long)hi);
+    }
+  }
+  heron__buf_printf(out, "constraints (%d over %d variables):\n",
+                    heron_space_nconstraints(sp), heron_space_nvars(sp));
+  for (int c = 0; c < heron_space_nconstraints(sp); c++) {
+    char text[512];
+    if (heron_space_constraint_str(sp, c, text, sizeof text) >= 0)
+      heron__buf_printf(out, "  %s\n", text);
+  }
+}

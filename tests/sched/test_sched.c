@@ -1,0 +1,382 @@
+/* tests/sched/test_sched.c - the cpu schedule template: which knobs the
+ * rules create from an op description, and that the constraints they post
+ * keep every sampled config inside the register file and the caches. */
+#include "test.h"
+
+#include "core/codegen/cpu_template.h"
+#include "core/op/op.h"
+#include "core/sched/sched.h"
+#include "core/space/builder.h"
+#include "core/target/hw.h"
+
+/* A fixed AVX-512 machine like the one the template was tuned on, so the
+ * tests do not depend on where they run. */
+static heron__hw zen4(void) {
+  heron__hw hw;
+  memset(&hw, 0, sizeof hw);
+  snprintf(hw.name, sizeof hw.name, "test zen4");
+  snprintf(hw.target, sizeof hw.target, "cpu");
+  hw.cores = 2;
+  hw.l1_bytes = 32 * 1024;
+  hw.l2_bytes = 1024 * 1024;
+  hw.l3_bytes = 32 * 1024 * 1024;
+  hw.vector_bytes = 64;
+  hw.vector_regs = 32;
+  hw.has_fma = hw.has_avx2 = hw.has_avx512 = 1;
+  return hw;
+}
+
+typedef struct built {
+  heron__op op;
+  heron__template *t;
+  heron_space *sp;
+} built;
+
+static int build(built *b, const char *op, const int64_t *shape, int n,
+                 const heron__hw *hw, heron_error *err) {
+  memset(b, 0, sizeof *b);
+  int rc = heron__op_build(op, shape, n, HERON__FP32, &b->op, err);
+  if (rc != HERON_OK)
+    return rc;
+  return heron__template_build(&b->op, hw, "cpu", &b->t, &b->sp, err);
+}
+
+static void unbuild(built *b) {
+  heron__template_free(b->t);
+  heron__space_free(b->sp);
+}
+
+static int has_knob(const heron_space *sp, const char *name) {
+  int v = heron_space_find_var(sp, name);
+  return v >= 0 && heron_space_var_is_knob(sp, v) == 1;
+}
+
+static int64_t val(const heron_space *sp, const int64_t *cfg,
+                   const char *name) {
+  int v = heron_space_find_var(sp, name);
+  return v >= 0 ? cfg[v] : -1;
+}
+
+TEST(gemm_template_has_the_documented_knobs) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemm", (int64_t[]){1024, 1024, 1024}, 3, &hw, &err),
+           &err);
+  static const char *const names[] = {"i.t0", "i.t1",   "i.t2",  "i.t3", "j.t0",
+                                      "j.t1", "j.t2",   "j.t3",  "k.t0", "k.t1",
+                                      "vec",  "acc_at", "unroll"};
+  int n = (int)(sizeof names / sizeof names[0]);
+  for (int i = 0; i < n; i++)
+    CHECK_MSG(has_knob(b.sp, names[i]), "missing knob %s", names[i]);
+  CHECK_EQ(heron_space_nknobs(b.sp), n);
+  /* The auxiliary variables the constraint rules rely on. */
+  CHECK(heron_space_find_var(b.sp, "fused") >= 0);
+  CHECK(heron_space_find_var(b.sp, "acc.floats") >= 0);
+  CHECK(heron_space_find_var(b.sp, "ws.L2") >= 0);
+  CHECK(heron_space_find_var(b.sp, "ws.L1") >= 0);
+  int nv = heron_space_nvars(b.sp);
+  CHECK_MSG(nv >= 20 && nv <= 45, "gemm 1024^3 has %d variables", nv);
+  /* The vector widths are the hardware's: 16 lanes on AVX-512. */
+  const int64_t *vals;
+  int nvals;
+  CHECK_OK(heron_space_var_domain(b.sp, heron_space_find_var(b.sp, "vec"), NULL,
+                                  NULL, &vals, &nvals),
+           NULL);
+  CHECK_EQ(nvals, 4);
+  CHECK_EQ(vals[3], 16);
+  unbuild(&b);
+}
+
+TEST(vector_widths_follow_the_hardware_and_the_extent) {
+  heron__hw hw = zen4();
+  hw.vector_bytes = 32; /* AVX2: 8 lanes at most */
+  hw.vector_regs = 16;
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemm", (int64_t[]){64, 12, 32}, 3, &hw, &err), &err);
+  const int64_t *vals;
+  int nvals;
+  CHECK_OK(heron_space_var_domain(b.sp, heron_space_find_var(b.sp, "vec"), NULL,
+                                  NULL, &vals, &nvals),
+           NULL);
+  /* N = 12: 4 divides it, 8 does not. */
+  CHECK_EQ(nvals, 2);
+  CHECK_EQ(vals[0], 1);
+  CHECK_EQ(vals[1], 4);
+  unbuild(&b);
+}
+
+TEST(extent_one_axes_get_no_knobs) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemm", (int64_t[]){1, 64, 32}, 3, &hw, &err), &err);
+  for (int l = 0; l < 4; l++) {
+    char name[16];
+    snprintf(name, sizeof name, "i.t%d", l);
+    CHECK_MSG(heron_space_find_var(b.sp, name) < 0, "%s exists for M=1", name);
+  }
+  CHECK(has_knob(b.sp, "j.t3"));
+  CHECK(has_knob(b.sp, "k.t1"));
+  unbuild(&b);
+}
+
+TEST(knobs_come_from_the_description_of_conv2d) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  /* N=2 H=W=9 CI=3 CO=5 KH=KW=3 stride 2 pad 1 dilation 1 */
+  CHECK_OK(build(&b, "c2d", (int64_t[]){2, 9, 9, 3, 5, 3, 3, 2, 1, 1}, 10, &hw,
+                 &err),
+           &err);
+  static const char *const names[] = {"n.t0",   "co.t3", "oh.t2", "ow.t3",
+                                      "ci.t0",  "kh.t1", "kw.t1", "vec",
+                                      "acc_at", "unroll"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    CHECK_MSG(has_knob(b.sp, names[i]), "missing knob %s", names[i]);
+  /* A reduction axis has two levels only. */
+  CHECK(heron_space_find_var(b.sp, "ci.t2") < 0);
+  /* ow (5 outputs) admits no vector width but 1. */
+  const int64_t *vals;
+  int nvals;
+  CHECK_OK(heron_space_var_domain(b.sp, heron_space_find_var(b.sp, "vec"), NULL,
+                                  NULL, &vals, &nvals),
+           NULL);
+  CHECK_EQ(nvals, 1);
+  unbuild(&b);
+}
+
+TEST(every_op_has_a_nonempty_space) {
+  heron__hw hw = zen4();
+  struct {
+    const char *op;
+    int64_t shape[10];
+    int n;
+  } cases[] = {
+      {"gemm", {1024, 1024, 1024}, 3},
+      {"gemm", {7, 13, 5}, 3},
+      {"bmm", {12, 512, 64, 512}, 4},
+      {"gemv", {1024, 1024}, 2},
+      {"c2d", {16, 56, 56, 64, 64, 3, 3, 1, 1, 1}, 10},
+      {"c2d", {16, 56, 56, 64, 64, 3, 3, 1, 1, 2}, 10},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    built b;
+    heron_error err = {0};
+    CHECK_OK(build(&b, cases[i].op, cases[i].shape, cases[i].n, &hw, &err),
+             &err);
+    heron_rng rng;
+    heron_rng_seed(&rng, 7);
+    int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+    int rc = heron_space_sample(b.sp, &rng, cfg, &err);
+    free(cfg);
+    unbuild(&b);
+    CHECK_MSG(rc == HERON_OK, "%s: %s", cases[i].op, err.text);
+  }
+}
+
+TEST(other_targets_and_dtypes_are_unsupported) {
+  heron__hw hw = zen4();
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(heron__op_build("gemm", (int64_t[]){64, 64, 64}, 3, HERON__FP32, &op,
+                           &err),
+           &err);
+  heron__template *t = NULL;
+  heron_space *sp = NULL;
+  CHECK_EQ(heron__template_build(&op, &hw, "cuda", &t, &sp, &err),
+           HERON_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(err.text, "cuda");
+  CHECK(t == NULL && sp == NULL);
+  heron_error_clear(&err);
+  CHECK_OK(heron__op_build("gemm", (int64_t[]){64, 64, 64}, 3, HERON__FP16, &op,
+                           &err),
+           &err);
+  CHECK_EQ(heron__template_build(&op, &hw, "cpu", &t, &sp, &err),
+           HERON_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(err.text, "fp32");
+}
+
+/* The footprint of tensor ts over a tile of lengths len[] per axis,
+ * computed here from the index maps, independently of the rules. */
+static int64_t footprint(const heron__op *op, const heron__tensor *ts,
+                         const int64_t *len) {
+  int64_t elems = 1;
+  for (int d = 0; d < ts->ndim; d++) {
+    int64_t e = 1;
+    for (int a = 0; a < op->naxes; a++) {
+      int64_t k = ts->index[d].coef[a];
+      e += (k < 0 ? -k : k) * (len[a] - 1);
+    }
+    elems *= e;
+  }
+  return elems;
+}
+
+/* Checks a config against limits recomputed from the knob values alone:
+ * splits multiply to the extents, the accumulator fits the registers, the
+ * vector width divides the register-inner tile, the working sets fit the
+ * caches. */
+static int config_within_limits(const built *b, const heron__hw *hw,
+                                const int64_t *cfg, char *why, size_t cap) {
+  const heron__op *op = &b->op;
+  int64_t l1[HERON__MAX_AXES], l2[HERON__MAX_AXES], acc0 = 1, acc1 = 1;
+  int64_t vec = val(b->sp, cfg, "vec");
+  if (vec < 0)
+    vec = 1;
+  for (int a = 0; a < op->naxes; a++) {
+    int spatial = op->axes[a].kind == HERON__SPATIAL;
+    int levels = spatial ? 4 : 2;
+    int64_t t[4] = {1, 1, 1, 1}, prod = 1;
+    for (int l = 0; l < levels; l++) {
+      char name[32];
+      snprintf(name, sizeof name, "%s.t%d", op->axes[a].name, l);
+      int64_t v = val(b->sp, cfg, name);
+      t[l] = v < 0 ? 1 : v;
+      prod *= t[l];
+    }
+    if (prod != op->axes[a].extent) {
+      snprintf(why, cap, "%s splits into %lld", op->axes[a].name,
+               (long long)prod);
+      return 0;
+    }
+    /* L1 holds the register tile's slice, L2 one cache tile's. */
+    l1[a] = spatial ? t[3] : t[1];
+    l2[a] = spatial ? t[2] * t[3] : t[1];
+    if (spatial) {
+      acc0 *= t[3];
+      acc1 *= t[2] * t[3];
+    }
+    if (spatial && op->out.index[op->out.ndim - 1].coef[a] == 1 &&
+        t[3] % vec != 0) {
+      snprintf(why, cap, "vec %lld does not divide %s.t3 = %lld",
+               (long long)vec, op->axes[a].name, (long long)t[3]);
+      return 0;
+    }
+  }
+  int64_t acc = val(b->sp, cfg, "acc_at") ? acc1 : acc0;
+  if (acc / vec > hw->vector_regs - 4) {
+    snprintf(why, cap, "accumulator of %lld floats in %lld-lane vectors",
+             (long long)acc, (long long)vec);
+    return 0;
+  }
+  int64_t ws1 = footprint(op, &op->out, l1), ws2 = footprint(op, &op->out, l2);
+  for (int i = 0; i < op->ninputs; i++) {
+    ws1 += footprint(op, &op->in[i], l1);
+    ws2 += footprint(op, &op->in[i], l2);
+  }
+  if (ws2 * 4 > hw->l2_bytes || ws1 * 4 > hw->l1_bytes) {
+    snprintf(why, cap, "working sets %lld (L2) / %lld (L1) elements",
+             (long long)ws2, (long long)ws1);
+    return 0;
+  }
+  return 1;
+}
+
+TEST(sampled_configs_fit_registers_and_caches) {
+  heron__hw hw = zen4();
+  struct {
+    const char *op;
+    int64_t shape[10];
+    int n;
+  } cases[] = {
+      {"gemm", {1024, 1024, 1024}, 3},
+      {"bmm", {3, 16, 24, 8}, 4},
+      {"c2d", {16, 56, 56, 64, 64, 3, 3, 2, 1, 2}, 10},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    built b;
+    heron_error err = {0};
+    CHECK_OK(build(&b, cases[i].op, cases[i].shape, cases[i].n, &hw, &err),
+             &err);
+    heron_rng rng;
+    heron_rng_seed(&rng, 11 + i);
+    int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+    int ok = 1;
+    char why[400] = "";
+    for (int s = 0; s < 200 && ok; s++) {
+      if (heron_space_sample(b.sp, &rng, cfg, &err) != HERON_OK) {
+        snprintf(why, sizeof why, "sample: %s", err.text);
+        ok = 0;
+      } else {
+        ok = config_within_limits(&b, &hw, cfg, why, sizeof why);
+      }
+    }
+    free(cfg);
+    unbuild(&b);
+    CHECK_MSG(ok, "%s: %s", cases[i].op, why);
+  }
+}
+
+TEST(an_oversized_register_tile_violates_the_space) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemm", (int64_t[]){256, 256, 256}, 3, &hw, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *part = malloc((size_t)nv * sizeof *part);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  for (int v = 0; v < nv; v++)
+    part[v] = HERON_UNSET;
+  /* 32 x 64 scalars in one accumulator: 2048 registers' worth. */
+  part[heron_space_find_var(b.sp, "i.t3")] = 32;
+  part[heron_space_find_var(b.sp, "j.t3")] = 64;
+  part[heron_space_find_var(b.sp, "vec")] = 1;
+  part[heron_space_find_var(b.sp, "acc_at")] = 0;
+  heron_rng rng;
+  heron_rng_seed(&rng, 3);
+  int rc = heron_space_validate(b.sp, &rng, part, cfg, &err);
+  free(part);
+  free(cfg);
+  unbuild(&b);
+  CHECK_EQ(rc, HERON_EUNSAT);
+}
+
+TEST(describe_names_rules_loops_and_knobs) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemm", (int64_t[]){128, 64, 32}, 3, &hw, &err), &err);
+  heron__buf out = {0};
+  heron__template_describe(b.t, b.sp, &out);
+  char *text = heron__buf_take(&out);
+  unbuild(&b);
+  CHECK(text != NULL);
+  static const char *const needles[] = {"Always-Inline",
+                                        "Multi-Level-Tiling",
+                                        "Add-Cache-Stage",
+                                        "Parallel",
+                                        "Tile-For-Cache",
+                                        "Vectorize",
+                                        "Unroll",
+                                        "parallel for",
+                                        "A[i, k] * B[k, j]",
+                                        "i.t3 in {1, 2, 4, 8, 16, 32, 64, 128}",
+                                        "acc_at in",
+                                        "unroll in"};
+  int ok = 1;
+  const char *missing = "";
+  for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
+    if (!strstr(text, needles[i])) {
+      ok = 0;
+      missing = needles[i];
+      break;
+    }
+  if (!ok)
+    fprintf(stderr, "%s\n", text);
+  free(text);
+  CHECK_MSG(ok, "describe lacks \"%s\"", missing);
+}
+
+TEST(cflags_build_an_openmp_shared_object) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemv", (int64_t[]){33, 17}, 2, &hw, &err), &err);
+  const char *f = heron__template_cflags(b.t);
+  unbuild(&b);
+  CHECK_STR_CONTAINS(f, "-fopenmp");
+  CHECK_STR_CONTAINS(f, "-shared");
+  CHECK_STR_CONTAINS(f, "-march=native");
+}
