@@ -2,7 +2,7 @@
  * both measured in this run, on one thread and on all cores.
  *
  *   bench_gemm [--size 1024] [--trials 200] [--strategy random] [--seed 1]
- *              [--log FILE] [--resume FILE]
+ *              [--log FILE] [--resume FILE] [--number 1] [--timeout 10]
  *
  * Tunes (or resumes) gemm SIZE^3 fp32 with heron_tune, emits the best
  * kernel, compiles it into a shared object, then times it and
@@ -77,6 +77,11 @@ int main(int argc, char **argv) {
   int size = 1024, trials = 200;
   const char *strategy = "random", *log = NULL, *resume = NULL;
   uint64_t seed = 1;
+  /* One call per repeat (grown to 50 ms for fast kernels) keeps the 200
+   * trials of a 1024^3 search to minutes; the final comparison below times
+   * the winner and OpenBLAS with their own, longer repeats. */
+  int number = 1;
+  double timeout = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--size")) size = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--trials")) trials = atoi(argv[i + 1]);
@@ -84,6 +89,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "--log")) log = argv[i + 1];
     else if (!strcmp(argv[i], "--resume")) resume = argv[i + 1];
+    else if (!strcmp(argv[i], "--number")) number = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--timeout")) timeout = atof(argv[i + 1]);
     else {
       fprintf(stderr, "bench_gemm: unknown option %s\n", argv[i]);
       return 2;
@@ -112,6 +119,10 @@ int main(int argc, char **argv) {
   o.log_path = log;
   o.resume_path = resume;
   o.emit_dir = dir;
+  o.measure.number = number;
+  o.measure.repeat = 3;
+  o.measure.min_repeat_ms = 50;
+  o.measure.timeout_s = timeout;
   o.progress = stderr;
   heron_tune_result res;
   if (heron_tune(t, &o, &res, &err)) {

@@ -226,9 +226,8 @@ static void rule_multi_level_tiling(ctx *c) {
 
 /* Fuses the level-0 loops of all spatial axes into one loop that OpenMP
  * splits among the cores (loop fuse: fused = product of the level-0
- * lengths).  The domain's lower bound 1 is the only hard limit: a config
- * with fewer outer tiles than cores is legal, just slower, and the search
- * learns that. */
+ * lengths), with at least as many outer tiles as cores when the output
+ * has that many elements. */
 static void rule_parallel(ctx *c) {
   heron__template *t = c->t;
   int xs[HERON__MAX_AXES], n = 0;
@@ -241,10 +240,23 @@ static void rule_parallel(ctx *c) {
     return;
   }
   t->fused = aux_prod(c, "fused", xs, n);
+  /* Thread-count rule (DLA-specific, like threads per block on a GPU): when
+   * the output has enough tiles, the parallel loop must give every core
+   * work.  Configs that leave cores idle are legal C but never the
+   * fastest, and on a 1024^3 GEMM they are the slowest trials of a random
+   * search, so excluding them saves most of the measuring time. */
+  int64_t tiles = 1;
+  for (int a = 0; a < t->op.naxes; a++)
+    if (t->op.axes[a].kind == HERON__SPATIAL)
+      tiles = mul_sat(tiles, t->op.axes[a].extent);
+  int64_t need = t->hw.cores < tiles ? t->hw.cores : tiles;
+  if (need > 1)
+    post(c, HERON_C_LE, konst(c, need), &t->fused, 1, NULL, 0,
+         "cores <= fused");
   rule(t, "Parallel",
        "omp parallel for over the fused level-0 spatial tiles (fused = "
-       "product of every spatial t0, %d cores)",
-       t->hw.cores);
+       "product of every spatial t0 >= %lld of %d cores)",
+       (long long)need, t->hw.cores);
 }
 
 /* ---- Vectorize ------------------------------------------------------------
