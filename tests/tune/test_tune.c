@@ -1,0 +1,137 @@
+/* tests/tune/test_tune.c - the engine's contract with plugins: the budget,
+ * the filtering of invalid and duplicate proposals (counted, never
+ * measured), the model fitted between rounds and handed to the strategy,
+ * and the log and history it leaves. */
+#include <unistd.h>
+
+#include "test.h"
+
+static heron_task *small_gemm(void) {
+  heron_task *t = NULL;
+  int64_t shape[3] = {32, 32, 32};
+  heron_task_spec spec = {.op = "gemm", .shape = shape, .nshape = 3};
+  if (heron_task_create(&spec, &t, NULL) != HERON_OK)
+    return NULL;
+  return t;
+}
+
+static void fast(heron_tune_options *o, const char *work) {
+  o->measure.number = 1;
+  o->measure.repeat = 1;
+  o->measure.min_repeat_ms = 1;
+  o->measure.work_dir = work;
+}
+
+static int count_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  int n = 0, ch;
+  if (!f)
+    return -1;
+  while ((ch = fgetc(f)) != EOF)
+    n += ch == '\n';
+  fclose(f);
+  return n;
+}
+
+TEST(invalid_and_duplicate_proposals_are_dropped_counted_and_never_measured) {
+  char dir[] = "/tmp/heron-tune-XXXXXX";
+  CHECK(mkdtemp(dir));
+  char report[600], log[600];
+  snprintf(report, sizeof report, "%s/report.txt", dir);
+  snprintf(log, sizeof log, "%s/log.jsonl", dir);
+  heron_task *t = small_gemm();
+  CHECK(t);
+  heron_param params[] = {{"report", report}};
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.strategy = HERON_TEST_PLUGIN_DIR "/strat_probe.so";
+  o.strategy_params = params;
+  o.n_strategy_params = 1;
+  o.model = HERON_TEST_MODEL_PLUGIN;
+  o.trials = 8;
+  o.batch = 4;
+  o.log_path = log;
+  fast(&o, dir);
+  heron_tune_result res;
+  heron_error err;
+  heron_error_clear(&err);
+  int rc = heron_tune(t, &o, &res, &err);
+  heron_task_free(t);
+  CHECK_OK(rc, &err);
+  /* Rounds asking for 4 carry one duplicate and one invalid and measure 2
+   * (rounds 1-3); the last asks for the 2 trials left and gets 2 samples. */
+  CHECK_EQ(res.trials, 8);
+  CHECK_EQ(res.measured, 8);
+  CHECK_EQ(res.dropped_invalid, 3);
+  CHECK(res.dropped_duplicate >= 3); /* a sample may also repeat a trial */
+  CHECK_EQ(count_lines(log), 8);
+  FILE *f = fopen(report, "r");
+  CHECK(f);
+  int model = 0, trained = 0, observed = 0, history = 0;
+  int got = fscanf(f, "model %d trained %d observed %d history %d", &model,
+                   &trained, &observed, &history);
+  fclose(f);
+  CHECK_EQ(got, 4);
+  CHECK_EQ(model, 1);   /* the env carries the model */
+  CHECK_EQ(trained, 1); /* fitted by the engine after a round */
+  CHECK_EQ(observed, 8);
+  CHECK_EQ(history, 8);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
+
+TEST(a_run_without_a_model_gives_the_strategy_a_null_model) {
+  char dir[] = "/tmp/heron-tune-XXXXXX";
+  CHECK(mkdtemp(dir));
+  char report[600];
+  snprintf(report, sizeof report, "%s/report.txt", dir);
+  heron_task *t = small_gemm();
+  CHECK(t);
+  heron_param params[] = {{"report", report}};
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.strategy = HERON_TEST_PLUGIN_DIR "/strat_probe.so";
+  o.strategy_params = params;
+  o.n_strategy_params = 1;
+  o.trials = 4;
+  o.batch = 4;
+  fast(&o, dir);
+  heron_error err;
+  heron_error_clear(&err);
+  heron_tune_result res;
+  int rc = heron_tune(t, &o, &res, &err);
+  heron_task_free(t);
+  CHECK_OK(rc, &err);
+  FILE *f = fopen(report, "r");
+  CHECK(f);
+  int model = -1, trained = -1;
+  CHECK_EQ(fscanf(f, "model %d trained %d", &model, &trained), 2);
+  fclose(f);
+  CHECK_EQ(model, 0);
+  CHECK_EQ(trained, 0);
+  CHECK_EQ(res.best_trial > 0, 1);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
+
+TEST(options_with_zero_trials_or_batch_are_rejected_before_any_work) {
+  heron_task *t = small_gemm();
+  CHECK(t);
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.trials = 0;
+  heron_error err;
+  heron_error_clear(&err);
+  int rc = heron_tune(t, &o, NULL, &err);
+  CHECK_EQ(rc, HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "trials");
+  heron_tune_options_init(&o);
+  o.batch = 0;
+  heron_error_clear(&err);
+  rc = heron_tune(t, &o, NULL, &err);
+  heron_task_free(t);
+  CHECK_EQ(rc, HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "batch");
+}
