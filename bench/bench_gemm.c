@@ -83,14 +83,22 @@ int main(int argc, char **argv) {
   int number = 1;
   double timeout = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--size")) size = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--trials")) trials = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--strategy")) strategy = argv[i + 1];
-    else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
-    else if (!strcmp(argv[i], "--log")) log = argv[i + 1];
-    else if (!strcmp(argv[i], "--resume")) resume = argv[i + 1];
-    else if (!strcmp(argv[i], "--number")) number = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--timeout")) timeout = atof(argv[i + 1]);
+    if (!strcmp(argv[i], "--size"))
+      size = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--trials"))
+      trials = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--strategy"))
+      strategy = argv[i + 1];
+    else if (!strcmp(argv[i], "--seed"))
+      seed = strtoull(argv[i + 1], NULL, 10);
+    else if (!strcmp(argv[i], "--log"))
+      log = argv[i + 1];
+    else if (!strcmp(argv[i], "--resume"))
+      resume = argv[i + 1];
+    else if (!strcmp(argv[i], "--number"))
+      number = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--timeout"))
+      timeout = atof(argv[i + 1]);
     else {
       fprintf(stderr, "bench_gemm: unknown option %s\n", argv[i]);
       return 2;
@@ -105,9 +113,9 @@ int main(int argc, char **argv) {
   heron_error_clear(&err);
   int64_t shape[3] = {size, size, size};
   heron_task *t = NULL;
-  if (heron_task_create(&(heron_task_spec){.op = "gemm", .shape = shape,
-                                           .nshape = 3},
-                        &t, &err)) {
+  if (heron_task_create(
+          &(heron_task_spec){.op = "gemm", .shape = shape, .nshape = 3}, &t,
+          &err)) {
     fprintf(stderr, "bench_gemm: %s\n", err.text);
     return 1;
   }
@@ -166,8 +174,8 @@ int main(int argc, char **argv) {
     maxerr = fmax(maxerr, fabs(c.C[i] - ref[i]) / (fabs(ref[i]) + 1e-3));
   double flops = 2.0 * size * size * size;
   int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  printf("\nGEMM %dx%dx%d fp32, best of %d trials (%s), trial %d\n", size,
-         size, size, res.trials, strategy, res.best_trial);
+  printf("\nGEMM %dx%dx%d fp32, best of %d trials (%s), trial %d\n", size, size,
+         size, res.trials, strategy, res.best_trial);
   printf("output check against OpenBLAS: max relative error %.2e (%s)\n",
          maxerr, maxerr < 1e-2 ? "ok" : "MISMATCH");
   printf("| threads | Heron-C GFLOP/s | OpenBLAS GFLOP/s | ratio |\n");

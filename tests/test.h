@@ -78,8 +78,7 @@ static int heron_test_failed;
     int heron_rc_ = (expr);                                                    \
     if (heron_rc_ != HERON_OK) {                                               \
       fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__,       \
-              #expr, heron_err_name(heron_rc_),                                \
-              heron_test_errtext(errp));                                       \
+              #expr, heron_err_name(heron_rc_), heron_test_errtext(errp));     \
       heron_test_failed = 1;                                                   \
       return;                                                                  \
     }                                                                          \
@@ -99,7 +98,8 @@ int main(int argc, char **argv) {
     ran++;
     if (heron_test_failed)
       failed++;
-    printf("%s %s\n", heron_test_failed ? "FAIL" : "ok", heron_test_cases[i].name);
+    printf("%s %s\n", heron_test_failed ? "FAIL" : "ok",
+           heron_test_cases[i].name);
   }
   if (argc > 1 && ran == 0) {
     fprintf(stderr, "no test named %s\n", argv[1]);

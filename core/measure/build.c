@@ -229,8 +229,8 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
               "the compiler exited with status %d and printed nothing",
               WEXITSTATUS(st));
   } else {
-    set_error(c, HERON_MEAS_COMPILE_ERROR, "the compiler was killed by signal %d",
-              WTERMSIG(st));
+    set_error(c, HERON_MEAS_COMPILE_ERROR,
+              "the compiler was killed by signal %d", WTERMSIG(st));
   }
 }
 

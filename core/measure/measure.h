@@ -23,10 +23,10 @@ typedef struct heron__bench {
   heron_measure_options opts; /* defaults filled in (jobs, threads, cc) */
   const char *cflags;         /* from the template */
   void *bufs[HERON__MAX_TENSORS + 1]; /* inputs, then an output scratch */
-  void *ref;                  /* reference output */
+  void *ref;                          /* reference output */
   char work_dir[512];
-  int own_work_dir;           /* 1 when created here and removed at free */
-  int seq;                    /* counter for file names */
+  int own_work_dir; /* 1 when created here and removed at free */
+  int seq;          /* counter for file names */
 } heron__bench;
 
 /* Allocates and fills the inputs (from a fixed seed), computes the
@@ -63,11 +63,11 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
  * seconds, gflops (from `flops`), max_error; *error gets a malloc'ed
  * description on failure (signal name, timeout, first wrong element), NULL
  * when OK.  max_error is finite (DBL_MAX stands for a NaN or infinite
- * error, as when a kernel leaves NaN in its output).  m->error is pointed at *error (or a static "" when OK), so it
- * stays valid until the caller frees *error; m->trial, config and
- * build_seconds are left alone.  The timeout covers the whole run (loading,
- * warm-up, timing).  Returns HERON_OK unless the machinery failed (fork,
- * pipe: HERON_ERUN). */
+ * error, as when a kernel leaves NaN in its output).  m->error is pointed at
+ * *error (or a static "" when OK), so it stays valid until the caller frees
+ * *error; m->trial, config and build_seconds are left alone.  The timeout
+ * covers the whole run (loading, warm-up, timing).  Returns HERON_OK unless the
+ * machinery failed (fork, pipe: HERON_ERUN). */
 int heron__run_one(heron__bench *b, const char *so_path, double flops,
                    heron_measurement *m, char **error, heron_error *err);
 

@@ -66,8 +66,8 @@ static double elem_value(const heron__op *op, const void *p, int64_t i) {
 /* Compares the output with the reference; on a mismatch fills the report
  * with WRONG_RESULT and says where and by how much.  `when` tells whether
  * this is the check after warm-up or the one after timing. */
-static int check_output(const heron__bench *b, const void *out, const char *when,
-                        run_report *r) {
+static int check_output(const heron__bench *b, const void *out,
+                        const char *when, run_report *r) {
   double max_err = 0;
   int64_t bad = -1;
   int ok = heron__op_check(b->op, out, b->ref, &max_err, &bad);
@@ -95,7 +95,8 @@ static int check_output(const heron__bench *b, const void *out, const char *when
 
 /* Evicts the caches by writing one byte per 64-byte line of `buf`; the
  * volatile stores cannot be optimised away. */
-static void flush_caches(volatile unsigned char *buf, size_t n, unsigned char v) {
+static void flush_caches(volatile unsigned char *buf, size_t n,
+                         unsigned char v) {
   for (size_t i = 0; i < n; i += 64)
     buf[i] = v;
 }
@@ -117,7 +118,8 @@ static int cmp_double(const void *a, const void *b) {
  * count; `number` grows (to what the last repeat suggests, at least 1.6x)
  * and the repeat is run again.  Returns the median seconds per call, or a
  * negative value when out of memory. */
-static double time_kernel(const heron__bench *b, kernel_fn fn, void *const *bufs) {
+static double time_kernel(const heron__bench *b, kernel_fn fn,
+                          void *const *bufs) {
   const heron_measure_options *o = &b->opts;
   double *per_call = malloc(sizeof(double) * (size_t)o->repeat);
   unsigned char *flush = NULL;
@@ -151,8 +153,8 @@ static double time_kernel(const heron__bench *b, kernel_fn fn, void *const *bufs
   }
   qsort(per_call, (size_t)o->repeat, sizeof(double), cmp_double);
   int n = o->repeat;
-  double median = n % 2 ? per_call[n / 2]
-                        : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
+  double median =
+      n % 2 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
   free(per_call);
   free(flush);
   return median;
@@ -165,7 +167,7 @@ static double time_kernel(const heron__bench *b, kernel_fn fn, void *const *bufs
 static void worker_prepare_signals(void) {
   struct rlimit no_core = {0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
-  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+  static const int fatal[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
                               SIGABRT, SIGTRAP, SIGSYS};
   sigset_t set;
   sigemptyset(&set);
@@ -213,8 +215,9 @@ static void worker_main(heron__bench *b, const char *so_path, int fd) {
     const char *e = dlerror();
     r.status = HERON_MEAS_RUNTIME_ERROR;
     /* dlerror already names the file and the symbol. */
-    snprintf(r.text, sizeof r.text, "kernel symbol " KERNEL_SYMBOL
-             " not found: %s", e ? e : "the symbol's address is NULL");
+    snprintf(r.text, sizeof r.text,
+             "kernel symbol " KERNEL_SYMBOL " not found: %s",
+             e ? e : "the symbol's address is NULL");
     worker_finish(fd, &r);
   }
   kernel_fn fn;
@@ -261,19 +264,32 @@ static void worker_main(heron__bench *b, const char *so_path, int fd) {
 /* "SIGSEGV" for the signals kernels die of; NULL for others. */
 static const char *signal_name(int sig) {
   switch (sig) {
-  case SIGSEGV: return "SIGSEGV";
-  case SIGBUS: return "SIGBUS";
-  case SIGFPE: return "SIGFPE";
-  case SIGILL: return "SIGILL";
-  case SIGABRT: return "SIGABRT";
-  case SIGTRAP: return "SIGTRAP";
-  case SIGSYS: return "SIGSYS";
-  case SIGKILL: return "SIGKILL";
-  case SIGTERM: return "SIGTERM";
-  case SIGXCPU: return "SIGXCPU";
-  case SIGPIPE: return "SIGPIPE";
-  case SIGINT: return "SIGINT";
-  default: return NULL;
+  case SIGSEGV:
+    return "SIGSEGV";
+  case SIGBUS:
+    return "SIGBUS";
+  case SIGFPE:
+    return "SIGFPE";
+  case SIGILL:
+    return "SIGILL";
+  case SIGABRT:
+    return "SIGABRT";
+  case SIGTRAP:
+    return "SIGTRAP";
+  case SIGSYS:
+    return "SIGSYS";
+  case SIGKILL:
+    return "SIGKILL";
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGXCPU:
+    return "SIGXCPU";
+  case SIGPIPE:
+    return "SIGPIPE";
+  case SIGINT:
+    return "SIGINT";
+  default:
+    return NULL;
   }
 }
 
@@ -370,8 +386,8 @@ int heron__run_one(heron__bench *b, const char *so_path, double flops,
   size_t got = read_report(fds[0], &r, deadline);
   close(fds[0]);
   int st = 0;
-  int killed = reap_worker(pid, &st, got == sizeof r ? heron__now() + 1.0
-                                                     : deadline);
+  int killed =
+      reap_worker(pid, &st, got == sizeof r ? heron__now() + 1.0 : deadline);
 
   if (killed && got < sizeof r) {
     m->status = HERON_MEAS_TIMEOUT;
@@ -380,9 +396,10 @@ int heron__run_one(heron__bench *b, const char *so_path, double flops,
     int sig = WTERMSIG(st);
     const char *name = signal_name(sig);
     m->status = HERON_MEAS_RUNTIME_ERROR;
-    *error = name ? format_error("kernel crashed with %s (signal %d)", name, sig)
-                  : format_error("kernel crashed with signal %d (%s)", sig,
-                                 strsignal(sig));
+    *error = name
+                 ? format_error("kernel crashed with %s (signal %d)", name, sig)
+                 : format_error("kernel crashed with signal %d (%s)", sig,
+                                strsignal(sig));
   } else if (got < sizeof r) {
     m->status = HERON_MEAS_RUNTIME_ERROR;
     *error = WIFEXITED(st) && WEXITSTATUS(st) != 0

@@ -38,9 +38,9 @@ typedef enum heron__axis_kind {
 } heron__axis_kind;
 
 typedef struct heron__axis {
-  char name[16];   /* "i", "j", "k", "n", "co", "oh", "ow", "ci", "kh", "kw" */
-  int kind;        /* heron__axis_kind */
-  int64_t extent;  /* loop length, >= 1 */
+  char name[16];  /* "i", "j", "k", "n", "co", "oh", "ow", "ci", "kh", "kw" */
+  int kind;       /* heron__axis_kind */
+  int64_t extent; /* loop length, >= 1 */
 } heron__axis;
 
 /* One tensor dimension's index: sum(coef[a] * axis_a) + offset. */
@@ -50,9 +50,9 @@ typedef struct heron__affine {
 } heron__affine;
 
 typedef struct heron__tensor {
-  char name[16];                        /* "A", "B", "C", "data", "weight", "out" */
+  char name[16]; /* "A", "B", "C", "data", "weight", "out" */
   int ndim;
-  int64_t dims[HERON__MAX_DIMS];        /* row-major, last dimension contiguous */
+  int64_t dims[HERON__MAX_DIMS]; /* row-major, last dimension contiguous */
   heron__affine index[HERON__MAX_DIMS]; /* per dimension */
   int bounded;                          /* 1 when an index may leave [0, dim) */
 } heron__tensor;
@@ -64,22 +64,22 @@ typedef struct heron__op heron__op;
 typedef void (*heron__ref_fn)(const heron__op *op, void *const *bufs);
 
 struct heron__op {
-  const char *name;     /* static: "gemm" */
-  int dtype;            /* heron__dtype of the inputs */
-  int out_dtype;        /* heron__dtype of the output: for now the same
-                           as dtype (fp32 -> fp32, fp16 -> fp16, as in
-                           Heron's Tensor Core suite); int32 for int8, kept
-                           in HERON__FP32-sized slots, when int8 arrives */
+  const char *name; /* static: "gemm" */
+  int dtype;        /* heron__dtype of the inputs */
+  int out_dtype;    /* heron__dtype of the output: for now the same
+                       as dtype (fp32 -> fp32, fp16 -> fp16, as in
+                       Heron's Tensor Core suite); int32 for int8, kept
+                       in HERON__FP32-sized slots, when int8 arrives */
   int64_t shape[HERON__MAX_SHAPE]; /* the user's shape, in the op's order */
   int nshape;
   int naxes;
   heron__axis axes[HERON__MAX_AXES]; /* spatial axes first, in output order */
   int ninputs;
   heron__tensor in[HERON__MAX_TENSORS];
-  heron__tensor out;    /* indexed by the spatial axes only */
-  double flops;         /* exact: 2 * product of all axis extents (one
-                           multiply and one add per point of the nest,
-                           padded points included, as cuDNN and TVM count) */
+  heron__tensor out; /* indexed by the spatial axes only */
+  double flops;      /* exact: 2 * product of all axis extents (one
+                        multiply and one add per point of the nest,
+                        padded points included, as cuDNN and TVM count) */
   heron__ref_fn reference;
 };
 
@@ -87,10 +87,10 @@ struct heron__op {
 typedef struct heron__op_kind {
   const char *name;
   const char *summary;
-  const char *const *dims;  /* dimension names in --shape order */
-  int ndims;                /* how many the user must give */
-  int ndims_max;            /* how many may be given (defaults fill the rest) */
-  const int64_t *defaults;  /* values of the optional trailing dimensions */
+  const char *const *dims; /* dimension names in --shape order */
+  int ndims;               /* how many the user must give */
+  int ndims_max;           /* how many may be given (defaults fill the rest) */
+  const int64_t *defaults; /* values of the optional trailing dimensions */
   /* Checks the shape and fills *op (name, axes, tensors, flops, reference).
    * HERON_EINVAL naming the offending dimension on an impossible shape. */
   int (*build)(const int64_t *shape, int n, int dtype, heron__op *op,
@@ -139,7 +139,8 @@ void heron__op_free_buffers(const heron__op *op, void **bufs);
 
 /* Fills the inputs with deterministic pseudo-random values in [-1, 1]
  * (small integers for int8) from `seed`. */
-void heron__op_fill_inputs(const heron__op *op, void *const *bufs, uint64_t seed);
+void heron__op_fill_inputs(const heron__op *op, void *const *bufs,
+                           uint64_t seed);
 
 /* Compares an output with the reference output elementwise.  The
  * tolerance is dtype-appropriate and scales with the reduction length:

@@ -27,8 +27,7 @@ static int check_memory(const heron__op *op, heron_error *err) {
     return heron_error_set(err, HERON_ERANGE,
                            "%s tensors need %.1f GiB to measure; this machine "
                            "has %.1f GiB of memory",
-                           op->name, bytes / 1073741824.0,
-                           have / 1073741824.0);
+                           op->name, bytes / 1073741824.0, have / 1073741824.0);
   return HERON_OK;
 }
 

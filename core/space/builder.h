@@ -23,8 +23,8 @@ void heron__space_free(heron_space *sp);
 
 /* Adds a variable with domain [lo, hi]; returns its index (>= 0) or a
  * negative status.  Names must be unique (HERON_EINVAL otherwise). */
-int heron__space_var(heron_space *sp, const char *name, int is_knob,
-                     int64_t lo, int64_t hi);
+int heron__space_var(heron_space *sp, const char *name, int is_knob, int64_t lo,
+                     int64_t hi);
 
 /* Adds a variable whose domain is the explicit set vals[0..n) (any order,
  * duplicates ignored). */

@@ -12,19 +12,19 @@
 #include "heron/status.h"
 
 typedef struct heron__hw {
-  char name[64];       /* "this machine (AMD EPYC, avx512)" or the JSON's name */
-  char target[16];     /* "cpu" or "cuda" */
+  char name[64];   /* "this machine (AMD EPYC, avx512)" or the JSON's name */
+  char target[16]; /* "cpu" or "cuda" */
   /* cpu */
-  int cores;           /* cores used for parallel loops */
-  int64_t l1_bytes;    /* per-core L1 data cache */
-  int64_t l2_bytes;    /* per-core L2 */
-  int64_t l3_bytes;    /* shared last level */
-  int vector_bytes;    /* widest SIMD register: 64 (AVX-512), 32 (AVX2), 16 */
-  int vector_regs;     /* architectural vector registers: 32 or 16 */
+  int cores;        /* cores used for parallel loops */
+  int64_t l1_bytes; /* per-core L1 data cache */
+  int64_t l2_bytes; /* per-core L2 */
+  int64_t l3_bytes; /* shared last level */
+  int vector_bytes; /* widest SIMD register: 64 (AVX-512), 32 (AVX2), 16 */
+  int vector_regs;  /* architectural vector registers: 32 or 16 */
   int has_fma, has_avx2, has_avx512, has_vnni;
   /* cuda (filled from JSON or the device; unused by the cpu target) */
-  int sm;              /* compute capability * 10, e.g. 80 */
-  int64_t smem_per_block;      /* default static limit, bytes */
+  int sm;                       /* compute capability * 10, e.g. 80 */
+  int64_t smem_per_block;       /* default static limit, bytes */
   int64_t smem_per_block_optin; /* with the opt-in attribute, bytes */
   int max_threads_per_block;
   int max_threads_dim[3];

@@ -113,10 +113,13 @@ static int set_aside(const char *path, run *r, heron_error *err) {
       break;
   }
   if (rename(path, aside) != 0)
-    return heron_error_set(err, HERON_EIO, "cannot move the old log %s aside: %s",
-                           path, strerror(errno));
-  progress(r, "note: %s existed; moved it to %s (use --resume to continue a "
-              "log)\n", path, aside);
+    return heron_error_set(err, HERON_EIO,
+                           "cannot move the old log %s aside: %s", path,
+                           strerror(errno));
+  progress(r,
+           "note: %s existed; moved it to %s (use --resume to continue a "
+           "log)\n",
+           path, aside);
   return HERON_OK;
 }
 
@@ -138,7 +141,8 @@ static int open_log(run *r, heron_error *err) {
   if (same)
     return HERON_OK;
   for (int i = 0; i < r->hist.n; i++) {
-    int rc = heron__log_write(r->log, r->sp, &r->log_ctx, r->hist.items[i], err);
+    int rc =
+        heron__log_write(r->log, r->sp, &r->log_ctx, r->hist.items[i], err);
     if (rc)
       return rc;
   }
@@ -161,8 +165,10 @@ static int resume(run *r, heron_error *err) {
   if (rc)
     return rc;
   if (dropped) {
-    progress(r, "note: %s ended with a half-written line (a killed run); "
-                "dropped it\n", path);
+    progress(r,
+             "note: %s ended with a half-written line (a killed run); "
+             "dropped it\n",
+             path);
     if (r->o->log_path && !strcmp(r->o->log_path, path) &&
         truncate(path, valid) != 0)
       return heron_error_set(err, HERON_EIO, "cannot repair %s: %s", path,
@@ -225,7 +231,8 @@ static int open_strategy(run *r, heron_error *err) {
   rc = r->strat->create(&r->env, o->strategy_params, o->n_strategy_params,
                         &r->strat_self, &perr);
   if (rc)
-    return heron_error_set(err, rc == HERON_EINVAL ? HERON_EINVAL : HERON_EPLUGIN,
+    return heron_error_set(err,
+                           rc == HERON_EINVAL ? HERON_EINVAL : HERON_EPLUGIN,
                            "strategy %s: create failed: %s", r->strategy_name,
                            perr.text[0] ? perr.text : heron_strerror(rc));
   return HERON_OK;
@@ -268,8 +275,8 @@ static int observe(run *r, const heron_measurement *res, int n,
   heron_error_clear(&perr);
   int rc = r->strat->observe(r->strat_self, res, n, &perr);
   if (rc)
-    return heron_error_set(err, HERON_EPLUGIN, "strategy %s: observe failed: %s",
-                           r->strategy_name,
+    return heron_error_set(err, HERON_EPLUGIN,
+                           "strategy %s: observe failed: %s", r->strategy_name,
                            perr.text[0] ? perr.text : heron_strerror(rc));
   return HERON_OK;
 }
@@ -379,13 +386,15 @@ static void print_progress(run *r, int round_ok, int round_failed) {
   if (r->o->time_limit_s > 0 && eta > r->o->time_limit_s - el)
     eta = r->o->time_limit_s - el;
   if (best)
-    progress(r, "[%4d/%d] best %.2f GFLOP/s (trial %d)  round: %d ok, %d "
-                "failed  elapsed %.1f s  ETA %.0f s\n",
-             done, total, best->gflops, best->trial, round_ok, round_failed,
-             el, eta > 0 ? eta : 0);
+    progress(r,
+             "[%4d/%d] best %.2f GFLOP/s (trial %d)  round: %d ok, %d "
+             "failed  elapsed %.1f s  ETA %.0f s\n",
+             done, total, best->gflops, best->trial, round_ok, round_failed, el,
+             eta > 0 ? eta : 0);
   else
-    progress(r, "[%4d/%d] no successful kernel yet  round: %d ok, %d failed  "
-                "elapsed %.1f s\n",
+    progress(r,
+             "[%4d/%d] no successful kernel yet  round: %d ok, %d failed  "
+             "elapsed %.1f s\n",
              done, total, round_ok, round_failed, el);
 }
 
@@ -440,8 +449,8 @@ static int run_round(run *r, int64_t *props, uint64_t *keys,
   heron_error_clear(&perr);
   int rc = r->strat->propose(r->strat_self, want, props, &got, &perr);
   if (rc)
-    return heron_error_set(err, HERON_EPLUGIN, "strategy %s: propose failed: %s",
-                           r->strategy_name,
+    return heron_error_set(err, HERON_EPLUGIN,
+                           "strategy %s: propose failed: %s", r->strategy_name,
                            perr.text[0] ? perr.text : heron_strerror(rc));
   if (got < 0 || got > want)
     return heron_error_set(err, HERON_EPLUGIN,
@@ -475,7 +484,8 @@ static int run_round(run *r, int64_t *props, uint64_t *keys,
   rc = observe(r, view, n, err);
   free(view);
   char sp[4200];
-  if (rc == HERON_OK && r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
+  if (rc == HERON_OK &&
+      r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
       r->strat->save_state && state_path(r, sp, sizeof sp)) {
     heron_error serr;
     heron_error_clear(&serr);
@@ -506,8 +516,9 @@ static int tune_loop(run *r, heron_error *err) {
     rc = run_round(r, props, keys, ms, errors, stored, &got_new, err);
     empty = got_new ? 0 : empty + 1;
     if (empty >= MAX_EMPTY_ROUNDS) {
-      progress(r, "warning: strategy %s proposed nothing new in %d rounds; "
-                  "stopping (the space may be exhausted)\n",
+      progress(r,
+               "warning: strategy %s proposed nothing new in %d rounds; "
+               "stopping (the space may be exhausted)\n",
                r->strategy_name, empty);
       break;
     }
@@ -540,7 +551,8 @@ static int warm_start(run *r, heron_error *err) {
     rc = observe(r, view, r->hist.n, err);
   free(view);
   char sp[4200];
-  if (rc == HERON_OK && r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
+  if (rc == HERON_OK &&
+      r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
       r->strat->load_state && state_path(r, sp, sizeof sp) &&
       access(sp, R_OK) == 0) {
     heron_error serr;

@@ -63,9 +63,8 @@ int heron__history_has(const heron_history *h, uint64_t key) {
   return 0;
 }
 
-const heron_measurement *heron__history_add(heron_history *h,
-                                            const heron_measurement *m,
-                                            uint64_t key) {
+const heron_measurement *
+heron__history_add(heron_history *h, const heron_measurement *m, uint64_t key) {
   if (h->n == h->cap) {
     int cap = h->cap ? h->cap * 2 : 64;
     heron_measurement **items = realloc(h->items, (size_t)cap * sizeof *items);

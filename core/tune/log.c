@@ -10,8 +10,8 @@
 #include "core/util/util.h"
 
 static const char *const status_names[] = {
-    "ok", "compile_error", "runtime_error", "timeout", "wrong_result",
-    "invalid"};
+    "ok",      "compile_error", "runtime_error",
+    "timeout", "wrong_result",  "invalid"};
 #define NSTATUS ((int)(sizeof status_names / sizeof status_names[0]))
 
 HERON_API const char *heron_meas_status_name(int status) {

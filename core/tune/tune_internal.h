@@ -24,9 +24,8 @@ void heron__history_init(heron_history *h, int nvars);
 void heron__history_free(heron_history *h);
 /* Copies m (config and error included) into the history; the copy's trial
  * is kept as given.  Returns the stored record or NULL when out of memory. */
-const heron_measurement *heron__history_add(heron_history *h,
-                                            const heron_measurement *m,
-                                            uint64_t key);
+const heron_measurement *
+heron__history_add(heron_history *h, const heron_measurement *m, uint64_t key);
 /* 1 when `key` (heron_space_key parsed as a 64-bit number) was measured. */
 int heron__history_has(const heron_history *h, uint64_t key);
 

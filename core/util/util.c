@@ -1,8 +1,8 @@
 /* core/util/util.c - string buffer, time, files and machine facts. */
 #include "core/util/util.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +44,9 @@ void heron__buf_printf(heron__buf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
-void heron__buf_puts(heron__buf *b, const char *s) { heron__buf_printf(b, "%s", s); }
+void heron__buf_puts(heron__buf *b, const char *s) {
+  heron__buf_printf(b, "%s", s);
+}
 
 char *heron__buf_take(heron__buf *b) {
   char *p = b->failed ? NULL : b->data;
@@ -98,7 +100,8 @@ int heron__mkdirs(const char *path, heron_error *err) {
                            strerror(errno));
   struct stat st;
   if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode))
-    return heron_error_set(err, HERON_EIO, "%s exists and is not a folder", tmp);
+    return heron_error_set(err, HERON_EIO, "%s exists and is not a folder",
+                           tmp);
   return HERON_OK;
 }
 

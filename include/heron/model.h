@@ -2,7 +2,8 @@
  *
  * A cost model is a shared object exporting one symbol,
  *
- *     HERON_PLUGIN_EXPORT const heron_model_plugin *heron_model_plugin_v1(void);
+ *     HERON_PLUGIN_EXPORT const heron_model_plugin *
+ *     heron_model_plugin_v1(void);
  *
  * that returns a pointer to a `static const` descriptor.  The host checks
  * abi_version == HERON_MODEL_ABI_VERSION and struct_size >= the size of the
@@ -36,10 +37,10 @@ extern "C" {
 
 /* What the host gives a model when creating it.  Valid until destroy(). */
 typedef struct heron_model_env {
-  uint32_t abi_version;  /* HERON_MODEL_ABI_VERSION */
-  uint32_t struct_size;  /* sizeof(heron_model_env) of the host */
-  int nfeatures;         /* d of every fit/predict call */
-  uint64_t seed;         /* for the model's own randomness */
+  uint32_t abi_version; /* HERON_MODEL_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(heron_model_env) of the host */
+  int nfeatures;        /* d of every fit/predict call */
+  uint64_t seed;        /* for the model's own randomness */
   /* Logs one line (level 0 info, 1 warning, 2 debug) through the host. */
   void (*log)(const struct heron_model_env *env, int level, const char *fmt,
               ...) HERON_PRINTF(3, 4);
@@ -47,11 +48,13 @@ typedef struct heron_model_env {
 } heron_model_env;
 
 typedef struct heron_model_plugin {
-  uint32_t abi_version;  /* HERON_MODEL_ABI_VERSION */
-  uint32_t struct_size;  /* sizeof(heron_model_plugin) the plugin was built with */
-  const char *name;      /* short name, e.g. "xgb" */
-  const char *summary;   /* one line for --help */
-  const heron_param_doc *params; /* declared parameters, {NULL}-terminated; may be NULL for none */
+  uint32_t abi_version; /* HERON_MODEL_ABI_VERSION */
+  uint32_t
+      struct_size;  /* sizeof(heron_model_plugin) the plugin was built with */
+  const char *name; /* short name, e.g. "xgb" */
+  const char *summary; /* one line for --help */
+  const heron_param_doc *
+      params; /* declared parameters, {NULL}-terminated; may be NULL for none */
 
   /* Creates an instance in *self.  params[0..nparams) holds only declared
    * keys (the host checked them); create rejects bad values with

@@ -34,15 +34,15 @@ HERON_API const char *heron_meas_status_name(int status);
 HERON_API int heron_meas_status_parse(const char *name);
 
 typedef struct heron_measurement {
-  int trial;            /* 1-based trial number within the task's log */
-  int status;           /* a heron_meas_status */
+  int trial;             /* 1-based trial number within the task's log */
+  int status;            /* a heron_meas_status */
   const int64_t *config; /* nvars values of the space, owned by the engine */
-  double seconds;       /* median kernel time; 0 unless status is OK */
-  double gflops;        /* FLOP count / seconds / 1e9; 0 unless OK */
-  double build_seconds; /* wall time of the build */
-  double max_error;     /* largest relative error against the reference */
-  const char *error;    /* failure text, "" when OK; never NULL */
-  int simulated;        /* 1 when answered by a model, not a real run */
+  double seconds;        /* median kernel time; 0 unless status is OK */
+  double gflops;         /* FLOP count / seconds / 1e9; 0 unless OK */
+  double build_seconds;  /* wall time of the build */
+  double max_error;      /* largest relative error against the reference */
+  const char *error;     /* failure text, "" when OK; never NULL */
+  int simulated;         /* 1 when answered by a model, not a real run */
 } heron_measurement;
 
 /* Read access to the task's measurements so far, oldest first (the trials

@@ -2,7 +2,8 @@
  *
  * A strategy is a shared object exporting one symbol,
  *
- *     HERON_PLUGIN_EXPORT const heron_strategy_plugin *heron_strategy_plugin_v1(void);
+ *     HERON_PLUGIN_EXPORT const heron_strategy_plugin *
+ *     heron_strategy_plugin_v1(void);
  *
  * returning a pointer to a `static const` descriptor filled with C11
  * designated initializers.  The loader checks the symbol, abi_version ==
@@ -48,26 +49,31 @@ extern "C" {
 
 /* Host services, valid from create() until destroy() returns. */
 typedef struct heron_strategy_env {
-  uint32_t abi_version;       /* HERON_STRATEGY_ABI_VERSION */
-  uint32_t struct_size;       /* sizeof(heron_strategy_env) of the host */
-  const heron_space *space;   /* the task's space; configs have nvars values */
-  heron_rng *rng;             /* seeded from --seed; the strategy's to use */
-  const heron_model *model;   /* cost model, fitted by the engine; NULL when absent */
-  const heron_history *history; /* every measurement so far, resumed ones included */
-  const char *task_key;       /* the task's stable key, e.g. "gemm/1024,1024,1024/fp32/cpu" */
-  int batch;                  /* configs measured per round (--batch) */
+  uint32_t abi_version;     /* HERON_STRATEGY_ABI_VERSION */
+  uint32_t struct_size;     /* sizeof(heron_strategy_env) of the host */
+  const heron_space *space; /* the task's space; configs have nvars values */
+  heron_rng *rng;           /* seeded from --seed; the strategy's to use */
+  const heron_model
+      *model; /* cost model, fitted by the engine; NULL when absent */
+  const heron_history
+      *history; /* every measurement so far, resumed ones included */
+  const char *
+      task_key; /* the task's stable key, e.g. "gemm/1024,1024,1024/fp32/cpu" */
+  int batch;    /* configs measured per round (--batch) */
   /* Logs one line (level 0 info, 1 warning, 2 debug) through the host. */
-  void (*log)(const struct heron_strategy_env *env, int level,
-              const char *fmt, ...) HERON_PRINTF(3, 4);
-  void *host;                 /* the host's private data; do not touch */
+  void (*log)(const struct heron_strategy_env *env, int level, const char *fmt,
+              ...) HERON_PRINTF(3, 4);
+  void *host; /* the host's private data; do not touch */
 } heron_strategy_env;
 
 typedef struct heron_strategy_plugin {
-  uint32_t abi_version;  /* HERON_STRATEGY_ABI_VERSION */
-  uint32_t struct_size;  /* sizeof(heron_strategy_plugin) the plugin was built with */
-  const char *name;      /* short name, e.g. "random" */
-  const char *summary;   /* one line for --help */
-  const heron_param_doc *params; /* declared parameters, {NULL}-terminated; NULL for none */
+  uint32_t abi_version; /* HERON_STRATEGY_ABI_VERSION */
+  uint32_t
+      struct_size; /* sizeof(heron_strategy_plugin) the plugin was built with */
+  const char *name;    /* short name, e.g. "random" */
+  const char *summary; /* one line for --help */
+  const heron_param_doc
+      *params; /* declared parameters, {NULL}-terminated; NULL for none */
 
   /* Creates the strategy in *self.  params[0..nparams) holds only declared
    * keys; create rejects a bad value with HERON_EINVAL naming it.  The env

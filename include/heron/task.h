@@ -44,13 +44,13 @@ HERON_API int heron_parse_shape(const char *op, const char *text,
 /* ---- Tasks --------------------------------------------------------------- */
 
 typedef struct heron_task_spec {
-  const char *op;        /* operator name, e.g. "gemm" */
-  const int64_t *shape;  /* dimensions in the op's order */
+  const char *op;       /* operator name, e.g. "gemm" */
+  const int64_t *shape; /* dimensions in the op's order */
   int nshape;
-  const char *dtype;     /* "fp32" (default when NULL); "fp16", "int8" per target */
-  const char *target;    /* "cpu" (default when NULL) */
-  const char *hw;        /* hardware description: NULL to detect this machine,
-                            else a name in configs/hw/ or a JSON file path */
+  const char *dtype; /* "fp32" (default when NULL); "fp16", "int8" per target */
+  const char *target; /* "cpu" (default when NULL) */
+  const char *hw;     /* hardware description: NULL to detect this machine,
+                         else a name in configs/hw/ or a JSON file path */
 } heron_task_spec;
 
 typedef struct heron_task heron_task;

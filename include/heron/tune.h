@@ -25,35 +25,36 @@ extern "C" {
 
 /* How each candidate is built and run (TVM's names and meaning). */
 typedef struct heron_measure_options {
-  int number;          /* runs averaged per repeat (default 3) */
-  int repeat;          /* repeats; the median is reported (default 3) */
-  double min_repeat_ms; /* grow `number` until a repeat lasts this long (default 100) */
-  double timeout_s;    /* limit per build and per run (default 30) */
-  int flush_cache;     /* 1: evict caches before each repeat (default 0) */
-  int build_jobs;      /* parallel builds; 0 = number of cores */
-  int threads;         /* kernel threads; 0 = number of cores */
-  const char *cc;      /* C compiler; NULL = $CC or "cc" */
+  int number;           /* runs averaged per repeat (default 3) */
+  int repeat;           /* repeats; the median is reported (default 3) */
+  double min_repeat_ms; /* grow `number` until a repeat lasts this long (default
+                           100) */
+  double timeout_s;     /* limit per build and per run (default 30) */
+  int flush_cache;      /* 1: evict caches before each repeat (default 0) */
+  int build_jobs;       /* parallel builds; 0 = number of cores */
+  int threads;          /* kernel threads; 0 = number of cores */
+  const char *cc;       /* C compiler; NULL = $CC or "cc" */
   const char *work_dir; /* where sources and .so files go; NULL = a temp dir */
-  int keep_files;      /* 1: leave the work dir in place */
+  int keep_files;       /* 1: leave the work dir in place */
 } heron_measure_options;
 
 typedef struct heron_tune_options {
-  const char *strategy;               /* plugin name or path (required) */
+  const char *strategy; /* plugin name or path (required) */
   const heron_param *strategy_params;
   int n_strategy_params;
-  const char *model;                  /* plugin name or path; NULL for none */
+  const char *model; /* plugin name or path; NULL for none */
   const heron_param *model_params;
   int n_model_params;
-  int trials;          /* total trials, resumed ones included (default 200) */
-  double time_limit_s; /* wall-clock budget; 0 = none */
-  uint64_t seed;       /* default 1 */
-  int batch;           /* configs measured per round (default 16) */
-  const char *log_path;    /* JSONL log to write; NULL = none */
+  int trials;           /* total trials, resumed ones included (default 200) */
+  double time_limit_s;  /* wall-clock budget; 0 = none */
+  uint64_t seed;        /* default 1 */
+  int batch;            /* configs measured per round (default 16) */
+  const char *log_path; /* JSONL log to write; NULL = none */
   const char *resume_path; /* JSONL log to continue from; NULL = none */
   const char *emit_dir;    /* where to write the best kernel; NULL = none */
   heron_measure_options measure;
-  FILE *progress;      /* progress lines and summary; NULL = silent */
-  int verbose;         /* 1: also log every measurement */
+  FILE *progress; /* progress lines and summary; NULL = silent */
+  int verbose;    /* 1: also log every measurement */
 } heron_tune_options;
 
 typedef struct heron_tune_result {

@@ -60,8 +60,9 @@ static void index_expr(heron__buf *s, const heron__op *op,
 static char *kernel_source(const heron__op *op, enum variant v) {
   heron__buf s = {0};
   if (v == NO_COMPILE) {
-    heron__buf_puts(&s, "this is not C;\n"
-                        "int heron_kernel(void) { return undeclared_thing; }\n");
+    heron__buf_puts(&s,
+                    "this is not C;\n"
+                    "int heron_kernel(void) { return undeclared_thing; }\n");
     return heron__buf_take(&s);
   }
   heron__buf_printf(&s, "void %s(void *const *bufs) {\n",
@@ -75,8 +76,9 @@ static char *kernel_source(const heron__op *op, enum variant v) {
     heron__buf_puts(&s, "  *(volatile float *)0 = 1.0f;\n");
   if (v == HANG)
     heron__buf_puts(&s, "  for (volatile int spin = 1; spin;) {}\n");
-  heron__buf_printf(&s, "  #pragma omp parallel for\n"
-                        "  for (long o = 0; o < %lldL; o++) out[o] = 0;\n",
+  heron__buf_printf(&s,
+                    "  #pragma omp parallel for\n"
+                    "  for (long o = 0; o < %lldL; o++) out[o] = 0;\n",
                     (long long)heron__tensor_elems(&op->out));
   /* The first (spatial, output-indexing) axis is split among threads, so
    * no two threads ever add into the same output element. */
@@ -247,8 +249,8 @@ TEST(correct_kernel_measures_ok_with_consistent_gflops) {
   CHECK(r.m.seconds > 0);
   CHECK(r.m.max_error >= 0 && r.m.max_error < 1e-3);
   double expect = op.flops / r.m.seconds / 1e9;
-  CHECK_MSG(fabs(r.m.gflops - expect) <= 1e-9 * expect, "%g vs %g",
-            r.m.gflops, expect);
+  CHECK_MSG(fabs(r.m.gflops - expect) <= 1e-9 * expect, "%g vs %g", r.m.gflops,
+            expect);
   outcome_free(&r);
 }
 
@@ -410,8 +412,9 @@ TEST(parallel_build_gives_each_candidate_its_own_status) {
   const int want_build[6] = {HERON_MEAS_OK, HERON_MEAS_COMPILE_ERROR,
                              HERON_MEAS_OK, HERON_MEAS_COMPILE_ERROR,
                              HERON_MEAS_OK, HERON_MEAS_OK};
-  const int want_run[6] = {HERON_MEAS_OK, -1, HERON_MEAS_WRONG_RESULT,
-                           -1, HERON_MEAS_RUNTIME_ERROR, HERON_MEAS_OK};
+  const int want_run[6] = {
+      HERON_MEAS_OK, -1, HERON_MEAS_WRONG_RESULT, -1, HERON_MEAS_RUNTIME_ERROR,
+      HERON_MEAS_OK};
   heron__candidate c[6];
   char *src[6];
   int rc = build_variants(&b, v, 6, c, src);

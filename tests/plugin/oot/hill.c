@@ -73,6 +73,7 @@ static const heron_strategy_plugin hill_plugin = {
 };
 
 HERON_PLUGIN_EXPORT const heron_strategy_plugin *heron_strategy_plugin_v1(void);
-HERON_PLUGIN_EXPORT const heron_strategy_plugin *heron_strategy_plugin_v1(void) {
+HERON_PLUGIN_EXPORT const heron_strategy_plugin *
+heron_strategy_plugin_v1(void) {
   return &hill_plugin;
 }

@@ -90,6 +90,7 @@ static const heron_strategy_plugin probe_desc = {
 };
 
 HERON_PLUGIN_EXPORT const heron_strategy_plugin *heron_strategy_plugin_v1(void);
-HERON_PLUGIN_EXPORT const heron_strategy_plugin *heron_strategy_plugin_v1(void) {
+HERON_PLUGIN_EXPORT const heron_strategy_plugin *
+heron_strategy_plugin_v1(void) {
   return &probe_desc;
 }
