@@ -112,7 +112,7 @@ HERON_API const char *heron_task_target(const heron_task *t) {
 HERON_API int heron_task_describe(const heron_task *t, char **text,
                                   heron_error *err) {
   heron__buf b = {0};
-  heron__buf_printf(&b, "task %s\nhardware: %s\n", t->key, t->hw.name);
+  heron__buf_printf(&b, "hardware: %s\n", t->hw.name);
   heron__template_describe(t->tmpl, t->space, &b);
   *text = heron__buf_take(&b);
   if (!*text)
