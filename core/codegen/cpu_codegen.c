@@ -109,22 +109,31 @@ static void linear_text(const gen *g, const int64_t *k, int64_t c,
     heron__buf_printf(b, " + %lld", (long long)c);
 }
 
+/* Appends to `cond` the range checks of tensor ti's padded dimensions at
+ * tile offset off ("(h) >= 0 && (h) < 9 && ..."); nothing when the tensor
+ * needs no guard there. */
+static void guard_text(const gen *g, int ti, const int64_t *off,
+                       heron__buf *cond) {
+  const heron__tensor *ts = tensor_at(g, ti);
+  for (int d = 0; d < ts->ndim; d++) {
+    if (!g->guard[ti][d])
+      continue;
+    heron__buf e = {0};
+    linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
+    heron__buf_printf(cond, "%s(%s) >= 0 && (%s) < %lld",
+                      cond->len ? " && " : "", e.data, e.data,
+                      (long long)ts->dims[d]);
+    heron__buf_free(&e);
+  }
+}
+
 /* One scalar element of tensor ti at tile offset off: "A[1024 * i_b + k]",
  * guarded as "(h >= 0 && h < 9 ? data[...] : 0.0f)" where needed. */
 static void scalar_elem(const gen *g, int ti, const int64_t *off,
                         heron__buf *b) {
   const heron__tensor *ts = tensor_at(g, ti);
   heron__buf cond = {0};
-  for (int d = 0; d < ts->ndim; d++) {
-    if (!g->guard[ti][d])
-      continue;
-    heron__buf e = {0};
-    linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
-    heron__buf_printf(&cond, "%s(%s) >= 0 && (%s) < %lld",
-                      cond.len ? " && " : "", e.data, e.data,
-                      (long long)ts->dims[d]);
-    heron__buf_free(&e);
-  }
+  guard_text(g, ti, off, &cond);
   if (cond.len)
     heron__buf_printf(b, "(%s ? ", cond.data);
   heron__buf_printf(b, "%s[", ts->name);
@@ -161,16 +170,7 @@ static int input_value(const gen *g, int ti, const int64_t *off,
   if (contiguous_lanes(g, ti)) {
     const heron__tensor *ts = tensor_at(g, ti);
     heron__buf cond = {0};
-    for (int d = 0; d < ts->ndim; d++) {
-      if (!g->guard[ti][d])
-        continue;
-      heron__buf e = {0};
-      linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
-      heron__buf_printf(&cond, "%s(%s) >= 0 && (%s) < %lld",
-                        cond.len ? " && " : "", e.data, e.data,
-                        (long long)ts->dims[d]);
-      heron__buf_free(&e);
-    }
+    guard_text(g, ti, off, &cond);
     if (cond.len)
       heron__buf_printf(b, "(%s ? ", cond.data);
     heron__buf_printf(b, "h_ld(&%s[", ts->name);
