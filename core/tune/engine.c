@@ -281,6 +281,30 @@ static int observe(run *r, const heron_measurement *res, int n,
   return HERON_OK;
 }
 
+/* Takes records recs[0..n) of the history into account, whether just
+ * measured or resumed: counts them, refits the model on the whole history
+ * and tells the strategy (observe gets a contiguous copy, as its contract
+ * wants an array). */
+static int learn(run *r, const heron_measurement *const *recs, int n,
+                 heron_error *err) {
+  for (int i = 0; i < n; i++)
+    if (recs[i]->status == HERON_MEAS_OK)
+      r->res->ok++;
+    else
+      r->res->failed++;
+  int rc = fit_model(r, err);
+  if (rc)
+    return rc;
+  heron_measurement *view = malloc((size_t)n * sizeof *view);
+  if (!view)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  for (int i = 0; i < n; i++)
+    view[i] = *recs[i];
+  rc = observe(r, view, n, err);
+  free(view);
+  return rc;
+}
+
 /* Keeps the proposals that are valid and new; counts the others. */
 static int filter(run *r, int64_t *props, int got, uint64_t *keys) {
   int keep = 0, invalid = 0, dup = 0;
@@ -469,24 +493,10 @@ static int run_round(run *r, int64_t *props, uint64_t *keys,
     free(errors[i]);
   if (rc)
     return rc;
-  for (int i = 0; i < n; i++)
-    if (stored[i]->status == HERON_MEAS_OK)
-      r->res->ok++;
-    else
-      r->res->failed++;
-  if ((rc = fit_model(r, err)) != HERON_OK)
-    return rc;
-  heron_measurement *view = malloc((size_t)n * sizeof *view);
-  if (!view)
-    return heron_error_set(err, HERON_ENOMEM, "out of memory");
-  for (int i = 0; i < n; i++)
-    view[i] = *stored[i];
-  rc = observe(r, view, n, err);
-  free(view);
+  rc = learn(r, stored, n, err);
   char sp[4200];
-  if (rc == HERON_OK &&
-      r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
-      r->strat->save_state && state_path(r, sp, sizeof sp)) {
+  if (rc == HERON_OK && HERON__PLUGIN_HAS(r->strat, save_state) &&
+      state_path(r, sp, sizeof sp)) {
     heron_error serr;
     heron_error_clear(&serr);
     if (r->strat->save_state(r->strat_self, sp, &serr) != HERON_OK)
@@ -536,25 +546,11 @@ static int tune_loop(run *r, heron_error *err) {
 static int warm_start(run *r, heron_error *err) {
   if (r->hist.n == 0)
     return HERON_OK;
-  int rc = fit_model(r, err);
-  heron_measurement *view = malloc((size_t)r->hist.n * sizeof *view);
-  if (!view)
-    return heron_error_set(err, HERON_ENOMEM, "out of memory");
-  for (int i = 0; i < r->hist.n; i++) {
-    view[i] = *r->hist.items[i];
-    if (view[i].status == HERON_MEAS_OK)
-      r->res->ok++;
-    else
-      r->res->failed++;
-  }
-  if (rc == HERON_OK)
-    rc = observe(r, view, r->hist.n, err);
-  free(view);
+  int rc =
+      learn(r, (const heron_measurement *const *)r->hist.items, r->hist.n, err);
   char sp[4200];
-  if (rc == HERON_OK &&
-      r->strat->struct_size >= sizeof(heron_strategy_plugin) &&
-      r->strat->load_state && state_path(r, sp, sizeof sp) &&
-      access(sp, R_OK) == 0) {
+  if (rc == HERON_OK && HERON__PLUGIN_HAS(r->strat, load_state) &&
+      state_path(r, sp, sizeof sp) && access(sp, R_OK) == 0) {
     heron_error serr;
     heron_error_clear(&serr);
     if (r->strat->load_state(r->strat_self, sp, &serr) != HERON_OK)
