@@ -127,21 +127,29 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
   }
 }
 
-/* One scalar element of tensor ti at tile offset off: "A[1024 * i_b + k]",
- * guarded as "(h >= 0 && h < 9 ? data[...] : 0.0f)" where needed. */
-static void scalar_elem(const gen *g, int ti, const int64_t *off,
-                        heron__buf *b) {
-  const heron__tensor *ts = tensor_at(g, ti);
+/* Appends `open` tensor[index] `close` for tensor ti at tile offset off,
+ * wrapped as "(guards ? read : zero)" when a padded dimension needs a range
+ * check: the one shape of every input read, scalar or vector. */
+static void guarded_read(const gen *g, int ti, const int64_t *off,
+                         const char *open, const char *close, const char *zero,
+                         heron__buf *b) {
   heron__buf cond = {0};
   guard_text(g, ti, off, &cond);
   if (cond.len)
     heron__buf_printf(b, "(%s ? ", cond.data);
-  heron__buf_printf(b, "%s[", ts->name);
+  heron__buf_printf(b, "%s%s[", open, tensor_at(g, ti)->name);
   linear_text(g, g->lin[ti], g->lin0[ti], off, b);
-  heron__buf_puts(b, "]");
+  heron__buf_printf(b, "]%s", close);
   if (cond.len)
-    heron__buf_puts(b, " : 0.0f)");
+    heron__buf_printf(b, " : %s)", zero);
   heron__buf_free(&cond);
+}
+
+/* One scalar element of tensor ti at tile offset off: "A[1024 * i_b + k]",
+ * guarded as "(h >= 0 && h < 9 ? data[...] : 0.0f)" where needed. */
+static void scalar_elem(const gen *g, int ti, const int64_t *off,
+                        heron__buf *b) {
+  guarded_read(g, ti, off, "", "", "0.0f", b);
 }
 
 /* Whether tensor ti's vec-axis lanes are consecutive elements that a plain
@@ -168,17 +176,7 @@ static int input_value(const gen *g, int ti, const int64_t *off,
     return 0;
   }
   if (contiguous_lanes(g, ti)) {
-    const heron__tensor *ts = tensor_at(g, ti);
-    heron__buf cond = {0};
-    guard_text(g, ti, off, &cond);
-    if (cond.len)
-      heron__buf_printf(b, "(%s ? ", cond.data);
-    heron__buf_printf(b, "h_ld(&%s[", ts->name);
-    linear_text(g, g->lin[ti], g->lin0[ti], off, b);
-    heron__buf_puts(b, "])");
-    if (cond.len)
-      heron__buf_puts(b, " : h_zero)");
-    heron__buf_free(&cond);
+    guarded_read(g, ti, off, "h_ld(&", ")", "h_zero", b);
     return 1;
   }
   int64_t lane[HERON__MAX_AXES];
