@@ -384,3 +384,24 @@ heron_task *cli_make_task(const cli_task_args *a) {
           a->op, a->shape, a->dtype ? a->dtype : "fp32",
           a->target ? a->target : "cpu", a->hw ? a->hw : "(this machine)");
 }
+
+int cli_task_flag(cli_task_args *a, int id, const char *val) {
+  switch (id) {
+  case CLI_OPT_OP:
+    a->op = val;
+    return 1;
+  case CLI_OPT_SHAPE:
+    a->shape = val;
+    return 1;
+  case CLI_OPT_DTYPE:
+    a->dtype = val;
+    return 1;
+  case CLI_OPT_TARGET:
+    a->target = val;
+    return 1;
+  case CLI_OPT_HW:
+    a->hw = val;
+    return 1;
+  }
+  return 0;
+}

@@ -128,6 +128,35 @@ typedef struct cli_task_args {
   const char *hw;     /* NULL: this machine */
 } cli_task_args;
 
+/* The five task flags have the same ids in both tools; each tool numbers
+ * its own flags from CLI_OPT_TASK_END. */
+enum {
+  CLI_OPT_OP = 1,
+  CLI_OPT_SHAPE,
+  CLI_OPT_DTYPE,
+  CLI_OPT_TARGET,
+  CLI_OPT_HW,
+  CLI_OPT_TASK_END
+};
+
+/* The task flags' entries of a tool's option table; only the help of --op
+ * and --shape differs between the tools. */
+#define CLI_TASK_OPTIONS(op_help, shape_help)                                  \
+  {CLI_OPT_OP, "op", "NAME", op_help, ""},                                     \
+      {CLI_OPT_SHAPE, "shape", "D1,D2,...", shape_help, ""},                   \
+      {CLI_OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16 or int8",     \
+       "fp32"},                                                                \
+      {CLI_OPT_TARGET, "target", "NAME",                                       \
+       "target: cpu, or cuda and replay where libheron has them", "cpu"},      \
+  {                                                                            \
+    CLI_OPT_HW, "hw", "NAME|FILE",                                             \
+        "hardware description in configs/hw/ or a JSON file", "this machine"   \
+  }
+
+/* Stores the value of task flag `id` in *a.  Returns 1 when id is a task
+ * flag, 0 otherwise (the caller handles it). */
+int cli_task_flag(cli_task_args *a, int id, const char *val);
+
 /* Checks --op (a usage error listing the known ops when unknown or
  * missing). */
 void cli_check_op(const char *op);

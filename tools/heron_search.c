@@ -24,12 +24,7 @@
 #include "cli.h"
 
 enum {
-  OPT_OP = 1,
-  OPT_SHAPE,
-  OPT_DTYPE,
-  OPT_TARGET,
-  OPT_HW,
-  OPT_STRATEGY,
+  OPT_STRATEGY = CLI_OPT_TASK_END,
   OPT_PARAM,
   OPT_MODEL,
   OPT_MODEL_PARAM,
@@ -64,14 +59,9 @@ enum {
  * fill_defaults() from heron_tune_options_init, so --help shows what the
  * library really uses. */
 static cli_option options[] = {
-    {OPT_OP, "op", "NAME", "operator to tune (listed below)", ""},
-    {OPT_SHAPE, "shape", "D1,D2,...",
-     "the op's dimensions in order (heron-space --op NAME --describe)", ""},
-    {OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16 or int8", "fp32"},
-    {OPT_TARGET, "target", "NAME",
-     "target: cpu, or cuda and replay where libheron has them", "cpu"},
-    {OPT_HW, "hw", "NAME|FILE",
-     "hardware description in configs/hw/ or a JSON file", "this machine"},
+    CLI_TASK_OPTIONS(
+        "operator to tune (listed below)",
+        "the op's dimensions in order (heron-space --op NAME --describe)"),
     {OPT_STRATEGY, "strategy", "NAME|PATH", "search strategy plugin", "random"},
     {OPT_PARAM, "param", "KEY=VALUE",
      "strategy parameter; repeatable (--help-plugin NAME lists them)", ""},
@@ -568,22 +558,13 @@ static void apply_flags(int argc, char **argv, settings *s) {
   cli_parser_init(&p, options, argc, argv);
   while ((id = cli_next(&p, &val, &o)) != 0) {
     const char *flag = cli_printf("--%s", o->name);
+    if (id != CLI_OPT_SHAPE && cli_task_flag(&s->task, id, val))
+      continue;
     switch (id) {
-    case OPT_OP:
-      s->task.op = val;
-      break;
-    case OPT_SHAPE:
+    case CLI_OPT_SHAPE:
+      /* A --shape flag replaces a config file's named-dimension shape. */
       s->task.shape = val;
       s->shape_object = NULL;
-      break;
-    case OPT_DTYPE:
-      s->task.dtype = val;
-      break;
-    case OPT_TARGET:
-      s->task.target = val;
-      break;
-    case OPT_HW:
-      s->task.hw = val;
       break;
     case OPT_STRATEGY:
       s->o.strategy = val;

@@ -21,12 +21,7 @@
 #include "cli.h"
 
 enum {
-  OPT_OP = 1,
-  OPT_SHAPE,
-  OPT_DTYPE,
-  OPT_TARGET,
-  OPT_HW,
-  OPT_DESCRIBE,
+  OPT_DESCRIBE = CLI_OPT_TASK_END,
   OPT_DUMP,
   OPT_COUNT,
   OPT_COUNT_LIMIT,
@@ -39,14 +34,8 @@ enum {
 };
 
 static cli_option options[] = {
-    {OPT_OP, "op", "NAME", "operator (see the list below)", ""},
-    {OPT_SHAPE, "shape", "D1,D2,...",
-     "the op's dimensions in order (--describe shows them)", ""},
-    {OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16 or int8", "fp32"},
-    {OPT_TARGET, "target", "NAME",
-     "target: cpu, or cuda and replay where libheron has them", "cpu"},
-    {OPT_HW, "hw", "NAME|FILE",
-     "hardware description in configs/hw/ or a JSON file", "this machine"},
+    CLI_TASK_OPTIONS("operator (see the list below)",
+                     "the op's dimensions in order (--describe shows them)"),
     {OPT_DESCRIBE, "describe", NULL,
      "print the op's dimension names and order and, with --shape, the "
      "task's template",
@@ -127,22 +116,9 @@ static void parse_args(int argc, char **argv, space_args *a) {
   cli_parser_init(&p, options, argc, argv);
   while ((id = cli_next(&p, &val, &o)) != 0) {
     const char *flag = cli_printf("--%s", o->name);
+    if (cli_task_flag(&a->task, id, val))
+      continue;
     switch (id) {
-    case OPT_OP:
-      a->task.op = val;
-      break;
-    case OPT_SHAPE:
-      a->task.shape = val;
-      break;
-    case OPT_DTYPE:
-      a->task.dtype = val;
-      break;
-    case OPT_TARGET:
-      a->task.target = val;
-      break;
-    case OPT_HW:
-      a->task.hw = val;
-      break;
     case OPT_DESCRIBE:
       a->describe = 1;
       break;
