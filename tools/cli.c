@@ -368,7 +368,8 @@ heron_task *cli_make_task(const cli_task_args *a) {
                           .nshape = nshape,
                           .dtype = a->dtype,
                           .target = a->target,
-                          .hw = a->hw};
+                          .hw = a->hw,
+                          .epilogue = a->epilogue};
   heron_task *t = NULL;
   heron_error_clear(&err);
   rc = heron_task_create(&spec, &t, &err);
@@ -380,9 +381,10 @@ heron_task *cli_make_task(const cli_task_args *a) {
               rc == HERON_ERANGE || rc == HERON_EUNSUPPORTED;
   cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, rc, &err,
           "cannot create the task --op %s --shape %s --dtype %s --target %s "
-          "--hw %s",
+          "--hw %s%s%s",
           a->op, a->shape, a->dtype ? a->dtype : "fp32",
-          a->target ? a->target : "cpu", a->hw ? a->hw : "(this machine)");
+          a->target ? a->target : "cpu", a->hw ? a->hw : "(this machine)",
+          a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "");
 }
 
 int cli_task_flag(cli_task_args *a, int id, const char *val) {
@@ -401,6 +403,9 @@ int cli_task_flag(cli_task_args *a, int id, const char *val) {
     return 1;
   case CLI_OPT_HW:
     a->hw = val;
+    return 1;
+  case CLI_OPT_EPILOGUE:
+    a->epilogue = val;
     return 1;
   }
   return 0;

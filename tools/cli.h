@@ -119,16 +119,17 @@ char *cli_printf(const char *fmt, ...) HERON_PRINTF(1, 2);
 void cli_free_all(void);
 
 /* ---- Tasks ---------------------------------------------------------------
- * Both tools build a task from the same five flags. */
+ * Both tools build a task from the same six flags. */
 typedef struct cli_task_args {
   const char *op;
   const char *shape;  /* "1024,1024,1024" */
   const char *dtype;  /* NULL: fp32 */
   const char *target; /* NULL: cpu */
   const char *hw;     /* NULL: this machine */
+  const char *epilogue; /* NULL: none; "bias,relu" */
 } cli_task_args;
 
-/* The five task flags have the same ids in both tools; each tool numbers
+/* The six task flags have the same ids in both tools; each tool numbers
  * its own flags from CLI_OPT_TASK_END. */
 enum {
   CLI_OPT_OP = 1,
@@ -136,6 +137,7 @@ enum {
   CLI_OPT_DTYPE,
   CLI_OPT_TARGET,
   CLI_OPT_HW,
+  CLI_OPT_EPILOGUE,
   CLI_OPT_TASK_END
 };
 
@@ -148,9 +150,11 @@ enum {
        "fp32"},                                                                \
       {CLI_OPT_TARGET, "target", "NAME",                                       \
        "target: cpu, or cuda and replay where libheron has them", "cpu"},      \
+      {CLI_OPT_HW, "hw", "NAME|FILE",                                          \
+       "hardware description in configs/hw/ or a JSON file", "this machine"},  \
   {                                                                            \
-    CLI_OPT_HW, "hw", "NAME|FILE",                                             \
-        "hardware description in configs/hw/ or a JSON file", "this machine"   \
+    CLI_OPT_EPILOGUE, "epilogue", "LIST",                                      \
+        "fused epilogue after the op: bias, relu or bias,relu", "none"         \
   }
 
 /* Stores the value of task flag `id` in *a.  Returns 1 when id is a task

@@ -202,7 +202,7 @@ static void usage(FILE *out) {
           "named\n"
           "  dimensions such as {\"M\":1024,\"N\":1024,\"K\":1024}), dtype, "
           "target, hw,\n"
-          "  strategy, strategy_params (object), model, model_params "
+          "  epilogue, strategy, strategy_params (object), model, model_params "
           "(object), trials,\n"
           "  time_limit, seed, batch, log, resume, emit, and measure: "
           "{number, repeat,\n"
@@ -407,7 +407,7 @@ static void cfg_measure(settings *s, const json_t *m) {
 
 static void load_config(settings *s) {
   static const char known[] =
-      "op, shape, dtype, target, hw, strategy, strategy_params, model, "
+      "op, shape, dtype, target, hw, epilogue, strategy, strategy_params, model, "
       "model_params, trials, time_limit, seed, batch, log, resume, emit, "
       "measure";
   json_error_t jerr;
@@ -444,6 +444,8 @@ static void load_config(settings *s) {
       s->task.target = cfg_string(s, k, v);
     else if (!strcmp(k, "hw"))
       s->task.hw = cfg_string(s, k, v);
+    else if (!strcmp(k, "epilogue"))
+      s->task.epilogue = cfg_string(s, k, v);
     else if (!strcmp(k, "strategy"))
       s->o.strategy = cfg_string(s, k, v);
     else if (!strcmp(k, "strategy_params"))

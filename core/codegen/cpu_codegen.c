@@ -37,27 +37,47 @@ typedef struct gen {
   int vec;                      /* vector width, 1 = scalar code */
   int vaxis;                    /* the vectorized axis or -1 */
   int acc_at;
+  int reg_from; /* first spatial level inside the register tile: 3 or 2 */
   int unroll;
-  /* Per tensor (inputs, then output at index ninputs): the linear
-   * coefficient of every axis, the constant offset, and which dimensions
-   * need a range guard. */
-  int64_t lin[HERON__MAX_TENSORS + 1][HERON__MAX_AXES];
-  int64_t lin0[HERON__MAX_TENSORS + 1];
-  int guard[HERON__MAX_TENSORS + 1][HERON__MAX_DIMS];
+  int fma;      /* 1: FMA intrinsics for this vector width */
+  /* Per buffer (inputs, the output at index ninputs, the bias after it):
+   * the linear coefficient of every axis, the constant offset, which
+   * dimensions need a guard (range or divisibility), and whether some
+   * dimension is divided, which makes the address non-linear. */
+  int64_t lin[HERON__MAX_TENSORS + 2][HERON__MAX_AXES];
+  int64_t lin0[HERON__MAX_TENSORS + 2];
+  int guard[HERON__MAX_TENSORS + 2][HERON__MAX_DIMS];
+  int divided[HERON__MAX_TENSORS + 2];
+  /* Packing (Add-Multi-Level-SPM) per input: on or off, the points of its
+   * register tile (product over the spatial axes it reads), and each such
+   * axis' stride inside that tile (the vector axis innermost). */
+  int packed[HERON__MAX_TENSORS];
+  int64_t rp[HERON__MAX_TENSORS];
+  int64_t rstride[HERON__MAX_TENSORS][HERON__MAX_AXES];
+  int64_t ki; /* reduction-inner steps: product of every reduction t1 */
   /* Loads of the current reduction step, deduplicated by expression. */
   char **load_expr;
   int nloads, cap_loads;
 } gen;
 
 static const heron__tensor *tensor_at(const gen *g, int ti) {
-  return ti < g->op->ninputs ? &g->op->in[ti] : &g->op->out;
+  if (ti < g->op->ninputs)
+    return &g->op->in[ti];
+  return ti == g->op->ninputs ? &g->op->out : &g->op->bias;
+}
+
+static int depends(const heron__tensor *ts, int a) {
+  for (int d = 0; d < ts->ndim; d++)
+    if (ts->index[d].coef[a] != 0)
+      return 1;
+  return 0;
 }
 
 /* Row-major strides, the linear coefficients and the guarded dimensions of
  * every tensor. */
 static void index_maps(gen *g) {
   const heron__op *op = g->op;
-  for (int ti = 0; ti <= op->ninputs; ti++) {
+  for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
     const heron__tensor *ts = tensor_at(g, ti);
     int64_t stride = 1;
     memset(g->lin[ti], 0, sizeof g->lin[ti]);
@@ -74,7 +94,10 @@ static void index_maps(gen *g) {
           hi += span;
       }
       g->lin0[ti] += stride * ix->offset;
-      g->guard[ti][d] = ts->bounded && (lo < 0 || hi >= ts->dims[d]);
+      int64_t div = ix->div > 1 ? ix->div : 1;
+      g->guard[ti][d] =
+          div > 1 || (ts->bounded && (lo < 0 || hi >= ts->dims[d]));
+      g->divided[ti] |= div > 1;
       stride *= ts->dims[d];
     }
   }
@@ -120,10 +143,35 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
       continue;
     heron__buf e = {0};
     linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
+    int64_t div = ts->index[d].div > 1 ? ts->index[d].div : 1;
     heron__buf_printf(cond, "%s(%s) >= 0 && (%s) < %lld",
                       cond->len ? " && " : "", e.data, e.data,
-                      (long long)ts->dims[d]);
+                      (long long)(ts->dims[d] * div));
+    if (div > 1)
+      heron__buf_printf(cond, " && (%s) %% %lld == 0", e.data, (long long)div);
     heron__buf_free(&e);
+  }
+}
+
+/* The element offset of tensor ti at tile offset off: the linear form, or
+ * for a tensor with a divided dimension, the row-major sum of the
+ * dimensions' indices, each divided where its map says so. */
+static void address_text(const gen *g, int ti, const int64_t *off,
+                         heron__buf *b) {
+  if (!g->divided[ti]) {
+    linear_text(g, g->lin[ti], g->lin0[ti], off, b);
+    return;
+  }
+  const heron__tensor *ts = tensor_at(g, ti);
+  int64_t stride = 1;
+  for (int d = ts->ndim - 1; d >= 0; d--) {
+    heron__buf e = {0};
+    linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
+    int64_t div = ts->index[d].div > 1 ? ts->index[d].div : 1;
+    heron__buf_printf(b, "%s%lld * ((%s) / %lld)", d < ts->ndim - 1 ? " + " : "",
+                      (long long)stride, e.data, (long long)div);
+    heron__buf_free(&e);
+    stride *= ts->dims[d];
   }
 }
 
@@ -138,7 +186,7 @@ static void guarded_read(const gen *g, int ti, const int64_t *off,
   if (cond.len)
     heron__buf_printf(b, "(%s ? ", cond.data);
   heron__buf_printf(b, "%s%s[", open, tensor_at(g, ti)->name);
-  linear_text(g, g->lin[ti], g->lin0[ti], off, b);
+  address_text(g, ti, off, b);
   heron__buf_printf(b, "]%s", close);
   if (cond.len)
     heron__buf_printf(b, " : %s)", zero);
@@ -165,15 +213,51 @@ static int contiguous_lanes(const gen *g, int ti) {
   return 1;
 }
 
-/* The value of input ti at tile offset off for one reduction step: a
- * scalar (broadcast by the vector arithmetic when the tensor does not
- * depend on the vector axis), a vector load, or a gather of the lanes. */
+/* The value of packed input ti at register-tile point off: its position
+ * in the pack is the step's block (h_k * points) plus the point's offset
+ * in the tensor's register layout, whose vector axis is innermost, so a
+ * vector of lanes is one unit-stride load. */
+static int packed_value(const gen *g, int ti, const int64_t *off,
+                        heron__buf *b) {
+  const heron__op *op = g->op;
+  int64_t pos = 0;
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__SPATIAL)
+      pos += off[a] * g->rstride[ti][a];
+  int is_vec = g->vec > 1 && g->rstride[ti][g->vaxis] != 0;
+  heron__buf idx = {0};
+  if (g->ki > 1)
+    heron__buf_printf(&idx, "h_k * %lld + %lld", (long long)g->rp[ti],
+                      (long long)pos);
+  else
+    heron__buf_printf(&idx, "%lld", (long long)pos);
+  if (is_vec)
+    heron__buf_printf(b, "h_ld(&h_q%d[%s])", ti, idx.data);
+  else if (g->vec > 1)
+    heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx.data);
+  else
+    heron__buf_printf(b, "h_q%d[%s]", ti, idx.data);
+  heron__buf_free(&idx);
+  return g->vec > 1;
+}
+
+/* The value of input ti at tile offset off for one reduction step: from
+ * its pack, or read in place as a broadcast scalar (when the tensor does
+ * not depend on the vector axis), a vector load, or a gather of the
+ * lanes.  With vectors every value is a vector, so the micro-kernel's
+ * multiply-adds all take vector operands. */
 static int input_value(const gen *g, int ti, const int64_t *off,
                        heron__buf *b) {
-  int depends = g->vec > 1 && g->lin[ti][g->vaxis] != 0;
-  if (!depends) {
+  if (g->packed[ti])
+    return packed_value(g, ti, off, b);
+  int depends_vec = g->vec > 1 && g->lin[ti][g->vaxis] != 0;
+  if (!depends_vec) {
+    if (g->vec > 1)
+      heron__buf_puts(b, "h_set1(");
     scalar_elem(g, ti, off, b);
-    return 0;
+    if (g->vec > 1)
+      heron__buf_puts(b, ")");
+    return g->vec > 1;
   }
   if (contiguous_lanes(g, ti)) {
     guarded_read(g, ti, off, "h_ld(&", ")", "h_zero", b);
@@ -275,10 +359,16 @@ static int emit_step(gen *g, int npts, int depth) {
   }
   for (int p = 0; p < npts && rc == HERON_OK; p++) {
     indent(g, depth);
+    const int *v = &vars[p * op->ninputs];
+    if (g->vec > 1 && op->ninputs == 2) {
+      /* The micro-kernel's instruction: one fused multiply-add. */
+      heron__buf_printf(g->o, "h_a%d = h_fma(h_l%d, h_l%d, h_a%d);\n", p, v[0],
+                        v[1], p);
+      continue;
+    }
     heron__buf_printf(g->o, "h_a%d +=", p);
     for (int ti = 0; ti < op->ninputs; ti++)
-      heron__buf_printf(g->o, "%s h_l%d", ti ? " *" : "",
-                        vars[p * op->ninputs + ti]);
+      heron__buf_printf(g->o, "%s h_l%d", ti ? " *" : "", v[ti]);
     heron__buf_puts(g->o, ";\n");
   }
   free(vars);
@@ -286,9 +376,42 @@ static int emit_step(gen *g, int npts, int depth) {
   return rc;
 }
 
-/* Writes the accumulators to the output: stores on the first step of the
- * reduction-outer loops, adds onto what earlier steps wrote afterwards. */
-static void emit_store(gen *g, int npts, int depth, int add) {
+/* How a register tile reaches the output: the first reduction-outer step
+ * stores, later ones add onto what earlier steps wrote, and the last one
+ * (or the only one) also applies the fused epilogue. */
+enum { ST_SET, ST_ADD, ST_ADD_EPI, ST_SET_EPI };
+
+/* The epilogue of value `x` at tile point off: "+ bias" and ReLU. */
+static void epilogue_text(const gen *g, const int64_t *off, const char *x,
+                          heron__buf *b) {
+  const heron__op *op = g->op;
+  heron__buf v = {0};
+  heron__buf_printf(&v, "(%s)", x);
+  if (op->epilogue & HERON__EPI_BIAS) {
+    int bi = op->ninputs + 1;
+    heron__buf e = {0};
+    heron__buf_puts(&e, "bias[");
+    linear_text(g, g->lin[bi], g->lin0[bi], off, &e);
+    heron__buf_puts(&e, "]");
+    heron__buf w = {0};
+    if (g->vec > 1 && g->lin[bi][g->vaxis] != 0)
+      heron__buf_printf(&w, "(%s + h_ld(&%s))", v.data, e.data);
+    else if (g->vec > 1)
+      heron__buf_printf(&w, "(%s + h_set1(%s))", v.data, e.data);
+    else
+      heron__buf_printf(&w, "(%s + %s)", v.data, e.data);
+    heron__buf_free(&e);
+    heron__buf_free(&v);
+    v = w;
+  }
+  if (op->epilogue & HERON__EPI_RELU)
+    heron__buf_printf(b, g->vec > 1 ? "h_relu(%s)" : "h_relus(%s)", v.data);
+  else
+    heron__buf_puts(b, v.data);
+  heron__buf_free(&v);
+}
+
+static void emit_store(gen *g, int npts, int depth, int mode) {
   const int out = g->op->ninputs;
   const heron__tensor *ts = &g->op->out;
   for (int p = 0; p < npts; p++) {
@@ -298,15 +421,26 @@ static void emit_store(gen *g, int npts, int depth, int add) {
     heron__buf_printf(&elem, "%s[", ts->name);
     linear_text(g, g->lin[out], g->lin0[out], off, &elem);
     heron__buf_puts(&elem, "]");
-    indent(g, depth);
-    if (g->vec > 1 && add)
-      heron__buf_printf(g->o, "h_st(&%s, h_ld(&%s) + h_a%d);\n", elem.data,
-                        elem.data, p);
-    else if (g->vec > 1)
-      heron__buf_printf(g->o, "h_st(&%s, h_a%d);\n", elem.data, p);
+    heron__buf val = {0}, acc = {0};
+    heron__buf_printf(&acc, "h_a%d", p);
+    if (mode == ST_ADD || mode == ST_ADD_EPI) {
+      if (g->vec > 1)
+        heron__buf_printf(&acc, " + h_ld(&%s)", elem.data);
+      else
+        heron__buf_printf(&acc, " + %s", elem.data);
+    }
+    if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
+      epilogue_text(g, off, acc.data, &val);
     else
-      heron__buf_printf(g->o, "%s %s= h_a%d;\n", elem.data, add ? "+" : "", p);
+      heron__buf_puts(&val, acc.data);
+    indent(g, depth);
+    if (g->vec > 1)
+      heron__buf_printf(g->o, "h_st(&%s, %s);\n", elem.data, val.data);
+    else
+      heron__buf_printf(g->o, "%s = %s;\n", elem.data, val.data);
     heron__buf_free(&elem);
+    heron__buf_free(&val);
+    heron__buf_free(&acc);
   }
 }
 
@@ -345,24 +479,31 @@ static void close_loops(gen *g, int n, int depth) {
   }
 }
 
-/* "i_0 * 512 + i_1 * 64" for the levels outside the register tile. */
-static void tile_origin(gen *g, int a, int depth) {
-  int top = g->acc_at ? 2 : 3; /* levels [0, top) are loops */
-  heron__buf b = {0};
-  for (int l = 0; l < top; l++) {
+/* "i_0 * 512 + i_1 * 64": the origin of axis a's register tile, from the
+ * loop indices of the levels outside it. */
+static void origin_text(const gen *g, int a, heron__buf *b) {
+  size_t start = b->len;
+  for (int l = 0; l < g->reg_from; l++) {
     if (g->len[a][l] <= 1)
       continue;
     int64_t stride = 1;
     for (int m = l + 1; m < HERON__CPU_SPATIAL_LEVELS; m++)
       stride *= g->len[a][m];
-    heron__buf_printf(&b, "%s%s_%d", b.len ? " + " : "", g->op->axes[a].name,
-                      l);
+    heron__buf_printf(b, "%s%s_%d", b->len > start ? " + " : "",
+                      g->op->axes[a].name, l);
     if (stride > 1)
-      heron__buf_printf(&b, " * %lld", (long long)stride);
+      heron__buf_printf(b, " * %lld", (long long)stride);
   }
+  if (b->len == start)
+    heron__buf_puts(b, "0");
+}
+
+static void tile_origin(gen *g, int a, int depth) {
+  heron__buf b = {0};
+  origin_text(g, a, &b);
   indent(g, depth);
   heron__buf_printf(g->o, "const int64_t %s_b = %s;\n", g->op->axes[a].name,
-                    b.len ? b.data : "0");
+                    b.data);
   heron__buf_free(&b);
 }
 
@@ -386,6 +527,215 @@ static void reduce_indices(gen *g, int depth) {
   }
 }
 
+/* ---- packing (Add-Multi-Level-SPM) ---------------------------------------
+ *
+ * A packed input is copied, at each step of the reduction-outer loops, for
+ * the thread's whole tile into a per-thread buffer laid out as
+ *
+ *   [level-1 (and, at acc_at 0, level-2) tile indices of the spatial axes
+ *    it reads] [reduction-inner step] [register-tile point]
+ *
+ * so the micro-kernel reads it with one pointer per register tile (h_q),
+ * one step counter (h_k) and constant offsets. */
+
+/* The register layout of every packed input and the reduction-inner step
+ * count. */
+static void setup_packing(gen *g) {
+  const heron__op *op = g->op;
+  g->ki = 1;
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__REDUCE)
+      g->ki *= g->len[a][1];
+  for (int ti = 0; ti < op->ninputs; ti++) {
+    g->packed[ti] = (int)g->cfg[g->t->pack[ti]];
+    memset(g->rstride[ti], 0, sizeof g->rstride[ti]);
+    const heron__tensor *ts = &op->in[ti];
+    int order[HERON__MAX_AXES], n = 0;
+    for (int a = 0; a < op->naxes; a++)
+      if (op->axes[a].kind == HERON__SPATIAL && op->axes[a].extent > 1 &&
+          depends(ts, a) && a != g->vaxis)
+        order[n++] = a;
+    if (g->vaxis >= 0 && depends(ts, g->vaxis))
+      order[n++] = g->vaxis;
+    int64_t stride = 1;
+    for (int i = n - 1; i >= 0; i--) {
+      g->rstride[ti][order[i]] = stride;
+      stride *= g->reg[order[i]];
+    }
+    g->rp[ti] = stride;
+  }
+}
+
+static int any_packed(const gen *g) {
+  for (int ti = 0; ti < g->op->ninputs; ti++)
+    if (g->packed[ti])
+      return 1;
+  return 0;
+}
+
+/* The spatial axes of input ti's pack blocks, with their levels, in the
+ * order of the compute loops (level-major, then op order): their loop
+ * indices number the blocks. */
+static int block_loops(const gen *g, int ti, int *axis, int *level) {
+  const heron__op *op = g->op;
+  int n = 0;
+  for (int l = 1; l < g->reg_from; l++)
+    for (int a = 0; a < op->naxes; a++)
+      if (op->axes[a].kind == HERON__SPATIAL && g->len[a][l] > 1 &&
+          depends(&op->in[ti], a)) {
+        axis[n] = a;
+        level[n] = l;
+        n++;
+      }
+  return n;
+}
+
+/* Emits the copy of input ti's tile into h_pk<ti> (inside the
+ * reduction-outer loops). */
+static void emit_pack(gen *g, int ti, int depth) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[ti];
+  indent(g, depth);
+  heron__buf_printf(g->o, "{ /* pack %s */\n", ts->name);
+  int d = depth + 1;
+  indent(g, d);
+  heron__buf_printf(g->o, "float *restrict h_p = h_pk%d;\n", ti);
+  int axis[2 * HERON__MAX_AXES], level[2 * HERON__MAX_AXES];
+  int nb = block_loops(g, ti, axis, level);
+  for (int i = 0; i < nb; i++) {
+    const char *nm = op->axes[axis[i]].name;
+    int l = level[i];
+    indent(g, d++);
+    heron__buf_printf(g->o,
+                      "for (int64_t %s_%d = 0; %s_%d < %lld; %s_%d++) {\n",
+                      nm, l, nm, l, (long long)g->len[axis[i]][l], nm, l);
+  }
+  int nr = open_loops(g, HERON__REDUCE, 1, d, 0);
+  d += nr;
+  reduce_indices(g, d);
+  /* The register-tile points, vector axis innermost (rstride order). */
+  int order[HERON__MAX_AXES], n = 0;
+  for (int64_t want = g->rp[ti]; want > 1;) {
+    int found = -1;
+    for (int a = 0; a < op->naxes; a++)
+      if (g->rstride[ti][a] != 0 && g->rstride[ti][a] * g->reg[a] == want)
+        found = a;
+    if (found < 0)
+      break;
+    order[n++] = found;
+    want = g->rstride[ti][found];
+  }
+  int nreg = 0;
+  for (int i = 0; i < n; i++) {
+    const char *nm = op->axes[order[i]].name;
+    if (g->reg[order[i]] <= 1)
+      continue;
+    indent(g, d + nreg);
+    heron__buf_printf(g->o, "for (int64_t %s_r = 0; %s_r < %lld; %s_r++) {\n",
+                      nm, nm, (long long)g->reg[order[i]], nm);
+    nreg++;
+  }
+  d += nreg;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || op->axes[a].extent == 1 ||
+        !depends(ts, a))
+      continue;
+    heron__buf o = {0};
+    origin_text(g, a, &o);
+    if (g->reg[a] > 1)
+      heron__buf_printf(&o, " + %s_r", op->axes[a].name);
+    indent(g, d);
+    heron__buf_printf(g->o, "const int64_t %s_b = %s;\n", op->axes[a].name,
+                      o.data);
+    heron__buf_free(&o);
+  }
+  int64_t zero[HERON__MAX_AXES] = {0};
+  indent(g, d);
+  heron__buf_puts(g->o, "*h_p++ = ");
+  scalar_elem(g, ti, zero, g->o);
+  heron__buf_puts(g->o, ";\n");
+  d -= nreg;
+  close_loops(g, nreg, d);
+  d -= nr;
+  close_loops(g, nr, d);
+  for (int i = nb - 1; i >= 0; i--) {
+    indent(g, --d);
+    heron__buf_puts(g->o, "}\n");
+  }
+  indent(g, depth);
+  heron__buf_puts(g->o, "}\n");
+}
+
+/* In the compute nest, at a register tile: h_q<ti> points at the tile's
+ * block of every packed input. */
+static void emit_pack_pointers(gen *g, int depth) {
+  const heron__op *op = g->op;
+  for (int ti = 0; ti < op->ninputs; ti++) {
+    if (!g->packed[ti])
+      continue;
+    int axis[2 * HERON__MAX_AXES], level[2 * HERON__MAX_AXES];
+    int nb = block_loops(g, ti, axis, level);
+    heron__buf b = {0};
+    int64_t stride = g->ki * g->rp[ti];
+    for (int i = nb - 1; i >= 0; i--) {
+      heron__buf_printf(&b, " + %s_%d * %lld", op->axes[axis[i]].name,
+                        level[i], (long long)stride);
+      stride *= g->len[axis[i]][level[i]];
+    }
+    indent(g, depth);
+    heron__buf_printf(g->o, "const float *restrict h_q%d = h_pk%d%s;\n", ti,
+                      ti, b.len ? b.data : "");
+    heron__buf_free(&b);
+  }
+}
+
+/* Inside the reduction-inner loops: h_k, the flattened step. */
+static void emit_step_index(gen *g, int depth) {
+  const heron__op *op = g->op;
+  if (g->ki <= 1 || !any_packed(g))
+    return;
+  heron__buf b = {0};
+  int64_t stride = 1;
+  for (int a = op->naxes - 1; a >= 0; a--) {
+    if (op->axes[a].kind != HERON__REDUCE || g->len[a][1] <= 1)
+      continue;
+    heron__buf_printf(&b, "%s%s_1", b.len ? " + " : "", op->axes[a].name);
+    if (stride > 1)
+      heron__buf_printf(&b, " * %lld", (long long)stride);
+    stride *= g->len[a][1];
+  }
+  indent(g, depth);
+  heron__buf_printf(g->o, "const int64_t h_k = %s;\n", b.data);
+  heron__buf_free(&b);
+}
+
+/* Per-thread pack buffers: allocated once per kernel call and thread.  A
+ * failed allocation traps, which the harness records as a runtime error. */
+static void emit_pack_alloc(gen *g, int depth) {
+  for (int ti = 0; ti < g->op->ninputs; ti++) {
+    if (!g->packed[ti])
+      continue;
+    int64_t bytes = g->cfg[g->t->pack_elems[ti]] * 4;
+    bytes = (bytes + 63) / 64 * 64;
+    indent(g, depth);
+    heron__buf_printf(g->o,
+                      "float *restrict h_pk%d = aligned_alloc(64, %lld);\n",
+                      ti, (long long)(bytes ? bytes : 64));
+    indent(g, depth);
+    heron__buf_printf(g->o, "if (!h_pk%d)\n", ti);
+    indent(g, depth + 1);
+    heron__buf_puts(g->o, "__builtin_trap();\n");
+  }
+}
+
+static void emit_pack_free(gen *g, int depth) {
+  for (int ti = 0; ti < g->op->ninputs; ti++)
+    if (g->packed[ti]) {
+      indent(g, depth);
+      heron__buf_printf(g->o, "free(h_pk%d);\n", ti);
+    }
+}
+
 static void emit_header(gen *g, const heron_space *sp) {
   const heron__op *op = g->op;
   heron__buf *o = g->o;
@@ -404,26 +754,51 @@ static void emit_header(gen *g, const heron_space *sp) {
                     (long long)g->cfg[g->t->fused],
                     (long long)g->cfg[g->t->acc_floats],
                     (long long)g->cfg[g->t->acc_vecs]);
-  heron__buf_puts(o, "#include <stdint.h>\n\n");
+  heron__buf_puts(o, "#include <stdint.h>\n#include <stdlib.h>\n");
+  if (g->vec > 1 && g->fma)
+    heron__buf_puts(o, "#include <immintrin.h>\n");
+  heron__buf_puts(o, "\n");
   if (g->vec > 1) {
+    /* The micro-kernel's types: the ISA's own vector type and FMA
+     * intrinsic where there is one (Tensorize), GCC vector extensions
+     * otherwise.  Loads and stores go through memcpy, which compiles to
+     * unaligned vector moves. */
+    if (g->fma) {
+      const char *w = g->vec == 16 ? "512" : "256";
+      heron__buf_printf(o,
+                        "typedef __m%s h_vt;\n"
+                        "#define h_fma(a, b, c) _mm%s_fmadd_ps(a, b, c)\n"
+                        "#define h_set1(x) _mm%s_set1_ps(x)\n",
+                        g->vec == 16 ? "512" : "256", w, w);
+    } else {
+      heron__buf_printf(o,
+                        "typedef float h_vt __attribute__((vector_size(%d)));\n"
+                        "#define h_fma(a, b, c) ((a) * (b) + (c))\n"
+                        "#define h_set1(x) (h_zero + (x))\n",
+                        4 * g->vec);
+    }
     heron__buf_printf(
         o,
-        "/* %d lanes of float; loads and stores go through "
-        "memcpy, which compiles to\n * unaligned vector moves. */\n"
-        "typedef float h_vt __attribute__((vector_size(%d)));\n"
+        "typedef int32_t h_it __attribute__((vector_size(%d)));\n"
         "static const h_vt h_zero = {0};\n"
         "static inline h_vt h_ld(const float *p) {\n"
         "  h_vt v;\n  __builtin_memcpy(&v, p, sizeof v);\n"
         "  return v;\n}\n"
         "static inline void h_st(float *p, h_vt v) {\n"
-        "  __builtin_memcpy(p, &v, sizeof v);\n}\n\n",
-        g->vec, 4 * g->vec);
+        "  __builtin_memcpy(p, &v, sizeof v);\n}\n"
+        "/* ReLU lane by lane: the lanes where v > 0 keep their bits. */\n"
+        "static inline h_vt h_relu(h_vt v) {\n"
+        "  return (h_vt)((h_it)(v > h_zero) & (h_it)v);\n}\n\n",
+        4 * g->vec);
   }
+  if (g->op->epilogue & HERON__EPI_RELU)
+    heron__buf_puts(o, "static inline float h_relus(float v) {\n"
+                       "  return v > 0.0f ? v : 0.0f;\n}\n\n");
   heron__buf_puts(o, "void heron_kernel(void *const *bufs);\n"
                      "void heron_kernel(void *const *bufs) {\n");
-  for (int ti = 0; ti <= op->ninputs; ti++) {
+  for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
     const heron__tensor *ts = tensor_at(g, ti);
-    const char *cst = ti < op->ninputs ? "const " : "";
+    const char *cst = ti != op->ninputs ? "const " : "";
     heron__buf_printf(o, "  %sfloat *restrict %s = (%sfloat *)bufs[%d];\n", cst,
                       ts->name, cst, ti);
   }
@@ -431,12 +806,28 @@ static void emit_header(gen *g, const heron_space *sp) {
 
 /* The parallel loop over the fused level-0 tiles, decomposed row-major into
  * the level-0 index of every spatial axis. */
+/* The parallel loop over the fused level-0 tiles, decomposed row-major into
+ * the level-0 index of every spatial axis.  With packs the parallel region
+ * opens first, so each thread allocates its buffers once.  Returns the
+ * number of braces to close. */
 static int emit_parallel(gen *g, int depth) {
   const heron__op *op = g->op;
   int64_t fused = g->cfg[g->t->fused];
-  if (fused <= 1)
+  int packs = any_packed(g);
+  if (fused <= 1) {
+    emit_pack_alloc(g, depth);
     return 0;
-  heron__buf_puts(g->o, "#pragma omp parallel for schedule(static)\n");
+  }
+  if (packs) {
+    heron__buf_puts(g->o, "#pragma omp parallel\n");
+    indent(g, depth);
+    heron__buf_puts(g->o, "{\n");
+    emit_pack_alloc(g, depth + 1);
+    heron__buf_puts(g->o, "#pragma omp for schedule(static)\n");
+    depth++;
+  } else {
+    heron__buf_puts(g->o, "#pragma omp parallel for schedule(static)\n");
+  }
   indent(g, depth);
   heron__buf_printf(g->o, "for (int64_t h_f = 0; h_f < %lld; h_f++) {\n",
                     (long long)fused);
@@ -453,7 +844,23 @@ static int emit_parallel(gen *g, int depth) {
   }
   indent(g, depth + 1);
   heron__buf_puts(g->o, "(void)h_r;\n");
-  return 1;
+  return packs ? 2 : 1;
+}
+
+/* Closes what emit_parallel opened and frees the packs. */
+static void close_parallel(gen *g, int opened, int depth) {
+  if (opened == 2) {
+    indent(g, depth + 1);
+    heron__buf_puts(g->o, "}\n");
+    emit_pack_free(g, depth + 1);
+    indent(g, depth);
+    heron__buf_puts(g->o, "}\n");
+  } else if (opened == 1) {
+    indent(g, depth);
+    heron__buf_puts(g->o, "}\n");
+  } else {
+    emit_pack_free(g, depth);
+  }
 }
 
 static int check_config(const heron__template *t, const heron_space *sp,
@@ -499,7 +906,11 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                    ? g.len[a][3] * (g.acc_at ? g.len[a][2] : 1)
                    : 1;
   }
+  g.reg_from = g.acc_at ? 2 : 3;
+  g.fma = (g.vec == 16 && t->fma_isa == 512) ||
+          (g.vec == 8 && t->fma_isa >= 256);
   index_maps(&g);
+  setup_packing(&g);
   int npts = tile_points(&g, 0, NULL);
   if (npts > MAX_POINTS)
     return heron_error_set(err, HERON_EINVAL,
@@ -511,18 +922,28 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   d += par;
   int nr0 = open_loops(&g, HERON__REDUCE, 0, d, 0);
   d += nr0;
-  /* The first step of the reduction-outer loops stores, later ones add. */
+  /* The first step of the reduction-outer loops stores, later ones add,
+   * and the last one applies the epilogue. */
   int has_first = nr0 > 0;
   if (has_first) {
-    indent(&g, d);
-    heron__buf_puts(out, "const int h_first = ");
-    int any = 0;
-    for (int a = 0; a < g.op->naxes; a++)
-      if (g.op->axes[a].kind == HERON__REDUCE && g.len[a][0] > 1)
-        heron__buf_printf(out, "%s%s_0 == 0", any++ ? " && " : "",
-                          g.op->axes[a].name);
-    heron__buf_puts(out, ";\n");
+    const char *flag[2] = {"h_first", "h_last"};
+    for (int f = 0; f < 2; f++) {
+      if (f == 1 && !g.op->epilogue)
+        break;
+      indent(&g, d);
+      heron__buf_printf(out, "const int %s = ", flag[f]);
+      int any = 0;
+      for (int a = 0; a < g.op->naxes; a++)
+        if (g.op->axes[a].kind == HERON__REDUCE && g.len[a][0] > 1)
+          heron__buf_printf(out, "%s%s_0 == %lld", any++ ? " && " : "",
+                            g.op->axes[a].name,
+                            (long long)(f ? g.len[a][0] - 1 : 0));
+      heron__buf_puts(out, ";\n");
+    }
   }
+  for (int ti = 0; ti < g.op->ninputs; ti++)
+    if (g.packed[ti])
+      emit_pack(&g, ti, d);
   int n1 = open_loops(&g, HERON__SPATIAL, 1, d, 0);
   d += n1;
   int n2 = g.acc_at ? 0 : open_loops(&g, HERON__SPATIAL, 2, d, 0);
@@ -530,6 +951,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   for (int a = 0; a < g.op->naxes; a++)
     if (g.op->axes[a].kind == HERON__SPATIAL && g.op->axes[a].extent > 1)
       tile_origin(&g, a, d);
+  emit_pack_pointers(&g, d);
   for (int p = 0; p < npts; p++) {
     indent(&g, d);
     if (g.vec > 1)
@@ -539,21 +961,28 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   }
   int nr1 = open_loops(&g, HERON__REDUCE, 1, d, g.unroll);
   reduce_indices(&g, d + nr1);
+  emit_step_index(&g, d + nr1);
   rc = emit_step(&g, npts, d + nr1);
   if (rc != HERON_OK)
     return heron_error_set(err, rc, "codegen: out of memory");
   close_loops(&g, nr1, d);
+  int epi = g.op->epilogue != 0;
   if (has_first) {
     indent(&g, d);
     heron__buf_puts(out, "if (h_first) {\n");
-    emit_store(&g, npts, d + 1, 0);
+    emit_store(&g, npts, d + 1, ST_SET);
+    if (epi) {
+      indent(&g, d);
+      heron__buf_puts(out, "} else if (h_last) {\n");
+      emit_store(&g, npts, d + 1, ST_ADD_EPI);
+    }
     indent(&g, d);
     heron__buf_puts(out, "} else {\n");
-    emit_store(&g, npts, d + 1, 1);
+    emit_store(&g, npts, d + 1, ST_ADD);
     indent(&g, d);
     heron__buf_puts(out, "}\n");
   } else {
-    emit_store(&g, npts, d, 0);
+    emit_store(&g, npts, d, epi ? ST_SET_EPI : ST_SET);
   }
   d -= n2;
   close_loops(&g, n2, d);
@@ -562,7 +991,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   d -= nr0;
   close_loops(&g, nr0, d);
   d -= par;
-  close_loops(&g, par, d);
+  close_parallel(&g, par, d);
   heron__buf_puts(out, "}\n");
   if (out->failed)
     return heron_error_set(err, HERON_ENOMEM, "codegen: out of memory");

@@ -7,6 +7,12 @@
  *
  *   parallel for f < fused            (fused = product of every spatial t0)
  *     for every reduction axis r: r.0 < r.t0      (reduction outer)
+ *       pack every input whose pack knob is 1    (Add-Multi-Level-SPM: the
+ *                                                 thread's tile of it for
+ *                                                 this reduction slice,
+ *                                                 copied contiguous in the
+ *                                                 order the micro-kernel
+ *                                                 reads it)
  *       for every spatial axis s: s.1 < s.t1      (cache tiles)
  *         for every spatial axis s: s.2 < s.t2    (register tiles;   only
  *                                                   when acc_at == 0)
@@ -15,7 +21,14 @@
  *             acc[...] += in0[...] * in1[...]     (fully unrolled register
  *                                                   tile, vectorized along
  *                                                   the vector axis)
- *           out[...] = acc (first reduction-outer step) or += acc (later)
+ *           out[...] = acc (first reduction-outer step) or += acc (later),
+ *                      then the epilogue (bias, relu) on the last step
+ *
+ * The register tile is the micro-kernel (Tensorize): rows of broadcast
+ * scalars times vectors of the output-contiguous axis, one FMA intrinsic
+ * (_mm512_fmadd_ps / _mm256_fmadd_ps) per accumulator and step; its shape
+ * is the t3 (and, with acc_at 1, t2) knobs, and the register rule bounds
+ * accumulators + loaded vectors + one broadcast by the register file.
  *
  * Every loop length is a CSP variable: `tile[a][l]` holds the variable
  * index of level l of op axis a (a constant variable of value 1 for the
@@ -49,6 +62,15 @@ struct heron__template {
   int has_knobs[HERON__MAX_AXES]; /* 0 for extent-1 axes (all levels 1) */
 
   int fused;         /* aux: product of the spatial level-0 lengths */
+  /* pack[i]: knob (0/1) of input i: copy its tile into a contiguous
+   * per-thread buffer at each reduction-outer step (Add-Multi-Level-SPM),
+   * or a constant 0 when packing cannot help (no reuse to gain). */
+  int pack[HERON__MAX_TENSORS];
+  int pack_elems[HERON__MAX_TENSORS]; /* aux: elements of the packed tile */
+  int64_t pack_limit;                 /* elements all packs may take */
+  int regs_need;     /* aux: vector registers the micro-kernel needs */
+  int fma_isa;       /* 512: _mm512 intrinsics for vec 16; 256: _mm256 for
+                        vec 8 (with FMA); 0: vector extensions only */
   int acc_at;        /* knob: 0 = register-inner tile, 1 = levels 2 and 3 */
   int unroll;        /* knob: 0..5, max unroll step max(1, 4 * v) */
   int vec;           /* knob: vector width (a constant 1 without an axis) */

@@ -119,11 +119,12 @@ int heron__bench_prepare_data(heron__bench *b, heron_error *err) {
                            nb);
   }
   memset(b->ref, 0, alloc ? alloc : 64);
-  void *rbufs[HERON__MAX_TENSORS + 1];
-  for (int i = 0; i < op->ninputs; i++)
+  void *rbufs[HERON__MAX_TENSORS + 2];
+  for (int i = 0; i < heron__op_nbufs(op); i++)
     rbufs[i] = b->bufs[i];
   rbufs[op->ninputs] = b->ref;
   op->reference(op, rbufs);
+  heron__op_apply_epilogue(op, rbufs);
   b->data_ready = 1;
   return HERON_OK;
 }

@@ -31,7 +31,7 @@ typedef struct heron__bench {
   const heron__op *op;
   heron_measure_options opts; /* defaults filled in (jobs, threads, cc) */
   const char *cflags;         /* from the template */
-  void *bufs[HERON__MAX_TENSORS + 1]; /* inputs, then an output scratch */
+  void *bufs[HERON__MAX_TENSORS + 2]; /* inputs, an output scratch, bias */
   void *ref;                          /* reference output */
   int data_ready; /* 1 once bufs and ref are filled (in the runner) */
   char work_dir[512];

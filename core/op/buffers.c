@@ -13,11 +13,13 @@ int64_t heron__tensor_elems(const heron__tensor *t) {
   return n;
 }
 
-/* Tensor t of the op (inputs, then the output at index ninputs) and its
- * element type. */
+/* Buffer t of the op (inputs, the output at index ninputs, then the bias)
+ * and its element type; the bias has the output's type. */
 static const heron__tensor *tensor_at(const heron__op *op, int t, int *dtype) {
   *dtype = t < op->ninputs ? op->dtype : op->out_dtype;
-  return t < op->ninputs ? &op->in[t] : &op->out;
+  if (t < op->ninputs)
+    return &op->in[t];
+  return t == op->ninputs ? &op->out : &op->bias;
 }
 
 static uint64_t tensor_bytes(const heron__op *op, int t) {
@@ -28,7 +30,7 @@ static uint64_t tensor_bytes(const heron__op *op, int t) {
 
 uint64_t heron__op_bytes(const heron__op *op) {
   uint64_t total = 0;
-  for (int t = 0; t <= op->ninputs; t++)
+  for (int t = 0; t < heron__op_nbufs(op); t++)
     total += tensor_bytes(op, t);
   return total;
 }
@@ -38,9 +40,10 @@ uint64_t heron__op_bytes(const heron__op *op) {
  * also lets a vectorised kernel's last aligned load stay inside the block. */
 int heron__op_alloc_buffers(const heron__op *op, void **bufs,
                             heron_error *err) {
-  for (int t = 0; t <= op->ninputs; t++)
+  int nb = heron__op_nbufs(op);
+  for (int t = 0; t < nb; t++)
     bufs[t] = NULL;
-  for (int t = 0; t <= op->ninputs; t++) {
+  for (int t = 0; t < nb; t++) {
     uint64_t bytes = tensor_bytes(op, t);
     uint64_t rounded = (bytes + 63) / 64 * 64;
     if (rounded == 0)
@@ -62,27 +65,48 @@ int heron__op_alloc_buffers(const heron__op *op, void **bufs,
 }
 
 void heron__op_free_buffers(const heron__op *op, void **bufs) {
-  for (int t = 0; t <= op->ninputs; t++) {
+  for (int t = 0; t < heron__op_nbufs(op); t++) {
     free(bufs[t]);
     bufs[t] = NULL;
   }
 }
 
+/* A constant input of the op's definition (SCAN's triangular matrix). */
+static void fill_constant(const heron__tensor *ts, int dtype, void *buf) {
+  int64_t rows = ts->ndim >= 2 ? ts->dims[ts->ndim - 2] : 1;
+  int64_t cols = ts->dims[ts->ndim - 1];
+  int64_t n = heron__tensor_elems(ts);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t r = (i / cols) % rows, c = i % cols;
+    heron__elem_set(buf, dtype, i, r <= c ? 1.0 : 0.0);
+  }
+}
+
 /* Each input gets its own stream derived from the seed and its position, so
- * the values of one tensor do not depend on the sizes of the others. */
+ * the values of one tensor do not depend on the sizes of the others.  The
+ * bias, when there is one, is filled like one more input. */
 void heron__op_fill_inputs(const heron__op *op, void *const *bufs,
                            uint64_t seed) {
-  for (int t = 0; t < op->ninputs; t++) {
+  int has_bias = (op->epilogue & HERON__EPI_BIAS) != 0;
+  for (int t = 0; t < op->ninputs + has_bias; t++) {
+    int slot = t < op->ninputs ? t : op->ninputs + 1;
+    const heron__tensor *ts = t < op->ninputs ? &op->in[t] : &op->bias;
+    int dtype = t < op->ninputs ? op->dtype : op->out_dtype;
+    if (ts->fill == HERON__FILL_UPPER) {
+      fill_constant(ts, dtype, bufs[slot]);
+      continue;
+    }
     heron_rng rng;
     heron_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)));
-    int64_t n = heron__tensor_elems(&op->in[t]);
+    int64_t n = heron__tensor_elems(ts);
     for (int64_t i = 0; i < n; i++) {
-      if (op->dtype == HERON__INT8) {
+      if (dtype == HERON__INT8) {
         /* Small integers keep int32 accumulations far from overflow. */
-        ((int8_t *)bufs[t])[i] = (int8_t)((int)heron_rng_below(&rng, 9) - 4);
+        ((int8_t *)bufs[slot])[i] =
+            (int8_t)((int)heron_rng_below(&rng, 9) - 4);
       } else {
         double v = 2.0 * heron_rng_uniform(&rng) - 1.0;
-        heron__elem_set(bufs[t], op->dtype, i, v);
+        heron__elem_set(bufs[slot], dtype, i, v);
       }
     }
   }

@@ -67,6 +67,7 @@ int heron__op_begin(heron__op *op, const heron__op_kind *kind,
   /* Outputs keep the input type: Heron's Tensor Core suite is fp16 in, fp16
    * out.  int8 (int32 out) will set this differently when it arrives. */
   op->out_dtype = dtype;
+  op->channel_axis = -1;
   return HERON_OK;
 }
 

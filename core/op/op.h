@@ -43,11 +43,31 @@ typedef struct heron__axis {
   int64_t extent; /* loop length, >= 1 */
 } heron__axis;
 
-/* One tensor dimension's index: sum(coef[a] * axis_a) + offset. */
+/* One tensor dimension's index: sum(coef[a] * axis_a) + offset, divided by
+ * `div` when div > 1.  A divided index names an element only where the
+ * expression is a multiple of div (the other points read as zero, and the
+ * tensor must be `bounded`): that is how a transposed convolution with
+ * stride s reads its input without materialising the zero-expanded copy.
+ * div 0 and 1 both mean "not divided". */
 typedef struct heron__affine {
   int64_t coef[HERON__MAX_AXES];
   int64_t offset;
+  int64_t div;
 } heron__affine;
+
+/* How heron__op_fill_inputs fills an input.  Most inputs are data
+ * (pseudo-random values); a few ops multiply by a constant matrix that is
+ * part of the op's definition, such as SCAN's triangular 0/1 matrix. */
+typedef enum heron__fill {
+  HERON__FILL_RANDOM = 0,
+  HERON__FILL_UPPER /* 2-D: element [r][c] is 1 when r <= c, else 0 */
+} heron__fill;
+
+/* Fused epilogue flags (Always-Inline): out = relu(sum + bias[channel]). */
+enum {
+  HERON__EPI_BIAS = 1, /* add bias[c], c the op's channel axis */
+  HERON__EPI_RELU = 2  /* then max(x, 0) */
+};
 
 typedef struct heron__tensor {
   char name[16]; /* "A", "B", "C", "data", "weight", "out" */
@@ -55,6 +75,7 @@ typedef struct heron__tensor {
   int64_t dims[HERON__MAX_DIMS]; /* row-major, last dimension contiguous */
   heron__affine index[HERON__MAX_DIMS]; /* per dimension */
   int bounded;                          /* 1 when an index may leave [0, dim) */
+  int fill;                             /* heron__fill, inputs only */
 } heron__tensor;
 
 typedef struct heron__op heron__op;
@@ -77,11 +98,43 @@ struct heron__op {
   int ninputs;
   heron__tensor in[HERON__MAX_TENSORS];
   heron__tensor out; /* indexed by the spatial axes only */
+  /* The spatial axis a per-channel bias runs along (gemm: j, conv: co), or
+   * -1 when the op has none (scan).  Set by the op's build function. */
+  int channel_axis;
+  /* Fused epilogue (HERON__EPI_* flags, 0 for none) and, with
+   * HERON__EPI_BIAS, the bias tensor: 1-D over the channel axis.  The
+   * buffer order is inputs, output, bias: bufs[ninputs + 1] is the bias, so
+   * the output stays at bufs[ninputs] whether or not there is one. */
+  int epilogue;
+  heron__tensor bias;
   double flops;      /* exact: 2 * product of all axis extents (one
                         multiply and one add per point of the nest,
                         padded points included, as cuDNN and TVM count) */
   heron__ref_fn reference;
 };
+
+/* Number of buffers a kernel of the op takes: inputs, output, and the bias
+ * when the epilogue has one. */
+static inline int heron__op_nbufs(const heron__op *op) {
+  return op->ninputs + 1 + ((op->epilogue & HERON__EPI_BIAS) ? 1 : 0);
+}
+
+/* Parses an --epilogue list ("bias,relu", "relu", "none", "") into
+ * HERON__EPI_* flags; HERON_EINVAL naming the bad item otherwise. */
+int heron__epilogue_parse(const char *text, int *flags, heron_error *err);
+
+/* "bias,relu" / "relu" / "" for flags, static. */
+const char *heron__epilogue_name(int flags);
+
+/* Adds the epilogue to a built op: sets op->epilogue and, with a bias,
+ * op->bias.  HERON_EUNSUPPORTED when the op has no channel axis and a bias
+ * is asked for. */
+int heron__op_set_epilogue(heron__op *op, int flags, heron_error *err);
+
+/* Applies the op's epilogue in place to bufs[ninputs] (the output of the
+ * plain op) using bufs[ninputs + 1] as bias.  References and the
+ * interpreter compute the plain op and then call this. */
+void heron__op_apply_epilogue(const heron__op *op, void *const *bufs);
 
 /* Static information about an op kind, in the catalogue. */
 typedef struct heron__op_kind {
@@ -110,6 +163,11 @@ extern const heron__op_kind heron__op_gemm_kind;
 extern const heron__op_kind heron__op_bmm_kind;
 extern const heron__op_kind heron__op_gemv_kind;
 extern const heron__op_kind heron__op_c2d_kind;
+extern const heron__op_kind heron__op_c1d_kind;
+extern const heron__op_kind heron__op_c3d_kind;
+extern const heron__op_kind heron__op_dil_kind;
+extern const heron__op_kind heron__op_t2d_kind;
+extern const heron__op_kind heron__op_scan_kind;
 
 /* The catalogue. */
 int heron__op_kind_count(void);

@@ -17,6 +17,7 @@ static int check_memory(const heron__op *op, heron_error *err) {
   double bytes = 0;
   for (int t = 0; t <= op->ninputs; t++) {
     const heron__tensor *ts = t < op->ninputs ? &op->in[t] : &op->out;
+    /* The bias is one small vector; the output's share covers it. */
     double n = heron__dtype_size(t < op->ninputs ? op->dtype : op->out_dtype);
     for (int d = 0; d < ts->ndim; d++)
       n *= (double)ts->dims[d];
@@ -37,6 +38,8 @@ static void make_key(heron_task *t) {
   for (int i = 0; i < t->op.nshape; i++)
     heron__buf_printf(&b, "%s%lld", i ? "," : "", (long long)t->op.shape[i]);
   heron__buf_printf(&b, "/%s/%s", heron__dtype_name(t->op.dtype), t->target);
+  if (t->op.epilogue)
+    heron__buf_printf(&b, "/%s", heron__epilogue_name(t->op.epilogue));
   snprintf(t->key, sizeof t->key, "%s", b.data ? b.data : "");
   heron__buf_free(&b);
 }
@@ -69,6 +72,11 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   snprintf(t->target, sizeof t->target, "%s", target);
   rc = heron__op_build(spec->op, spec->shape, spec->nshape, dtype, &t->op, err);
+  int epi = 0;
+  if (!rc)
+    rc = heron__epilogue_parse(spec->epilogue, &epi, err);
+  if (!rc)
+    rc = heron__op_set_epilogue(&t->op, epi, err);
   if (!rc)
     rc = check_memory(&t->op, err);
   if (!rc) {

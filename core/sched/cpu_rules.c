@@ -34,6 +34,7 @@ typedef struct ctx {
   heron_error *err;
   int rc;
   int64_t ub[1024]; /* upper bound of each variable index we created */
+  int vec_q;        /* t3 / vec of the vector axis, or -1 */
 } ctx;
 
 static int64_t mul_sat(int64_t a, int64_t b) {
@@ -310,6 +311,7 @@ static void rule_vectorize(ctx *c) {
   char qname[48];
   snprintf(qname, sizeof qname, "vec.q");
   int q = var_range(c, qname, 0, 1, op->axes[a].extent);
+  c->vec_q = q;
   post(c, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL, 0,
        "vec divides the register-inner tile");
   char list[48] = "";
@@ -344,11 +346,11 @@ static int axis_tile_var(ctx *c, int a, int from, const char *suffix) {
 /* cache_write: the output tile is accumulated in a local buffer that lives
  * in registers, attached by the compute-at knob acc_at either at the
  * register-inner tile (0: the product of the t3 lengths) or around the
- * whole register tile (1: the product of t2 * t3).  The memory-limit rule
- * bounds the accumulator's vector registers, acc.floats / vec, by the
- * register file minus the few registers the loads need; with vec == 1 the
- * scalars live in the same registers, so the same bound applies. */
-static void rule_cache_stage(ctx *c, int *l1_sizes) {
+ * whole register tile (1: the product of t2 * t3).  acc.vecs = acc.floats
+ * / vec counts its vector registers (with vec == 1 the scalars live in
+ * the same registers); the Tensorize rule bounds it together with the
+ * registers the loads need. */
+static void rule_cache_stage(ctx *c, int *l2_sizes) {
   heron__template *t = c->t;
   const heron__op *op = &t->op;
   int inner[HERON__MAX_AXES], outer[HERON__MAX_AXES], n = 0;
@@ -356,7 +358,7 @@ static void rule_cache_stage(ctx *c, int *l1_sizes) {
     if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a])
       continue;
     inner[n] = t->tile[a][3];
-    outer[n] = l1_sizes[a];
+    outer[n] = l2_sizes[a];
     n++;
   }
   int at0 = aux_prod(c, "acc.tile0", inner, n);
@@ -367,14 +369,155 @@ static void rule_cache_stage(ctx *c, int *l1_sizes) {
   post(c, HERON_C_SELECT, t->acc_floats, (int[]){t->acc_at, at0, at1}, 3, NULL,
        0, "acc.floats");
   int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
-  t->acc_vec_limit = regs - 4 >= 4 ? regs - 4 : 4;
+  t->acc_vec_limit = regs - 2;
   t->acc_vecs = var_range(c, "acc.vecs", 0, 1, t->acc_vec_limit);
   post(c, HERON_C_PROD, t->acc_floats, (int[]){t->vec, t->acc_vecs}, 2, NULL, 0,
        "acc.vecs");
   rule(t, "Add-Cache-Stage",
        "cache_write: local accumulator in registers at acc_at (0: t3 tile, "
-       "1: t2*t3 tile); acc.floats / vec <= %d vector registers",
-       t->acc_vec_limit);
+       "1: t2*t3 tile); acc.vecs = acc.floats / vec");
+}
+
+/* Whether tensor ts reads axis a in any dimension. */
+static int depends_on(const heron__tensor *ts, int a) {
+  for (int d = 0; d < ts->ndim; d++)
+    if (ts->index[d].coef[a] != 0)
+      return 1;
+  return 0;
+}
+
+/* ---- Tensorize: the outer-product micro-kernel -------------------------- */
+
+/* The register tile is the CPU's "tensor instruction": per reduction step
+ * every input is loaded once per register-tile point it depends on, and
+ * every accumulator gets one fused multiply-add.  An input that does not
+ * depend on the vector axis is a broadcast scalar (one register at a time,
+ * consumed by a row of FMAs); one that does is loaded as vectors that stay
+ * live across the rows.  The register rule counts exactly that:
+ *
+ *   regs.need = acc.vecs + sum over vector inputs of their register-tile
+ *               vectors + 1 (the broadcast) <= the register file,
+ *
+ * with an input's register-tile vectors the product over the spatial axes
+ * it reads of the register extent (t3, or t2*t3 at acc_at 1), the vector
+ * axis counted in vectors (vec.q = t3 / vec).  With AVX-512 and vec 16 the
+ * generator emits _mm512_fmadd_ps, with FMA and vec 8 _mm256_fmadd_ps. */
+static void rule_tensorize(ctx *c, int vec_q) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
+  int terms[HERON__MAX_TENSORS + 2], nterms = 0, broadcast = 0;
+  terms[nterms++] = t->acc_vecs;
+  for (int i = 0; i < op->ninputs && !c->rc; i++) {
+    const heron__tensor *ts = &op->in[i];
+    if (t->vec_axis < 0 || !depends_on(ts, t->vec_axis)) {
+      broadcast = 1;
+      continue;
+    }
+    int in0[HERON__MAX_AXES], in1[HERON__MAX_AXES], n = 0;
+    for (int a = 0; a < op->naxes; a++) {
+      if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a] ||
+          !depends_on(ts, a))
+        continue;
+      int inner = a == t->vec_axis ? vec_q : t->tile[a][3];
+      in0[n] = inner;
+      char name[48];
+      snprintf(name, sizeof name, "%s.reg1.%s", ts->name, op->axes[a].name);
+      in1[n] = aux_prod(c, name, (int[]){t->tile[a][2], inner}, 2);
+      n++;
+    }
+    char name[48];
+    snprintf(name, sizeof name, "%s.vregs0", ts->name);
+    int r0 = aux_prod(c, name, in0, n);
+    snprintf(name, sizeof name, "%s.vregs1", ts->name);
+    int r1 = aux_prod(c, name, in1, n);
+    snprintf(name, sizeof name, "%s.vregs", ts->name);
+    int r = var_range(c, name, 0, 1, regs);
+    post(c, HERON_C_SELECT, r, (int[]){t->acc_at, r0, r1}, 3, NULL, 0, name);
+    terms[nterms++] = r;
+  }
+  if (broadcast)
+    terms[nterms++] = konst(c, 1);
+  t->regs_need = aux_sum(c, "regs.need", terms, nterms);
+  post(c, HERON_C_LE, t->regs_need, (int[]){konst(c, regs)}, 1, NULL, 0,
+       "regs.need <= vector registers");
+  t->fma_isa = t->hw.has_avx512 ? 512 : t->hw.has_fma && t->hw.has_avx2 ? 256
+                                                                         : 0;
+  rule(t, "Tensorize",
+       "outer-product micro-kernel on the register tile: %s; accumulators + "
+       "loaded vectors + 1 broadcast <= %d registers",
+       t->fma_isa == 512   ? "_mm512_fmadd_ps at vec 16, _mm256 at vec 8"
+       : t->fma_isa == 256 ? "_mm256_fmadd_ps at vec 8"
+                           : "vector-extension multiply-adds",
+       regs);
+}
+
+/* ---- Add-Multi-Level-SPM: packing --------------------------------------- */
+
+/* The CPU's scratchpad is a contiguous, aligned per-thread buffer.  The
+ * knob X.pack (0/1) decides whether input X is copied, at each step of the
+ * reduction-outer loops, for the thread's whole tile (levels 1..3 of the
+ * spatial axes it reads) and the reduction slice, into the exact order the
+ * micro-kernel reads it: vector loads become unit-stride, broadcasts
+ * sequential, padding and strides are resolved once per element instead
+ * of once per use, and the tile no longer spans pages and cache sets the
+ * way a row of a large matrix does.  The memory rule: the packed tiles of
+ * one step together fit the core's share of the last-level cache. */
+static void rule_pack(ctx *c) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  int64_t l3 = t->hw.l3_bytes > 0 ? t->hw.l3_bytes : 8 << 20;
+  int cores = t->hw.cores > 0 ? t->hw.cores : 1;
+  int64_t share = l3 / cores;
+  if (t->hw.l2_bytes > share)
+    share = t->hw.l2_bytes;
+  t->pack_limit = share / t->elem_bytes;
+  int sizes[HERON__MAX_TENSORS], nsizes = 0;
+  int thread_tile[HERON__MAX_AXES]; /* levels 1..3 of each spatial axis */
+  for (int a = 0; a < op->naxes; a++)
+    thread_tile[a] = -1;
+  for (int i = 0; i < op->ninputs && !c->rc; i++) {
+    const heron__tensor *ts = &op->in[i];
+    int xs[HERON__MAX_AXES], n = 0;
+    /* The pack holds every reduction step of the slice, also of the
+     * reduction axes the input does not read, so that the micro-kernel
+     * walks all packs with one step counter. */
+    for (int a = 0; a < op->naxes; a++) {
+      if (!t->has_knobs[a])
+        continue;
+      if (op->axes[a].kind == HERON__REDUCE) {
+        xs[n++] = t->tile[a][1];
+        continue;
+      }
+      if (!depends_on(ts, a))
+        continue;
+      if (thread_tile[a] < 0) {
+        char name[48];
+        snprintf(name, sizeof name, "%s.P", op->axes[a].name);
+        thread_tile[a] = aux_prod(c, name, &t->tile[a][1], 3);
+      }
+      xs[n++] = thread_tile[a];
+    }
+    char name[48];
+    snprintf(name, sizeof name, "%s.pack", ts->name);
+    t->pack[i] = var_range(c, name, 1, 0, 1);
+    snprintf(name, sizeof name, "%s.pack.tile", ts->name);
+    int tile = aux_prod(c, name, xs, n);
+    snprintf(name, sizeof name, "%s.pack.elems", ts->name);
+    int64_t ub = get_ub(c, tile);
+    t->pack_elems[i] = var_range(c, name, 0, 0, ub);
+    post(c, HERON_C_SELECT, t->pack_elems[i],
+         (int[]){t->pack[i], konst(c, 0), tile}, 3, NULL, 0, name);
+    sizes[nsizes++] = t->pack_elems[i];
+  }
+  int total = aux_sum(c, "pack.elems", sizes, nsizes);
+  post(c, HERON_C_LE, total, (int[]){konst(c, t->pack_limit)}, 1, NULL, 0,
+       "pack.elems <= cache share");
+  rule(t, "Add-Multi-Level-SPM",
+       "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
+       "into a contiguous aligned buffer in micro-kernel order; all packs "
+       "<= %lld elements (last-level cache share)",
+       (long long)t->pack_limit);
 }
 
 /* ---- Tile for cache --------------------------------------------------- */
@@ -493,6 +636,7 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   c->t = t;
   c->sp = sp;
   c->err = err;
+  c->vec_q = -1;
 
   rule_always_inline(c);
   rule_multi_level_tiling(c);
@@ -508,10 +652,10 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
     l2_sizes[a] = axis_tile_var(c, a, 2, "L2");
   }
   rule_cache_stage(c, l2_sizes);
+  rule_tensorize(c, c->vec_q);
   rule_tile_for_cache(c, l2_sizes, l1_sizes);
+  rule_pack(c);
   rule_unroll(c);
-  rule(t, "Tensorize",
-       "not applicable: fp32 has no dot-product intrinsic (VNNI is int8)");
 
   int rc = c->rc;
   free(c);

@@ -51,6 +51,9 @@ typedef struct heron_task_spec {
   const char *target; /* "cpu" (default when NULL) */
   const char *hw;     /* hardware description: NULL to detect this machine,
                          else a name in configs/hw/ or a JSON file path */
+  const char *epilogue; /* fused epilogue: NULL, "", "none", or a list of
+                           "bias" (per-channel bias add) and "relu", e.g.
+                           "bias,relu"; applied in that order */
 } heron_task_spec;
 
 typedef struct heron_task heron_task;
@@ -66,7 +69,8 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
 HERON_API void heron_task_free(heron_task *t);
 
 /* The stable key, "op/d1,d2,.../dtype/target", e.g.
- * "gemm/1024,1024,1024/fp32/cpu". Owned by the task. */
+ * "gemm/1024,1024,1024/fp32/cpu", with "/bias,relu" appended when the task
+ * has an epilogue. Owned by the task. */
 HERON_API const char *heron_task_key(const heron_task *t);
 
 /* The exact number of floating-point (or integer) operations of one run. */
