@@ -7,12 +7,12 @@
 #include "core/op/op.h"
 #include "heron/task.h"
 
-/* The order here is the order tools list the ops in. */
+/* The order here is the order tools list the ops in: that of Heron's
+ * operator suite. */
 static const heron__op_kind *const kinds[] = {
-    &heron__op_gemm_kind,
-    &heron__op_bmm_kind,
-    &heron__op_gemv_kind,
-    &heron__op_c2d_kind,
+    &heron__op_gemm_kind, &heron__op_bmm_kind, &heron__op_gemv_kind,
+    &heron__op_c1d_kind,  &heron__op_c2d_kind, &heron__op_c3d_kind,
+    &heron__op_dil_kind,  &heron__op_t2d_kind, &heron__op_scan_kind,
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0] };
 

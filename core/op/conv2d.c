@@ -1,5 +1,6 @@
 /* core/op/conv2d.c - C2D, the 2-D convolution in NCHW layout with stride,
- * zero padding and dilation (DIL is this op with dilation 2).
+ * zero padding and dilation, and DIL, the same op under its own name with
+ * dilation 2 by default (Heron's suite lists it separately).
  *
  *   out[n,co,oh,ow] = sum over ci, kh, kw of
  *       data[n, ci, oh*stride + kh*dil - pad, ow*stride + kw*dil - pad]
@@ -80,27 +81,31 @@ static void c2d_ref(const heron__op *op, void *const *bufs) {
 
 /* The dilated kernel must fit in the padded input, which also makes the
  * output extent at least 1 since stride >= 1. */
-static int check_fits(const char *kname, int64_t k, int64_t dil, int64_t in,
-                      int64_t pad, const char *what, heron_error *err) {
+static int check_fits(const char *up, const char *kname, int64_t k, int64_t dil,
+                      int64_t in, int64_t pad, const char *what,
+                      heron_error *err) {
   if (dil * (k - 1) + 1 > in + 2 * pad)
     return heron_error_set(err, HERON_EINVAL,
-                           "C2D: %s=%lld with dilation %lld exceeds padded "
+                           "%s: %s=%lld with dilation %lld exceeds padded "
                            "input %s %lld",
-                           kname, (long long)k, (long long)dil, what,
+                           up, kname, (long long)k, (long long)dil, what,
                            (long long)(in + 2 * pad));
   return HERON_OK;
 }
 
-static int c2d_build(const int64_t *shape, int n, int dtype, heron__op *op,
-                     heron_error *err) {
-  int rc = heron__op_begin(op, &heron__op_c2d_kind, shape, n, dtype, err);
+/* C2D and DIL differ only in their catalogue entry (name and the default
+ * dilation), so both build through here; `up` names the op in messages. */
+static int conv2d_build(const heron__op_kind *kind, const char *up,
+                        const int64_t *shape, int n, int dtype, heron__op *op,
+                        heron_error *err) {
+  int rc = heron__op_begin(op, kind, shape, n, dtype, err);
   if (rc)
     return rc;
   const int64_t *s = op->shape;
   int64_t st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
-  rc = check_fits("KH", s[KH_], dil, s[H_], pad, "height", err);
+  rc = check_fits(up, "KH", s[KH_], dil, s[H_], pad, "height", err);
   if (!rc)
-    rc = check_fits("KW", s[KW_], dil, s[W_], pad, "width", err);
+    rc = check_fits(up, "KW", s[KW_], dil, s[W_], pad, "width", err);
   if (rc)
     return rc;
   int64_t HO = out_size(s[H_], s[KH_], st, pad, dil);
@@ -142,14 +147,27 @@ static int c2d_build(const int64_t *shape, int n, int dtype, heron__op *op,
   op->out.index[1].coef[aco] = 1;
   op->out.index[2].coef[aoh] = 1;
   op->out.index[3].coef[aow] = 1;
+  op->channel_axis = aco;
   op->reference = c2d_ref;
   return heron__op_finish(op, err);
+}
+
+static int c2d_build(const int64_t *shape, int n, int dtype, heron__op *op,
+                     heron_error *err) {
+  return conv2d_build(&heron__op_c2d_kind, "C2D", shape, n, dtype, op, err);
+}
+
+static int dil_build(const int64_t *shape, int n, int dtype, heron__op *op,
+                     heron_error *err) {
+  return conv2d_build(&heron__op_dil_kind, "DIL", shape, n, dtype, op, err);
 }
 
 static const char *const c2d_dims[] = {"N",  "H",  "W",      "CI",  "CO",
                                        "KH", "KW", "stride", "pad", "dilation"};
 static const int64_t c2d_defaults[] = {1, 0, 1}; /* stride, pad, dilation */
 static const int64_t c2d_mins[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 1};
+/* Heron's DIL cases are its C2D cases with dilation 2. */
+static const int64_t dil_defaults[] = {1, 0, 2}; /* stride, pad, dilation */
 
 const heron__op_kind heron__op_c2d_kind = {
     .name = "c2d",
@@ -159,5 +177,16 @@ const heron__op_kind heron__op_c2d_kind = {
     .ndims_max = 10,
     .defaults = c2d_defaults,
     .build = c2d_build,
+    .mins = c2d_mins,
+};
+
+const heron__op_kind heron__op_dil_kind = {
+    .name = "dil",
+    .summary = "dilated 2-D convolution: C2D with the dilation defaulting to 2",
+    .dims = c2d_dims,
+    .ndims = 7,
+    .ndims_max = 10,
+    .defaults = dil_defaults,
+    .build = dil_build,
     .mins = c2d_mins,
 };

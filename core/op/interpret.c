@@ -12,7 +12,8 @@
 #include "core/op/op.h"
 
 /* Row-major offset of tensor t at the loop point idx; 0 when some index
- * falls outside its dimension. */
+ * falls outside its dimension or, for a divided index, when the expression
+ * is not a multiple of its divisor. */
 static int offset_at(const heron__tensor *t, int naxes, const int64_t *idx,
                      int64_t *off) {
   int64_t o = 0;
@@ -21,6 +22,19 @@ static int offset_at(const heron__tensor *t, int naxes, const int64_t *idx,
     int64_t v = f->offset;
     for (int a = 0; a < naxes; a++)
       v += f->coef[a] * idx[a];
+    if (f->div > 1) {
+      /* The expression is often negative (a transposed convolution's
+       * oh + pad - kh*dil), where C's % truncates towards zero; the
+       * remainder is brought into [0, div) before the test so the check
+       * reads as the floor-based definition.  An exact multiple divides
+       * exactly whatever the rounding, so v / div is then right too. */
+      int64_t r = v % f->div;
+      if (r < 0)
+        r += f->div;
+      if (r != 0)
+        return 0;
+      v /= f->div;
+    }
     if (v < 0 || v >= t->dims[d])
       return 0;
     o = o * t->dims[d] + v;
@@ -67,5 +81,12 @@ void heron__op_interpret(const heron__op *op, void *const *bufs) {
   }
   for (int64_t i = 0; i < nout; i++)
     heron__elem_set(out, op->out_dtype, i, broken ? NAN : acc[i]);
+  /* The epilogue comes after the plain op, as for the references.  ReLU
+   * turns NaN into 0, which would hide a broken description, so the
+   * poisoned elements are poisoned again afterwards. */
+  heron__op_apply_epilogue(op, bufs);
+  for (int64_t i = 0; i < nout; i++)
+    if (broken || isnan(acc[i]))
+      heron__elem_set(out, op->out_dtype, i, NAN);
   free(acc);
 }

@@ -96,6 +96,8 @@ static int gemm_build(const int64_t *shape, int n, int dtype, heron__op *op,
   heron__tensor_init(&op->out, "C", 2, (int64_t[]){M, N});
   index_by(&op->out, 0, i);
   index_by(&op->out, 1, j);
+  /* As in a fully connected layer, a bias has one value per column. */
+  op->channel_axis = j;
   op->reference = gemm_ref;
   return heron__op_finish(op, err);
 }
@@ -124,6 +126,7 @@ static int bmm_build(const int64_t *shape, int n, int dtype, heron__op *op,
   index_by(&op->out, 0, b);
   index_by(&op->out, 1, i);
   index_by(&op->out, 2, j);
+  op->channel_axis = j;
   op->reference = bmm_ref;
   return heron__op_finish(op, err);
 }
@@ -144,6 +147,8 @@ static int gemv_build(const int64_t *shape, int n, int dtype, heron__op *op,
   index_by(&op->in[1], 0, k);
   heron__tensor_init(&op->out, "y", 1, (int64_t[]){M});
   index_by(&op->out, 0, i);
+  /* y has one element per row of A, so a per-channel bias runs along i. */
+  op->channel_axis = i;
   op->reference = gemv_ref;
   return heron__op_finish(op, err);
 }

@@ -17,6 +17,16 @@
  * -O3 (faster builds; the code paths are the same). */
 #define CC_FLAGS "-O2 -march=native -fopenmp -shared -fPIC"
 #define NCONFIGS 20
+#define MAX_CONFIGS 50
+
+/* What a case varies beyond op and shape: the fused epilogue, how many
+ * configs, and knobs fixed to a value (the rest sampled). */
+typedef struct case_opts {
+  int epilogue;
+  int nconfigs; /* 0: NCONFIGS */
+  const char *fix_name[4];
+  int64_t fix_val[4];
+} case_opts;
 
 typedef void (*kernel_fn)(void *const *bufs);
 
@@ -27,14 +37,21 @@ typedef struct built {
   heron_space *sp;
 } built;
 
-static int build(built *b, const char *op, const int64_t *shape, int n,
-                 heron_error *err) {
+static int build_epi(built *b, const char *op, const int64_t *shape, int n,
+                     int epilogue, heron_error *err) {
   memset(b, 0, sizeof *b);
   heron__hw_detect_cpu(&b->hw);
   int rc = heron__op_build(op, shape, n, HERON__FP32, &b->op, err);
+  if (rc == HERON_OK)
+    rc = heron__op_set_epilogue(&b->op, epilogue, err);
   if (rc != HERON_OK)
     return rc;
   return heron__template_build(&b->op, &b->hw, "cpu", &b->t, &b->sp, err);
+}
+
+static int build(built *b, const char *op, const int64_t *shape, int n,
+                 heron_error *err) {
+  return build_epi(b, op, shape, n, 0, err);
 }
 
 static void unbuild(built *b) {
@@ -72,11 +89,14 @@ static void poison(float *p, int64_t n) {
  * poisoned output and checks both runs against the reference.  Reports the
  * first failure with its config and source path. */
 static int random_configs_match(const char *opname, const int64_t *shape,
-                                int nshape, uint64_t seed, char *why,
-                                size_t cap) {
+                                int nshape, uint64_t seed,
+                                const case_opts *o, char *why, size_t cap) {
   built b;
   heron_error err = {0};
-  if (build(&b, opname, shape, nshape, &err) != HERON_OK) {
+  int ncfg = o->nconfigs > 0 ? o->nconfigs : NCONFIGS;
+  if (ncfg > MAX_CONFIGS)
+    ncfg = MAX_CONFIGS;
+  if (build_epi(&b, opname, shape, nshape, o->epilogue, &err) != HERON_OK) {
     snprintf(why, cap, "build: %s", err.text);
     return 0;
   }
@@ -87,13 +107,26 @@ static int random_configs_match(const char *opname, const int64_t *shape,
     return 0;
   }
   int nv = heron_space_nvars(b.sp), ok = 1;
-  int64_t *cfgs = malloc((size_t)nv * NCONFIGS * sizeof *cfgs);
+  int64_t *cfgs = malloc((size_t)nv * ncfg * sizeof *cfgs);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  for (int v = 0; v < nv; v++)
+    fix[v] = HERON_UNSET;
+  for (int f = 0; f < 4 && o->fix_name[f]; f++) {
+    int v = heron_space_find_var(b.sp, o->fix_name[f]);
+    if (v < 0) {
+      snprintf(why, cap, "no variable %s", o->fix_name[f]);
+      ok = 0;
+    } else {
+      fix[v] = o->fix_val[f];
+    }
+  }
   heron_rng rng;
   heron_rng_seed(&rng, seed);
-  for (int c = 0; c < NCONFIGS && ok; c++) {
+  for (int c = 0; c < ncfg && ok; c++) {
     int64_t *cfg = cfgs + (size_t)c * nv;
     heron__buf src = {0};
-    if (heron_space_sample(b.sp, &rng, cfg, &err) != HERON_OK ||
+    if (heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err) !=
+            HERON_OK ||
         heron__codegen(b.t, b.sp, cfg, &src, &err) != HERON_OK) {
       snprintf(why, cap, "config %d: %s", c, err.text);
       ok = 0;
@@ -106,10 +139,11 @@ static int random_configs_match(const char *opname, const int64_t *shape,
     }
     heron__buf_free(&src);
   }
+  free(fix);
   if (ok)
-    compile_all(dir, NCONFIGS);
+    compile_all(dir, ncfg);
 
-  void *bufs[HERON__MAX_TENSORS + 1], *ref[HERON__MAX_TENSORS + 1];
+  void *bufs[HERON__MAX_TENSORS + 2], *ref[HERON__MAX_TENSORS + 2];
   int have = ok && heron__op_alloc_buffers(&b.op, bufs, &err) == HERON_OK;
   if (have && heron__op_alloc_buffers(&b.op, ref, &err) != HERON_OK) {
     heron__op_free_buffers(&b.op, bufs);
@@ -123,6 +157,7 @@ static int random_configs_match(const char *opname, const int64_t *shape,
     heron__op_fill_inputs(&b.op, bufs, seed);
     heron__op_fill_inputs(&b.op, ref, seed);
     b.op.reference(&b.op, ref);
+    heron__op_apply_epilogue(&b.op, ref);
   }
   /* Kernels load libgomp; closing the last kernel would unload it under
    * its idle worker threads, so the test holds its own reference. */
@@ -130,7 +165,7 @@ static int random_configs_match(const char *opname, const int64_t *shape,
   (void)gomp;
   int nout = b.op.ninputs;
   int64_t outn = heron__tensor_elems(&b.op.out);
-  for (int c = 0; c < NCONFIGS && ok; c++) {
+  for (int c = 0; c < ncfg && ok; c++) {
     char path[300];
     snprintf(path, sizeof path, "%s/k%d.so", dir, c);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -177,13 +212,26 @@ static int random_configs_match(const char *opname, const int64_t *shape,
 }
 
 /* Runs one case and reports the first failure. */
-static int run_case(const char *op, const int64_t *shape, int n,
-                    uint64_t seed) {
+static int run_case_opts(const char *op, const int64_t *shape, int n,
+                         uint64_t seed, const case_opts *o) {
   char why[400] = "";
-  int ok = random_configs_match(op, shape, n, seed, why, sizeof why);
+  int ok = random_configs_match(op, shape, n, seed, o, why, sizeof why);
   if (!ok)
     fprintf(stderr, "%s: %s\n", op, why);
   return ok;
+}
+
+static int run_case(const char *op, const int64_t *shape, int n,
+                    uint64_t seed) {
+  case_opts o = {0};
+  return run_case_opts(op, shape, n, seed, &o);
+}
+
+/* The suite's cases: 50 random valid configs per op. */
+static int run_suite_case(const char *op, const int64_t *shape, int n,
+                          uint64_t seed) {
+  case_opts o = {.nconfigs = 50};
+  return run_case_opts(op, shape, n, seed, &o);
 }
 
 /* Shapes are small and odd on purpose: primes leave only trivial splits,
@@ -217,6 +265,198 @@ TEST(c2d_dilation2_pad2_random_configs_match_reference) {
 TEST(c2d_vectorized_padded_ow_random_configs_match_reference) {
   CHECK(run_case("c2d", (const int64_t[]){1, 16, 16, 4, 8, 3, 3, 1, 1, 1}, 10,
                  7));
+}
+
+/* ---- The whole suite at small, odd shapes: 50 configs per op ----------- */
+
+TEST(suite_gemm_prime_13x11x7_50_configs_match_reference) {
+  CHECK(run_suite_case("gemm", (const int64_t[]){13, 11, 7}, 3, 11));
+}
+
+TEST(suite_bmm_3x10x24x9_50_configs_match_reference) {
+  CHECK(run_suite_case("bmm", (const int64_t[]){3, 10, 24, 9}, 4, 12));
+}
+
+TEST(suite_gemv_37x48_50_configs_match_reference) {
+  CHECK(run_suite_case("gemv", (const int64_t[]){37, 48}, 2, 13));
+}
+
+TEST(suite_c1d_stride2_pad1_50_configs_match_reference) {
+  CHECK(run_suite_case("c1d", (const int64_t[]){2, 13, 3, 5, 3, 2, 1, 1}, 8,
+                       14));
+}
+
+TEST(suite_c2d_odd_stride_pad_50_configs_match_reference) {
+  CHECK(run_suite_case("c2d",
+                       (const int64_t[]){1, 11, 7, 3, 8, 3, 3, 2, 1, 1}, 10,
+                       15));
+}
+
+TEST(suite_c3d_pad1_50_configs_match_reference) {
+  CHECK(run_suite_case(
+      "c3d", (const int64_t[]){1, 5, 6, 7, 3, 4, 3, 3, 2, 1, 1, 1}, 12, 16));
+}
+
+TEST(suite_dil_dilation2_50_configs_match_reference) {
+  CHECK(run_suite_case("dil", (const int64_t[]){1, 9, 11, 3, 5, 3, 3, 1, 2, 2},
+                       10, 17));
+}
+
+TEST(suite_t2d_stride2_outpad1_50_configs_match_reference) {
+  CHECK(run_suite_case(
+      "t2d", (const int64_t[]){1, 5, 7, 3, 4, 3, 3, 2, 1, 1, 1}, 11, 18));
+}
+
+TEST(suite_t2d_stride1_pad1_50_configs_match_reference) {
+  CHECK(run_suite_case(
+      "t2d", (const int64_t[]){2, 6, 5, 4, 8, 3, 2, 1, 1, 1, 0}, 11, 19));
+}
+
+TEST(suite_scan_5x13x11_50_configs_match_reference) {
+  CHECK(run_suite_case("scan", (const int64_t[]){5, 13, 11}, 3, 20));
+}
+
+/* ---- Packing, the micro-kernel and the epilogue ------------------------- */
+
+/* Every input packed, vectorized at 16 lanes (the _mm512 micro-kernel
+ * where the machine has AVX-512, vector extensions elsewhere). */
+TEST(gemm_all_inputs_packed_vec16_match_reference) {
+  case_opts o = {.fix_name = {"A.pack", "B.pack", "vec"},
+                 .fix_val = {1, 1, 16}};
+  CHECK(run_case_opts("gemm", (const int64_t[]){24, 48, 20}, 3, 21, &o));
+}
+
+/* Packing resolves padding, stride and dilation once per element. */
+TEST(c2d_data_packed_with_padding_match_reference) {
+  case_opts o = {.fix_name = {"data.pack"}, .fix_val = {1}};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 9, 8, 3, 8, 3, 3, 2, 2, 2},
+                      10, 22, &o));
+}
+
+TEST(t2d_stride2_both_packed_match_reference) {
+  case_opts o = {.fix_name = {"data.pack", "weight.pack"}, .fix_val = {1, 1}};
+  CHECK(run_case_opts(
+      "t2d", (const int64_t[]){1, 4, 6, 3, 8, 3, 3, 2, 1, 1, 1}, 11, 23, &o));
+}
+
+TEST(gemm_bias_relu_epilogue_matches_reference) {
+  case_opts o = {.epilogue = HERON__EPI_BIAS | HERON__EPI_RELU};
+  CHECK(run_case_opts("gemm", (const int64_t[]){24, 32, 40}, 3, 24, &o));
+}
+
+TEST(c2d_bias_relu_epilogue_matches_reference) {
+  case_opts o = {.epilogue = HERON__EPI_BIAS | HERON__EPI_RELU};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 8, 8, 4, 8, 3, 3, 1, 1, 1},
+                      10, 25, &o));
+}
+
+TEST(c1d_relu_only_epilogue_matches_reference) {
+  case_opts o = {.epilogue = HERON__EPI_RELU};
+  CHECK(run_case_opts("c1d", (const int64_t[]){1, 16, 3, 8, 3, 1, 1, 1}, 8, 26,
+                      &o));
+}
+
+/* The register rule: for every sampled config the micro-kernel's
+ * registers, counted here from the loop lengths alone (accumulator
+ * vectors, plus the vectors of each input that depends on the vector axis,
+ * plus one broadcast), never exceed the register file, on AVX-512 (32)
+ * and on an AVX2 description (16). */
+static int regs_within(const char *op, const int64_t *shape, int n,
+                       const char *hw, char *why, size_t cap) {
+  built b;
+  heron_error err = {0};
+  memset(&b, 0, sizeof b);
+  int rc = heron__op_build(op, shape, n, HERON__FP32, &b.op, &err);
+  if (rc == HERON_OK)
+    rc = heron__hw_load(hw, &b.hw, &err);
+  if (rc == HERON_OK)
+    rc = heron__template_build(&b.op, &b.hw, "cpu", &b.t, &b.sp, &err);
+  if (rc != HERON_OK) {
+    snprintf(why, cap, "%s", err.text);
+    return 0;
+  }
+  const heron__template *t = b.t;
+  int nv = heron_space_nvars(b.sp), ok = 1, worst = 0;
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  heron_rng rng;
+  heron_rng_seed(&rng, 77);
+  for (int c = 0; c < 3000 && ok; c++) {
+    if (heron_space_sample(b.sp, &rng, cfg, &err) != HERON_OK) {
+      snprintf(why, cap, "sample: %s", err.text);
+      ok = 0;
+      break;
+    }
+    int acc_at = (int)cfg[t->acc_at];
+    int vec = t->vec_axis >= 0 ? (int)cfg[t->vec] : 1;
+    int64_t reg[HERON__MAX_AXES];
+    int64_t acc = 1;
+    for (int a = 0; a < b.op.naxes; a++) {
+      reg[a] = 1;
+      if (b.op.axes[a].kind != HERON__SPATIAL)
+        continue;
+      reg[a] = cfg[t->tile[a][3]] * (acc_at ? cfg[t->tile[a][2]] : 1);
+      acc *= reg[a];
+    }
+    int64_t need = acc / vec, broadcast = 0;
+    for (int i = 0; i < b.op.ninputs; i++) {
+      const heron__tensor *ts = &b.op.in[i];
+      int dep_vec = 0;
+      for (int d = 0; d < ts->ndim && t->vec_axis >= 0; d++)
+        dep_vec |= ts->index[d].coef[t->vec_axis] != 0;
+      if (!dep_vec) {
+        broadcast = 1;
+        continue;
+      }
+      int64_t pts = 1;
+      for (int a = 0; a < b.op.naxes; a++) {
+        int dep = 0;
+        for (int d = 0; d < ts->ndim; d++)
+          dep |= ts->index[d].coef[a] != 0;
+        if (dep && b.op.axes[a].kind == HERON__SPATIAL)
+          pts *= reg[a];
+      }
+      need += pts / vec;
+    }
+    need += broadcast;
+    if (need > worst)
+      worst = (int)need;
+    if (need > b.hw.vector_regs) {
+      snprintf(why, cap, "config %d needs %lld registers of %d", c,
+               (long long)need, b.hw.vector_regs);
+      ok = 0;
+    }
+  }
+  /* The rule must bind: some configs use most of the file. */
+  if (ok && worst < b.hw.vector_regs / 2) {
+    snprintf(why, cap, "largest micro-kernel uses only %d of %d registers",
+             worst, b.hw.vector_regs);
+    ok = 0;
+  }
+  free(cfg);
+  unbuild(&b);
+  return ok;
+}
+
+TEST(micro_kernel_never_needs_more_than_32_registers_on_avx512) {
+  char why[200] = "";
+  int ok = regs_within("gemm", (const int64_t[]){1024, 1024, 1024}, 3,
+                       "cpu-avx512", why, sizeof why) &&
+           regs_within("c2d", (const int64_t[]){1, 56, 56, 64, 64, 3, 3}, 7,
+                       "cpu-avx512", why, sizeof why);
+  if (!ok)
+    fprintf(stderr, "%s\n", why);
+  CHECK(ok);
+}
+
+TEST(micro_kernel_never_needs_more_than_16_registers_on_avx2) {
+  char why[200] = "";
+  int ok = regs_within("gemm", (const int64_t[]){1024, 1024, 1024}, 3,
+                       "cpu-avx2", why, sizeof why) &&
+           regs_within("c1d", (const int64_t[]){1, 892, 64, 64, 3, 1, 4, 1},
+                       8, "cpu-avx2", why, sizeof why);
+  if (!ok)
+    fprintf(stderr, "%s\n", why);
+  CHECK(ok);
 }
 
 /* A config that breaks a constraint is refused with HERON_EINVAL and a

@@ -3,6 +3,10 @@
 #include "core/op/op.h"
 #include "test.h"
 
+/* Heron's operator suite, in the catalogue's order. */
+static const char *const suite_ops[] = {"gemm", "bmm", "gemv", "c1d", "c2d",
+                                        "c3d",  "dil", "t2d",  "scan"};
+
 /* Builds an op at shape_[n_] in fp32, expecting failure with `code_` and a
  * message containing `needle_`. */
 #define CHECK_BUILD_FAILS(opname_, shape_, n_, code_, needle_)                 \
@@ -28,16 +32,16 @@
     CHECK_STR_CONTAINS(e_.text, needle_);                                      \
   } while (0)
 
-TEST(catalogue_lists_gemm_bmm_gemv_c2d_in_order) {
-  static const char *const want[] = {"gemm", "bmm", "gemv", "c2d"};
-  CHECK_EQ(heron_op_count(), 4);
-  CHECK_EQ(heron__op_kind_count(), 4);
-  for (int i = 0; i < 4; i++) {
-    CHECK(!strcmp(heron_op_name(i), want[i]));
-    CHECK(heron__op_kind_find(want[i]) == heron__op_kind_at(i));
-    CHECK(heron_op_summary(want[i]) && strlen(heron_op_summary(want[i])) > 10);
+TEST(catalogue_lists_the_nine_suite_ops_in_order) {
+  CHECK_EQ(heron_op_count(), 9);
+  CHECK_EQ(heron__op_kind_count(), 9);
+  for (int i = 0; i < 9; i++) {
+    CHECK(!strcmp(heron_op_name(i), suite_ops[i]));
+    CHECK(heron__op_kind_find(suite_ops[i]) == heron__op_kind_at(i));
+    CHECK(heron_op_summary(suite_ops[i]) &&
+          strlen(heron_op_summary(suite_ops[i])) > 10);
   }
-  CHECK(heron_op_name(4) == NULL);
+  CHECK(heron_op_name(9) == NULL);
   CHECK(heron_op_name(-1) == NULL);
   CHECK(heron_op_summary("conv9d") == NULL);
 }
@@ -67,7 +71,8 @@ TEST(unknown_op_is_notfound_and_lists_known_ops) {
   heron_error err = {0};
   CHECK_EQ(heron_op_dims("conv9d", &names, &n, &err), HERON_ENOTFOUND);
   CHECK_STR_CONTAINS(err.text, "conv9d");
-  CHECK_STR_CONTAINS(err.text, "gemm, bmm, gemv, c2d");
+  CHECK_STR_CONTAINS(err.text,
+                     "gemm, bmm, gemv, c1d, c2d, c3d, dil, t2d, scan");
   int64_t shape[3] = {4, 4, 4};
   CHECK_BUILD_FAILS("conv9d", shape, 3, HERON_ENOTFOUND, "known: gemm");
   heron_error e2 = {0};
@@ -134,16 +139,26 @@ TEST(build_rejects_zero_or_negative_in_every_dimension_naming_it) {
   static const struct {
     const char *op;
     int n;
-    int64_t shape[10];
+    int64_t shape[12];
   } good[] = {{"gemm", 3, {4, 5, 6}},
               {"bmm", 4, {2, 4, 5, 6}},
               {"gemv", 2, {4, 6}},
-              {"c2d", 10, {1, 8, 8, 3, 4, 3, 3, 1, 1, 1}}};
-  for (int c = 0; c < 4; c++) {
+              {"c1d", 8, {1, 8, 3, 4, 3, 1, 1, 1}},
+              {"c2d", 10, {1, 8, 8, 3, 4, 3, 3, 1, 1, 1}},
+              {"c3d", 12, {1, 4, 8, 8, 3, 4, 3, 3, 3, 1, 1, 1}},
+              {"dil", 10, {1, 8, 8, 3, 4, 3, 3, 1, 1, 2}},
+              {"t2d", 11, {1, 8, 8, 3, 4, 3, 3, 2, 1, 1, 1}},
+              {"scan", 3, {4, 5, 6}}};
+  for (size_t c = 0; c < sizeof good / sizeof good[0]; c++) {
     const heron__op_kind *k = heron__op_kind_find(good[c].op);
     CHECK(k != NULL);
+    heron__op ok_op;
+    heron_error ok_err = {0};
+    CHECK_OK(heron__op_build(good[c].op, good[c].shape, good[c].n, HERON__FP32,
+                             &ok_op, &ok_err),
+             &ok_err);
     for (int d = 0; d < good[c].n; d++) {
-      int64_t s[10];
+      int64_t s[12];
       memcpy(s, good[c].shape, sizeof s);
       /* Padding may be zero; one below each dimension's minimum fails. */
       s[d] = k->mins ? k->mins[d] - 1 : 0;
@@ -228,7 +243,7 @@ TEST(flops_are_exact_for_known_shapes) {
   static const struct {
     const char *op;
     int n;
-    int64_t shape[10];
+    int64_t shape[12];
     double flops;
   } cases[] = {
       {"gemm", 3, {1024, 1024, 1024}, 2.0 * 1024 * 1024 * 1024},
@@ -250,6 +265,37 @@ TEST(flops_are_exact_for_known_shapes) {
        10,
        {16, 56, 56, 64, 64, 3, 3, 1, 1, 2},
        2.0 * 16 * 64 * 54 * 54 * 64 * 9},
+      /* DIL's default dilation is 2: the same count as the case above. */
+      {"dil",
+       9,
+       {16, 56, 56, 64, 64, 3, 3, 1, 1},
+       2.0 * 16 * 64 * 54 * 54 * 64 * 9},
+      /* Pad 4 widens 892 to 900; the 3-tap kernel leaves 898. */
+      {"c1d",
+       8,
+       {16, 892, 512, 512, 3, 1, 4, 1},
+       2.0 * 16 * 512 * 898 * 512 * 3},
+      {"c3d",
+       12,
+       {8, 8, 56, 56, 64, 64, 3, 3, 3, 1, 1, 1},
+       2.0 * 8 * 64 * 8 * 56 * 56 * 64 * 27},
+      /* 1x1x1 stride 2: 8 -> 4, 56 -> 28. */
+      {"c3d",
+       12,
+       {8, 8, 56, 56, 64, 128, 1, 1, 1, 2, 0, 1},
+       2.0 * 8 * 128 * 4 * 28 * 28 * 64},
+      /* Stride 1, pad 1, 3x3: (56-1) - 2 + 2 + 0 + 1 = 56; the gather nest
+       * counts every output pixel times every tap. */
+      {"t2d",
+       11,
+       {16, 56, 56, 64, 64, 3, 3, 1, 1, 1, 0},
+       2.0 * 16 * 64 * 56 * 56 * 64 * 9},
+      /* 1x1 stride 2 output_padding 1: (28-1)*2 + 0 + 1 + 1 = 56. */
+      {"t2d",
+       11,
+       {16, 28, 28, 128, 256, 1, 1, 2, 0, 1, 1},
+       2.0 * 16 * 256 * 56 * 56 * 128},
+      {"scan", 3, {16, 512, 128}, 2.0 * 16 * 512 * 128},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     heron__op op;
@@ -306,4 +352,266 @@ TEST(c2d_description_has_strided_dilated_padded_data_index) {
   CHECK(!strcmp(op.in[1].name, "weight") && op.in[1].bounded == 0);
   CHECK(op.out.dims[1] == 4 && op.out.dims[2] == 4 && op.out.dims[3] == 5);
   CHECK_EQ(heron__op_reduce_len(&op), 3 * 3 * 2);
+}
+
+/* ---- The rest of the suite ---------------------------------------------- */
+
+TEST(new_ops_give_dimension_names_in_shape_order) {
+  static const struct {
+    const char *op;
+    int n;
+    const char *dims;
+  } want[] = {
+      {"c1d", 8, "N,W,CI,CO,KW,stride,pad,dilation"},
+      {"c3d", 12, "N,D,H,W,CI,CO,KD,KH,KW,stride,pad,dilation"},
+      {"dil", 10, "N,H,W,CI,CO,KH,KW,stride,pad,dilation"},
+      {"t2d", 11, "N,H,W,CI,CO,KH,KW,stride,pad,dilation,output_padding"},
+      {"scan", 3, "M,N,K"},
+  };
+  for (size_t c = 0; c < sizeof want / sizeof want[0]; c++) {
+    const char *const *names;
+    int n;
+    heron_error err = {0};
+    CHECK_OK(heron_op_dims(want[c].op, &names, &n, &err), &err);
+    CHECK_EQ(n, want[c].n);
+    char joined[128] = "";
+    for (int i = 0; i < n; i++) {
+      strcat(joined, i ? "," : "");
+      strcat(joined, names[i]);
+    }
+    CHECK_MSG(!strcmp(joined, want[c].dims), "%s: %s", want[c].op, joined);
+  }
+}
+
+TEST(parse_shape_of_new_ops_names_their_optional_dimensions) {
+  int64_t s[16];
+  int n = 0;
+  heron_error err = {0};
+  CHECK_OK(
+      heron_parse_shape("t2d", "16,56,56,64,64,3,3,1,1,1,0", s, 16, &n, &err),
+      &err);
+  CHECK_EQ(n, 11);
+  CHECK_PARSE_FAILS("t2d", "1,8,8,3", "[,stride,pad,dilation,output_padding]");
+  CHECK_PARSE_FAILS("t2d", "1,8,8,3,3,3,3,1,0,1,-1",
+                    "dimension output_padding = '-1'");
+  CHECK_PARSE_FAILS("c1d", "1,8,3,3", "dimension KW of c1d is missing");
+  CHECK_PARSE_FAILS("c3d", "1,4,8,8,3,3,3,3", "dimension KW of c3d is missing");
+  CHECK_PARSE_FAILS("scan", "16,512", "dimension K of scan is missing");
+}
+
+TEST(defaults_fill_dil_dilation_2_and_t2d_output_padding_0) {
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(heron__op_build("dil", (int64_t[]){1, 9, 9, 2, 2, 3, 3}, 7,
+                           HERON__FP32, &op, &err),
+           &err);
+  CHECK(op.nshape == 10 && op.shape[7] == 1 && op.shape[8] == 0 &&
+        op.shape[9] == 2);
+  /* 9 - 2*2 = 5 outputs per dimension. */
+  CHECK_EQ(op.out.dims[2], 5);
+  CHECK(!strcmp(op.name, "dil"));
+  CHECK_STR_CONTAINS(heron_op_summary("dil"), "dilation defaulting to 2");
+  CHECK_OK(heron__op_build("t2d", (int64_t[]){1, 5, 6, 2, 3, 3, 3}, 7,
+                           HERON__FP32, &op, &err),
+           &err);
+  CHECK(op.nshape == 11 && op.shape[7] == 1 && op.shape[8] == 0 &&
+        op.shape[9] == 1 && op.shape[10] == 0);
+  /* Stride 1, no padding: each dimension grows by KH - 1. */
+  CHECK(op.out.dims[2] == 7 && op.out.dims[3] == 8);
+  CHECK_OK(heron__op_build("c1d", (int64_t[]){1, 9, 2, 2, 3}, 5, HERON__FP32,
+                           &op, &err),
+           &err);
+  CHECK(op.nshape == 8 && op.out.dims[2] == 7);
+  CHECK_OK(heron__op_build("c3d", (int64_t[]){1, 4, 5, 6, 2, 2, 3, 3, 3}, 9,
+                           HERON__FP32, &op, &err),
+           &err);
+  CHECK(op.nshape == 12 && op.out.dims[2] == 2 && op.out.dims[3] == 3 &&
+        op.out.dims[4] == 4);
+}
+
+TEST(new_convs_reject_kernel_larger_than_padded_input_naming_it) {
+  CHECK_BUILD_FAILS("c1d", ((int64_t[]){1, 4, 2, 2, 7, 1, 1, 1}), 8,
+                    HERON_EINVAL,
+                    "C1D: KW=7 with dilation 1 exceeds padded input width 6");
+  CHECK_BUILD_FAILS("c1d", ((int64_t[]){1, 8, 2, 2, 3, 1, 0, 4}), 8,
+                    HERON_EINVAL, "KW=3 with dilation 4 exceeds");
+  CHECK_BUILD_FAILS("c3d", ((int64_t[]){1, 2, 8, 8, 2, 2, 3, 3, 3, 1, 0, 1}),
+                    12, HERON_EINVAL,
+                    "C3D: KD=3 with dilation 1 exceeds padded input depth 2");
+  CHECK_BUILD_FAILS("c3d", ((int64_t[]){1, 4, 8, 3, 2, 2, 3, 3, 3, 1, 0, 2}),
+                    12, HERON_EINVAL, "C3D: KD=3 with dilation 2");
+  CHECK_BUILD_FAILS("c3d", ((int64_t[]){1, 8, 8, 3, 2, 2, 3, 3, 5, 1, 0, 1}),
+                    12, HERON_EINVAL,
+                    "KW=5 with dilation 1 exceeds padded "
+                    "input width 3");
+  /* DIL's default dilation stretches a 3x3 kernel to 5x5. */
+  CHECK_BUILD_FAILS("dil", ((int64_t[]){1, 4, 8, 2, 2, 3, 3}), 7, HERON_EINVAL,
+                    "DIL: KH=3 with dilation 2 exceeds padded input height 4");
+}
+
+TEST(t2d_rejects_output_padding_not_below_stride_or_dilation) {
+  CHECK_BUILD_FAILS("t2d", ((int64_t[]){1, 5, 5, 2, 2, 3, 3, 1, 0, 1, 1}), 11,
+                    HERON_EINVAL,
+                    "T2D: output_padding=1 must be smaller than stride 1 or "
+                    "dilation 1");
+  CHECK_BUILD_FAILS("t2d", ((int64_t[]){1, 5, 5, 2, 2, 3, 3, 2, 0, 3, 3}), 11,
+                    HERON_EINVAL, "output_padding=3 must be smaller");
+  /* Either a stride or a dilation above it allows it. */
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(heron__op_build("t2d", (int64_t[]){1, 5, 5, 2, 2, 3, 3, 2, 0, 1, 1},
+                           11, HERON__FP32, &op, &err),
+           &err);
+  CHECK_OK(heron__op_build("t2d", (int64_t[]){1, 5, 5, 2, 2, 3, 3, 1, 0, 3, 2},
+                           11, HERON__FP32, &op, &err),
+           &err);
+}
+
+TEST(t2d_rejects_padding_that_leaves_no_output) {
+  /* (1-1)*1 - 2*1 + 0 + 0 + 1 = -1. */
+  CHECK_BUILD_FAILS("t2d", ((int64_t[]){1, 1, 4, 2, 2, 1, 3, 1, 1, 1, 0}), 11,
+                    HERON_EINVAL,
+                    "T2D: output height (H-1)*stride - 2*pad + "
+                    "dilation*(KH-1) + output_padding + 1 = -1 is less than 1 "
+                    "(pad=1 is too large)");
+  CHECK_BUILD_FAILS("t2d", ((int64_t[]){1, 6, 2, 2, 2, 3, 3, 1, 2, 1, 0}), 11,
+                    HERON_EINVAL, "output width (W-1)*stride");
+  /* Output extent exactly 1 is fine. */
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(heron__op_build("t2d", (int64_t[]){1, 1, 1, 2, 2, 3, 3, 1, 1, 1, 0},
+                           11, HERON__FP32, &op, &err),
+           &err);
+  CHECK(op.out.dims[2] == 1 && op.out.dims[3] == 1);
+}
+
+TEST(every_op_sets_its_channel_axis) {
+  static const struct {
+    const char *op;
+    int n;
+    int64_t shape[12];
+    const char *axis; /* NULL: no channel axis */
+  } cases[] = {{"gemm", 3, {4, 5, 6}, "j"},
+               {"bmm", 4, {2, 4, 5, 6}, "j"},
+               {"gemv", 2, {4, 6}, "i"},
+               {"c1d", 5, {1, 8, 3, 4, 3}, "co"},
+               {"c2d", 7, {1, 8, 8, 3, 4, 3, 3}, "co"},
+               {"c3d", 9, {1, 4, 8, 8, 3, 4, 3, 3, 3}, "co"},
+               {"dil", 7, {1, 8, 8, 3, 4, 3, 3}, "co"},
+               {"t2d", 7, {1, 8, 8, 3, 4, 3, 3}, "co"},
+               {"scan", 3, {4, 5, 6}, NULL}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    heron__op op;
+    heron_error err = {0};
+    CHECK_OK(heron__op_build(cases[c].op, cases[c].shape, cases[c].n,
+                             HERON__FP32, &op, &err),
+             &err);
+    if (!cases[c].axis) {
+      CHECK_EQ(op.channel_axis, -1);
+      continue;
+    }
+    CHECK_MSG(op.channel_axis >= 0 && op.channel_axis < op.naxes &&
+                  !strcmp(op.axes[op.channel_axis].name, cases[c].axis) &&
+                  op.axes[op.channel_axis].kind == HERON__SPATIAL,
+              "%s: channel axis %d", cases[c].op, op.channel_axis);
+  }
+}
+
+TEST(scan_refuses_a_bias_epilogue_but_takes_relu) {
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(
+      heron__op_build("scan", (int64_t[]){4, 5, 6}, 3, HERON__FP32, &op, &err),
+      &err);
+  CHECK_EQ(heron__op_set_epilogue(&op, HERON__EPI_BIAS | HERON__EPI_RELU, &err),
+           HERON_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(err.text, "scan has no channel axis");
+  heron_error e2 = {0};
+  CHECK_OK(heron__op_set_epilogue(&op, HERON__EPI_RELU, &e2), &e2);
+}
+
+TEST(c1d_and_c3d_descriptions_have_windowed_data_indices) {
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(heron__op_build("c1d", (int64_t[]){2, 11, 3, 4, 3, 2, 1, 2}, 8,
+                           HERON__FP32, &op, &err),
+           &err);
+  static const char *const n1[] = {"n", "co", "ow", "ci", "kw"};
+  CHECK_EQ(op.naxes, 5);
+  for (int a = 0; a < 5; a++) {
+    CHECK(!strcmp(op.axes[a].name, n1[a]));
+    CHECK_EQ(op.axes[a].kind, a < 3 ? HERON__SPATIAL : HERON__REDUCE);
+  }
+  /* WO = (11 + 2 - 4 - 1)/2 + 1 = 5. */
+  CHECK_EQ(op.axes[2].extent, 5);
+  CHECK(op.in[0].index[2].coef[2] == 2 && op.in[0].index[2].coef[4] == 2 &&
+        op.in[0].index[2].offset == -1 && op.in[0].bounded == 1);
+  CHECK(op.in[1].ndim == 3 && op.in[1].dims[0] == 4 && op.in[1].dims[2] == 3);
+  CHECK_EQ(heron__op_reduce_len(&op), 9);
+
+  CHECK_OK(heron__op_build("c3d",
+                           (int64_t[]){1, 6, 7, 8, 2, 3, 3, 3, 3, 1, 0, 1}, 12,
+                           HERON__FP32, &op, &err),
+           &err);
+  static const char *const n3[] = {"n",  "co", "od", "oh", "ow",
+                                   "ci", "kd", "kh", "kw"};
+  CHECK_EQ(op.naxes, 9);
+  for (int a = 0; a < 9; a++) {
+    CHECK(!strcmp(op.axes[a].name, n3[a]));
+    CHECK_EQ(op.axes[a].kind, a < 5 ? HERON__SPATIAL : HERON__REDUCE);
+  }
+  CHECK(op.out.dims[2] == 4 && op.out.dims[3] == 5 && op.out.dims[4] == 6);
+  CHECK(op.in[0].index[2].coef[2] == 1 && op.in[0].index[2].coef[6] == 1);
+  CHECK_EQ(op.in[0].bounded, 0);
+  CHECK_EQ(op.in[1].ndim, 5);
+}
+
+TEST(t2d_description_gathers_through_a_divided_index) {
+  heron__op op;
+  heron_error err = {0};
+  /* H=5, W=6, stride 2, pad 1, dilation 2, output_padding 1:
+   * HO = 4*2 - 2 + 4 + 1 + 1 = 12, WO = 5*2 - 2 + 4 + 1 + 1 = 14. */
+  CHECK_OK(heron__op_build("t2d", (int64_t[]){2, 5, 6, 3, 4, 3, 3, 2, 1, 2, 1},
+                           11, HERON__FP32, &op, &err),
+           &err);
+  static const char *const names[] = {"n", "co", "oh", "ow", "ci", "kh", "kw"};
+  CHECK_EQ(op.naxes, 7);
+  for (int a = 0; a < 7; a++)
+    CHECK(!strcmp(op.axes[a].name, names[a]));
+  CHECK(op.out.dims[2] == 12 && op.out.dims[3] == 14);
+  const heron__tensor *d = &op.in[0];
+  CHECK(d->bounded == 1);
+  CHECK(d->index[2].coef[2] == 1 && d->index[2].coef[5] == -2 &&
+        d->index[2].offset == 1 && d->index[2].div == 2);
+  CHECK(d->index[3].coef[3] == 1 && d->index[3].coef[6] == -2 &&
+        d->index[3].offset == 1 && d->index[3].div == 2);
+  /* The weight is [CI, CO, KH, KW]. */
+  CHECK(op.in[1].dims[0] == 3 && op.in[1].dims[1] == 4);
+  CHECK(op.in[1].index[0].coef[4] == 1 && op.in[1].index[1].coef[1] == 1);
+  /* Stride 1 needs no division; a 1x1 kernel without padding stays in
+   * range and needs no bounds either. */
+  CHECK_OK(heron__op_build("t2d", (int64_t[]){1, 5, 5, 2, 3, 1, 1}, 7,
+                           HERON__FP32, &op, &err),
+           &err);
+  CHECK(op.in[0].index[2].div <= 1 && op.in[0].bounded == 0);
+}
+
+TEST(scan_description_is_a_gemm_with_a_constant_upper_triangle) {
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(heron__op_build("scan", (int64_t[]){16, 512, 128}, 3, HERON__FP32,
+                           &op, &err),
+           &err);
+  CHECK_EQ(op.naxes, 3);
+  CHECK(!strcmp(op.axes[0].name, "m") && op.axes[0].extent == 16);
+  CHECK(!strcmp(op.axes[1].name, "n") && op.axes[1].extent == 512);
+  CHECK(!strcmp(op.axes[2].name, "k") && op.axes[2].kind == HERON__REDUCE &&
+        op.axes[2].extent == 128);
+  CHECK(op.in[0].dims[0] == 16 && op.in[0].dims[1] == 128 &&
+        op.in[0].fill == HERON__FILL_RANDOM);
+  CHECK(op.in[1].dims[0] == 128 && op.in[1].dims[1] == 512 &&
+        op.in[1].fill == HERON__FILL_UPPER);
+  CHECK(op.in[1].index[0].coef[2] == 1 && op.in[1].index[1].coef[1] == 1);
+  CHECK(op.out.dims[0] == 16 && op.out.dims[1] == 512);
+  CHECK_STR_CONTAINS(heron_op_summary("scan"), "prefix sum");
 }

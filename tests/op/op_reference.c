@@ -104,6 +104,126 @@ TEST(fp16_references_match_interpreted_descriptions) {
                                 HERON__FP16) == 0);
 }
 
+TEST(c1d_reference_matches_interpreter_with_padding_stride_dilation) {
+  static const int64_t shapes[][8] = {
+      {2, 13, 3, 5, 3, 1, 1, 1}, /* padding 1 */
+      {1, 17, 2, 3, 5, 2, 2, 1}, /* stride 2 */
+      {2, 11, 3, 2, 3, 3, 0, 1}, /* stride 3 with a tail of input */
+      {1, 19, 2, 3, 3, 1, 4, 2}, /* dilation 2, padding 4 */
+      {1, 7, 3, 2, 7, 1, 0, 1},  /* kernel = input */
+      {1, 5, 1, 1, 1, 1, 3, 1},  /* padding wider than the kernel */
+      {1, 23, 2, 3, 3, 3, 2, 3}, /* stride 3, dilation 3 */
+      {3, 31, 5, 7, 2, 2, 1, 1}, /* primes, stride 2 */
+  };
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+    CHECK_MSG(ref_matches_interpreter("c1d", shapes[c], 8, HERON__FP32) == 0,
+              "case %zu", c);
+}
+
+TEST(c3d_reference_matches_interpreter_with_padding_stride_dilation) {
+  static const int64_t shapes[][12] = {
+      {1, 5, 6, 7, 2, 3, 3, 3, 3, 1, 1, 1},   /* padding 1 */
+      {2, 7, 5, 9, 2, 2, 3, 1, 3, 2, 1, 1},   /* stride 2, flat kernel */
+      {1, 9, 7, 7, 1, 2, 3, 3, 2, 1, 2, 2},   /* dilation 2, padding 2 */
+      {1, 11, 7, 10, 2, 1, 1, 3, 2, 3, 0, 1}, /* stride 3, tails */
+      {1, 3, 3, 3, 1, 1, 3, 3, 3, 1, 0, 1},   /* kernel = input */
+      {1, 5, 7, 5, 2, 3, 3, 3, 3, 3, 1, 2},   /* stride 3, dilation 2 */
+  };
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+    CHECK_MSG(ref_matches_interpreter("c3d", shapes[c], 12, HERON__FP32) == 0,
+              "case %zu", c);
+}
+
+TEST(dil_reference_matches_interpreter_at_default_and_given_dilation) {
+  CHECK(ref_matches_interpreter("dil", (int64_t[]){2, 9, 11, 3, 4, 3, 3}, 7,
+                                HERON__FP32) == 0);
+  CHECK(ref_matches_interpreter("dil", (int64_t[]){1, 13, 11, 2, 3, 3, 3, 2, 2},
+                                9, HERON__FP32) == 0);
+  CHECK(ref_matches_interpreter("dil",
+                                (int64_t[]){1, 13, 13, 2, 2, 3, 3, 1, 1, 3}, 10,
+                                HERON__FP32) == 0);
+}
+
+TEST(t2d_reference_matches_interpreter_with_stride_padding_output_padding) {
+  static const int64_t shapes[][11] = {
+      {2, 5, 7, 3, 4, 3, 3, 1, 1, 1, 0}, /* stride 1, padding 1 */
+      {1, 5, 6, 2, 3, 3, 3, 2, 1, 1, 1}, /* stride 2, output_padding 1 */
+      {1, 4, 5, 3, 2, 3, 2, 3, 0, 1, 2}, /* stride 3, output_padding 2 */
+      {1, 7, 5, 2, 2, 3, 3, 1, 2, 2, 1}, /* dilation 2, output_padding 1 */
+      {2, 3, 4, 2, 3, 1, 1, 2, 0, 1, 1}, /* 1x1, stride 2: gaps of zeros */
+      {1, 6, 5, 3, 2, 5, 4, 2, 3, 2, 0}, /* stride 2, dilation 2, pad 3 */
+      {1, 7, 7, 2, 2, 3, 3, 1, 0, 1, 0}, /* no padding: output grows */
+      {1, 5, 5, 2, 3, 1, 1, 1, 0, 1, 0}, /* 1x1 stride 1: unbounded */
+      {1, 9, 8, 2, 2, 3, 3, 1, 3, 1, 0}, /* padding beyond the kernel crops */
+      {1, 5, 7, 3, 5, 2, 3, 3, 2, 1, 1}, /* primes, even kernel, stride 3 */
+  };
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+    CHECK_MSG(ref_matches_interpreter("t2d", shapes[c], 11, HERON__FP32) == 0,
+              "case %zu", c);
+}
+
+TEST(scan_reference_matches_interpreted_triangular_product) {
+  static const int64_t shapes[][3] = {
+      {1, 1, 1},
+      {5, 7, 7},
+      {3, 13, 5}, /* N > K: the row sum repeats */
+      {4, 5, 11}, /* N < K: only the first sums */
+      {7, 17, 31}};
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+    CHECK_MSG(ref_matches_interpreter("scan", shapes[c], 3, HERON__FP32) == 0,
+              "case %zu", c);
+}
+
+TEST(fp16_references_of_new_ops_match_interpreted_descriptions) {
+  CHECK(ref_matches_interpreter("c1d", (int64_t[]){1, 17, 2, 3, 5, 2, 2, 1}, 8,
+                                HERON__FP16) == 0);
+  CHECK(ref_matches_interpreter("c3d",
+                                (int64_t[]){1, 5, 6, 7, 2, 3, 3, 3, 3, 1, 1, 1},
+                                12, HERON__FP16) == 0);
+  CHECK(ref_matches_interpreter("dil", (int64_t[]){2, 9, 11, 3, 4, 3, 3}, 7,
+                                HERON__FP16) == 0);
+  CHECK(ref_matches_interpreter("t2d",
+                                (int64_t[]){1, 5, 6, 2, 3, 3, 3, 2, 1, 1, 1},
+                                11, HERON__FP16) == 0);
+  CHECK(ref_matches_interpreter("scan", (int64_t[]){3, 13, 5}, 3,
+                                HERON__FP16) == 0);
+}
+
+TEST(interpreter_reads_divided_index_only_at_exact_multiples) {
+  /* A hand-made 1-D op: out[o] = sum over k of x[(o - k) / 2] * w[k], with
+   * o - k negative for some points.  Only even o - k in [0, 6) name an
+   * element; without the exact-multiple test, C's truncating division
+   * would take o - k = -1 as element 0 (-1 / 2 == 0) and change out[0],
+   * and o - k = 1 as element 0 too. */
+  heron__op op;
+  heron_error err = {0};
+  CHECK_OK(
+      heron__op_build("gemv", (int64_t[]){7, 3}, 2, HERON__FP32, &op, &err),
+      &err);
+  /* Reuse GEMV's shell with new tensors: axes i (o, 7) and k (3). */
+  heron__tensor_init(&op.in[0], "x", 1, (int64_t[]){3});
+  op.in[0].index[0].coef[0] = 1;
+  op.in[0].index[0].coef[1] = -1;
+  op.in[0].index[0].div = 2;
+  op.in[0].bounded = 1;
+  heron__tensor_init(&op.in[1], "w", 1, (int64_t[]){3});
+  op.in[1].index[0].coef[1] = 1;
+  float x[3] = {1, 10, 100}, w[3] = {1, 2, 4}, out[7];
+  void *bufs[3] = {x, w, out};
+  heron__op_interpret(&op, bufs);
+  /* By hand: out[o] = sum over k, (o-k) even, 0 <= (o-k)/2 < 3. */
+  for (int o = 0; o < 7; o++) {
+    double want = 0;
+    for (int k = 0; k < 3; k++) {
+      int e = o - k;
+      if (e >= 0 && e % 2 == 0 && e / 2 < 3)
+        want += x[e / 2] * w[k];
+    }
+    CHECK_MSG(out[o] == (float)want, "out[%d] = %g, want %g", o, out[o], want);
+  }
+  CHECK(out[0] == 1.0f);
+}
+
 TEST(interpreter_exposes_a_wrong_description) {
   /* Shift A's column index by one: unbounded, the interpreter poisons the
    * output; marked bounded, it computes something the reference rejects.

@@ -1,0 +1,135 @@
+/* core/op/conv1d.c - C1D, the 1-D convolution in NCW layout with stride,
+ * zero padding and dilation:
+ *
+ *   out[n,co,ow] = sum over ci, kw of
+ *       data[n, ci, ow*stride + kw*dil - pad] * weight[co, ci, kw]
+ *
+ * where data reads as zero outside [0,W). */
+#include "core/op/op.h"
+
+enum { N_, W_, CI_, CO_, KW_, STRIDE_, PAD_, DIL_ };
+
+/* Output length: the positions where the dilated kernel fits in the padded
+ * input, one every `stride`. */
+static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
+                        int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+/* ---- Reference ----------------------------------------------------------
+ * Plain loops over the definition, accumulating in double over a block of
+ * output positions; the padding is an explicit range of positions computed
+ * per kernel tap, not the description's `bounded` flag, so the description
+ * is checked, not copied. */
+
+enum { ROW_BLOCK = 256 };
+
+static void c1d_ref_f32(const heron__op *op, const float *const *in,
+                        float *out) {
+  const int64_t *s = op->shape;
+  int64_t N = s[N_], W = s[W_], CI = s[CI_], CO = s[CO_], KW = s[KW_],
+          st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
+  int64_t WO = out_size(W, KW, st, pad, dil);
+  const float *data = in[0], *weight = in[1];
+  double acc[ROW_BLOCK];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t co = 0; co < CO; co++)
+      for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
+        int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
+        for (int64_t b = 0; b < nb; b++)
+          acc[b] = 0;
+        for (int64_t ci = 0; ci < CI; ci++) {
+          const float *row = data + (n * CI + ci) * W;
+          for (int64_t kw = 0; kw < KW; kw++) {
+            double w = weight[(co * CI + ci) * KW + kw];
+            /* Position x = ow*st + kw*dil - pad lies in [0, W) exactly for
+             * ow in [ow_lo, ow_hi). */
+            int64_t lo_num = pad - kw * dil, hi_num = W - 1 + pad - kw * dil;
+            if (hi_num < 0)
+              continue;
+            int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
+            int64_t ow_hi = hi_num / st + 1;
+            int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
+            int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
+            const float *src = row + ow0 * st + kw * dil - pad;
+            for (int64_t b = b_lo; b < b_hi; b++)
+              acc[b] += w * src[b * st];
+          }
+        }
+        float *o = out + (n * CO + co) * WO + ow0;
+        for (int64_t b = 0; b < nb; b++)
+          o[b] = (float)acc[b];
+      }
+}
+
+static void c1d_ref(const heron__op *op, void *const *bufs) {
+  heron__op_run_ref(op, bufs, c1d_ref_f32);
+}
+
+/* ---- Description -------------------------------------------------------- */
+
+static int c1d_build(const int64_t *shape, int n, int dtype, heron__op *op,
+                     heron_error *err) {
+  int rc = heron__op_begin(op, &heron__op_c1d_kind, shape, n, dtype, err);
+  if (rc)
+    return rc;
+  const int64_t *s = op->shape;
+  int64_t st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
+  /* The dilated kernel must fit in the padded input; with stride >= 1 that
+   * also makes the output at least one element long. */
+  if (dil * (s[KW_] - 1) + 1 > s[W_] + 2 * pad)
+    return heron_error_set(err, HERON_EINVAL,
+                           "C1D: KW=%lld with dilation %lld exceeds padded "
+                           "input width %lld",
+                           (long long)s[KW_], (long long)dil,
+                           (long long)(s[W_] + 2 * pad));
+  int64_t WO = out_size(s[W_], s[KW_], st, pad, dil);
+
+  int an = heron__op_add_axis(op, "n", HERON__SPATIAL, s[N_]);
+  int aco = heron__op_add_axis(op, "co", HERON__SPATIAL, s[CO_]);
+  int aow = heron__op_add_axis(op, "ow", HERON__SPATIAL, WO);
+  int aci = heron__op_add_axis(op, "ci", HERON__REDUCE, s[CI_]);
+  int akw = heron__op_add_axis(op, "kw", HERON__REDUCE, s[KW_]);
+  op->ninputs = 2;
+
+  heron__tensor *data = &op->in[0];
+  heron__tensor_init(data, "data", 3, (int64_t[]){s[N_], s[CI_], s[W_]});
+  data->index[0].coef[an] = 1;
+  data->index[1].coef[aci] = 1;
+  data->index[2].coef[aow] = st;
+  data->index[2].coef[akw] = dil;
+  data->index[2].offset = -pad;
+  /* Without padding the largest index, (WO-1)*stride + (KW-1)*dil, stays
+   * below W by the definition of WO; only padding can leave the range. */
+  data->bounded = pad > 0;
+
+  heron__tensor *weight = &op->in[1];
+  heron__tensor_init(weight, "weight", 3, (int64_t[]){s[CO_], s[CI_], s[KW_]});
+  weight->index[0].coef[aco] = 1;
+  weight->index[1].coef[aci] = 1;
+  weight->index[2].coef[akw] = 1;
+
+  heron__tensor_init(&op->out, "out", 3, (int64_t[]){s[N_], s[CO_], WO});
+  op->out.index[0].coef[an] = 1;
+  op->out.index[1].coef[aco] = 1;
+  op->out.index[2].coef[aow] = 1;
+  op->channel_axis = aco;
+  op->reference = c1d_ref;
+  return heron__op_finish(op, err);
+}
+
+static const char *const c1d_dims[] = {"N",  "W",      "CI",  "CO",
+                                       "KW", "stride", "pad", "dilation"};
+static const int64_t c1d_defaults[] = {1, 0, 1}; /* stride, pad, dilation */
+static const int64_t c1d_mins[] = {1, 1, 1, 1, 1, 1, 0, 1};
+
+const heron__op_kind heron__op_c1d_kind = {
+    .name = "c1d",
+    .summary = "1-D convolution, NCW, with stride, zero padding and dilation",
+    .dims = c1d_dims,
+    .ndims = 5,
+    .ndims_max = 8,
+    .defaults = c1d_defaults,
+    .build = c1d_build,
+    .mins = c1d_mins,
+};
