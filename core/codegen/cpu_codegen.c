@@ -1001,7 +1001,10 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
 /* ---- the standalone driver ---------------------------------------------- */
 
 void heron__codegen_driver(const heron__op *op, heron__buf *out) {
-  int n = op->ninputs;
+  int n = op->ninputs, nb = heron__op_nbufs(op);
+  const heron__tensor *ts[HERON__MAX_TENSORS + 2];
+  for (int t = 0; t < nb; t++)
+    ts[t] = t < n ? &op->in[t] : t == n ? &op->out : &op->bias;
   heron__buf_printf(out, "/* Standalone driver for a Heron-C kernel: %s (",
                     op->name);
   for (int i = 0; i < op->nshape; i++)
@@ -1016,13 +1019,12 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out) {
       "void heron_kernel(void *const *bufs);\n\n"
       "static const double flops = %.17g;\n"
       "static const int64_t elems[%d] = {",
-      op->flops, n + 1);
-  for (int i = 0; i <= n; i++)
-    heron__buf_printf(
-        out, "%s%lldLL", i ? ", " : "",
-        (long long)heron__tensor_elems(i < n ? &op->in[i] : &op->out));
-  heron__buf_printf(out, "};\nstatic const int elem_bytes[%d] = {", n + 1);
-  for (int i = 0; i <= n; i++)
+      op->flops, nb);
+  for (int i = 0; i < nb; i++)
+    heron__buf_printf(out, "%s%lldLL", i ? ", " : "",
+                      (long long)heron__tensor_elems(ts[i]));
+  heron__buf_printf(out, "};\nstatic const int elem_bytes[%d] = {", nb);
+  for (int i = 0; i < nb; i++)
     heron__buf_printf(out, "%s%d", i ? ", " : "",
                       heron__dtype_size(i < n ? op->dtype : op->out_dtype));
   heron__buf_printf(
@@ -1048,7 +1050,7 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out) {
       "    /* Inputs get values in [-1, 1) from a fixed LCG; the fp32 ones\n"
       "     * as floats, other types as small integers in every byte. */\n"
       "    uint64_t s = 0x9e3779b97f4a7c15ULL * (uint64_t)(t + 1);\n"
-      "    for (int64_t i = 0; t < %d && i < elems[t]; i++) {\n"
+      "    for (int64_t i = 0; t != %d && i < elems[t]; i++) {\n"
       "      s = s * 6364136223846793005ULL + 1442695040888963407ULL;\n"
       "      if (elem_bytes[t] == 4)\n"
       "        ((float *)bufs[t])[i] = (float)((s >> 40) / 8388608.0 - 1.0);\n"
@@ -1069,5 +1071,5 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out) {
       "         flops / (med * 1e-3) / 1e9, runs);\n"
       "  for (int t = 0; t < %d; t++)\n    free(bufs[t]);\n"
       "  free(ms);\n  return 0;\n}\n",
-      n + 1, n + 1, n, n + 1);
+      nb, nb, n, nb);
 }
