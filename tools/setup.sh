@@ -11,6 +11,7 @@ PACKAGES=(
   libxgboost-dev                     # XGBoost cost model
   libcurl4-openssl-dev               # LLM proposer (HTTP)
   libopenblas-dev                    # baseline for the GEMM benchmark
+  libdnnl-dev                        # oneDNN 2.x: convolution baselines (bench_suite)
   gnuplot-nox                        # convergence plots
   binutils python3                   # nm for the export check; test helpers
 )

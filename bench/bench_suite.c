@@ -1,0 +1,1793 @@
+/* bench/bench_suite.c - the best kernel Heron-C finds for each task of an
+ * operator suite, against the library a user would otherwise call, both
+ * measured in this run on the same inputs, on one thread and on all cores.
+ *
+ *   bench_suite [--suite configs/suites/cpu.json] [--tasks GEMM,C2D]
+ *               [--trials 300] [--strategy becbo] [--model NAME]
+ *               [--threads 1,<cores>] [--out runs/bench-suite] [--no-tune]
+ *
+ * The run has two phases.  First every (task, thread count) pair is tuned
+ * with heron_tune, each in a child process, with its own JSON Lines log
+ * (resumed when it exists, so a killed benchmark continues and a complete
+ * one is not searched again) and its best kernel emitted into its own
+ * folder.  Then, in this process, each emitted kernel is compiled, loaded
+ * and timed against its baselines back to back on the same inputs, the
+ * outputs are compared, and the table of ratios is printed and written to
+ * results.md and results.csv.
+ *
+ * The two phases, and the child processes, exist because of fork: the
+ * tuner forks a runner that forks a worker per kernel, and a fork of a
+ * process whose OpenMP runtime has started its thread pool inherits a pool
+ * that does not exist, so the kernel's first parallel region in the worker
+ * waits forever.  This process starts OpenMP (our kernels, oneDNN, the
+ * baselines' epilogue loops) only after the last tuning has ended, and a
+ * cost model's OpenMP pool lives and dies in its own child.
+ *
+ * Baselines: OpenBLAS for the matrix ops (gemm: sgemm; bmm: sgemm per batch
+ * entry; gemv: sgemv; scan: sgemm with the triangular matrix, and a plain
+ * prefix-sum loop as a second figure) and oneDNN for the convolutions
+ * (c1d, c2d, dil, c3d: convolution; t2d: deconvolution), once on the plain
+ * layouts the user's tensors are in and once on oneDNN's preferred blocked
+ * layouts with the reorders left out of the timing; the ratio uses the
+ * stronger one.  FLOPs are heron_task_flops for every figure.
+ */
+#include <cblas.h>
+#include <dlfcn.h>
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <omp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "heron/heron.h"
+
+/* OpenBLAS's thread control; not in cblas.h on every distribution. */
+void openblas_set_num_threads(int);
+
+#ifndef HERON_SOURCE_DIR
+#define HERON_SOURCE_DIR "."
+#endif
+
+enum { MAX_TASKS = 256, MAX_THREADS = 16, MAX_DIMS = 16 };
+
+/* ---- Options --------------------------------------------------------------
+ * The measuring defaults are those of bench/strategies.sh: fast but honest
+ * (every candidate is still checked); the final comparison below times the
+ * winner and the baselines with their own, longer repeats. */
+
+enum {
+  OPT_SUITE = 1,
+  OPT_TASKS,
+  OPT_TRIALS,
+  OPT_STRATEGY,
+  OPT_PARAM,
+  OPT_MODEL,
+  OPT_MODEL_PARAM,
+  OPT_THREADS,
+  OPT_SEED,
+  OPT_OUT,
+  OPT_EPILOGUE,
+  OPT_NUMBER,
+  OPT_REPEAT,
+  OPT_MIN_REPEAT_MS,
+  OPT_TIMEOUT,
+  OPT_BATCH,
+  OPT_COMPARE_REPEAT,
+  OPT_COMPARE_MS,
+  OPT_NO_TUNE,
+  OPT_QUIET,
+  OPT_HELP
+};
+
+static cli_option options[] = {
+    {OPT_SUITE, "suite", "FILE", "suite file (JSON)",
+     "configs/suites/cpu.json"},
+    {OPT_TASKS, "tasks", "NAME,...", "only these tasks of the suite", "all"},
+    {OPT_TRIALS, "trials", "N", "trials per task and thread count", "300"},
+    {OPT_STRATEGY, "strategy", "NAME|PATH", "search strategy plugin", "becbo"},
+    {OPT_PARAM, "param", "KEY=VALUE", "strategy parameter; repeatable", ""},
+    {OPT_MODEL, "model", "NAME|PATH", "cost-model plugin", "none"},
+    {OPT_MODEL_PARAM, "model-param", "KEY=VALUE",
+     "cost-model parameter; repeatable", ""},
+    {OPT_THREADS, "threads", "LIST",
+     "thread counts to tune and compare with, e.g. 1,8", "1,<cores>"},
+    {OPT_SEED, "seed", "N", "random seed of the strategy", "1"},
+    {OPT_OUT, "out", "DIR",
+     "logs, emitted kernels, results.csv and results.md go here",
+     "runs/bench-suite"},
+    {OPT_EPILOGUE, "epilogue", "LIST",
+     "fused epilogue of every task: bias, relu or bias,relu", "none"},
+    {OPT_NUMBER, "number", "N", "tuning: runs averaged per repeat", "1"},
+    {OPT_REPEAT, "repeat", "N", "tuning: repeats per measurement", "2"},
+    {OPT_MIN_REPEAT_MS, "min-repeat-ms", "MS",
+     "tuning: grow --number until a repeat lasts this long", "50"},
+    {OPT_TIMEOUT, "timeout", "SECONDS", "tuning: limit per build and per run",
+     "3"},
+    {OPT_BATCH, "batch", "N", "tuning: configs measured per round", "10"},
+    {OPT_COMPARE_REPEAT, "compare-repeat", "N",
+     "comparison: repeats per kernel and baseline; the median counts", "7"},
+    {OPT_COMPARE_MS, "compare-ms", "MS",
+     "comparison: each repeat calls the kernel for at least this long", "50"},
+    {OPT_NO_TUNE, "no-tune", NULL,
+     "search nothing: compare the kernels already emitted in --out", ""},
+    {OPT_QUIET, "quiet", NULL, "no tuning progress (the per-step lines remain)",
+     ""},
+    {OPT_HELP, "help", NULL, "print this help and exit", ""},
+    {0, NULL, NULL, NULL, ""}};
+
+typedef struct settings {
+  const char *suite, *tasks, *out, *epilogue, *strategy, *model;
+  int trials, batch, number, repeat, compare_repeat, no_tune, quiet;
+  double min_repeat_ms, timeout, compare_ms;
+  uint64_t seed;
+  heron_param sparams[64], mparams[64];
+  int nsparams, nmparams;
+  int threads[MAX_THREADS], nthreads;
+  int bias, relu; /* from --epilogue */
+} settings;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: bench_suite [options]\n\n"
+          "Tunes every task of an operator suite with Heron-C and compares "
+          "the best kernel\nwith OpenBLAS or oneDNN on the same inputs, on "
+          "each thread count.  Prints a\nMarkdown table (also written to "
+          "DIR/results.md and DIR/results.csv); the ratio\nis Heron-C's "
+          "GFLOP/s over the baseline's (above 1: Heron-C is faster).\n\n"
+          "Suite file (shapes name the op's dimensions; trailing ones may be "
+          "left out):\n  {\"name\": ..., \"dtype\": \"fp32\", \"target\": "
+          "\"cpu\", \"tasks\": [{\"name\": \"GEMM\", \"op\": \"gemm\",\n"
+          "   \"shape\": {\"M\": 1024, \"N\": 1024, \"K\": 1024}}, ...]}\n\n"
+          "options:\n");
+  cli_print_options(out, options);
+  fprintf(out, "\nExit status: 0 when every task was compared and agreed "
+               "with its baseline;\n1 when a task failed or MISMATCHed (the "
+               "others still run); 2 on a usage error.\n");
+}
+
+static int cpu_count(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+static void parse_threads(settings *s, const char *text) {
+  s->nthreads = 0;
+  char *copy = cli_strdup(text), *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (s->nthreads == MAX_THREADS)
+      cli_usage("--threads: at most %d thread counts", MAX_THREADS);
+    s->threads[s->nthreads++] = (int)cli_int("--threads", tok, 1, 4096);
+  }
+  if (s->nthreads == 0)
+    cli_usage("--threads: '%s' names no thread count", text);
+}
+
+/* The same items heron_task_create accepts; checked here so that a typo
+ * stops the benchmark before the first hour of tuning, not per task. */
+static void parse_epilogue(settings *s, const char *text) {
+  s->bias = s->relu = 0;
+  if (!*text || !strcmp(text, "none"))
+    return;
+  char *copy = cli_strdup(text), *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (!strcmp(tok, "bias") && !s->bias)
+      s->bias = 1;
+    else if (!strcmp(tok, "relu") && !s->relu)
+      s->relu = 1;
+    else
+      cli_usage("--epilogue: '%s' in '%s' is not expected (a list of bias, "
+                "relu; or none)",
+                tok, text);
+  }
+}
+
+static void parse_args(settings *s, int argc, char **argv) {
+  memset(s, 0, sizeof *s);
+  s->suite = NULL;
+  s->out = "runs/bench-suite";
+  s->epilogue = "";
+  s->strategy = "becbo";
+  s->trials = 300;
+  s->batch = 10;
+  s->number = 1;
+  s->repeat = 2;
+  s->min_repeat_ms = 50;
+  s->timeout = 3;
+  s->compare_repeat = 7;
+  s->compare_ms = 50;
+  s->seed = 1;
+  int cores = cpu_count();
+  s->nthreads = 1;
+  s->threads[0] = 1;
+  if (cores > 1)
+    s->threads[s->nthreads++] = cores;
+  cli_parser p;
+  cli_parser_init(&p, options, argc, argv);
+  const char *v;
+  int id;
+  while ((id = cli_next(&p, &v, NULL)) != 0) {
+    switch (id) {
+    case OPT_SUITE:
+      s->suite = v;
+      break;
+    case OPT_TASKS:
+      s->tasks = v;
+      break;
+    case OPT_TRIALS:
+      s->trials = (int)cli_int("--trials", v, 1, 1000000);
+      break;
+    case OPT_STRATEGY:
+      s->strategy = v;
+      break;
+    case OPT_PARAM:
+      if (s->nsparams == 64)
+        cli_usage("--param: at most 64");
+      s->sparams[s->nsparams++] = cli_param("--param", v);
+      break;
+    case OPT_MODEL:
+      s->model = strcmp(v, "none") ? v : NULL;
+      break;
+    case OPT_MODEL_PARAM:
+      if (s->nmparams == 64)
+        cli_usage("--model-param: at most 64");
+      s->mparams[s->nmparams++] = cli_param("--model-param", v);
+      break;
+    case OPT_THREADS:
+      parse_threads(s, v);
+      break;
+    case OPT_SEED:
+      s->seed = cli_u64("--seed", v);
+      break;
+    case OPT_OUT:
+      if (!*v)
+        cli_usage("--out: empty folder name");
+      s->out = v;
+      break;
+    case OPT_EPILOGUE:
+      s->epilogue = v;
+      parse_epilogue(s, v);
+      break;
+    case OPT_NUMBER:
+      s->number = (int)cli_int("--number", v, 1, 1000000);
+      break;
+    case OPT_REPEAT:
+      s->repeat = (int)cli_int("--repeat", v, 1, 1000);
+      break;
+    case OPT_MIN_REPEAT_MS:
+      s->min_repeat_ms = cli_double("--min-repeat-ms", v, 0, 1e6);
+      break;
+    case OPT_TIMEOUT:
+      s->timeout = cli_double("--timeout", v, 0.001, 1e6);
+      break;
+    case OPT_BATCH:
+      s->batch = (int)cli_int("--batch", v, 1, 100000);
+      break;
+    case OPT_COMPARE_REPEAT:
+      s->compare_repeat = (int)cli_int("--compare-repeat", v, 1, 99);
+      break;
+    case OPT_COMPARE_MS:
+      s->compare_ms = cli_double("--compare-ms", v, 0, 1e5);
+      break;
+    case OPT_NO_TUNE:
+      s->no_tune = 1;
+      break;
+    case OPT_QUIET:
+      s->quiet = 1;
+      break;
+    case OPT_HELP:
+      usage(stdout);
+      exit(CLI_EXIT_OK);
+    }
+  }
+  if (!s->suite) {
+    /* The default names the source tree's suite, found from the current
+     * folder or, failing that, from the tree this program was built in. */
+    s->suite = "configs/suites/cpu.json";
+    if (access(s->suite, R_OK) != 0)
+      s->suite = HERON_SOURCE_DIR "/configs/suites/cpu.json";
+  }
+  /* A misspelt plugin is a usage error now, not a failed row per task. */
+  char path[4096];
+  heron_error err;
+  heron_error_clear(&err);
+  if (!s->no_tune &&
+      heron_plugin_resolve(s->strategy, "strategy", path, sizeof path, &err))
+    cli_usage("--strategy: %s", err.text);
+  heron_error_clear(&err);
+  if (!s->no_tune && s->model &&
+      heron_plugin_resolve(s->model, "model", path, sizeof path, &err))
+    cli_usage("--model: %s", err.text);
+}
+
+/* ---- The suite ----------------------------------------------------------- */
+
+typedef struct suite_task {
+  const char *name;
+  const char *op;
+  int64_t shape[MAX_DIMS];
+  int nshape;
+  const char *error; /* why the task cannot even be created (unknown op) */
+} suite_task;
+
+typedef struct suite {
+  const char *name;
+  suite_task tasks[MAX_TASKS];
+  int ntasks;
+} suite;
+
+/* Turns the shape object {"M": 1024, ...} into the op's --shape order.
+ * Trailing dimensions may be left out (the op's defaults fill them); one
+ * left out before a given one, or a name the op does not have, is a usage
+ * error naming both. */
+static void suite_shape(const char *file, suite_task *t, json_t *shape) {
+  const char *const *names;
+  int nd;
+  heron_error err;
+  heron_error_clear(&err);
+  if (heron_op_dims(t->op, &names, &nd, &err)) {
+    /* An op this build does not have yet fails its rows, not the run. */
+    t->error = cli_printf("%s", err.text);
+    return;
+  }
+  int64_t vals[MAX_DIMS] = {0};
+  int have[MAX_DIMS] = {0}, last = -1;
+  char known[256];
+  size_t len = 0;
+  known[0] = '\0';
+  for (int d = 0; d < nd && len < sizeof known; d++)
+    len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
+                            d ? ", " : "", names[d]);
+  if (json_is_array(shape)) {
+    /* Also accepted: the values in --shape order. */
+    if ((int)json_array_size(shape) > nd)
+      cli_usage("--suite %s: task %s: %s takes at most %d dimensions (%s)",
+                file, t->name, t->op, nd, known);
+    for (int d = 0; d < (int)json_array_size(shape); d++) {
+      json_t *v = json_array_get(shape, (size_t)d);
+      if (!json_is_integer(v) || json_integer_value(v) < 0)
+        cli_usage("--suite %s: task %s: dimension %s is not a non-negative "
+                  "integer",
+                  file, t->name, names[d]);
+      vals[d] = json_integer_value(v);
+      have[d] = 1;
+      last = d;
+    }
+  } else if (json_is_object(shape)) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(shape, key, v) {
+      int d = -1;
+      for (int i = 0; i < nd && d < 0; i++)
+        if (!strcmp(names[i], key))
+          d = i;
+      for (int i = 0; i < nd && d < 0; i++)
+        if (!strcasecmp(names[i], key))
+          d = i;
+      if (d < 0)
+        cli_usage("--suite %s: task %s: %s has no dimension '%s' (it has %s)",
+                  file, t->name, t->op, key, known);
+      if (!json_is_integer(v) || json_integer_value(v) < 0)
+        cli_usage("--suite %s: task %s: dimension %s is not a non-negative "
+                  "integer",
+                  file, t->name, key);
+      vals[d] = json_integer_value(v);
+      have[d] = 1;
+      if (d > last)
+        last = d;
+    }
+  } else {
+    cli_usage("--suite %s: task %s: \"shape\" must be an object of named "
+              "dimensions",
+              file, t->name);
+  }
+  char text[512];
+  len = 0;
+  text[0] = '\0';
+  for (int d = 0; d <= last; d++) {
+    if (!have[d])
+      cli_usage("--suite %s: task %s: dimension %s of %s is missing (only "
+                "trailing dimensions may be left out; %s has %s)",
+                file, t->name, names[d], t->op, t->op, known);
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s%lld",
+                            d ? "," : "", (long long)vals[d]);
+  }
+  if (heron_parse_shape(t->op, text, t->shape, MAX_DIMS, &t->nshape, &err))
+    cli_usage("--suite %s: task %s: %s", file, t->name, err.text);
+}
+
+static const char *json_str(const char *file, json_t *o, const char *key,
+                            const char *what) {
+  json_t *v = json_object_get(o, key);
+  if (!v)
+    return NULL;
+  if (!json_is_string(v))
+    cli_usage("--suite %s: %s\"%s\" must be a string", file, what, key);
+  return cli_strdup(json_string_value(v));
+}
+
+static int name_listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && !strncasecmp(p, name, n))
+      return 1;
+    p = end ? end + 1 : p + len;
+  }
+  return 0;
+}
+
+static void load_suite(const settings *s, suite *su) {
+  json_error_t jerr;
+  json_t *root = json_load_file(s->suite, 0, &jerr);
+  if (!root)
+    cli_usage("--suite: cannot read '%s': %s (line %d)", s->suite, jerr.text,
+              jerr.line);
+  if (!json_is_object(root))
+    cli_usage("--suite %s: expected a JSON object with \"tasks\"", s->suite);
+  su->name = json_str(s->suite, root, "name", "");
+  if (!su->name)
+    su->name = cli_strdup(s->suite);
+  const char *dtype = json_str(s->suite, root, "dtype", "");
+  const char *target = json_str(s->suite, root, "target", "");
+  /* The baselines are fp32 CPU libraries; anything else has none here. */
+  if (dtype && strcmp(dtype, "fp32"))
+    cli_usage("--suite %s: dtype '%s': bench_suite compares fp32 only",
+              s->suite, dtype);
+  if (target && strcmp(target, "cpu"))
+    cli_usage("--suite %s: target '%s': bench_suite compares the cpu target "
+              "only",
+              s->suite, target);
+  json_t *tasks = json_object_get(root, "tasks");
+  if (!json_is_array(tasks) || json_array_size(tasks) == 0)
+    cli_usage("--suite %s: \"tasks\" must be a non-empty array", s->suite);
+  size_t i;
+  json_t *jt;
+  char all[1024];
+  size_t len = 0;
+  all[0] = '\0';
+  su->ntasks = 0;
+  json_array_foreach(tasks, i, jt) {
+    char what[64];
+    snprintf(what, sizeof what, "tasks[%zu]: ", i);
+    if (!json_is_object(jt))
+      cli_usage("--suite %s: %sexpected an object", s->suite, what);
+    suite_task t = {0};
+    t.name = json_str(s->suite, jt, "name", what);
+    t.op = json_str(s->suite, jt, "op", what);
+    if (!t.name || !*t.name || !t.op)
+      cli_usage("--suite %s: %s\"name\" and \"op\" are required", s->suite,
+                what);
+    for (int k = 0; k < su->ntasks; k++)
+      if (!strcasecmp(su->tasks[k].name, t.name))
+        cli_usage("--suite %s: task name '%s' is used twice", s->suite, t.name);
+    json_t *shape = json_object_get(jt, "shape");
+    if (!shape)
+      cli_usage("--suite %s: task %s: \"shape\" is required", s->suite, t.name);
+    suite_shape(s->suite, &t, shape);
+    if (len < sizeof all)
+      len += (size_t)snprintf(all + len, sizeof all - len, "%s%s",
+                              i ? ", " : "", t.name);
+    if (s->tasks && !name_listed(s->tasks, t.name))
+      continue;
+    if (su->ntasks == MAX_TASKS)
+      cli_usage("--suite %s: more than %d tasks", s->suite, MAX_TASKS);
+    su->tasks[su->ntasks++] = t;
+  }
+  json_decref(root);
+  /* Every name in --tasks must exist: a typo would silently skip a task. */
+  if (s->tasks) {
+    char *copy = cli_strdup(s->tasks), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+      int found = 0;
+      for (int k = 0; k < su->ntasks; k++)
+        found |= !strcasecmp(su->tasks[k].name, tok);
+      if (!found)
+        cli_usage("--tasks: no task '%s' in %s (it has %s)", tok, s->suite,
+                  all);
+    }
+    if (su->ntasks == 0)
+      cli_usage("--tasks: '%s' selects no task", s->tasks);
+  }
+}
+
+/* ---- Geometry of a task ---------------------------------------------------
+ * What the buffers and the baselines need, read from the task's key (whose
+ * shape has the defaults filled in) and the op's dimension names. */
+
+enum { FAM_NONE, FAM_GEMM, FAM_BMM, FAM_GEMV, FAM_SCAN, FAM_CONV, FAM_DECONV };
+
+typedef struct geom {
+  int fam;
+  int64_t M, N, K, B; /* matrix ops */
+  int sp;             /* convolutions: spatial rank */
+  int64_t n, ci, co, in[3], k[3], out[3], stride, pad, dil, opad;
+  int64_t in_elems[2], out_elems;
+  int64_t nch, inner; /* bias of output element i: bias[(i / inner) % nch] */
+  double red;         /* reduction length: terms per output element */
+} geom;
+
+static const struct {
+  const char *op;
+  int fam, sp;
+} families[] = {
+    {"gemm", FAM_GEMM, 0}, {"bmm", FAM_BMM, 0},  {"gemv", FAM_GEMV, 0},
+    {"scan", FAM_SCAN, 0}, {"c1d", FAM_CONV, 1}, {"c2d", FAM_CONV, 2},
+    {"dil", FAM_CONV, 2},  {"c3d", FAM_CONV, 3}, {"t2d", FAM_DECONV, 2}};
+
+/* Value of dimension `name` of the task, or -1 when the op has none. */
+static int64_t dim(const char *const *names, int nd, const int64_t *s, int ns,
+                   const char *name) {
+  for (int d = 0; d < nd && d < ns; d++)
+    if (!strcmp(names[d], name))
+      return s[d];
+  return -1;
+}
+
+static int make_geom(const heron_task *t, geom *g, char *why, size_t cap) {
+  memset(g, 0, sizeof *g);
+  const char *op = heron_task_op(t);
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+    if (!strcmp(families[i].op, op)) {
+      g->fam = families[i].fam;
+      g->sp = families[i].sp;
+    }
+  if (g->fam == FAM_NONE)
+    return snprintf(why, cap, "no baseline for op %s", op), -1;
+  /* The key is "op/d1,d2,.../dtype/target[/epilogue]". */
+  const char *p = strchr(heron_task_key(t), '/');
+  int64_t s[MAX_DIMS];
+  int ns = 0;
+  while (p && (*p == '/' || *p == ',') && ns < MAX_DIMS) {
+    char *end;
+    s[ns++] = strtoll(p + 1, &end, 10);
+    p = *end == ',' ? end : NULL;
+  }
+  const char *const *names;
+  int nd;
+  if (heron_op_dims(op, &names, &nd, NULL) || ns != nd)
+    return snprintf(why, cap, "cannot read the shape of %s", heron_task_key(t)),
+           -1;
+#define D(name) dim(names, nd, s, ns, name)
+  switch (g->fam) {
+  case FAM_GEMM:
+  case FAM_SCAN:
+    g->B = 1, g->M = D("M"), g->N = D("N"), g->K = D("K");
+    break;
+  case FAM_BMM:
+    g->B = D("B"), g->M = D("M"), g->N = D("N"), g->K = D("K");
+    break;
+  case FAM_GEMV:
+    g->B = 1, g->M = D("M"), g->N = 1, g->K = D("K");
+    break;
+  default: {
+    static const char *const sp_names[3][3] = {
+        {"W"}, {"H", "W"}, {"D", "H", "W"}};
+    static const char *const k_names[3][3] = {
+        {"KW"}, {"KH", "KW"}, {"KD", "KH", "KW"}};
+    g->n = D("N"), g->ci = D("CI"), g->co = D("CO");
+    g->stride = D("stride"), g->pad = D("pad"), g->dil = D("dilation");
+    g->opad = g->fam == FAM_DECONV ? D("output_padding") : 0;
+    int64_t sane = g->n | g->ci | g->co | g->stride | g->pad | g->dil | g->opad;
+    for (int i = 0; i < g->sp; i++) {
+      g->in[i] = D(sp_names[g->sp - 1][i]);
+      g->k[i] = D(k_names[g->sp - 1][i]);
+      sane |= g->in[i] | g->k[i];
+      g->out[i] = g->fam == FAM_DECONV
+                      ? (g->in[i] - 1) * g->stride - 2 * g->pad +
+                            g->dil * (g->k[i] - 1) + g->opad + 1
+                      : (g->in[i] + 2 * g->pad - g->dil * (g->k[i] - 1) - 1) /
+                                g->stride +
+                            1;
+    }
+    if (sane < 0)
+      return snprintf(why, cap, "%s lacks a dimension the baseline needs", op),
+             -1;
+  }
+  }
+#undef D
+  if (g->fam <= FAM_SCAN) {
+    if ((g->M | g->N | g->K | g->B) < 0)
+      return snprintf(why, cap, "%s lacks a dimension the baseline needs", op),
+             -1;
+    g->in_elems[0] = g->B * g->M * g->K;
+    g->in_elems[1] = g->fam == FAM_GEMV ? g->K : g->B * g->K * g->N;
+    g->out_elems = g->B * g->M * g->N;
+    /* The channel (bias) axis is the output's last dimension: the column
+     * of gemm and bmm, the row of gemv. */
+    g->nch = g->fam == FAM_GEMV ? g->M : g->N;
+    g->inner = 1;
+  } else {
+    int64_t in = 1, k = 1, out = 1;
+    for (int i = 0; i < g->sp; i++)
+      in *= g->in[i], k *= g->k[i], out *= g->out[i];
+    g->in_elems[0] = g->n * g->ci * in;
+    g->in_elems[1] = g->co * g->ci * k;
+    g->out_elems = g->n * g->co * out;
+    g->nch = g->co;
+    g->inner = out;
+  }
+  g->red = heron_task_flops(t) / 2 / (double)g->out_elems;
+  return 0;
+}
+
+/* ---- Buffers ------------------------------------------------------------- */
+
+static float *falloc(int64_t n) {
+  size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) / 64 * 64;
+  float *p = aligned_alloc(64, bytes);
+  if (!p) {
+    fprintf(stderr, "bench_suite: out of memory (%zu bytes)\n", bytes);
+    exit(CLI_EXIT_FAILURE);
+  }
+  return p;
+}
+
+/* Deterministic values in [-1, 1] (xorshift64*), the same on every run. */
+static void fill_random(float *p, int64_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+    p[i] = (float)((double)((x * 0x2545F4914F6CDD1Dull) >> 11) * 0x1p-52 - 1);
+  }
+}
+
+static void fill_nan(float *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    p[i] = NAN;
+}
+
+/* ---- Timing -------------------------------------------------------------- */
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One timed thing: our kernel or a baseline. */
+typedef struct runner {
+  char name[80];
+  void (*call)(void *self);
+  void *self;
+  /* 1 for OpenBLAS: its idle threads spin for a while after a call, and
+   * would steal the cores from whatever is timed next. */
+  int spins;
+  double seconds; /* median per call */
+} runner;
+
+/* Times the runners interleaved, repeat by repeat, so that a slow phase of
+ * the machine (another process, a frequency change) hits all of them alike.
+ * Each repeat calls one runner for at least min_s; the median counts. */
+static void time_runners(runner *rs, int n, int reps, double min_s,
+                         int threads) {
+  int number[8];
+  double ts[8][100];
+  for (int i = 0; i < n; i++) {
+    rs[i].call(rs[i].self);
+    double t0 = now();
+    rs[i].call(rs[i].self);
+    double one = now() - t0;
+    number[i] = one >= min_s ? 1 : (int)(min_s / (one > 1e-7 ? one : 1e-7)) + 1;
+  }
+  for (int r = 0; r < reps; r++)
+    for (int i = 0; i < n; i++) {
+      int prev = (i + n - 1) % n;
+      if (threads > 1 && prev != i && (r > 0 || i > 0) && rs[prev].spins)
+        usleep(100000);
+      /* The other runners have evicted this one's data: one call warms
+       * the caches, unless a call is long enough for that not to matter. */
+      if (number[i] > 1)
+        rs[i].call(rs[i].self);
+      double t0 = now();
+      for (int c = 0; c < number[i]; c++)
+        rs[i].call(rs[i].self);
+      ts[i][r] = (now() - t0) / number[i];
+    }
+  for (int i = 0; i < n; i++) {
+    qsort(ts[i], (size_t)reps, sizeof ts[i][0], cmp_double);
+    rs[i].seconds = ts[i][reps / 2];
+  }
+}
+
+/* ---- Heron-C's kernel ---------------------------------------------------- */
+
+typedef void (*kernel_fn)(void *const *);
+
+typedef struct heron_ctx {
+  kernel_fn k;
+  void *bufs[4];
+} heron_ctx;
+
+static void heron_call(void *p) {
+  heron_ctx *c = p;
+  c->k(c->bufs);
+}
+
+/* Single quotes for sh, with any single quote in s escaped. */
+static void shell_quote(char *out, size_t cap, const char *s) {
+  size_t len = 0;
+  if (cap < 3)
+    return;
+  out[len++] = '\'';
+  for (; *s && len + 6 < cap; s++) {
+    if (*s == '\'') {
+      memcpy(out + len, "'\\''", 4);
+      len += 4;
+    } else {
+      out[len++] = *s;
+    }
+  }
+  out[len++] = '\'';
+  out[len] = '\0';
+}
+
+/* Compiles dir/kernel.c into dir/kernel.so with the flags the tuner used
+ * and loads it. */
+static kernel_fn load_kernel(const char *dir, void **dl, char *why,
+                             size_t cap) {
+  char src[4200], so[4200], log[4200], qsrc[8600], qso[8600], qlog[8600];
+  snprintf(src, sizeof src, "%s/kernel.c", dir);
+  snprintf(so, sizeof so, "%s/kernel.so", dir);
+  snprintf(log, sizeof log, "%s/kernel-build.log", dir);
+  if (access(src, R_OK) != 0) {
+    snprintf(why, cap, "no emitted kernel %.300s%s", src,
+             " (run without --no-tune first)");
+    return NULL;
+  }
+  shell_quote(qsrc, sizeof qsrc, src);
+  shell_quote(qso, sizeof qso, so);
+  shell_quote(qlog, sizeof qlog, log);
+  const char *cc = getenv("CC");
+  char cmd[30000];
+  snprintf(cmd, sizeof cmd,
+           "%s -O3 -march=native -fopenmp -fPIC -shared -o %s %s 2>%s",
+           cc && *cc ? cc : "cc", qso, qsrc, qlog);
+  if (system(cmd) != 0) {
+    snprintf(why, cap, "cannot build the emitted kernel (see %.300s)", log);
+    return NULL;
+  }
+  /* dlopen needs a slash to take the name as a path. */
+  char path[4300];
+  snprintf(path, sizeof path, "%s%s", so[0] == '/' ? "" : "./", so);
+  *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  kernel_fn k = NULL;
+  if (*dl) {
+    void *sym = dlsym(*dl, "heron_kernel");
+    memcpy(&k, &sym, sizeof k);
+  }
+  if (!k) {
+    snprintf(why, cap, "cannot load %.200s: %.160s", so, dlerror());
+    if (*dl)
+      dlclose(*dl);
+    *dl = NULL;
+  }
+  return k;
+}
+
+/* ---- OpenBLAS baselines -------------------------------------------------- */
+
+typedef struct blas_ctx {
+  const geom *g;
+  const float *a, *b, *bias;
+  float *out;
+  int relu;
+} blas_ctx;
+
+/* What a user of BLAS writes after the call: one pass adding the bias of
+ * each output element's channel and clamping at zero. */
+static void epilogue_pass(const blas_ctx *c) {
+  const geom *g = c->g;
+  if (!c->bias && !c->relu)
+    return;
+  float *out = c->out;
+  const float *bias = c->bias;
+  int relu = c->relu;
+  int64_t n = g->out_elems, nch = g->nch;
+  /* One parallel region, each thread a contiguous range: a region per row
+   * would cost more than the pass itself on small outputs. */
+#pragma omp parallel if (n >= 16384)
+  {
+    int nt = omp_get_num_threads(), id = omp_get_thread_num();
+    int64_t lo = n * id / nt, hi = n * (id + 1) / nt, j = lo % nch;
+    for (int64_t i = lo; i < hi; i++) {
+      float v = out[i] + (bias ? bias[j] : 0.0f);
+      out[i] = relu && !(v > 0) ? 0.0f : v;
+      if (++j == nch)
+        j = 0;
+    }
+  }
+}
+
+static void blas_call(void *p) {
+  blas_ctx *c = p;
+  const geom *g = c->g;
+  int M = (int)g->M, N = (int)g->N, K = (int)g->K;
+  switch (g->fam) {
+  case FAM_GEMM:
+  case FAM_SCAN:
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, c->a,
+                K, c->b, N, 0.0f, c->out, N);
+    break;
+  case FAM_BMM:
+    for (int64_t i = 0; i < g->B; i++)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f,
+                  c->a + i * M * K, K, c->b + i * K * N, N, 0.0f,
+                  c->out + i * M * N, N);
+    break;
+  case FAM_GEMV:
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, M, K, 1.0f, c->a, K, c->b, 1, 0.0f,
+                c->out, 1);
+    break;
+  }
+  epilogue_pass(c);
+}
+
+/* SCAN as a user writes it without a library: a running sum per row, the
+ * rows shared among the threads. */
+static void prefix_call(void *p) {
+  blas_ctx *c = p;
+  const geom *g = c->g;
+  int64_t M = g->M, N = g->N, K = g->K;
+  const float *a = c->a;
+  float *out = c->out;
+  int relu = c->relu;
+#pragma omp parallel for schedule(static) if (M * N >= 16384)
+  for (int64_t m = 0; m < M; m++) {
+    float sum = 0;
+    for (int64_t n = 0; n < N; n++) {
+      if (n < K)
+        sum += a[m * K + n];
+      out[m * N + n] = relu && !(sum > 0) ? 0.0f : sum;
+    }
+  }
+}
+
+/* ---- oneDNN baselines ---------------------------------------------------- */
+
+static dnnl_engine_t dnn_engine;
+static dnnl_stream_t dnn_stream;
+
+typedef struct dnn_ctx {
+  dnnl_primitive_t prim;
+  dnnl_memory_t mem[4]; /* src, weights, bias, dst; NULL when unused */
+  dnnl_exec_arg_t args[4];
+  int nargs;
+  /* ReLU as a second primitive, in place on dst (relu mode DNN_RELU_APART),
+   * or NULL. */
+  dnnl_primitive_t relu;
+  dnnl_exec_arg_t relu_args[2];
+  char impl[40]; /* oneDNN's implementation ("jit:avx2", "ref:any") */
+} dnn_ctx;
+
+/* How a ReLU epilogue reaches oneDNN: as a post-op of the convolution, or
+ * as an eltwise primitive after it.  The post-op is what oneDNN advises,
+ * but some of its implementations apply post-ops on a slow path (the
+ * gemm-based deconvolution, for one), so the bench takes the faster. */
+enum { DNN_RELU_NONE, DNN_RELU_FUSED, DNN_RELU_APART };
+
+static void dnn_call(void *p) {
+  dnn_ctx *c = p;
+  dnnl_primitive_execute(c->prim, dnn_stream, c->nargs, c->args);
+  if (c->relu)
+    dnnl_primitive_execute(c->relu, dnn_stream, 2, c->relu_args);
+  dnnl_stream_wait(dnn_stream);
+}
+
+static void dnn_free(dnn_ctx *c) {
+  if (c->relu)
+    dnnl_primitive_destroy(c->relu);
+  if (c->prim)
+    dnnl_primitive_destroy(c->prim);
+  for (int i = 0; i < 4; i++)
+    if (c->mem[i])
+      dnnl_memory_destroy(c->mem[i]);
+  memset(c, 0, sizeof *c);
+}
+
+#define DNN_TRY(call)                                                          \
+  do {                                                                         \
+    dnnl_status_t st_ = (call);                                                \
+    if (st_ != dnnl_success) {                                                 \
+      snprintf(why, cap, "oneDNN: %s failed: %s", #call,                       \
+               dnnl_status2str(st_));                                          \
+      goto fail;                                                               \
+    }                                                                          \
+  } while (0)
+
+/* Copies memory `from` into `to` (a layout change), outside any timing. */
+static dnnl_status_t dnn_reorder(dnnl_memory_t from, dnnl_memory_t to) {
+  const dnnl_memory_desc_t *fmd, *tmd;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_t r = NULL;
+  dnnl_status_t st = dnnl_memory_get_memory_desc(from, &fmd);
+  if (st == dnnl_success)
+    st = dnnl_memory_get_memory_desc(to, &tmd);
+  if (st == dnnl_success)
+    st = dnnl_reorder_primitive_desc_create(&pd, fmd, dnn_engine, tmd,
+                                            dnn_engine, NULL);
+  if (st == dnnl_success)
+    st = dnnl_primitive_create(&r, pd);
+  if (st == dnnl_success) {
+    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    st = dnnl_primitive_execute(r, dnn_stream, 2, a);
+    if (st == dnnl_success)
+      st = dnnl_stream_wait(dnn_stream);
+  }
+  if (r)
+    dnnl_primitive_destroy(r);
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  return st;
+}
+
+/* A memory object in layout `want` holding the plain user tensor `user`
+ * described by `plain`: the user's pointer itself when the layouts agree,
+ * else a reordered copy. */
+static dnnl_status_t dnn_memory_for(const dnnl_memory_desc_t *want,
+                                    const dnnl_memory_desc_t *plain, void *user,
+                                    dnnl_memory_t *out) {
+  *out = NULL;
+  if (dnnl_memory_desc_equal(want, plain))
+    return dnnl_memory_create(out, plain, dnn_engine, user);
+  dnnl_memory_t u = NULL;
+  dnnl_status_t st = dnnl_memory_create(&u, plain, dnn_engine, user);
+  if (st == dnnl_success)
+    st = dnnl_memory_create(out, want, dnn_engine, DNNL_MEMORY_ALLOCATE);
+  if (st == dnnl_success)
+    st = dnn_reorder(u, *out);
+  if (u)
+    dnnl_memory_destroy(u);
+  return st;
+}
+
+/* Sets up the convolution (or deconvolution) of g on the plain layouts
+ * (any = 0) or on oneDNN's preferred ones (any = 1), with a bias when bias
+ * is not NULL and a ReLU as `relu` (DNN_RELU_*) says.  The primitive is made
+ * after the thread count is set: oneDNN picks its kernel and blocking for
+ * the threads it will have. */
+static int dnn_setup(dnn_ctx *c, const geom *g, int any, float *data,
+                     float *weight, float *bias, int relu, char *why,
+                     size_t cap) {
+  memset(c, 0, sizeof *c);
+  int nd = g->sp + 2;
+  dnnl_dims_t sd = {g->n, g->ci}, wd = {g->co, g->ci}, dd = {g->n, g->co},
+              bd = {g->co};
+  dnnl_dims_t strides, dil, pl, pr;
+  for (int i = 0; i < g->sp; i++) {
+    sd[2 + i] = g->in[i];
+    wd[2 + i] = g->k[i];
+    dd[2 + i] = g->out[i];
+    strides[i] = g->stride;
+    dil[i] = g->dil - 1; /* oneDNN counts the taps skipped: 0 is none */
+    pl[i] = g->pad;
+    /* A deconvolution's output padding is less padding on the far side. */
+    pr[i] = g->pad - (g->fam == FAM_DECONV ? g->opad : 0);
+  }
+  dnnl_format_tag_t act = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+  /* Deconvolution weights are [CI, CO, ...] (PyTorch's ConvTranspose), the
+   * logical {CO, CI, ...} of oneDNN with the first two swapped: iohw. */
+  dnnl_format_tag_t wtag = g->fam != FAM_DECONV ? act
+                           : nd == 3            ? dnnl_bac
+                           : nd == 4            ? dnnl_bacd
+                                                : dnnl_bacde;
+  dnnl_format_tag_t pick = dnnl_format_tag_any;
+  dnnl_memory_desc_t smd, wmd, dmd, bmd, psmd, pwmd;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&psmd, nd, sd, dnnl_f32, act));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&pwmd, nd, wd, dnnl_f32, wtag));
+  DNN_TRY(
+      dnnl_memory_desc_init_by_tag(&smd, nd, sd, dnnl_f32, any ? pick : act));
+  DNN_TRY(
+      dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dnnl_f32, any ? pick : wtag));
+  DNN_TRY(
+      dnnl_memory_desc_init_by_tag(&dmd, nd, dd, dnnl_f32, any ? pick : act));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a));
+  DNN_TRY(dnnl_primitive_attr_create(&attr));
+  if (relu == DNN_RELU_FUSED) {
+    DNN_TRY(dnnl_post_ops_create(&po));
+    DNN_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0, 0));
+    DNN_TRY(dnnl_primitive_attr_set_post_ops(attr, po));
+  }
+  if (g->fam == FAM_DECONV) {
+    dnnl_deconvolution_desc_t d;
+    DNN_TRY(dnnl_dilated_deconvolution_forward_desc_init(
+        &d, dnnl_forward_inference, dnnl_deconvolution_direct, &smd, &wmd,
+        bias ? &bmd : NULL, &dmd, strides, dil, pl, pr));
+    DNN_TRY(dnnl_primitive_desc_create(&pd, &d, attr, dnn_engine, NULL));
+  } else {
+    /* auto: oneDNN may choose Winograd where it judges it faster. */
+    dnnl_convolution_desc_t d;
+    DNN_TRY(dnnl_dilated_convolution_forward_desc_init(
+        &d, dnnl_forward_inference, dnnl_convolution_auto, &smd, &wmd,
+        bias ? &bmd : NULL, &dmd, strides, dil, pl, pr));
+    DNN_TRY(dnnl_primitive_desc_create(&pd, &d, attr, dnn_engine, NULL));
+  }
+  DNN_TRY(dnnl_primitive_create(&c->prim, pd));
+  /* The implementation goes into the table: a "ref" one (oneDNN's slow
+   * fallback, for a combination it has no fast kernel for) explains a
+   * weak baseline. */
+  const char *impl = NULL;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+          dnnl_success &&
+      impl)
+    snprintf(c->impl, sizeof c->impl, "%s", impl);
+  DNN_TRY(dnn_memory_for(dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
+                         &psmd, data, &c->mem[0]));
+  DNN_TRY(
+      dnn_memory_for(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                     &pwmd, weight, &c->mem[1]));
+  if (bias)
+    DNN_TRY(dnnl_memory_create(&c->mem[2], &bmd, dnn_engine, bias));
+  DNN_TRY(dnnl_memory_create(
+      &c->mem[3], dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+      dnn_engine, DNNL_MEMORY_ALLOCATE));
+  c->args[c->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, c->mem[0]};
+  c->args[c->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, c->mem[1]};
+  if (bias)
+    c->args[c->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, c->mem[2]};
+  c->args[c->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, c->mem[3]};
+  if (relu == DNN_RELU_APART) {
+    dnnl_eltwise_desc_t ed;
+    DNN_TRY(dnnl_eltwise_forward_desc_init(
+        &ed, dnnl_forward_inference, dnnl_eltwise_relu,
+        dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), 0, 0));
+    DNN_TRY(dnnl_primitive_desc_create(&rpd, &ed, NULL, dnn_engine, NULL));
+    DNN_TRY(dnnl_primitive_create(&c->relu, rpd));
+    dnnl_primitive_desc_destroy(rpd);
+    rpd = NULL;
+    c->relu_args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, c->mem[3]};
+    c->relu_args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, c->mem[3]};
+  }
+  dnnl_primitive_desc_destroy(pd);
+  dnnl_primitive_attr_destroy(attr);
+  if (po)
+    dnnl_post_ops_destroy(po);
+  return 0;
+fail:
+  if (rpd)
+    dnnl_primitive_desc_destroy(rpd);
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  if (po)
+    dnnl_post_ops_destroy(po);
+  dnn_free(c);
+  return -1;
+}
+
+/* dnn_setup with the faster of the two ReLU modes when there is a ReLU,
+ * decided by a short timing of both; *how says which won. */
+static int dnn_setup_best(dnn_ctx *c, const geom *g, int any, float *data,
+                          float *weight, float *bias, int relu, int threads,
+                          const char **how, char *why, size_t cap) {
+  *how = "";
+  if (!relu)
+    return dnn_setup(c, g, any, data, weight, bias, DNN_RELU_NONE, why, cap);
+  dnn_ctx apart;
+  if (dnn_setup(&apart, g, any, data, weight, bias, DNN_RELU_APART, why, cap))
+    return -1;
+  char ignored[160];
+  if (dnn_setup(c, g, any, data, weight, bias, DNN_RELU_FUSED, ignored,
+                sizeof ignored)) {
+    *c = apart;
+    *how = ", relu apart";
+    return 0;
+  }
+  runner rs[2] = {{.call = dnn_call, .self = c},
+                  {.call = dnn_call, .self = &apart}};
+  time_runners(rs, 2, 3, 0.01, threads);
+  if (rs[1].seconds < rs[0].seconds) {
+    dnn_free(c);
+    *c = apart;
+    *how = ", relu apart";
+  } else {
+    dnn_free(&apart);
+  }
+  return 0;
+}
+
+/* The primitive's output in the plain layout, into out. */
+static int dnn_result(dnn_ctx *c, const geom *g, float *out, char *why,
+                      size_t cap) {
+  int nd = g->sp + 2;
+  dnnl_dims_t dd = {g->n, g->co};
+  for (int i = 0; i < g->sp; i++)
+    dd[2 + i] = g->out[i];
+  dnnl_format_tag_t act = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+  dnnl_memory_desc_t plain;
+  dnnl_memory_t m = NULL;
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&plain, nd, dd, dnnl_f32, act));
+  DNN_TRY(dnnl_memory_create(&m, &plain, dnn_engine, out));
+  DNN_TRY(dnn_reorder(c->mem[3], m));
+  dnnl_memory_destroy(m);
+  return 0;
+fail:
+  if (m)
+    dnnl_memory_destroy(m);
+  return -1;
+}
+
+/* ---- One comparison ------------------------------------------------------ */
+
+enum { ROW_OK, ROW_MISMATCH, ROW_FAILED };
+
+typedef struct row {
+  const suite_task *task;
+  heron_task *ht;
+  int threads;
+  char file[200]; /* base name of the log and the kernel folder */
+  char shape[160];
+  int status;
+  char error[400];
+  int trials, best_trial;
+  char strategy[64]; /* as the log records it (--no-tune), else "" */
+  double tune_gflops, tune_seconds;
+  double heron_gflops;
+  char base[80], base2[80];
+  double base_gflops, base2_gflops;
+  double max_err;
+} row;
+
+/* Largest error of out against ref, relative to a tolerance that grows with
+ * the reduction length: both sides sum in fp32, in different orders, so
+ * they may differ by a few roundings of partial sums of up to `red` terms
+ * of size <= 1, while a wrong kernel is off by whole terms.  Returns the
+ * ratio error / tolerance (a match when <= 1; NaN counts as infinite). */
+static double compare(const float *out, const float *ref, int64_t n,
+                      double red) {
+  double atol = 1e-5 + 1e-6 * red, rtol = 1e-4, worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double d = fabs((double)out[i] - (double)ref[i]);
+    double q = d / (atol + rtol * fabs((double)ref[i]));
+    if (isnan(q))
+      return INFINITY;
+    if (q > worst)
+      worst = q;
+  }
+  return worst;
+}
+
+static void set_threads(int t) {
+  omp_set_num_threads(t);
+  openblas_set_num_threads(t);
+}
+
+static void compare_row(const settings *s, row *r) {
+  geom g;
+  if (make_geom(r->ht, &g, r->error, sizeof r->error)) {
+    r->status = ROW_FAILED;
+    return;
+  }
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
+  void *dl = NULL;
+  heron_ctx hc = {0};
+  hc.k = load_kernel(dir, &dl, r->error, sizeof r->error);
+  if (!hc.k) {
+    r->status = ROW_FAILED;
+    return;
+  }
+  set_threads(r->threads);
+  float *in0 = falloc(g.in_elems[0]), *in1 = falloc(g.in_elems[1]);
+  float *bias = s->bias ? falloc(g.nch) : NULL;
+  float *out = falloc(g.out_elems), *out_b = falloc(g.out_elems);
+  float *out_b2 = falloc(g.out_elems);
+  fill_random(in0, g.in_elems[0], 1);
+  if (g.fam == FAM_SCAN) {
+    /* SCAN's second input is part of the op: T[k][n] = 1 when k <= n. */
+    for (int64_t k = 0; k < g.K; k++)
+      for (int64_t n = 0; n < g.N; n++)
+        in1[k * g.N + n] = k <= n ? 1.0f : 0.0f;
+  } else {
+    fill_random(in1, g.in_elems[1], 2);
+  }
+  if (bias)
+    fill_random(bias, g.nch, 3);
+  hc.bufs[0] = in0;
+  hc.bufs[1] = in1;
+  hc.bufs[2] = out;
+  hc.bufs[3] = bias;
+
+  runner rs[3];
+  int nr = 0;
+  memset(rs, 0, sizeof rs);
+  snprintf(rs[nr].name, sizeof rs[nr].name, "Heron-C");
+  rs[nr].call = heron_call;
+  rs[nr++].self = &hc;
+  blas_ctx bc = {&g, in0, in1, bias, out_b, s->relu};
+  blas_ctx pc = {&g, in0, in1, bias, out_b2, s->relu};
+  dnn_ctx plain = {0}, blocked = {0};
+  int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
+  const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv" : "oneDNN conv";
+  if (is_dnn) {
+    /* The stronger baseline, oneDNN's own layouts, comes first: it is the
+     * one the ratio uses. */
+    const char *how_b, *how_p;
+    if (dnn_setup_best(&blocked, &g, 1, in0, in1, bias, s->relu, r->threads,
+                       &how_b, r->error, sizeof r->error) ||
+        dnn_setup_best(&plain, &g, 0, in0, in1, bias, s->relu, r->threads,
+                       &how_p, r->error, sizeof r->error)) {
+      r->status = ROW_FAILED;
+      goto done;
+    }
+    snprintf(rs[nr].name, sizeof rs[nr].name, "%s (blocked, %s%s)", lib,
+             blocked.impl, how_b);
+    rs[nr].call = dnn_call;
+    rs[nr++].self = &blocked;
+    snprintf(rs[nr].name, sizeof rs[nr].name, "%s (plain, %s%s)", lib,
+             plain.impl, how_p);
+    rs[nr].call = dnn_call;
+    rs[nr++].self = &plain;
+  } else {
+    static const char *const names[] = {[FAM_GEMM] = "OpenBLAS sgemm",
+                                        [FAM_BMM] = "OpenBLAS sgemm loop",
+                                        [FAM_GEMV] = "OpenBLAS sgemv",
+                                        [FAM_SCAN] = "OpenBLAS sgemm"};
+    snprintf(rs[nr].name, sizeof rs[nr].name, "%s", names[g.fam]);
+    rs[nr].call = blas_call;
+    rs[nr].spins = 1;
+    rs[nr++].self = &bc;
+    if (g.fam == FAM_SCAN) {
+      snprintf(rs[nr].name, sizeof rs[nr].name, "C prefix-sum loop");
+      rs[nr].call = prefix_call;
+      rs[nr++].self = &pc;
+    }
+  }
+
+  /* Check first: one call each on outputs poisoned with NaN, so an element
+   * our kernel fails to write is a mismatch, not a leftover. */
+  fill_nan(out, g.out_elems);
+  fill_nan(out_b, g.out_elems);
+  fill_nan(out_b2, g.out_elems);
+  for (int i = 0; i < nr; i++)
+    rs[i].call(rs[i].self);
+  if (is_dnn && (dnn_result(&blocked, &g, out_b, r->error, sizeof r->error) ||
+                 dnn_result(&plain, &g, out_b2, r->error, sizeof r->error))) {
+    r->status = ROW_FAILED;
+    goto done;
+  }
+  r->max_err = compare(out, out_b, g.out_elems, g.red);
+  if (nr > 2)
+    r->max_err = fmax(r->max_err, compare(out, out_b2, g.out_elems, g.red));
+  r->status = r->max_err <= 1 ? ROW_OK : ROW_MISMATCH;
+
+  time_runners(rs, nr, s->compare_repeat, s->compare_ms / 1e3, r->threads);
+  double flops = heron_task_flops(r->ht);
+  r->heron_gflops = flops / rs[0].seconds / 1e9;
+  snprintf(r->base, sizeof r->base, "%s", rs[1].name);
+  r->base_gflops = flops / rs[1].seconds / 1e9;
+  if (nr > 2) {
+    snprintf(r->base2, sizeof r->base2, "%s", rs[2].name);
+    r->base2_gflops = flops / rs[2].seconds / 1e9;
+  }
+done:
+  dnn_free(&blocked);
+  dnn_free(&plain);
+  free(in0);
+  free(in1);
+  free(bias);
+  free(out);
+  free(out_b);
+  free(out_b2);
+  dlclose(dl);
+}
+
+/* ---- Tuning -------------------------------------------------------------- */
+
+/* Progress lines of the tuner go to stderr with the row's name in front,
+ * so interleaved steps stay readable. */
+typedef struct prefix_out {
+  char prefix[240];
+  int bol;
+} prefix_out;
+
+static ssize_t prefix_write(void *cookie, const char *buf, size_t n) {
+  prefix_out *p = cookie;
+  for (size_t i = 0; i < n; i++) {
+    if (p->bol)
+      fputs(p->prefix, stderr);
+    fputc(buf[i], stderr);
+    p->bol = buf[i] == '\n';
+  }
+  return (ssize_t)n;
+}
+
+/* What the tuning child reports to the parent over a pipe. */
+typedef struct tune_report {
+  int rc;
+  heron_tune_result res;
+  heron_error err;
+} tune_report;
+
+static void tune_child(const settings *s, const row *r, int fd) {
+  char log[4200], dir[4200];
+  snprintf(log, sizeof log, "%s/%s.jsonl", s->out, r->file);
+  snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.strategy = s->strategy;
+  o.strategy_params = s->sparams;
+  o.n_strategy_params = s->nsparams;
+  o.model = s->model;
+  o.model_params = s->mparams;
+  o.n_model_params = s->nmparams;
+  o.trials = s->trials;
+  o.seed = s->seed;
+  o.batch = s->batch;
+  o.log_path = log;
+  struct stat st;
+  /* An existing log is continued: a killed benchmark picks up where it
+   * stopped, and a complete one only re-emits its best kernel. */
+  if (stat(log, &st) == 0 && st.st_size > 0)
+    o.resume_path = log;
+  o.emit_dir = dir;
+  o.measure.number = s->number;
+  o.measure.repeat = s->repeat;
+  o.measure.min_repeat_ms = s->min_repeat_ms;
+  o.measure.timeout_s = s->timeout;
+  o.measure.threads = r->threads;
+  prefix_out po = {.bol = 1};
+  snprintf(po.prefix, sizeof po.prefix, "  [%s, %d thread%s] ", r->task->name,
+           r->threads, r->threads > 1 ? "s" : "");
+  FILE *progress = NULL;
+  if (!s->quiet) {
+    progress =
+        fopencookie(&po, "w", (cookie_io_functions_t){.write = prefix_write});
+    if (progress)
+      setvbuf(progress, NULL, _IOLBF, 0);
+  }
+  o.progress = progress;
+  tune_report rep;
+  memset(&rep, 0, sizeof rep);
+  heron_error_clear(&rep.err);
+  rep.rc = heron_tune(r->ht, &o, &rep.res, &rep.err);
+  if (progress)
+    fclose(progress);
+  ssize_t w = write(fd, &rep, sizeof rep);
+  _exit(w == (ssize_t)sizeof rep ? 0 : 1);
+}
+
+/* Tunes row r in a child process (see the top of the file) and records the
+ * outcome; a child that dies is a failed row, not a failed benchmark. */
+static void tune_row(const settings *s, row *r) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    r->status = ROW_FAILED;
+    snprintf(r->error, sizeof r->error, "pipe: %s", strerror(errno));
+    return;
+  }
+  fflush(NULL);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    /* A benchmark killed by its pid takes its tuning with it, so that a
+     * rerun never appends to a log an orphan is still writing. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(1);
+    close(fds[0]);
+    tune_child(s, r, fds[1]);
+  }
+  close(fds[1]);
+  tune_report rep;
+  memset(&rep, 0, sizeof rep);
+  ssize_t got = pid > 0 ? read(fds[0], &rep, sizeof rep) : -1;
+  close(fds[0]);
+  int wst = 0;
+  if (pid > 0)
+    waitpid(pid, &wst, 0);
+  if (pid < 0 || got != (ssize_t)sizeof rep) {
+    r->status = ROW_FAILED;
+    if (pid > 0 && WIFSIGNALED(wst))
+      snprintf(r->error, sizeof r->error, "tuning process died of signal %d",
+               WTERMSIG(wst));
+    else
+      snprintf(r->error, sizeof r->error, "tuning process failed");
+    return;
+  }
+  r->trials = rep.res.trials;
+  r->best_trial = rep.res.best_trial;
+  r->tune_gflops = rep.res.best_gflops;
+  r->tune_seconds = rep.res.elapsed_s;
+  if (rep.rc != HERON_OK) {
+    r->status = ROW_FAILED;
+    snprintf(r->error, sizeof r->error, "tuning failed: %s: %s",
+             heron_err_name(rep.rc), rep.err.text);
+  } else if (rep.res.best_trial == 0) {
+    r->status = ROW_FAILED;
+    snprintf(r->error, sizeof r->error,
+             "no kernel passed its check in %d trials", rep.res.trials);
+  }
+}
+
+/* For --no-tune: what the emitted config says about the search. */
+static void read_emitted(const settings *s, row *r) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s/config.json", s->out, r->file);
+  json_t *o = json_load_file(path, 0, NULL);
+  if (o) {
+    r->best_trial = (int)json_integer_value(json_object_get(o, "trial"));
+    r->tune_gflops = json_number_value(json_object_get(o, "gflops"));
+    json_decref(o);
+  }
+  snprintf(path, sizeof path, "%s/%s.jsonl", s->out, r->file);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    /* The first record names the strategy that wrote the log. */
+    char line[8192];
+    if (fgets(line, sizeof line, f)) {
+      json_t *m = json_loads(line, 0, NULL);
+      const char *st = json_string_value(json_object_get(m, "strategy"));
+      if (st)
+        snprintf(r->strategy, sizeof r->strategy, "%s", st);
+      json_decref(m);
+      rewind(f);
+    }
+    int c, lines = 0;
+    while ((c = fgetc(f)) != EOF)
+      lines += c == '\n';
+    fclose(f);
+    r->trials = lines;
+  }
+}
+
+/* ---- Results ------------------------------------------------------------- */
+
+static void fmt_gflops(char *buf, size_t cap, double v) {
+  if (v >= 100)
+    snprintf(buf, cap, "%.0f", v);
+  else if (v >= 10)
+    snprintf(buf, cap, "%.1f", v);
+  else
+    snprintf(buf, cap, "%.2f", v);
+}
+
+/* Two decimals, or two significant digits below 0.1 so that a tiny ratio
+ * does not read as zero. */
+static void fmt_ratio(char *buf, size_t cap, double v) {
+  snprintf(buf, cap, v >= 0.1 ? "%.2f" : "%.2g", v);
+}
+
+static void cpu_name(char *buf, size_t cap) {
+  snprintf(buf, cap, "unknown CPU");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+      char *v = strchr(line, ':') + 1;
+      while (*v == ' ')
+        v++;
+      v[strcspn(v, "\n")] = '\0';
+      snprintf(buf, cap, "%s", v);
+      break;
+    }
+  if (f)
+    fclose(f);
+}
+
+static void write_markdown(FILE *f, const settings *s, const suite *su,
+                           const row *rows, int n) {
+  char cpu[256], stamp[64];
+  cpu_name(cpu, sizeof cpu);
+  time_t t = time(NULL);
+  strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", localtime(&t));
+  fprintf(f, "# Heron-C against vendor libraries: %s\n\n", su->name);
+  fprintf(f, "%s, %s, %d cores; ", stamp, cpu, cpu_count());
+  if (s->no_tune)
+    fprintf(f, "kernels emitted by an earlier run (strategy and trials in "
+               "results.csv)");
+  else
+    fprintf(f,
+            "tuned in this run with %s%s%s, %d trials per task and thread "
+            "count, seed %llu",
+            s->strategy, s->model ? " + " : "", s->model ? s->model : "",
+            s->trials, (unsigned long long)s->seed);
+  fprintf(f, "; epilogue %s.\n\n", *s->epilogue ? s->epilogue : "none");
+  fprintf(f,
+          "Ratio = Heron-C GFLOP/s / baseline GFLOP/s (above 1: Heron-C "
+          "is faster). Both are timed in this process on the same inputs, "
+          "back to back, median of %d repeats of at least %.0f ms; FLOPs "
+          "= 2 x the product of all loop extents for every figure. "
+          "oneDNN (blocked) runs on its preferred layouts with the "
+          "reorders not timed; oneDNN (plain) runs on the NCHW-style "
+          "layouts Heron-C reads and writes.\n\n",
+          s->compare_repeat, s->compare_ms);
+  fprintf(f, "| task | shape | threads | Heron-C GFLOP/s | baseline | "
+             "baseline GFLOP/s | ratio | second baseline | its GFLOP/s "
+             "(ratio) | check |\n");
+  fprintf(f, "|---|---|---:|---:|---|---:|---:|---|---:|---|\n");
+  double logsum[MAX_THREADS] = {0};
+  int counted[MAX_THREADS] = {0};
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    if (r->status == ROW_FAILED) {
+      fprintf(f, "| %s | %s | %d | failed | - | - | - | - | - | failed: %s |\n",
+              r->task->name, r->shape, r->threads, r->error);
+      continue;
+    }
+    char h[32], b[32], q[32], b2[80] = "-";
+    fmt_gflops(h, sizeof h, r->heron_gflops);
+    fmt_gflops(b, sizeof b, r->base_gflops);
+    fmt_ratio(q, sizeof q, r->heron_gflops / r->base_gflops);
+    if (r->base2[0]) {
+      char v[32], q2[32];
+      fmt_gflops(v, sizeof v, r->base2_gflops);
+      fmt_ratio(q2, sizeof q2, r->heron_gflops / r->base2_gflops);
+      snprintf(b2, sizeof b2, "%s (%s)", v, q2);
+    }
+    char check[96];
+    if (r->status == ROW_MISMATCH)
+      snprintf(check, sizeof check, "**MISMATCH** (error %.3g x tolerance)",
+               r->max_err);
+    else
+      snprintf(check, sizeof check, "ok");
+    fprintf(f, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+            r->task->name, r->shape, r->threads, h, r->base, b, q,
+            r->base2[0] ? r->base2 : "-", b2, check);
+    for (int k = 0; k < s->nthreads; k++)
+      if (s->threads[k] == r->threads && r->status == ROW_OK) {
+        logsum[k] += log(r->heron_gflops / r->base_gflops);
+        counted[k]++;
+      }
+  }
+  fprintf(f, "\nGeometric mean of the ratio:");
+  for (int k = 0; k < s->nthreads; k++)
+    if (counted[k])
+      fprintf(f, " %d thread%s %.2f (%d task%s);", s->threads[k],
+              s->threads[k] > 1 ? "s" : "", exp(logsum[k] / counted[k]),
+              counted[k], counted[k] > 1 ? "s" : "");
+    else
+      fprintf(f, " %d thread%s -;", s->threads[k],
+              s->threads[k] > 1 ? "s" : "");
+  fprintf(f, "\n");
+}
+
+/* CSV field: quoted when it holds a comma, a quote or a newline. */
+static void csv_field(FILE *f, const char *v, int last) {
+  if (strpbrk(v, ",\"\n")) {
+    fputc('"', f);
+    for (; *v; v++) {
+      if (*v == '"')
+        fputc('"', f);
+      fputc(*v, f);
+    }
+    fputc('"', f);
+  } else {
+    fputs(v, f);
+  }
+  fputc(last ? '\n' : ',', f);
+}
+
+static void write_csv(FILE *f, const settings *s, const row *rows, int n) {
+  fprintf(f, "task,op,shape,epilogue,threads,strategy,trials,best_trial,"
+             "tune_gflops,tune_seconds,heron_gflops,baseline,baseline_gflops,"
+             "ratio,baseline2,baseline2_gflops,ratio2,max_err_over_tol,"
+             "status,error\n");
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    char num[64];
+    csv_field(f, r->task->name, 0);
+    csv_field(f, r->task->op, 0);
+    csv_field(f, r->shape, 0);
+    csv_field(f, *s->epilogue ? s->epilogue : "none", 0);
+    fprintf(f, "%d,", r->threads);
+    csv_field(f, r->strategy[0] ? r->strategy : s->strategy, 0);
+    fprintf(f, "%d,%d,%.4g,%.1f,", r->trials, r->best_trial, r->tune_gflops,
+            r->tune_seconds);
+    if (r->status == ROW_FAILED) {
+      fprintf(f, ",,,,,,,,failed,");
+      csv_field(f, r->error, 1);
+      continue;
+    }
+    fprintf(f, "%.4g,", r->heron_gflops);
+    csv_field(f, r->base, 0);
+    fprintf(f, "%.4g,%.4g,", r->base_gflops, r->heron_gflops / r->base_gflops);
+    csv_field(f, r->base2, 0);
+    if (r->base2[0])
+      fprintf(f, "%.4g,%.4g,", r->base2_gflops,
+              r->heron_gflops / r->base2_gflops);
+    else
+      fprintf(f, ",,");
+    snprintf(num, sizeof num, "%.3g", r->max_err);
+    csv_field(f, num, 0);
+    csv_field(f, r->status == ROW_OK ? "ok" : "MISMATCH", 0);
+    csv_field(f, "", 1);
+  }
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static int mkdirs(const char *path) {
+  char buf[4200];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -1;
+      *p = '/';
+    }
+  return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The row's file name: the task name made safe for a path, the epilogue
+ * (a task with another epilogue is another task, with its own log) and the
+ * thread count. */
+static void row_file(const settings *s, row *r) {
+  char name[120];
+  size_t i = 0;
+  for (const char *p = r->task->name; *p && i + 1 < sizeof name; p++)
+    name[i++] = (strchr("-_.", *p) || (*p >= '0' && *p <= '9') ||
+                 (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
+                    ? *p
+                    : '_';
+  name[i] = '\0';
+  char epi[32] = "";
+  if (s->bias || s->relu)
+    snprintf(epi, sizeof epi, "%s%s", s->bias ? "+bias" : "",
+             s->relu ? "+relu" : "");
+  snprintf(r->file, sizeof r->file, "%s%s-t%d", name, epi, r->threads);
+}
+
+static void step(const row *r, int i, int n, const char *fmt, ...)
+    HERON_PRINTF(4, 5);
+static void step(const row *r, int i, int n, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "[%d/%d %s, %d thread%s] ", i + 1, n, r->task->name,
+          r->threads, r->threads > 1 ? "s" : "");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+int main(int argc, char **argv) {
+  cli_set_prog("bench_suite");
+  static settings s;
+  parse_args(&s, argc, argv);
+  static suite su;
+  load_suite(&s, &su);
+  if (mkdirs(s.out) != 0)
+    cli_usage("--out: cannot create '%s': %s", s.out, strerror(errno));
+
+  int n = su.ntasks * s.nthreads;
+  row *rows = calloc((size_t)n, sizeof *rows);
+  if (!rows)
+    return CLI_EXIT_FAILURE;
+  for (int i = 0; i < n; i++) {
+    row *r = &rows[i];
+    r->task = &su.tasks[i / s.nthreads];
+    r->threads = s.threads[i % s.nthreads];
+    row_file(&s, r);
+    snprintf(r->shape, sizeof r->shape, "-");
+    if (r->task->error) {
+      r->status = ROW_FAILED;
+      snprintf(r->error, sizeof r->error, "%s", r->task->error);
+      continue;
+    }
+    heron_error err;
+    heron_error_clear(&err);
+    heron_task_spec spec = {.op = r->task->op,
+                            .shape = r->task->shape,
+                            .nshape = r->task->nshape,
+                            .dtype = "fp32",
+                            .target = "cpu",
+                            .epilogue = s.epilogue};
+    if (heron_task_create(&spec, &r->ht, &err)) {
+      r->status = ROW_FAILED;
+      snprintf(r->error, sizeof r->error, "%s: %s", heron_err_name(err.code),
+               err.text);
+      continue;
+    }
+    /* The shape column shows every dimension, defaults included, as the
+     * task key has them. */
+    const char *key = strchr(heron_task_key(r->ht), '/');
+    snprintf(r->shape, sizeof r->shape, "%.*s", (int)strcspn(key + 1, "/"),
+             key + 1);
+  }
+
+  /* Phase 1: tune everything (no OpenMP in this process until it ends). */
+  for (int i = 0; i < n && !s.no_tune; i++) {
+    row *r = &rows[i];
+    if (r->status == ROW_FAILED) {
+      step(r, i, n, "skipped: %s", r->error);
+      continue;
+    }
+    step(r, i, n, "tuning %s: %d trials with %s%s%s", heron_task_key(r->ht),
+         s.trials, s.strategy, s.model ? " + " : "", s.model ? s.model : "");
+    tune_row(&s, r);
+    if (r->status == ROW_FAILED)
+      step(r, i, n, "FAILED: %s", r->error);
+    else
+      step(r, i, n, "tuned: best %.2f GFLOP/s at trial %d of %d (%.0f s)",
+           r->tune_gflops, r->best_trial, r->trials, r->tune_seconds);
+  }
+
+  /* Phase 2: compare, in this process. */
+  if (dnnl_engine_create(&dnn_engine, dnnl_cpu, 0) != dnnl_success ||
+      dnnl_stream_create(&dnn_stream, dnn_engine, dnnl_stream_default_flags) !=
+          dnnl_success) {
+    fprintf(stderr, "bench_suite: cannot create a oneDNN CPU engine\n");
+    return CLI_EXIT_FAILURE;
+  }
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    row *r = &rows[i];
+    if (r->status != ROW_FAILED) {
+      if (s.no_tune)
+        read_emitted(&s, r);
+      step(r, i, n, "comparing with the baselines");
+      compare_row(&s, r);
+    }
+    if (r->status == ROW_FAILED) {
+      step(r, i, n, "FAILED: %s", r->error);
+      bad = 1;
+      continue;
+    }
+    step(r, i, n, "Heron-C %.3g GFLOP/s, %s %.3g GFLOP/s, ratio %.3g%s%s",
+         r->heron_gflops, r->base, r->base_gflops,
+         r->heron_gflops / r->base_gflops,
+         r->status == ROW_MISMATCH ? "; MISMATCH: outputs differ" : "",
+         r->status == ROW_OK ? "; outputs agree" : "");
+    bad |= r->status != ROW_OK;
+  }
+  set_threads(cpu_count());
+
+  char path[4200];
+  snprintf(path, sizeof path, "%s/results.md", s.out);
+  FILE *md = fopen(path, "w");
+  snprintf(path, sizeof path, "%s/results.csv", s.out);
+  FILE *csv = fopen(path, "w");
+  if (!md || !csv) {
+    fprintf(stderr, "bench_suite: cannot write the results into %s: %s\n",
+            s.out, strerror(errno));
+    return CLI_EXIT_FAILURE;
+  }
+  printf("\n");
+  write_markdown(stdout, &s, &su, rows, n);
+  write_markdown(md, &s, &su, rows, n);
+  write_csv(csv, &s, rows, n);
+  int werr = fclose(md) != 0;
+  werr |= fclose(csv) != 0;
+  if (werr)
+    fprintf(stderr, "bench_suite: error writing the results into %s\n", s.out);
+  fprintf(stderr, "bench_suite: results in %s/results.md and results.csv\n",
+          s.out);
+
+  for (int i = 0; i < n; i++)
+    heron_task_free(rows[i].ht);
+  free(rows);
+  dnnl_stream_destroy(dnn_stream);
+  dnnl_engine_destroy(dnn_engine);
+  cli_free_all();
+  return bad || werr ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
