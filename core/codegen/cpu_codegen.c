@@ -411,34 +411,74 @@ static void epilogue_text(const gen *g, const int64_t *off, const char *x,
   heron__buf_free(&v);
 }
 
+/* Output element text "C[...]" at tile point off, lane `lane` of it. */
+static void out_elem(const gen *g, const int64_t *off, int lane,
+                     heron__buf *b) {
+  const int out = g->op->ninputs;
+  int64_t o[HERON__MAX_AXES];
+  memcpy(o, off, sizeof o);
+  if (g->vaxis >= 0)
+    o[g->vaxis] += lane;
+  heron__buf_printf(b, "%s[", g->op->out.name);
+  linear_text(g, g->lin[out], g->lin0[out], o, b);
+  heron__buf_puts(b, "]");
+}
+
 static void emit_store(gen *g, int npts, int depth, int mode) {
   const int out = g->op->ninputs;
-  const heron__tensor *ts = &g->op->out;
+  /* Lanes along an axis that is not the output's contiguous one (a
+   * convolution vectorized along its channels) lie a stride apart: they
+   * are read as a gather and written lane by lane from a spill. */
+  int strided = g->vec > 1 && g->lin[out][g->vaxis] != 1;
   for (int p = 0; p < npts; p++) {
     int64_t off[HERON__MAX_AXES];
     tile_points(g, p, off);
-    heron__buf elem = {0};
-    heron__buf_printf(&elem, "%s[", ts->name);
-    linear_text(g, g->lin[out], g->lin0[out], off, &elem);
-    heron__buf_puts(&elem, "]");
+    heron__buf elem = {0}, prev = {0};
+    out_elem(g, off, 0, &elem);
+    if (!strided && g->vec > 1) {
+      heron__buf_printf(&prev, "h_ld(&%s)", elem.data);
+    } else if (!strided) {
+      heron__buf_puts(&prev, elem.data);
+    } else {
+      heron__buf_puts(&prev, "(h_vt){");
+      for (int l = 0; l < g->vec; l++) {
+        if (l)
+          heron__buf_puts(&prev, ", ");
+        out_elem(g, off, l, &prev);
+      }
+      heron__buf_puts(&prev, "}");
+    }
     heron__buf val = {0}, acc = {0};
     heron__buf_printf(&acc, "h_a%d", p);
-    if (mode == ST_ADD || mode == ST_ADD_EPI) {
-      if (g->vec > 1)
-        heron__buf_printf(&acc, " + h_ld(&%s)", elem.data);
-      else
-        heron__buf_printf(&acc, " + %s", elem.data);
-    }
+    if (mode == ST_ADD || mode == ST_ADD_EPI)
+      heron__buf_printf(&acc, " + %s", prev.data);
     if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
       epilogue_text(g, off, acc.data, &val);
     else
       heron__buf_puts(&val, acc.data);
     indent(g, depth);
-    if (g->vec > 1)
+    if (strided) {
+      heron__buf_printf(g->o, "{\n");
+      indent(g, depth + 1);
+      heron__buf_printf(g->o, "float h_t[%d];\n", g->vec);
+      indent(g, depth + 1);
+      heron__buf_printf(g->o, "h_st(h_t, %s);\n", val.data);
+      for (int l = 0; l < g->vec; l++) {
+        heron__buf e = {0};
+        out_elem(g, off, l, &e);
+        indent(g, depth + 1);
+        heron__buf_printf(g->o, "%s = h_t[%d];\n", e.data, l);
+        heron__buf_free(&e);
+      }
+      indent(g, depth);
+      heron__buf_puts(g->o, "}\n");
+    } else if (g->vec > 1) {
       heron__buf_printf(g->o, "h_st(&%s, %s);\n", elem.data, val.data);
-    else
+    } else {
       heron__buf_printf(g->o, "%s = %s;\n", elem.data, val.data);
+    }
     heron__buf_free(&elem);
+    heron__buf_free(&prev);
     heron__buf_free(&val);
     heron__buf_free(&acc);
   }

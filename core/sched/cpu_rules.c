@@ -283,6 +283,41 @@ static int find_vector_axis(const heron__op *op) {
   return -1;
 }
 
+/* Whether spatial axis a indexes exactly one output dimension, alone and
+ * with coefficient 1: its lanes then lie at one constant stride. */
+static int indexes_one_dim(const heron__op *op, int a) {
+  const heron__tensor *o = &op->out;
+  int dims = 0;
+  for (int d = 0; d < o->ndim; d++) {
+    if (o->index[d].coef[a] == 0)
+      continue;
+    if (o->index[d].coef[a] != 1)
+      return 0;
+    for (int b = 0; b < op->naxes; b++)
+      if (b != a && o->index[d].coef[b] != 0)
+        return 0;
+    dims++;
+  }
+  return dims == 1;
+}
+
+/* The axis to vectorize: the output-contiguous one when the widest vector
+ * divides its extent; otherwise the spatial axis nearest to it in the
+ * output whose extent the widest vector divides (a convolution whose rows
+ * are 56 or 898 long vectorizes along its output channels, as direct
+ * convolution libraries block them); otherwise the contiguous one with
+ * narrower vectors. */
+static int choose_vector_axis(const heron__op *op, int lanes_max) {
+  int a = find_vector_axis(op);
+  if (a < 0 || lanes_max <= 1 || op->axes[a].extent % lanes_max == 0)
+    return a;
+  for (int b = op->naxes - 1; b >= 0; b--)
+    if (op->axes[b].kind == HERON__SPATIAL && b != a &&
+        op->axes[b].extent % lanes_max == 0 && indexes_one_dim(op, b))
+      return b;
+  return a;
+}
+
 /* Vectorizes the register-inner loop of the output's contiguous axis: the
  * knob `vec` takes a vector width the hardware has (4 floats per 16 bytes
  * up to the widest register) that divides the axis extent, and the
@@ -291,7 +326,9 @@ static int find_vector_axis(const heron__op *op) {
 static void rule_vectorize(ctx *c) {
   heron__template *t = c->t;
   const heron__op *op = &t->op;
-  int a = find_vector_axis(op);
+  int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
+  int contiguous = find_vector_axis(op);
+  int a = choose_vector_axis(op, (int)(lanes_max < 16 ? lanes_max : 16));
   t->vec_axis = -1;
   if (a < 0 || op->axes[a].extent == 1) {
     t->vec = konst(c, 1);
@@ -299,7 +336,6 @@ static void rule_vectorize(ctx *c) {
          "not applicable: no output-contiguous spatial axis longer than 1");
     return;
   }
-  int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
   int64_t cand[5];
   int n = 0;
   cand[n++] = 1;
@@ -320,9 +356,15 @@ static void rule_vectorize(ctx *c) {
     len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld",
                             i ? ", " : "", (long long)cand[i]);
   rule(t, "Vectorize",
-       "register-inner loop of %s, vec in {%s} dividing %s.t3 (GCC vector "
-       "extensions, %d-byte registers)",
-       op->axes[a].name, list, op->axes[a].name, t->hw.vector_bytes);
+       "register-inner loop of %s, vec in {%s} dividing %s.t3 (%d-byte "
+       "registers)%s%s%s",
+       op->axes[a].name, list, op->axes[a].name, t->hw.vector_bytes,
+       a != contiguous && contiguous >= 0 ? "; the output-contiguous " : "",
+       a != contiguous && contiguous >= 0 ? op->axes[contiguous].name : "",
+       a != contiguous && contiguous >= 0
+           ? " is no multiple of the widest vector, so lanes are stored "
+             "with a stride"
+           : "");
 }
 
 /* ---- Add-Cache-Stage (local accumulator) --------------------------------- */

@@ -356,6 +356,41 @@ TEST(c1d_relu_only_epilogue_matches_reference) {
                       &o));
 }
 
+/* Rows of 7 are no multiple of any vector width, so the rules vectorize
+ * along the 16 output channels: lanes stored a plane apart, the bias
+ * loaded as a vector, weights gathered or packed along co. */
+TEST(c2d_vectorized_along_channels_matches_reference) {
+  case_opts o = {.epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .fix_name = {"vec"},
+                 .fix_val = {16}};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 7, 7, 3, 16, 3, 3, 1, 1, 1},
+                      10, 27, &o));
+}
+
+TEST(c1d_odd_length_vectorized_along_channels_matches_reference) {
+  case_opts o = {.fix_name = {"vec", "weight.pack"}, .fix_val = {16, 1}};
+  CHECK(run_case_opts("c1d", (const int64_t[]){1, 13, 5, 32, 3, 1, 4, 1}, 8, 28,
+                      &o));
+}
+
+TEST(conv_with_odd_rows_vectorizes_along_channels) {
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "c2d", (int64_t[]){1, 56, 56, 64, 64, 3, 3, 1, 1, 1}, 10,
+                 &err),
+           &err);
+  int vaxis = b.t->vec_axis;
+  const char *name = vaxis >= 0 ? b.op.axes[vaxis].name : "(none)";
+  int lanes = b.hw.vector_bytes / 4;
+  unbuild(&b);
+  if (lanes >= 16)
+    CHECK_STR_CONTAINS(name, "co");
+  /* A GEMM whose N is a multiple of the vector keeps the contiguous axis. */
+  CHECK_OK(build(&b, "gemm", (int64_t[]){64, 64, 64}, 3, &err), &err);
+  CHECK_STR_CONTAINS(b.op.axes[b.t->vec_axis].name, "j");
+  unbuild(&b);
+}
+
 /* The register rule: for every sampled config the micro-kernel's
  * registers, counted here from the loop lengths alone (accumulator
  * vectors, plus the vectors of each input that depends on the vector axis,
