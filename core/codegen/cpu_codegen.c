@@ -316,10 +316,16 @@ static void free_loads(gen *g) {
 static int tile_points(const gen *g, int p, int64_t *off) {
   const heron__op *op = g->op;
   int count = 1;
-  for (int a = op->naxes - 1; a >= 0; a--) {
-    if (off)
+  if (off)
+    for (int a = 0; a < op->naxes; a++)
       off[a] = 0;
-    if (op->axes[a].kind != HERON__SPATIAL)
+  /* The vector axis varies fastest, so the points of one row share every
+   * other coordinate: a broadcast operand is used by one row of FMAs and
+   * dies, as the register rule counts. */
+  for (int i = -1; i < op->naxes; i++) {
+    int a = i < 0 ? g->vaxis : op->naxes - 1 - i;
+    if (a < 0 || (i >= 0 && a == g->vaxis) ||
+        op->axes[a].kind != HERON__SPATIAL)
       continue;
     int64_t step = a == g->vaxis ? g->vec : 1;
     int64_t n = g->reg[a] / step;
@@ -338,28 +344,27 @@ static void indent(const gen *g, int depth) {
 /* One reduction step: loads, then one multiply-add per accumulator. */
 static int emit_step(gen *g, int npts, int depth) {
   const heron__op *op = g->op;
-  int *vars = malloc((size_t)npts * (size_t)op->ninputs * sizeof *vars);
-  if (!vars)
-    return HERON_ENOMEM;
   int rc = HERON_OK;
+  /* Each value is loaded right before its first use: the vectors of the
+   * first row stay live for the later rows, each row's broadcast dies with
+   * its row. */
   for (int p = 0; p < npts && rc == HERON_OK; p++) {
     int64_t off[HERON__MAX_AXES];
     tile_points(g, p, off);
+    int v[HERON__MAX_TENSORS];
     for (int ti = 0; ti < op->ninputs; ti++) {
       heron__buf e = {0};
       int is_vec = input_value(g, ti, off, &e);
-      int v = e.failed ? -1 : load_local(g, e.data, is_vec, depth);
+      v[ti] = e.failed ? -1 : load_local(g, e.data, is_vec, depth);
       heron__buf_free(&e);
-      if (v < 0 || g->nloads > MAX_LOADS) {
+      if (v[ti] < 0 || g->nloads > MAX_LOADS) {
         rc = HERON_ENOMEM;
         break;
       }
-      vars[p * op->ninputs + ti] = v;
     }
-  }
-  for (int p = 0; p < npts && rc == HERON_OK; p++) {
+    if (rc != HERON_OK)
+      break;
     indent(g, depth);
-    const int *v = &vars[p * op->ninputs];
     if (g->vec > 1 && op->ninputs == 2) {
       /* The micro-kernel's instruction: one fused multiply-add. */
       heron__buf_printf(g->o, "h_a%d = h_fma(h_l%d, h_l%d, h_a%d);\n", p, v[0],
@@ -371,7 +376,6 @@ static int emit_step(gen *g, int npts, int depth) {
       heron__buf_printf(g->o, "%s h_l%d", ti ? " *" : "", v[ti]);
     heron__buf_puts(g->o, ";\n");
   }
-  free(vars);
   free_loads(g);
   return rc;
 }
