@@ -49,7 +49,7 @@
 /* One applied (or considered) schedule-generation rule, for describe. */
 typedef struct heron__cpu_rule {
   char name[32];  /* "Multi-Level-Tiling" */
-  char note[160]; /* what it did, or why it did not apply */
+  char note[256]; /* what it did, or why it did not apply */
 } heron__cpu_rule;
 
 struct heron__template {

@@ -175,14 +175,20 @@ static void axis_list(const heron__op *op, int kind, char *buf, size_t cap) {
 
 /* ---- Always-Inline ------------------------------------------------------ */
 
-/* The ops we describe are one reduction stage reading its inputs directly:
- * there is no injective producer to inline.  The rule still runs so that
- * fused epilogues (bias, activation) have their place once ops carry
- * them. */
+/* The ops are one reduction stage reading its inputs directly; the only
+ * injective stages are the fused epilogue's (bias add, ReLU), which the
+ * generator inlines into the accumulator's final store. */
 static void rule_always_inline(ctx *c) {
-  rule(c->t, "Always-Inline",
-       "not applicable: a single reduction stage without injective "
-       "producers");
+  int epi = c->t->op.epilogue;
+  if (epi)
+    rule(c->t, "Always-Inline",
+         "the injective epilogue (%s) is inlined into the accumulator's last "
+         "store",
+         heron__epilogue_name(epi));
+  else
+    rule(c->t, "Always-Inline",
+         "not applicable: a single reduction stage without injective "
+         "producers");
 }
 
 /* ---- Multi-Level-Tiling ------------------------------------------------- */

@@ -170,6 +170,11 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
   int d = 1;
   line(out, d++, "parallel for f < fused  (splits into every spatial x.0)");
   loop_line(t, out, d++, HERON__REDUCE, 0, "  (reduction outer)");
+  for (int i = 0; i < op->ninputs; i++)
+    line(out, d,
+         "%s.pack = the thread's tile of %s x reduction slice  (only when "
+         "%s.pack == 1)",
+         op->in[i].name, op->in[i].name, op->in[i].name);
   loop_line(t, out, d++, HERON__SPATIAL, 1, "  (cache tiles)");
   loop_line(t, out, d++, HERON__SPATIAL, 2,
             "  (register outer; only when "
@@ -193,6 +198,13 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
   tensor_text(op, &op->out, &b);
   line(out, d, "%s = (first reduction-outer step ? 0 : %s) + %s.local",
        b.data ? b.data : "", b.data ? b.data : "", op->out.name);
+  if (op->epilogue)
+    line(out, d, "%s = %s%s%s%s  (Always-Inline epilogue, last reduction-outer "
+         "step)",
+         b.data ? b.data : "", op->epilogue & HERON__EPI_RELU ? "relu(" : "",
+         b.data ? b.data : "",
+         op->epilogue & HERON__EPI_BIAS ? " + bias[channel]" : "",
+         op->epilogue & HERON__EPI_RELU ? ")" : "");
   heron__buf_free(&b);
 
   if (!sp)
