@@ -122,10 +122,10 @@ void cli_free_all(void);
  * Both tools build a task from the same six flags. */
 typedef struct cli_task_args {
   const char *op;
-  const char *shape;  /* "1024,1024,1024" */
-  const char *dtype;  /* NULL: fp32 */
-  const char *target; /* NULL: cpu */
-  const char *hw;     /* NULL: this machine */
+  const char *shape;    /* "1024,1024,1024" */
+  const char *dtype;    /* NULL: fp32 */
+  const char *target;   /* NULL: cpu */
+  const char *hw;       /* NULL: this machine */
   const char *epilogue; /* NULL: none; "bias,relu" */
 } cli_task_args;
 

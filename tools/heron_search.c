@@ -406,7 +406,8 @@ static void cfg_measure(settings *s, const json_t *m) {
 
 static void load_config(settings *s) {
   static const char known[] =
-      "op, shape, dtype, target, hw, epilogue, strategy, strategy_params, model, "
+      "op, shape, dtype, target, hw, epilogue, strategy, strategy_params, "
+      "model, "
       "model_params, trials, time_limit, seed, batch, log, resume, emit, "
       "measure";
   json_error_t jerr;

@@ -39,7 +39,7 @@ typedef struct gen {
   int acc_at;
   int reg_from; /* first spatial level inside the register tile: 3 or 2 */
   int unroll;
-  int fma;      /* 1: FMA intrinsics for this vector width */
+  int fma; /* 1: FMA intrinsics for this vector width */
   /* Per buffer (inputs, the output at index ninputs, the bias after it):
    * the linear coefficient of every axis, the constant offset, which
    * dimensions need a guard (range or divisibility), and whether some
@@ -168,8 +168,9 @@ static void address_text(const gen *g, int ti, const int64_t *off,
     heron__buf e = {0};
     linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
     int64_t div = ts->index[d].div > 1 ? ts->index[d].div : 1;
-    heron__buf_printf(b, "%s%lld * ((%s) / %lld)", d < ts->ndim - 1 ? " + " : "",
-                      (long long)stride, e.data, (long long)div);
+    heron__buf_printf(b, "%s%lld * ((%s) / %lld)",
+                      d < ts->ndim - 1 ? " + " : "", (long long)stride, e.data,
+                      (long long)div);
     heron__buf_free(&e);
     stride *= ts->dims[d];
   }
@@ -651,8 +652,8 @@ static void emit_pack(gen *g, int ti, int depth) {
     int l = level[i];
     indent(g, d++);
     heron__buf_printf(g->o,
-                      "for (int64_t %s_%d = 0; %s_%d < %lld; %s_%d++) {\n",
-                      nm, l, nm, l, (long long)g->len[axis[i]][l], nm, l);
+                      "for (int64_t %s_%d = 0; %s_%d < %lld; %s_%d++) {\n", nm,
+                      l, nm, l, (long long)g->len[axis[i]][l], nm, l);
   }
   int nr = open_loops(g, HERON__REDUCE, 1, d, 0);
   d += nr;
@@ -722,13 +723,13 @@ static void emit_pack_pointers(gen *g, int depth) {
     heron__buf b = {0};
     int64_t stride = g->ki * g->rp[ti];
     for (int i = nb - 1; i >= 0; i--) {
-      heron__buf_printf(&b, " + %s_%d * %lld", op->axes[axis[i]].name,
-                        level[i], (long long)stride);
+      heron__buf_printf(&b, " + %s_%d * %lld", op->axes[axis[i]].name, level[i],
+                        (long long)stride);
       stride *= g->len[axis[i]][level[i]];
     }
     indent(g, depth);
-    heron__buf_printf(g->o, "const float *restrict h_q%d = h_pk%d%s;\n", ti,
-                      ti, b.len ? b.data : "");
+    heron__buf_printf(g->o, "const float *restrict h_q%d = h_pk%d%s;\n", ti, ti,
+                      b.len ? b.data : "");
     heron__buf_free(&b);
   }
 }
@@ -763,8 +764,8 @@ static void emit_pack_alloc(gen *g, int depth) {
     bytes = (bytes + 63) / 64 * 64;
     indent(g, depth);
     heron__buf_printf(g->o,
-                      "float *restrict h_pk%d = aligned_alloc(64, %lld);\n",
-                      ti, (long long)(bytes ? bytes : 64));
+                      "float *restrict h_pk%d = aligned_alloc(64, %lld);\n", ti,
+                      (long long)(bytes ? bytes : 64));
     indent(g, depth);
     heron__buf_printf(g->o, "if (!h_pk%d)\n", ti);
     indent(g, depth + 1);
@@ -951,8 +952,8 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                    : 1;
   }
   g.reg_from = g.acc_at ? 2 : 3;
-  g.fma = (g.vec == 16 && t->fma_isa == 512) ||
-          (g.vec == 8 && t->fma_isa >= 256);
+  g.fma =
+      (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);
   index_maps(&g);
   setup_packing(&g);
   int npts = tile_points(&g, 0, NULL);

@@ -61,7 +61,7 @@ struct heron__template {
   int tile[HERON__MAX_AXES][HERON__CPU_SPATIAL_LEVELS];
   int has_knobs[HERON__MAX_AXES]; /* 0 for extent-1 axes (all levels 1) */
 
-  int fused;         /* aux: product of the spatial level-0 lengths */
+  int fused; /* aux: product of the spatial level-0 lengths */
   /* pack[i]: knob (0/1) of input i: copy its tile into a contiguous
    * per-thread buffer at each reduction-outer step (Add-Multi-Level-SPM),
    * or a constant 0 when packing cannot help (no reuse to gain). */

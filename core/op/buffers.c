@@ -102,8 +102,7 @@ void heron__op_fill_inputs(const heron__op *op, void *const *bufs,
     for (int64_t i = 0; i < n; i++) {
       if (dtype == HERON__INT8) {
         /* Small integers keep int32 accumulations far from overflow. */
-        ((int8_t *)bufs[slot])[i] =
-            (int8_t)((int)heron_rng_below(&rng, 9) - 4);
+        ((int8_t *)bufs[slot])[i] = (int8_t)((int)heron_rng_below(&rng, 9) - 4);
       } else {
         double v = 2.0 * heron_rng_uniform(&rng) - 1.0;
         heron__elem_set(bufs[slot], dtype, i, v);

@@ -129,3 +129,20 @@ int64_t heron__op_reduce_len(const heron__op *op) {
       r *= op->axes[a].extent;
   return r;
 }
+
+int64_t heron__conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
+                             int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+int heron__conv_check_fits(const char *op, const char *kname, int64_t k,
+                           int64_t dil, int64_t in, int64_t pad,
+                           const char *what, heron_error *err) {
+  if (dil * (k - 1) + 1 > in + 2 * pad)
+    return heron_error_set(err, HERON_EINVAL,
+                           "%s: %s=%lld with dilation %lld exceeds padded "
+                           "input %s %lld",
+                           op, kname, (long long)k, (long long)dil, what,
+                           (long long)(in + 2 * pad));
+  return HERON_OK;
+}

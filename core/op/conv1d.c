@@ -9,13 +9,6 @@
 
 enum { N_, W_, CI_, CO_, KW_, STRIDE_, PAD_, DIL_ };
 
-/* Output length: the positions where the dilated kernel fits in the padded
- * input, one every `stride`. */
-static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
-                        int64_t dil) {
-  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
-}
-
 /* ---- Reference ----------------------------------------------------------
  * Plain loops over the definition, accumulating in double over a block of
  * output positions; the padding is an explicit range of positions computed
@@ -29,7 +22,7 @@ static void c1d_ref_f32(const heron__op *op, const float *const *in,
   const int64_t *s = op->shape;
   int64_t N = s[N_], W = s[W_], CI = s[CI_], CO = s[CO_], KW = s[KW_],
           st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
-  int64_t WO = out_size(W, KW, st, pad, dil);
+  int64_t WO = heron__conv_out_size(W, KW, st, pad, dil);
   const float *data = in[0], *weight = in[1];
   double acc[ROW_BLOCK];
   for (int64_t n = 0; n < N; n++)
@@ -75,15 +68,11 @@ static int c1d_build(const int64_t *shape, int n, int dtype, heron__op *op,
     return rc;
   const int64_t *s = op->shape;
   int64_t st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
-  /* The dilated kernel must fit in the padded input; with stride >= 1 that
-   * also makes the output at least one element long. */
-  if (dil * (s[KW_] - 1) + 1 > s[W_] + 2 * pad)
-    return heron_error_set(err, HERON_EINVAL,
-                           "C1D: KW=%lld with dilation %lld exceeds padded "
-                           "input width %lld",
-                           (long long)s[KW_], (long long)dil,
-                           (long long)(s[W_] + 2 * pad));
-  int64_t WO = out_size(s[W_], s[KW_], st, pad, dil);
+  rc = heron__conv_check_fits("C1D", "KW", s[KW_], dil, s[W_], pad, "width",
+                              err);
+  if (rc)
+    return rc;
+  int64_t WO = heron__conv_out_size(s[W_], s[KW_], st, pad, dil);
 
   int an = heron__op_add_axis(op, "n", HERON__SPATIAL, s[N_]);
   int aco = heron__op_add_axis(op, "co", HERON__SPATIAL, s[CO_]);

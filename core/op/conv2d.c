@@ -11,12 +11,6 @@
 
 enum { N_, H_, W_, CI_, CO_, KH_, KW_, STRIDE_, PAD_, DIL_ };
 
-/* Output extent along one spatial dimension. */
-static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
-                        int64_t dil) {
-  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
-}
-
 /* ---- Reference ----------------------------------------------------------
  * Plain loops over the definition above, accumulating in double.  The ow loop
  * is innermost over a row buffer so that, for stride 1, consecutive ow read
@@ -32,8 +26,8 @@ static void c2d_ref_f32(const heron__op *op, const float *const *in,
   int64_t N = s[N_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
           KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
           dil = s[DIL_];
-  int64_t HO = out_size(H, KH, st, pad, dil),
-          WO = out_size(W, KW, st, pad, dil);
+  int64_t HO = heron__conv_out_size(H, KH, st, pad, dil),
+          WO = heron__conv_out_size(W, KW, st, pad, dil);
   const float *data = in[0], *weight = in[1];
   double acc[ROW_BLOCK];
   for (int64_t n = 0; n < N; n++)
@@ -79,20 +73,6 @@ static void c2d_ref(const heron__op *op, void *const *bufs) {
 
 /* ---- Description -------------------------------------------------------- */
 
-/* The dilated kernel must fit in the padded input, which also makes the
- * output extent at least 1 since stride >= 1. */
-static int check_fits(const char *up, const char *kname, int64_t k, int64_t dil,
-                      int64_t in, int64_t pad, const char *what,
-                      heron_error *err) {
-  if (dil * (k - 1) + 1 > in + 2 * pad)
-    return heron_error_set(err, HERON_EINVAL,
-                           "%s: %s=%lld with dilation %lld exceeds padded "
-                           "input %s %lld",
-                           up, kname, (long long)k, (long long)dil, what,
-                           (long long)(in + 2 * pad));
-  return HERON_OK;
-}
-
 /* C2D and DIL differ only in their catalogue entry (name and the default
  * dilation), so both build through here; `up` names the op in messages. */
 static int conv2d_build(const heron__op_kind *kind, const char *up,
@@ -103,13 +83,14 @@ static int conv2d_build(const heron__op_kind *kind, const char *up,
     return rc;
   const int64_t *s = op->shape;
   int64_t st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
-  rc = check_fits(up, "KH", s[KH_], dil, s[H_], pad, "height", err);
+  rc = heron__conv_check_fits(up, "KH", s[KH_], dil, s[H_], pad, "height", err);
   if (!rc)
-    rc = check_fits(up, "KW", s[KW_], dil, s[W_], pad, "width", err);
+    rc =
+        heron__conv_check_fits(up, "KW", s[KW_], dil, s[W_], pad, "width", err);
   if (rc)
     return rc;
-  int64_t HO = out_size(s[H_], s[KH_], st, pad, dil);
-  int64_t WO = out_size(s[W_], s[KW_], st, pad, dil);
+  int64_t HO = heron__conv_out_size(s[H_], s[KH_], st, pad, dil);
+  int64_t WO = heron__conv_out_size(s[W_], s[KW_], st, pad, dil);
 
   int an = heron__op_add_axis(op, "n", HERON__SPATIAL, s[N_]);
   int aco = heron__op_add_axis(op, "co", HERON__SPATIAL, s[CO_]);

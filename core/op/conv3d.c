@@ -11,11 +11,6 @@
 
 enum { N_, D_, H_, W_, CI_, CO_, KD_, KH_, KW_, STRIDE_, PAD_, DIL_ };
 
-static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
-                        int64_t dil) {
-  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
-}
-
 /* ---- Reference ----------------------------------------------------------
  * Plain loops over the definition, accumulating in double over a block of
  * one output row; depth and height padding skip whole input rows, width
@@ -30,9 +25,9 @@ static void c3d_ref_f32(const heron__op *op, const float *const *in,
   int64_t N = s[N_], D = s[D_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
           KD = s[KD_], KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
           dil = s[DIL_];
-  int64_t DO = out_size(D, KD, st, pad, dil),
-          HO = out_size(H, KH, st, pad, dil),
-          WO = out_size(W, KW, st, pad, dil);
+  int64_t DO = heron__conv_out_size(D, KD, st, pad, dil),
+          HO = heron__conv_out_size(H, KH, st, pad, dil),
+          WO = heron__conv_out_size(W, KW, st, pad, dil);
   const float *data = in[0], *weight = in[1];
   double acc[ROW_BLOCK];
   for (int64_t n = 0; n < N; n++)
@@ -86,19 +81,6 @@ static void c3d_ref(const heron__op *op, void *const *bufs) {
 
 /* ---- Description -------------------------------------------------------- */
 
-/* The dilated kernel must fit in the padded input along each dimension,
- * which also makes every output extent at least 1. */
-static int check_fits(const char *kname, int64_t k, int64_t dil, int64_t in,
-                      int64_t pad, const char *what, heron_error *err) {
-  if (dil * (k - 1) + 1 > in + 2 * pad)
-    return heron_error_set(err, HERON_EINVAL,
-                           "C3D: %s=%lld with dilation %lld exceeds padded "
-                           "input %s %lld",
-                           kname, (long long)k, (long long)dil, what,
-                           (long long)(in + 2 * pad));
-  return HERON_OK;
-}
-
 /* Sets dimension d of the data tensor to in = o*stride + k*dil - pad. */
 static void window_index(heron__tensor *t, int d, int ao, int ak, int64_t st,
                          int64_t dil, int64_t pad) {
@@ -114,16 +96,19 @@ static int c3d_build(const int64_t *shape, int n, int dtype, heron__op *op,
     return rc;
   const int64_t *s = op->shape;
   int64_t st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
-  rc = check_fits("KD", s[KD_], dil, s[D_], pad, "depth", err);
+  rc = heron__conv_check_fits("C3D", "KD", s[KD_], dil, s[D_], pad, "depth",
+                              err);
   if (!rc)
-    rc = check_fits("KH", s[KH_], dil, s[H_], pad, "height", err);
+    rc = heron__conv_check_fits("C3D", "KH", s[KH_], dil, s[H_], pad, "height",
+                                err);
   if (!rc)
-    rc = check_fits("KW", s[KW_], dil, s[W_], pad, "width", err);
+    rc = heron__conv_check_fits("C3D", "KW", s[KW_], dil, s[W_], pad, "width",
+                                err);
   if (rc)
     return rc;
-  int64_t DO = out_size(s[D_], s[KD_], st, pad, dil);
-  int64_t HO = out_size(s[H_], s[KH_], st, pad, dil);
-  int64_t WO = out_size(s[W_], s[KW_], st, pad, dil);
+  int64_t DO = heron__conv_out_size(s[D_], s[KD_], st, pad, dil);
+  int64_t HO = heron__conv_out_size(s[H_], s[KH_], st, pad, dil);
+  int64_t WO = heron__conv_out_size(s[W_], s[KW_], st, pad, dil);
 
   int an = heron__op_add_axis(op, "n", HERON__SPATIAL, s[N_]);
   int aco = heron__op_add_axis(op, "co", HERON__SPATIAL, s[CO_]);

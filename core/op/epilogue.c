@@ -66,8 +66,7 @@ int heron__op_set_epilogue(heron__op *op, int flags, heron_error *err) {
   memset(&op->bias, 0, sizeof op->bias);
   if (flags & HERON__EPI_BIAS) {
     int c = op->channel_axis;
-    heron__tensor_init(&op->bias, "bias", 1,
-                       (int64_t[]){op->axes[c].extent});
+    heron__tensor_init(&op->bias, "bias", 1, (int64_t[]){op->axes[c].extent});
     op->bias.index[0].coef[c] = 1;
   }
   return HERON_OK;
@@ -77,8 +76,8 @@ void heron__op_apply_epilogue(const heron__op *op, void *const *bufs) {
   if (!op->epilogue)
     return;
   void *out = bufs[op->ninputs];
-  const void *bias = (op->epilogue & HERON__EPI_BIAS) ? bufs[op->ninputs + 1]
-                                                        : NULL;
+  const void *bias =
+      (op->epilogue & HERON__EPI_BIAS) ? bufs[op->ninputs + 1] : NULL;
   const heron__tensor *o = &op->out;
   int c = op->channel_axis;
   /* The bias index of output element i: the output dimension indexed by

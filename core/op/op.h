@@ -107,9 +107,9 @@ struct heron__op {
    * the output stays at bufs[ninputs] whether or not there is one. */
   int epilogue;
   heron__tensor bias;
-  double flops;      /* exact: 2 * product of all axis extents (one
-                        multiply and one add per point of the nest,
-                        padded points included, as cuDNN and TVM count) */
+  double flops; /* exact: 2 * product of all axis extents (one
+                   multiply and one add per point of the nest,
+                   padded points included, as cuDNN and TVM count) */
   heron__ref_fn reference;
 };
 
@@ -237,6 +237,19 @@ void heron__tensor_init(heron__tensor *t, const char *name, int ndim,
 /* Computes flops and checks that every tensor's element count fits in
  * int64 (HERON_ERANGE otherwise). */
 int heron__op_finish(heron__op *op, heron_error *err);
+
+/* Convolutions (core/op/build.c).  The output extent of a forward
+ * convolution along one dimension: the positions where the dilated kernel
+ * fits in the padded input, one every `stride`. */
+int64_t heron__conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
+                             int64_t dil);
+
+/* HERON_EINVAL "<OP>: <kname>=<k> with dilation <dil> exceeds padded input
+ * <what> <in + 2 pad>" unless the dilated kernel fits in the padded input
+ * (which, with stride >= 1, makes the output extent at least 1). */
+int heron__conv_check_fits(const char *op, const char *kname, int64_t k,
+                           int64_t dil, int64_t in, int64_t pad,
+                           const char *what, heron_error *err);
 
 /* The product of the reduction axes' extents (1 when there are none). */
 int64_t heron__op_reduce_len(const heron__op *op);

@@ -489,8 +489,9 @@ static void rule_tensorize(ctx *c, int vec_q) {
   t->regs_need = aux_sum(c, "regs.need", terms, nterms);
   post(c, HERON_C_LE, t->regs_need, (int[]){konst(c, regs)}, 1, NULL, 0,
        "regs.need <= vector registers");
-  t->fma_isa = t->hw.has_avx512 ? 512 : t->hw.has_fma && t->hw.has_avx2 ? 256
-                                                                         : 0;
+  t->fma_isa = t->hw.has_avx512                  ? 512
+               : t->hw.has_fma && t->hw.has_avx2 ? 256
+                                                 : 0;
   rule(t, "Tensorize",
        "outer-product micro-kernel on the register tile: %s; accumulators + "
        "loaded vectors + 1 broadcast <= %d registers",

@@ -199,7 +199,8 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
   line(out, d, "%s = (first reduction-outer step ? 0 : %s) + %s.local",
        b.data ? b.data : "", b.data ? b.data : "", op->out.name);
   if (op->epilogue)
-    line(out, d, "%s = %s%s%s%s  (Always-Inline epilogue, last reduction-outer "
+    line(out, d,
+         "%s = %s%s%s%s  (Always-Inline epilogue, last reduction-outer "
          "step)",
          b.data ? b.data : "", op->epilogue & HERON__EPI_RELU ? "relu(" : "",
          b.data ? b.data : "",

@@ -89,8 +89,8 @@ static void poison(float *p, int64_t n) {
  * poisoned output and checks both runs against the reference.  Reports the
  * first failure with its config and source path. */
 static int random_configs_match(const char *opname, const int64_t *shape,
-                                int nshape, uint64_t seed,
-                                const case_opts *o, char *why, size_t cap) {
+                                int nshape, uint64_t seed, const case_opts *o,
+                                char *why, size_t cap) {
   built b;
   heron_error err = {0};
   int ncfg = o->nconfigs > 0 ? o->nconfigs : NCONFIGS;
@@ -282,14 +282,13 @@ TEST(suite_gemv_37x48_50_configs_match_reference) {
 }
 
 TEST(suite_c1d_stride2_pad1_50_configs_match_reference) {
-  CHECK(run_suite_case("c1d", (const int64_t[]){2, 13, 3, 5, 3, 2, 1, 1}, 8,
-                       14));
+  CHECK(
+      run_suite_case("c1d", (const int64_t[]){2, 13, 3, 5, 3, 2, 1, 1}, 8, 14));
 }
 
 TEST(suite_c2d_odd_stride_pad_50_configs_match_reference) {
-  CHECK(run_suite_case("c2d",
-                       (const int64_t[]){1, 11, 7, 3, 8, 3, 3, 2, 1, 1}, 10,
-                       15));
+  CHECK(run_suite_case("c2d", (const int64_t[]){1, 11, 7, 3, 8, 3, 3, 2, 1, 1},
+                       10, 15));
 }
 
 TEST(suite_c3d_pad1_50_configs_match_reference) {
@@ -335,8 +334,8 @@ TEST(c2d_data_packed_with_padding_match_reference) {
 
 TEST(t2d_stride2_both_packed_match_reference) {
   case_opts o = {.fix_name = {"data.pack", "weight.pack"}, .fix_val = {1, 1}};
-  CHECK(run_case_opts(
-      "t2d", (const int64_t[]){1, 4, 6, 3, 8, 3, 3, 2, 1, 1, 1}, 11, 23, &o));
+  CHECK(run_case_opts("t2d", (const int64_t[]){1, 4, 6, 3, 8, 3, 3, 2, 1, 1, 1},
+                      11, 23, &o));
 }
 
 TEST(gemm_bias_relu_epilogue_matches_reference) {
@@ -376,9 +375,9 @@ TEST(c1d_odd_length_vectorized_along_channels_matches_reference) {
 TEST(conv_with_odd_rows_vectorizes_along_channels) {
   built b;
   heron_error err = {0};
-  CHECK_OK(build(&b, "c2d", (int64_t[]){1, 56, 56, 64, 64, 3, 3, 1, 1, 1}, 10,
-                 &err),
-           &err);
+  CHECK_OK(
+      build(&b, "c2d", (int64_t[]){1, 56, 56, 64, 64, 3, 3, 1, 1, 1}, 10, &err),
+      &err);
   int vaxis = b.t->vec_axis;
   const char *name = vaxis >= 0 ? b.op.axes[vaxis].name : "(none)";
   int lanes = b.hw.vector_bytes / 4;
@@ -487,8 +486,8 @@ TEST(micro_kernel_never_needs_more_than_16_registers_on_avx2) {
   char why[200] = "";
   int ok = regs_within("gemm", (const int64_t[]){1024, 1024, 1024}, 3,
                        "cpu-avx2", why, sizeof why) &&
-           regs_within("c1d", (const int64_t[]){1, 892, 64, 64, 3, 1, 4, 1},
-                       8, "cpu-avx2", why, sizeof why);
+           regs_within("c1d", (const int64_t[]){1, 892, 64, 64, 3, 1, 4, 1}, 8,
+                       "cpu-avx2", why, sizeof why);
   if (!ok)
     fprintf(stderr, "%s\n", why);
   CHECK(ok);

@@ -63,10 +63,9 @@ TEST(gemm_template_has_the_documented_knobs) {
   heron_error err = {0};
   CHECK_OK(build(&b, "gemm", (int64_t[]){1024, 1024, 1024}, 3, &hw, &err),
            &err);
-  static const char *const names[] = {"i.t0", "i.t1",   "i.t2",  "i.t3", "j.t0",
-                                      "j.t1", "j.t2",   "j.t3",  "k.t0", "k.t1",
-                                      "vec",  "acc_at", "unroll", "A.pack",
-                                      "B.pack"};
+  static const char *const names[] = {
+      "i.t0", "i.t1", "i.t2", "i.t3",   "j.t0",   "j.t1",   "j.t2",  "j.t3",
+      "k.t0", "k.t1", "vec",  "acc_at", "unroll", "A.pack", "B.pack"};
   int n = (int)(sizeof names / sizeof names[0]);
   for (int i = 0; i < n; i++)
     CHECK_MSG(has_knob(b.sp, names[i]), "missing knob %s", names[i]);
