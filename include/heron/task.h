@@ -48,9 +48,9 @@ typedef struct heron_task_spec {
   const int64_t *shape; /* dimensions in the op's order */
   int nshape;
   const char *dtype; /* "fp32" (default when NULL); "fp16", "int8" per target */
-  const char *target; /* "cpu" (default when NULL) */
-  const char *hw;     /* hardware description: NULL to detect this machine,
-                         else a name in configs/hw/ or a JSON file path */
+  const char *target;   /* "cpu" (default when NULL) */
+  const char *hw;       /* hardware description: NULL to detect this machine,
+                           else a name in configs/hw/ or a JSON file path */
   const char *epilogue; /* fused epilogue: NULL, "", "none", or a list of
                            "bias" (per-channel bias add) and "relu", e.g.
                            "bias,relu"; applied in that order */
