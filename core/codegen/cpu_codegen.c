@@ -66,13 +66,6 @@ static const heron__tensor *tensor_at(const gen *g, int ti) {
   return ti == g->op->ninputs ? &g->op->out : &g->op->bias;
 }
 
-static int depends(const heron__tensor *ts, int a) {
-  for (int d = 0; d < ts->ndim; d++)
-    if (ts->index[d].coef[a] != 0)
-      return 1;
-  return 0;
-}
-
 /* Row-major strides, the linear coefficients and the guarded dimensions of
  * every tensor. */
 static void index_maps(gen *g) {
@@ -94,7 +87,7 @@ static void index_maps(gen *g) {
           hi += span;
       }
       g->lin0[ti] += stride * ix->offset;
-      int64_t div = ix->div > 1 ? ix->div : 1;
+      int64_t div = heron__affine_div(ix);
       g->guard[ti][d] =
           div > 1 || (ts->bounded && (lo < 0 || hi >= ts->dims[d]));
       g->divided[ti] |= div > 1;
@@ -143,7 +136,7 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
       continue;
     heron__buf e = {0};
     linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
-    int64_t div = ts->index[d].div > 1 ? ts->index[d].div : 1;
+    int64_t div = heron__affine_div(&ts->index[d]);
     heron__buf_printf(cond, "%s(%s) >= 0 && (%s) < %lld",
                       cond->len ? " && " : "", e.data, e.data,
                       (long long)(ts->dims[d] * div));
@@ -167,7 +160,7 @@ static void address_text(const gen *g, int ti, const int64_t *off,
   for (int d = ts->ndim - 1; d >= 0; d--) {
     heron__buf e = {0};
     linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
-    int64_t div = ts->index[d].div > 1 ? ts->index[d].div : 1;
+    int64_t div = heron__affine_div(&ts->index[d]);
     heron__buf_printf(b, "%s%lld * ((%s) / %lld)",
                       d < ts->ndim - 1 ? " + " : "", (long long)stride, e.data,
                       (long long)div);
@@ -598,9 +591,9 @@ static void setup_packing(gen *g) {
     int order[HERON__MAX_AXES], n = 0;
     for (int a = 0; a < op->naxes; a++)
       if (op->axes[a].kind == HERON__SPATIAL && op->axes[a].extent > 1 &&
-          depends(ts, a) && a != g->vaxis)
+          heron__tensor_reads(ts, a) && a != g->vaxis)
         order[n++] = a;
-    if (g->vaxis >= 0 && depends(ts, g->vaxis))
+    if (g->vaxis >= 0 && heron__tensor_reads(ts, g->vaxis))
       order[n++] = g->vaxis;
     int64_t stride = 1;
     for (int i = n - 1; i >= 0; i--) {
@@ -627,7 +620,7 @@ static int block_loops(const gen *g, int ti, int *axis, int *level) {
   for (int l = 1; l < g->reg_from; l++)
     for (int a = 0; a < op->naxes; a++)
       if (op->axes[a].kind == HERON__SPATIAL && g->len[a][l] > 1 &&
-          depends(&op->in[ti], a)) {
+          heron__tensor_reads(&op->in[ti], a)) {
         axis[n] = a;
         level[n] = l;
         n++;
@@ -683,7 +676,7 @@ static void emit_pack(gen *g, int ti, int depth) {
   d += nreg;
   for (int a = 0; a < op->naxes; a++) {
     if (op->axes[a].kind != HERON__SPATIAL || op->axes[a].extent == 1 ||
-        !depends(ts, a))
+        !heron__tensor_reads(ts, a))
       continue;
     heron__buf o = {0};
     origin_text(g, a, &o);

@@ -13,6 +13,13 @@ int64_t heron__tensor_elems(const heron__tensor *t) {
   return n;
 }
 
+int heron__tensor_reads(const heron__tensor *ts, int a) {
+  for (int d = 0; d < ts->ndim; d++)
+    if (ts->index[d].coef[a] != 0)
+      return 1;
+  return 0;
+}
+
 /* Buffer t of the op (inputs, the output at index ninputs, then the bias)
  * and its element type; the bias has the output's type. */
 static const heron__tensor *tensor_at(const heron__op *op, int t, int *dtype) {

@@ -184,6 +184,15 @@ const char *heron__dtype_name(int dtype);
 int heron__dtype_parse(const char *name);
 int heron__dtype_size(int dtype);
 
+/* Whether tensor ts reads axis a: some dimension's index has a nonzero
+ * coefficient for it. */
+int heron__tensor_reads(const heron__tensor *ts, int a);
+
+/* The divisor of a dimension's index: div, or 1 when it is not divided. */
+static inline int64_t heron__affine_div(const heron__affine *ix) {
+  return ix->div > 1 ? ix->div : 1;
+}
+
 /* Number of elements / bytes of a tensor. */
 int64_t heron__tensor_elems(const heron__tensor *t);
 

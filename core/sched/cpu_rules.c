@@ -426,14 +426,6 @@ static void rule_cache_stage(ctx *c, int *l2_sizes) {
        "1: t2*t3 tile); acc.vecs = acc.floats / vec");
 }
 
-/* Whether tensor ts reads axis a in any dimension. */
-static int depends_on(const heron__tensor *ts, int a) {
-  for (int d = 0; d < ts->ndim; d++)
-    if (ts->index[d].coef[a] != 0)
-      return 1;
-  return 0;
-}
-
 /* ---- Tensorize: the outer-product micro-kernel -------------------------- */
 
 /* The register tile is the CPU's "tensor instruction": per reduction step
@@ -458,14 +450,14 @@ static void rule_tensorize(ctx *c, int vec_q) {
   terms[nterms++] = t->acc_vecs;
   for (int i = 0; i < op->ninputs && !c->rc; i++) {
     const heron__tensor *ts = &op->in[i];
-    if (t->vec_axis < 0 || !depends_on(ts, t->vec_axis)) {
+    if (t->vec_axis < 0 || !heron__tensor_reads(ts, t->vec_axis)) {
       broadcast = 1;
       continue;
     }
     int in0[HERON__MAX_AXES], in1[HERON__MAX_AXES], n = 0;
     for (int a = 0; a < op->naxes; a++) {
       if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a] ||
-          !depends_on(ts, a))
+          !heron__tensor_reads(ts, a))
         continue;
       int inner = a == t->vec_axis ? vec_q : t->tile[a][3];
       in0[n] = inner;
@@ -538,7 +530,7 @@ static void rule_pack(ctx *c) {
         xs[n++] = t->tile[a][1];
         continue;
       }
-      if (!depends_on(ts, a))
+      if (!heron__tensor_reads(ts, a))
         continue;
       if (thread_tile[a] < 0) {
         char name[48];
