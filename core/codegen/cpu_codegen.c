@@ -54,6 +54,9 @@ typedef struct gen {
   int packed[HERON__MAX_TENSORS];
   int64_t rp[HERON__MAX_TENSORS];
   int64_t rstride[HERON__MAX_TENSORS][HERON__MAX_AXES];
+  int rorder[HERON__MAX_TENSORS][HERON__MAX_AXES]; /* those axes, outermost
+                                                      first */
+  int nrorder[HERON__MAX_TENSORS];
   int64_t ki; /* reduction-inner steps: product of every reduction t1 */
   /* Loads of the current reduction step, deduplicated by expression. */
   char **load_expr;
@@ -588,7 +591,7 @@ static void setup_packing(gen *g) {
     g->packed[ti] = (int)g->cfg[g->t->pack[ti]];
     memset(g->rstride[ti], 0, sizeof g->rstride[ti]);
     const heron__tensor *ts = &op->in[ti];
-    int order[HERON__MAX_AXES], n = 0;
+    int *order = g->rorder[ti], n = 0;
     for (int a = 0; a < op->naxes; a++)
       if (op->axes[a].kind == HERON__SPATIAL && op->axes[a].extent > 1 &&
           heron__tensor_reads(ts, a) && a != g->vaxis)
@@ -600,6 +603,7 @@ static void setup_packing(gen *g) {
       g->rstride[ti][order[i]] = stride;
       stride *= g->reg[order[i]];
     }
+    g->nrorder[ti] = n;
     g->rp[ti] = stride;
   }
 }
@@ -652,17 +656,8 @@ static void emit_pack(gen *g, int ti, int depth) {
   d += nr;
   reduce_indices(g, d);
   /* The register-tile points, vector axis innermost (rstride order). */
-  int order[HERON__MAX_AXES], n = 0;
-  for (int64_t want = g->rp[ti]; want > 1;) {
-    int found = -1;
-    for (int a = 0; a < op->naxes; a++)
-      if (g->rstride[ti][a] != 0 && g->rstride[ti][a] * g->reg[a] == want)
-        found = a;
-    if (found < 0)
-      break;
-    order[n++] = found;
-    want = g->rstride[ti][found];
-  }
+  const int *order = g->rorder[ti];
+  int n = g->nrorder[ti];
   int nreg = 0;
   for (int i = 0; i < n; i++) {
     const char *nm = op->axes[order[i]].name;
