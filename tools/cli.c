@@ -369,7 +369,9 @@ heron_task *cli_make_task(const cli_task_args *a) {
                           .dtype = a->dtype,
                           .target = a->target,
                           .hw = a->hw,
-                          .epilogue = a->epilogue};
+                          .epilogue = a->epilogue,
+                          .sm = a->sm ? (int)cli_int("--sm", a->sm, 1, 1000)
+                                      : 0};
   heron_task *t = NULL;
   heron_error_clear(&err);
   rc = heron_task_create(&spec, &t, &err);
@@ -382,8 +384,14 @@ heron_task *cli_make_task(const cli_task_args *a) {
   cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, rc, &err,
           "cannot create the task --op %s --shape %s --dtype %s --target %s "
           "--hw %s%s%s",
-          a->op, a->shape, a->dtype ? a->dtype : "fp32",
-          a->target ? a->target : "cpu", a->hw ? a->hw : "(this machine)",
+          a->op, a->shape,
+          a->dtype ? a->dtype
+                   : (a->target && !strcmp(a->target, "cuda") ? "fp16"
+                                                               : "fp32"),
+          a->target ? a->target : "cpu",
+          a->hw ? a->hw
+                : (a->target && !strcmp(a->target, "cuda") ? "(the GPU's)"
+                                                           : "(this machine)"),
           a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "");
 }
 
@@ -406,6 +414,9 @@ int cli_task_flag(cli_task_args *a, int id, const char *val) {
     return 1;
   case CLI_OPT_EPILOGUE:
     a->epilogue = val;
+    return 1;
+  case CLI_OPT_SM:
+    a->sm = val;
     return 1;
   }
   return 0;

@@ -119,7 +119,7 @@ char *cli_printf(const char *fmt, ...) HERON_PRINTF(1, 2);
 void cli_free_all(void);
 
 /* ---- Tasks ---------------------------------------------------------------
- * Both tools build a task from the same six flags. */
+ * Both tools build a task from the same task flags. */
 typedef struct cli_task_args {
   const char *op;
   const char *shape;    /* "1024,1024,1024" */
@@ -127,9 +127,10 @@ typedef struct cli_task_args {
   const char *target;   /* NULL: cpu */
   const char *hw;       /* NULL: this machine */
   const char *epilogue; /* NULL: none; "bias,relu" */
+  const char *sm;       /* NULL: the GPU's or the description's */
 } cli_task_args;
 
-/* The six task flags have the same ids in both tools; each tool numbers
+/* The task flags have the same ids in both tools; each tool numbers
  * its own flags from CLI_OPT_TASK_END. */
 enum {
   CLI_OPT_OP = 1,
@@ -138,6 +139,7 @@ enum {
   CLI_OPT_TARGET,
   CLI_OPT_HW,
   CLI_OPT_EPILOGUE,
+  CLI_OPT_SM,
   CLI_OPT_TASK_END
 };
 
@@ -147,14 +149,20 @@ enum {
   {CLI_OPT_OP, "op", "NAME", op_help, ""},                                     \
       {CLI_OPT_SHAPE, "shape", "D1,D2,...", shape_help, ""},                   \
       {CLI_OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16 or int8",     \
-       "fp32"},                                                                \
+       "fp32 on cpu, fp16 on cuda"},                                           \
       {CLI_OPT_TARGET, "target", "NAME",                                       \
-       "target: cpu, or cuda and replay where libheron has them", "cpu"},      \
+       "target: cpu, or cuda (NVIDIA Tensor Cores, fp16)", "cpu"},             \
       {CLI_OPT_HW, "hw", "NAME|FILE",                                          \
-       "hardware description in configs/hw/ or a JSON file", "this machine"},  \
+       "hardware description in configs/hw/ (cpu-avx512, a100, h100, h200, "  \
+       "rtx3080, ...) or a JSON file",                                         \
+       "this machine / its GPU"},                                              \
+      {CLI_OPT_EPILOGUE, "epilogue", "LIST",                                   \
+       "fused epilogue after the op: bias, relu or bias,relu", "none"},        \
   {                                                                            \
-    CLI_OPT_EPILOGUE, "epilogue", "LIST",                                      \
-        "fused epilogue after the op: bias, relu or bias,relu", "none"         \
+    CLI_OPT_SM, "sm", "N",                                                     \
+        "cuda: compute capability x 10 to compile for (80 A100, 86 RTX 3080, " \
+        "90 H100/H200); without a GPU it also picks the description",          \
+        "the GPU's, else 80"                                                   \
   }
 
 /* Stores the value of task flag `id` in *a.  Returns 1 when id is a task

@@ -45,6 +45,8 @@ enum {
   OPT_CC,
   OPT_WORK_DIR,
   OPT_KEEP_FILES,
+  OPT_COMPILE_ONLY,
+  OPT_EMULATE,
   OPT_CONFIG,
   OPT_DRY_RUN,
   OPT_QUIET,
@@ -95,6 +97,14 @@ static cli_option options[] = {
     {OPT_WORK_DIR, "work-dir", "DIR", "where kernel sources and .so files go",
      "a temporary folder"},
     {OPT_KEEP_FILES, "keep-files", NULL, "leave the work folder in place", ""},
+    {OPT_COMPILE_ONLY, "compile-only", NULL,
+     "cuda: build every kernel with NVRTC and record its ptxas statistics "
+     "(registers, spills, shared memory) without running it; needs no GPU",
+     ""},
+    {OPT_EMULATE, "emulate", NULL,
+     "cuda: check every kernel on the CPU instead of a GPU (blocks and "
+     "threads run one by one, wmma in scalar code); no timings",
+     ""},
     {OPT_CONFIG, "config", "FILE",
      "JSON file of settings; explicit flags override its values", "none"},
     {OPT_DRY_RUN, "dry-run", NULL,
@@ -202,12 +212,12 @@ static void usage(FILE *out) {
           "named\n"
           "  dimensions such as {\"M\":1024,\"N\":1024,\"K\":1024}), dtype, "
           "target, hw,\n"
-          "  epilogue, strategy, strategy_params (object), model, "
+          "  epilogue, sm, strategy, strategy_params (object), model, "
           "model_params (object),\n"
           "  trials, time_limit, seed, batch, log, resume, emit, and measure:\n"
           "  {number, repeat, min_repeat_ms, timeout, flush_cache, build_jobs, "
           "threads,\n"
-          "  cc, work_dir, keep_files}.  Unknown keys and wrongly typed "
+          "  cc, work_dir, keep_files, compile_only, emulate}.  Unknown keys and wrongly typed "
           "values are errors.\n"
           "  Flags given on the command line win over the file, wherever "
           "they stand;\n"
@@ -370,7 +380,7 @@ static const char *cfg_shape_array(const settings *s, const json_t *v) {
 static void cfg_measure(settings *s, const json_t *m) {
   static const char known[] = "number, repeat, min_repeat_ms, timeout, "
                               "flush_cache, build_jobs, threads, cc, "
-                              "work_dir, keep_files";
+                              "work_dir, keep_files, compile_only, emulate";
   heron_measure_options *mo = &s->o.measure;
   const char *k;
   json_t *v;
@@ -398,6 +408,10 @@ static void cfg_measure(settings *s, const json_t *m) {
       mo->work_dir = cfg_string(s, key, v);
     else if (!strcmp(k, "keep_files"))
       mo->keep_files = cfg_bool(s, key, v);
+    else if (!strcmp(k, "compile_only"))
+      mo->compile_only = cfg_bool(s, key, v);
+    else if (!strcmp(k, "emulate"))
+      mo->emulate = cfg_bool(s, key, v);
     else
       cli_usage("config %s: unknown key '%s' (known in measure: %s)",
                 s->config_path, key, known);
@@ -406,7 +420,7 @@ static void cfg_measure(settings *s, const json_t *m) {
 
 static void load_config(settings *s) {
   static const char known[] =
-      "op, shape, dtype, target, hw, epilogue, strategy, strategy_params, "
+      "op, shape, dtype, target, hw, epilogue, sm, strategy, strategy_params, "
       "model, "
       "model_params, trials, time_limit, seed, batch, log, resume, emit, "
       "measure";
@@ -446,6 +460,8 @@ static void load_config(settings *s) {
       s->task.hw = cfg_string(s, k, v);
     else if (!strcmp(k, "epilogue"))
       s->task.epilogue = cfg_string(s, k, v);
+    else if (!strcmp(k, "sm"))
+      s->task.sm = cli_printf("%lld", (long long)cfg_int(s, k, v, 1, 1000));
     else if (!strcmp(k, "strategy"))
       s->o.strategy = cfg_string(s, k, v);
     else if (!strcmp(k, "strategy_params"))
@@ -630,6 +646,12 @@ static void apply_flags(int argc, char **argv, settings *s) {
       break;
     case OPT_KEEP_FILES:
       m->keep_files = 1;
+      break;
+    case OPT_COMPILE_ONLY:
+      m->compile_only = 1;
+      break;
+    case OPT_EMULATE:
+      m->emulate = 1;
       break;
     case OPT_DRY_RUN:
       s->dry_run = 1;

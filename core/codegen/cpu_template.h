@@ -39,18 +39,12 @@
 #ifndef HERON_CORE_CODEGEN_CPU_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CPU_TEMPLATE_H
 
+#include "core/sched/rules.h"
 #include "core/sched/sched.h"
 
 /* Spatial axes are split into these four levels, reductions into two. */
 #define HERON__CPU_SPATIAL_LEVELS 4
 #define HERON__CPU_REDUCE_LEVELS 2
-#define HERON__CPU_MAX_RULES 16
-
-/* One applied (or considered) schedule-generation rule, for describe. */
-typedef struct heron__cpu_rule {
-  char name[32];  /* "Multi-Level-Tiling" */
-  char note[256]; /* what it did, or why it did not apply */
-} heron__cpu_rule;
 
 struct heron__template {
   heron__op op;   /* a copy: the template outlives nobody's op */
@@ -82,7 +76,12 @@ struct heron__template {
   int64_t l2_limit;
 
   int nrules;
-  heron__cpu_rule rules[HERON__CPU_MAX_RULES];
+  heron__rule_note rules[HERON__MAX_RULES];
+
+  /* The target's schedule: the fields above are the cpu template's; a
+   * cuda template has its own (core/codegen/cuda_template.h), owned. */
+  int is_cuda;
+  struct heron__cuda_sched *cuda;
 };
 
 /* The value of loop level l of axis a in config cfg. */

@@ -10,6 +10,10 @@
  * batch; only the machinery (writing files) does.  Every thread is joined
  * before heron__build_all returns, because the runs that follow fork and
  * must do so from a single-threaded process.
+ *
+ * A cuda bench (cuda_sm > 0) writes k<seq>.cu instead and its threads
+ * compile in-process with NVRTC (nvrtc.c) into k<seq>.cubin; the pool, the
+ * numbering and the statuses are the same.
  */
 #include "core/measure/measure.h"
 
@@ -234,13 +238,21 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
   }
 }
 
-/* Derives the candidate's file names from its .so path (k<seq>.so). */
+/* Derives the candidate's file names from its output path (k<seq>.so or
+ * k<seq>.cubin). */
 static void sibling_path(const char *so, const char *ext, char *out,
                          size_t cap) {
   size_t n = strlen(so);
   if (n >= 3 && strcmp(so + n - 3, ".so") == 0)
     n -= 3;
+  else if (n >= 6 && strcmp(so + n - 6, ".cubin") == 0)
+    n -= 6;
   snprintf(out, cap, "%.*s%s", (int)n, so, ext);
+}
+
+/* The source's extension: NVRTC reads CUDA C++, the C compiler C. */
+static const char *source_ext(const heron__bench *b) {
+  return b->cuda_sm > 0 ? ".cu" : ".c";
 }
 
 /* One pool thread: takes candidates until none are left. */
@@ -254,9 +266,12 @@ static void *build_worker(void *arg) {
       return NULL;
     heron__candidate *c = &p->c[i];
     char src[620], logp[620];
-    sibling_path(c->so_path, ".c", src, sizeof src);
+    sibling_path(c->so_path, source_ext(p->b), src, sizeof src);
     sibling_path(c->so_path, ".log", logp, sizeof logp);
-    compile_one(p->b, c, src, logp);
+    if (p->b->cuda_sm > 0)
+      heron__nvrtc_build_one(p->b, c, logp);
+    else
+      compile_one(p->b, c, src, logp);
   }
 }
 
@@ -271,12 +286,17 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
     c[i].build_seconds = 0;
     c[i].error = NULL;
     c[i].so_path[0] = '\0';
+    memset(&c[i].launch, 0, sizeof c[i].launch);
+    c[i].entry[0] = '\0';
+    c[i].regs = c[i].spill_bytes = 0;
+    c[i].smem_bytes = 0;
   }
   for (int i = 0; i < n; i++) {
     int seq = b->seq++;
     char src[620];
-    snprintf(c[i].so_path, sizeof c[i].so_path, "%s/k%d.so", b->work_dir, seq);
-    snprintf(src, sizeof src, "%s/k%d.c", b->work_dir, seq);
+    snprintf(c[i].so_path, sizeof c[i].so_path, "%s/k%d%s", b->work_dir, seq,
+             b->cuda_sm > 0 ? ".cubin" : ".so");
+    snprintf(src, sizeof src, "%s/k%d%s", b->work_dir, seq, source_ext(b));
     /* A shared object left by an earlier batch in a reused work dir must
      * not pass for this candidate's when its compiler fails silently. */
     unlink(c[i].so_path);

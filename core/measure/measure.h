@@ -19,10 +19,21 @@
  * forks are safe; it also owns the inputs and the reference, which it
  * computes on the first request.  The tuner and the runner talk over a
  * SOCK_SEQPACKET socket pair: one request, one reply per run.
+ *
+ * The cuda target (a bench made by heron__bench_init_cuda) builds each
+ * candidate in-process with NVRTC into a cubin (nvrtc.c: thread safe, so
+ * the same pool of build threads runs the compiles) and records ptxas'
+ * statistics; its runs load the cubin in a worker through the driver API,
+ * which is dlopen'ed and initialised only there (cuda_run.c), since a CUDA
+ * context does not survive fork.  With opts.emulate the same source is
+ * compiled by the C compiler instead and its exported heron_kernel, which
+ * runs the whole grid on the CPU, is run once and checked by the cpu
+ * worker.
  */
 #ifndef HERON_CORE_MEASURE_H
 #define HERON_CORE_MEASURE_H
 
+#include "core/codegen/cuda_kernel.h"
 #include "core/op/op.h"
 #include "heron/record.h"
 #include "heron/tune.h"
@@ -39,6 +50,9 @@ typedef struct heron__bench {
   int seq;          /* counter for file names */
   int runner_fd;    /* this process's end of the runner socket, or -1 */
   int runner_pid;   /* the runner's pid in the tuner, 0 in the runner */
+  int cuda_sm;      /* > 0: candidates are CUDA sources built by NVRTC for
+                       sm_<cuda_sm> and run through the driver API; 0: built by
+                       the C compiler (cpu target, CUDA emulation) */
 } heron__bench;
 
 /* Makes the work dir and starts the runner process (see above), which
@@ -54,6 +68,17 @@ int heron__bench_init(heron__bench *b, const heron__op *op, const char *cflags,
                       const heron_measure_options *opts, heron_error *err);
 void heron__bench_free(heron__bench *b);
 
+/* As heron__bench_init, for a task of the cuda target whose kernels are
+ * built for sm_<sm>.  Without opts->emulate, candidates are compiled with
+ * NVRTC (heron__build_all) and run from their cubins (heron__run_candidate);
+ * with it, they are compiled by the C compiler with `emu_cflags` (the
+ * template's, HERON__CUDA_EMU_CFLAGS) and each run is one checked call of
+ * the emulation on the CPU.  HERON_EINVAL for sm <= 0 without emulate. */
+int heron__bench_init_cuda(heron__bench *b, const heron__op *op,
+                           const char *emu_cflags,
+                           const heron_measure_options *opts, int sm,
+                           heron_error *err);
+
 /* Allocates the inputs, fills them and computes the reference output into
  * b->bufs / b->ref (once; later calls return at once).  Runs in the
  * runner.  HERON_ENOMEM when the tensors do not fit. */
@@ -65,30 +90,112 @@ int heron__bench_prepare_data(heron__bench *b, heron_error *err);
 int heron__runner_start(heron__bench *b, heron_error *err);
 void heron__runner_stop(heron__bench *b);
 
+/* What a run loads: a host shared object (cpu target, CUDA emulation) or
+ * a cubin with its entry point and launch (cuda target). */
+typedef struct heron__kernel_ref {
+  char path[600];            /* the .so or the .cubin */
+  int cubin;                 /* 1: run through the CUDA driver API */
+  heron__cuda_launch launch; /* cubin: grid, block, dynamic shared bytes */
+  char entry[256];           /* cubin: the kernel's (lowered) symbol */
+} heron__kernel_ref;
+
 /* Runs one kernel in a forked worker of *this* process, as heron__run_one
- * describes; the runner's half of heron__run_one.  The process must have
- * no other threads. */
-int heron__run_in_worker(heron__bench *b, const char *so_path, double flops,
-                         heron_measurement *m, char **error, heron_error *err);
+ * describes; the runner's half of heron__run_one / heron__run_candidate.
+ * The process must have no other threads. */
+int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
+                         double flops, heron_measurement *m, char **error,
+                         heron_error *err);
 
 typedef struct heron__candidate {
   const char *source;   /* in: kernel source (caller's) */
-  char so_path[600];    /* out: the built shared object */
+  char so_path[600];    /* out: the built shared object, or for an NVRTC
+                           build the cubin */
   int status;           /* out: HERON_MEAS_OK, _COMPILE_ERROR or _TIMEOUT */
   double build_seconds; /* out */
   char *error;          /* out: malloc'ed compiler diagnostics (tail) or NULL;
                            the caller frees */
+  /* out, NVRTC builds only (zero otherwise): */
+  heron__cuda_launch launch; /* line 1 of the source */
+  char entry[256];           /* the lowered name of heron_cuda_kernel */
+  int regs;                  /* ptxas: registers per thread */
+  int spill_bytes;           /* ptxas: spill stores + spill loads, bytes */
+  int64_t smem_bytes; /* ptxas' static shared memory + launch.smem_bytes */
 } heron__candidate;
 
 /* Builds c[0..n) with up to opts.build_jobs compilers at once; each
  * candidate gets its own status.  Files are <work_dir>/k<seq>.c, .so and
  * .log; a compile error keeps the log's last ~2 KB in c->error, a timeout
- * kills the compiler's process group.  All threads are joined before it
- * returns.  Returns HERON_OK unless the machinery itself failed (cannot
- * write a source file: HERON_EIO; the remaining candidates are then left
- * COMPILE_ERROR with no error text). */
+ * kills the compiler's process group.  For a bench with cuda_sm > 0 the
+ * files are k<seq>.cu, .cubin and .log, each thread compiles with NVRTC
+ * (heron__nvrtc_compile) and fills the statistics; a compile that outlasts
+ * the timeout cannot be stopped and is recorded as a timeout when it
+ * returns.  All threads are joined before it returns.  Returns HERON_OK
+ * unless the machinery itself failed (cannot write a source file:
+ * HERON_EIO; the remaining candidates are then left COMPILE_ERROR with no
+ * error text). */
 int heron__build_all(heron__bench *b, heron__candidate *c, int n,
                      heron_error *err);
+
+/* Runs candidate c, built by heron__build_all with status OK: its .so as
+ * heron__run_one does, or, for a cuda bench, its cubin in a worker that
+ * initialises the driver, copies the inputs to the device, fills the
+ * output with 0xFF bytes (NaN), launches with the candidate's geometry,
+ * checks the output against the reference, times `number` launches per
+ * repeat with events (growing number until a repeat lasts min_repeat_ms)
+ * and reports the median of `repeat` repeats.  Outcomes and ownership as
+ * heron__run_one; a CUDA error is RUNTIME_ERROR naming the call and the
+ * error. */
+int heron__run_candidate(heron__bench *b, const heron__candidate *c,
+                         double flops, heron_measurement *m, char **error,
+                         heron_error *err);
+
+/* ---- NVRTC (nvrtc.c) ------------------------------------------------------
+ */
+
+/* One NVRTC compile of a generated CUDA source (see
+ * core/codegen/cuda_kernel.h). */
+typedef struct heron__nvrtc_result {
+  void *cubin;       /* malloc'ed cubin image, NULL when the compile failed */
+  size_t cubin_size; /* bytes */
+  char *log;         /* malloc'ed tail (~2 KB) of NVRTC's log: the errors
+                        of a failed compile, ptxas' report of a good one;
+                        NULL when empty */
+  char entry[256];   /* the lowered name of heron_cuda_kernel */
+  heron__cuda_launch launch; /* line 1 of the source */
+  int regs;                  /* registers per thread */
+  int spill_bytes;           /* spill stores + spill loads, bytes */
+  int64_t static_smem;       /* static shared memory per block, bytes */
+  int64_t smem_bytes;        /* static_smem + launch.smem_bytes */
+  double seconds;            /* wall time of the compile */
+} heron__nvrtc_result;
+
+/* Compiles `src` to a cubin for sm_<sm> with NVRTC (-arch=sm_XX, the CUDA
+ * headers of $HERON_CUDA_INCLUDE or the build's toolkit, -default-device,
+ * -std=c++17, ptxas -v; no fast math) and fills *r (zeroed first; free with
+ * heron__nvrtc_result_free, also after a failure).  Thread safe.
+ * HERON_EBUILD when the source has no valid launch line or NVRTC rejects
+ * it (the message, shortened, in err; the log's tail in r->log);
+ * HERON_EUNSUPPORTED "libheron was built without NVRTC"; HERON_ENOMEM. */
+int heron__nvrtc_compile(const char *src, int sm, heron__nvrtc_result *r,
+                         heron_error *err);
+void heron__nvrtc_result_free(heron__nvrtc_result *r);
+
+/* One candidate's NVRTC build for heron__build_all (on a build thread):
+ * compiles c->source for sm_<b->cuda_sm>, writes the cubin to c->so_path
+ * and NVRTC's log to `logp`, and fills status, error, build_seconds,
+ * launch, entry and the statistics. */
+void heron__nvrtc_build_one(const heron__bench *b, heron__candidate *c,
+                            const char *logp);
+
+/* 1 when this libheron was built with NVRTC. */
+int heron__nvrtc_available(void);
+
+/* Parses ptxas' -v report in an NVRTC log: the registers, spill bytes
+ * (stores + loads) and static shared memory of entry function `entry`
+ * (or of the first one reported, when `entry` is NULL or not found).
+ * Returns 0, or -1 when the log holds no "Used N registers" line. */
+int heron__ptxas_stats(const char *log, const char *entry, int *regs,
+                       int *spill_bytes, int64_t *static_smem);
 
 /* Runs the built kernel `so_path` in a worker process (forked by the
  * runner) and fills m->status,

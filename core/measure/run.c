@@ -14,8 +14,13 @@
  * copy-on-write copy of the scratch buffer.  For that to be safe the parent
  * must have no other threads: the parent is the runner (runner.c), which
  * never starts one, and the reference is computed without OpenMP.
+ *
+ * The parent side below serves both kinds of kernel; a cubin's worker is
+ * cuda_run.c's.  A CUDA emulation (opts.emulate) is run by the cpu worker,
+ * but only once: its time means nothing, so it is checked and reported
+ * without timing.
  */
-#include "core/measure/measure.h"
+#include "core/measure/worker.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,18 +47,8 @@ typedef void (*kernel_fn)(void *const *bufs);
  * twice the last-level cache when the machine reports a bigger one. */
 #define FLUSH_BYTES_MIN (64u << 20)
 
-/* `number` never grows past this, so a kernel that the clock cannot see
- * (an empty function) still ends its calibration. */
-#define NUMBER_MAX 1000000000LL
-
-/* What the worker sends back: fixed size and well under PIPE_BUF, so one
- * write() delivers it whole and never blocks. */
-typedef struct run_report {
-  int status;       /* heron_meas_status */
-  double seconds;   /* median seconds per call */
-  double max_error; /* largest relative error against the reference */
-  char text[384];   /* failure description, "" when OK */
-} run_report;
+#define NUMBER_MAX HERON__NUMBER_MAX
+typedef heron__run_report run_report;
 
 /* ---- worker side --------------------------------------------------------- */
 
@@ -63,10 +58,9 @@ static double elem_value(const heron__op *op, const void *p, int64_t i) {
   return heron__elem_get(p, op->out_dtype, i);
 }
 
-/* Compares the output with the reference; on a mismatch fills the report
- * with WRONG_RESULT and says where and by how much.  `when` tells whether
- * this is the check after warm-up or the one after timing. */
-static int check_output(const heron__bench *b, const void *out,
+/* `when` tells whether this is the check after warm-up or the one after
+ * timing. */
+int heron__worker_check(const heron__bench *b, const void *out,
                         const char *when, run_report *r) {
   double max_err = 0;
   int64_t bad = -1;
@@ -113,6 +107,22 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double heron__median(double *v, int n) {
+  if (n <= 0)
+    return 0;
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+size_t heron__buffer_bytes(const heron__op *op, int i) {
+  /* The bias has the output's element type (core/op/buffers.c). */
+  const heron__tensor *t = i < op->ninputs    ? &op->in[i]
+                           : i == op->ninputs ? &op->out
+                                              : &op->bias;
+  int dtype = i < op->ninputs ? op->dtype : op->out_dtype;
+  return (size_t)heron__tensor_elems(t) * (size_t)heron__dtype_size(dtype);
+}
+
 /* Times the kernel: `repeat` repeats of `number` calls, each preceded by a
  * cache flush when asked.  A repeat shorter than min_repeat_ms does not
  * count; `number` grows (to what the last repeat suggests, at least 1.6x)
@@ -151,10 +161,7 @@ static double time_kernel(const heron__bench *b, kernel_fn fn,
     }
     per_call[r++] = t / (double)number;
   }
-  qsort(per_call, (size_t)o->repeat, sizeof(double), cmp_double);
-  int n = o->repeat;
-  double median =
-      n % 2 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
+  double median = heron__median(per_call, o->repeat);
   free(per_call);
   free(flush);
   return median;
@@ -164,7 +171,7 @@ static double time_kernel(const heron__bench *b, kernel_fn fn,
  * and default dispositions for the fatal signals, because a host's (or
  * AddressSanitizer's) handler would otherwise turn a SIGSEGV into an
  * ordinary exit and hide which signal it was. */
-static void worker_prepare_signals(void) {
+void heron__worker_prepare(heron__bench *b) {
   struct rlimit no_core = {0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
   static const int fatal[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
@@ -176,11 +183,11 @@ static void worker_prepare_signals(void) {
     sigaddset(&set, fatal[i]);
   }
   sigprocmask(SIG_UNBLOCK, &set, NULL);
+  if (b->runner_fd >= 0)
+    close(b->runner_fd);
 }
 
-/* Sends the report (one write, see run_report) and ends the worker without
- * running atexit handlers or flushing the parent's stdio buffers twice. */
-static void worker_finish(int fd, const run_report *r) {
+void heron__worker_finish(int fd, const run_report *r) {
   ssize_t w;
   do
     w = write(fd, r, sizeof *r);
@@ -189,16 +196,13 @@ static void worker_finish(int fd, const run_report *r) {
 }
 
 /* The worker's whole life; never returns. */
-static void worker_main(heron__bench *b, const char *so_path, int fd) {
+_Noreturn static void worker_main(heron__bench *b, const char *so_path,
+                                  int fd) {
   double t_start = heron__now();
   run_report r;
   memset(&r, 0, sizeof r);
   r.status = HERON_MEAS_OK;
-  worker_prepare_signals();
-  /* The runner's socket is not the worker's to hold open: the tuner must
-   * see end-of-file as soon as the runner itself is gone. */
-  if (b->runner_fd >= 0)
-    close(b->runner_fd);
+  heron__worker_prepare(b);
 
   /* libgomp reads OMP_NUM_THREADS when it is loaded, which happens inside
    * dlopen, so the variable must be set before. */
@@ -210,9 +214,11 @@ static void worker_main(heron__bench *b, const char *so_path, int fd) {
   if (!lib) {
     const char *e = dlerror();
     r.status = HERON_MEAS_RUNTIME_ERROR;
-    snprintf(r.text, sizeof r.text, "cannot load the kernel: %s",
+    /* The precision only keeps the compiler's truncation check quiet: the
+     * text is cut to fit the report either way. */
+    snprintf(r.text, sizeof r.text, "cannot load the kernel: %.350s",
              e ? e : so_path);
-    worker_finish(fd, &r);
+    heron__worker_finish(fd, &r);
   }
   dlerror();
   void *sym = dlsym(lib, KERNEL_SYMBOL);
@@ -223,7 +229,7 @@ static void worker_main(heron__bench *b, const char *so_path, int fd) {
     snprintf(r.text, sizeof r.text,
              "kernel symbol " KERNEL_SYMBOL " not found: %s",
              e ? e : "the symbol's address is NULL");
-    worker_finish(fd, &r);
+    heron__worker_finish(fd, &r);
   }
   kernel_fn fn;
   memcpy(&fn, &sym, sizeof fn);
@@ -240,8 +246,7 @@ static void worker_main(heron__bench *b, const char *so_path, int fd) {
 
   const heron__op *op = b->op;
   void *out = b->bufs[op->ninputs];
-  size_t out_n = (size_t)heron__tensor_elems(&op->out) *
-                 (size_t)heron__dtype_size(op->out_dtype);
+  size_t out_n = heron__buffer_bytes(op, op->ninputs);
   /* All-ones bytes are NaN in fp32 and fp16 and -1 in integer types: a
    * value no correct kernel leaves behind by accident. */
   memset(out, 0xff, out_n);
@@ -249,8 +254,11 @@ static void worker_main(heron__bench *b, const char *so_path, int fd) {
   double t_call = heron__now();
   fn(b->bufs);
   t_call = heron__now() - t_call;
-  if (!check_output(b, out, "after the first call", &r))
-    worker_finish(fd, &r);
+  if (!heron__worker_check(b, out, "after the first call", &r))
+    heron__worker_finish(fd, &r);
+  /* An emulated CUDA kernel is checked, never timed (seconds stay 0). */
+  if (b->opts.emulate)
+    heron__worker_finish(fd, &r);
   /* A kernel so slow that the timed repeats cannot end within the timeout
    * would be killed at the deadline anyway; saying so now saves the rest
    * of the wait (seconds per slow candidate, most of a random search's
@@ -263,21 +271,21 @@ static void worker_main(heron__bench *b, const char *so_path, int fd) {
              "run would exceed the %.1f s timeout: one call takes %.3g s and "
              "%d x %d timed calls remain",
              b->opts.timeout_s, t_call, b->opts.repeat, b->opts.number);
-    worker_finish(fd, &r);
+    heron__worker_finish(fd, &r);
   }
 
   double sec = time_kernel(b, fn, b->bufs);
   if (sec < 0) {
     r.status = HERON_MEAS_RUNTIME_ERROR;
     snprintf(r.text, sizeof r.text, "worker out of memory for timing");
-    worker_finish(fd, &r);
+    heron__worker_finish(fd, &r);
   }
   /* Checked again: a kernel that reads its own output (accumulating
    * without clearing) or changes behaviour between calls is wrong too. */
-  if (!check_output(b, out, "after timing", &r))
-    worker_finish(fd, &r);
+  if (!heron__worker_check(b, out, "after timing", &r))
+    heron__worker_finish(fd, &r);
   r.seconds = sec;
-  worker_finish(fd, &r);
+  heron__worker_finish(fd, &r);
 }
 
 /* ---- parent side --------------------------------------------------------- */
@@ -370,8 +378,9 @@ static int reap_worker(pid_t pid, int *st, double deadline) {
   }
 }
 
-int heron__run_in_worker(heron__bench *b, const char *so_path, double flops,
-                         heron_measurement *m, char **error, heron_error *err) {
+int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
+                         double flops, heron_measurement *m, char **error,
+                         heron_error *err) {
   m->status = HERON_MEAS_RUNTIME_ERROR;
   m->seconds = m->gflops = m->max_error = 0;
   m->error = "";
@@ -396,7 +405,9 @@ int heron__run_in_worker(heron__bench *b, const char *so_path, double flops,
   }
   if (pid == 0) {
     close(fds[0]);
-    worker_main(b, so_path, fds[1]);
+    if (k->cubin)
+      heron__cuda_worker_main(b, k, fds[1]);
+    worker_main(b, k->path, fds[1]);
     _exit(127); /* not reached */
   }
   close(fds[1]);

@@ -15,7 +15,10 @@
  * pair, so each arrives whole or not at all, and sends use MSG_NOSIGNAL so
  * a dead peer is an error code rather than a SIGPIPE.  The runner ends when
  * the tuner closes its end (or dies: the kernel closes it then), so it can
- * never outlive the tuner by more than the run in progress.
+ * never outlive the tuner by more than the run in progress.  A request
+ * names the kernel (a .so, or a cubin with its entry point and launch),
+ * and the worker that runs a cubin is the only process that initialises
+ * the CUDA driver.
  */
 #include "core/measure/measure.h"
 
@@ -29,7 +32,7 @@
 #include <unistd.h>
 
 typedef struct runner_request {
-  char so_path[600];
+  heron__kernel_ref kernel;
   double flops;
 } runner_request;
 
@@ -70,7 +73,7 @@ static void serve(heron__bench *b, const runner_request *q, runner_reply *a) {
   memset(&m, 0, sizeof m);
   char *text = NULL;
   if (rc == HERON_OK)
-    rc = heron__run_in_worker(b, q->so_path, q->flops, &m, &text, &err);
+    rc = heron__run_in_worker(b, &q->kernel, q->flops, &m, &text, &err);
   a->rc = rc;
   if (rc != HERON_OK) {
     snprintf(a->rc_text, sizeof a->rc_text, "%s", err.text);
@@ -95,7 +98,8 @@ static void runner_main(heron__bench *b) {
     ssize_t r = recv_one(b->runner_fd, &q, sizeof q);
     if (r != (ssize_t)sizeof q)
       _exit(0); /* end of file (or a broken tuner): nothing more to do */
-    q.so_path[sizeof q.so_path - 1] = '\0';
+    q.kernel.path[sizeof q.kernel.path - 1] = '\0';
+    q.kernel.entry[sizeof q.kernel.entry - 1] = '\0';
     serve(b, &q, &a);
     if (send_all(b->runner_fd, &a, sizeof a) != (ssize_t)sizeof a)
       _exit(0);
@@ -144,8 +148,9 @@ void heron__runner_stop(heron__bench *b) {
   b->runner_pid = 0;
 }
 
-int heron__run_one(heron__bench *b, const char *so_path, double flops,
-                   heron_measurement *m, char **error, heron_error *err) {
+/* Sends one run request to the runner and waits for its reply. */
+static int run_kernel(heron__bench *b, const heron__kernel_ref *k, double flops,
+                      heron_measurement *m, char **error, heron_error *err) {
   m->status = HERON_MEAS_RUNTIME_ERROR;
   m->seconds = m->gflops = m->max_error = 0;
   m->error = "";
@@ -155,10 +160,7 @@ int heron__run_one(heron__bench *b, const char *so_path, double flops,
     return heron_error_set(err, HERON_ERUN, "the measurement runner is gone");
   runner_request q;
   memset(&q, 0, sizeof q);
-  if (strlen(so_path) >= sizeof q.so_path)
-    return heron_error_set(err, HERON_EINVAL, "kernel path too long: %s",
-                           so_path);
-  strcpy(q.so_path, so_path);
+  q.kernel = *k;
   q.flops = flops;
   runner_reply *a = malloc(sizeof *a);
   if (!a)
@@ -188,4 +190,36 @@ int heron__run_one(heron__bench *b, const char *so_path, double flops,
   }
   free(a);
   return rc;
+}
+
+int heron__run_one(heron__bench *b, const char *so_path, double flops,
+                   heron_measurement *m, char **error, heron_error *err) {
+  heron__kernel_ref k;
+  memset(&k, 0, sizeof k);
+  if (strlen(so_path) >= sizeof k.path) {
+    m->status = HERON_MEAS_RUNTIME_ERROR;
+    m->error = "";
+    *error = NULL;
+    return heron_error_set(err, HERON_EINVAL, "kernel path too long: %s",
+                           so_path);
+  }
+  strcpy(k.path, so_path);
+  return run_kernel(b, &k, flops, m, error, err);
+}
+
+int heron__run_candidate(heron__bench *b, const heron__candidate *c,
+                         double flops, heron_measurement *m, char **error,
+                         heron_error *err) {
+  if (b->cuda_sm <= 0 || b->opts.emulate)
+    return heron__run_one(b, c->so_path, flops, m, error, err);
+  heron__kernel_ref k;
+  memset(&k, 0, sizeof k);
+  k.cubin = 1;
+  k.launch = c->launch;
+  /* Both fields have the same size as their sources (heron__candidate). */
+  memcpy(k.path, c->so_path, sizeof k.path);
+  memcpy(k.entry, c->entry, sizeof k.entry);
+  k.path[sizeof k.path - 1] = '\0';
+  k.entry[sizeof k.entry - 1] = '\0';
+  return run_kernel(b, &k, flops, m, error, err);
 }

@@ -24,7 +24,9 @@
  * the result) on top of the same atol: this assumes fp32 accumulation, as
  * cuBLAS and Tensor Core kernels with fp32 accumulators do.  A kernel that
  * accumulates in fp16 has errors of order 1e-4 * R and needs a target-level
- * decision, not a looser check for everyone.
+ * decision, not a looser check for everyone.  The reference of an op with
+ * an epilogue rounds once, after it (heron__op_reference_full), as a fused
+ * kernel does.
  */
 #include <math.h>
 

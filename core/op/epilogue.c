@@ -4,6 +4,7 @@
  * bias tensor; references and the interpreter compute the plain op and then
  * apply the epilogue here, so every op gets it the same way. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/op/op.h"
@@ -72,12 +73,11 @@ int heron__op_set_epilogue(heron__op *op, int flags, heron_error *err) {
   return HERON_OK;
 }
 
-void heron__op_apply_epilogue(const heron__op *op, void *const *bufs) {
-  if (!op->epilogue)
-    return;
-  void *out = bufs[op->ninputs];
-  const void *bias =
-      (op->epilogue & HERON__EPI_BIAS) ? bufs[op->ninputs + 1] : NULL;
+/* Applies the epilogue to the plain op's output `src` (of dtype src_dtype),
+ * writing the result to `dst` in the op's output dtype (dst may be src when
+ * the dtypes agree). */
+static void epilogue_into(const heron__op *op, const void *src, int src_dtype,
+                          const void *bias, void *dst) {
   const heron__tensor *o = &op->out;
   int c = op->channel_axis;
   /* The bias index of output element i: the output dimension indexed by
@@ -91,11 +91,45 @@ void heron__op_apply_epilogue(const heron__op *op, void *const *bufs) {
     inner *= o->dims[d];
   int64_t n = heron__tensor_elems(o);
   for (int64_t i = 0; i < n; i++) {
-    double v = heron__elem_get(out, op->out_dtype, i);
+    double v = heron__elem_get(src, src_dtype, i);
     if (bias && cdim >= 0)
       v += heron__elem_get(bias, op->out_dtype, (i / inner) % o->dims[cdim]);
     if ((op->epilogue & HERON__EPI_RELU) && !(v > 0))
       v = 0;
-    heron__elem_set(out, op->out_dtype, i, v);
+    heron__elem_set(dst, op->out_dtype, i, v);
   }
+}
+
+void heron__op_apply_epilogue(const heron__op *op, void *const *bufs) {
+  if (!op->epilogue)
+    return;
+  const void *bias =
+      (op->epilogue & HERON__EPI_BIAS) ? bufs[op->ninputs + 1] : NULL;
+  epilogue_into(op, bufs[op->ninputs], op->out_dtype, bias, bufs[op->ninputs]);
+}
+
+void heron__op_reference_full(const heron__op *op, void *const *bufs) {
+  int64_t n = heron__tensor_elems(&op->out);
+  float *wide_out = NULL;
+  if (op->epilogue && op->out_dtype != HERON__FP32)
+    wide_out = malloc((size_t)n * sizeof *wide_out);
+  if (!wide_out) {
+    op->reference(op, bufs);
+    heron__op_apply_epilogue(op, bufs);
+    return;
+  }
+  /* The plain op into an fp32 output, then the epilogue in double, then one
+   * rounding to the output dtype: what a fused kernel computes. */
+  heron__op wide = *op;
+  wide.out_dtype = HERON__FP32;
+  wide.epilogue = 0;
+  void *wb[HERON__MAX_TENSORS + 2];
+  for (int i = 0; i < heron__op_nbufs(op); i++)
+    wb[i] = bufs[i];
+  wb[op->ninputs] = wide_out;
+  op->reference(&wide, wb);
+  const void *bias =
+      (op->epilogue & HERON__EPI_BIAS) ? bufs[op->ninputs + 1] : NULL;
+  epilogue_into(op, wide_out, HERON__FP32, bias, bufs[op->ninputs]);
+  free(wide_out);
 }

@@ -136,6 +136,14 @@ int heron__op_set_epilogue(heron__op *op, int flags, heron_error *err);
  * interpreter compute the plain op and then call this. */
 void heron__op_apply_epilogue(const heron__op *op, void *const *bufs);
 
+/* The reference output of the whole op: the plain op, then the epilogue.
+ * For an fp16 output with an epilogue the plain op's result is kept in
+ * fp32 and rounded once after the epilogue, as a fused kernel rounds it (a
+ * rounding between them would differ from the kernel by more than the
+ * check's tolerance where bias and sum cancel).  Measurements check against
+ * this. */
+void heron__op_reference_full(const heron__op *op, void *const *bufs);
+
 /* Static information about an op kind, in the catalogue. */
 typedef struct heron__op_kind {
   const char *name;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/space/builder.h"
+#include "core/target/cuda_driver.h"
 #include "core/util/util.h"
 
 /* The measuring process holds the inputs, an output scratch, the reference
@@ -45,13 +46,70 @@ static void make_key(heron_task *t) {
 }
 
 static int resolve_target(const char *target, heron_error *err) {
-  if (!strcmp(target, "cpu"))
+  if (!strcmp(target, "cpu") || !strcmp(target, "cuda"))
     return HERON_OK;
-  if (!strcmp(target, "cuda"))
-    return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "target 'cuda' is not built yet; available: cpu");
   return heron_error_set(err, HERON_ENOTFOUND,
-                         "unknown target '%s'; available: cpu", target);
+                         "unknown target '%s'; available: cpu, cuda", target);
+}
+
+/* The description a compute capability picks when there is no GPU to ask
+ * and no --hw: the shipped GPU of that architecture. */
+static const char *hw_for_sm(int sm) {
+  switch (sm) {
+  case 80:
+    return "a100";
+  case 86:
+    return "rtx3080";
+  case 90:
+    return "h100";
+  default:
+    return NULL;
+  }
+}
+
+/* The cuda target's hardware: the named description when spec->hw is
+ * given, else the GPU (probed in a child process), else the description
+ * spec->sm picks.  spec->sm then overrides the architecture compiled for. */
+static int resolve_cuda_hw(const heron_task_spec *spec, heron__hw *hw,
+                           heron_error *err) {
+  if (spec->sm && (spec->sm < 70 || spec->sm > 129))
+    return heron_error_set(err, HERON_EINVAL,
+                           "sm %d is not a Tensor Core architecture; "
+                           "expected 70..129 (e.g. 80 for A100, 90 for H100)",
+                           spec->sm);
+  int rc = HERON_OK;
+  if (spec->hw) {
+    rc = heron__hw_load(spec->hw, hw, err);
+    if (!rc && strcmp(hw->target, "cuda") != 0)
+      rc = heron_error_set(err, HERON_EINVAL,
+                           "hardware description '%s' is for the %s target, "
+                           "not cuda; use a GPU description (a100, h100, "
+                           "h200, rtx3080)",
+                           spec->hw, hw->target);
+  } else {
+    heron_error perr;
+    heron_error_clear(&perr);
+    if (heron__cuda_probe_isolated(hw, 60, &perr) != HERON_OK) {
+      /* No GPU: compile for the architecture asked for, or for the A100
+       * description, and say so in the hardware's name. */
+      const char *name = spec->sm ? hw_for_sm(spec->sm) : "a100";
+      if (!name)
+        return heron_error_set(
+            err, HERON_ENOTFOUND,
+            "target cuda: %s, and no shipped description for sm %d; name "
+            "one with --hw (a100, h100, h200, rtx3080, or a JSON file)",
+            perr.text[0] ? perr.text : "no GPU", spec->sm);
+      rc = heron__hw_load(name, hw, err);
+      if (!rc) {
+        char named[sizeof hw->name];
+        snprintf(named, sizeof named, "%s", hw->name);
+        snprintf(hw->name, sizeof hw->name, "%.40s (no GPU here)", named);
+      }
+    }
+  }
+  if (!rc && spec->sm)
+    hw->sm = spec->sm;
+  return rc;
 }
 
 HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
@@ -62,7 +120,9 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
   int rc = resolve_target(target, err);
   if (rc)
     return rc;
-  int dtype = heron__dtype_parse(spec->dtype ? spec->dtype : "fp32");
+  /* Tensor Cores take fp16: that is the cuda target's default dtype. */
+  const char *dflt = strcmp(target, "cuda") ? "fp32" : "fp16";
+  int dtype = heron__dtype_parse(spec->dtype ? spec->dtype : dflt);
   if (dtype < 0)
     return heron_error_set(err, HERON_EINVAL,
                            "unknown dtype '%s'; expected fp32, fp16 or int8",
@@ -79,9 +139,15 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
     rc = heron__op_set_epilogue(&t->op, epi, err);
   if (!rc)
     rc = check_memory(&t->op, err);
+  if (!rc && spec->sm && strcmp(target, "cuda") != 0)
+    rc = heron_error_set(err, HERON_EINVAL,
+                         "sm %d applies to the cuda target only, not %s",
+                         spec->sm, target);
   if (!rc) {
     heron__hw_detect_cpu(&t->hw);
-    if (spec->hw)
+    if (!strcmp(target, "cuda"))
+      rc = resolve_cuda_hw(spec, &t->hw, err);
+    else if (spec->hw)
       rc = heron__hw_load(spec->hw, &t->hw, err);
   }
   if (!rc)

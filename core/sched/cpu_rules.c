@@ -13,165 +13,21 @@
  * elements, accumulator sizes) so that the memory-limit rules are plain LE
  * constraints on a variable, which the solver propagates well.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/codegen/cpu_template.h"
+#include "core/sched/rules.h"
 #include "core/space/builder.h"
 
-/* Products of extents are clamped here; every real footprint is far below,
- * and the clamp keeps bound arithmetic away from int64 overflow. */
-#define BOUND_MAX ((int64_t)1 << 50)
-
-/* The rule context: the space being built, the first error, and the bounds
- * we know of every variable we created (the builder does not report them
- * back, and aux variables need an upper bound). */
+/* The rule context: the shared builder context (core/sched/rules.h), the
+ * template being filled, and the vector axis' quotient variable. */
 typedef struct ctx {
   heron__template *t;
-  heron_space *sp;
-  heron_error *err;
-  int rc;
-  int64_t ub[1024]; /* upper bound of each variable index we created */
-  int vec_q;        /* t3 / vec of the vector axis, or -1 */
+  heron__rules r;
+  int vec_q; /* t3 / vec of the vector axis, or -1 */
 } ctx;
-
-static int64_t mul_sat(int64_t a, int64_t b) {
-  if (a == 0 || b == 0)
-    return 0;
-  if (a > BOUND_MAX / b)
-    return BOUND_MAX;
-  return a * b;
-}
-
-static int64_t add_sat(int64_t a, int64_t b) {
-  return a + b > BOUND_MAX ? BOUND_MAX : a + b;
-}
-
-/* Records a failed builder call once and turns later calls into no-ops. */
-static int check(ctx *c, int v, const char *what) {
-  if (v < 0 && c->rc == 0) {
-    c->rc = v;
-    heron_error_set(c->err, v, "cpu template: cannot create %s: %s", what,
-                    heron_strerror(v));
-  }
-  return v;
-}
-
-static void set_ub(ctx *c, int v, int64_t ub) {
-  if (v >= 0 && v < (int)(sizeof c->ub / sizeof c->ub[0]))
-    c->ub[v] = ub;
-}
-
-static int64_t get_ub(const ctx *c, int v) {
-  if (v >= 0 && v < (int)(sizeof c->ub / sizeof c->ub[0]))
-    return c->ub[v];
-  return BOUND_MAX;
-}
-
-static int konst(ctx *c, int64_t value) {
-  if (c->rc)
-    return -1;
-  int v = check(c, heron__space_const(c->sp, value), "a constant");
-  set_ub(c, v, value);
-  return v;
-}
-
-/* A knob whose domain is the divisors of n. */
-static int knob_divisors(ctx *c, const char *name, int64_t n) {
-  if (c->rc)
-    return -1;
-  int v = check(c, heron__space_var_divisors(c->sp, name, 1, n), name);
-  set_ub(c, v, n);
-  return v;
-}
-
-/* A knob or aux variable whose domain is an explicit set. */
-static int var_set(ctx *c, const char *name, int is_knob, const int64_t *vals,
-                   int n) {
-  if (c->rc)
-    return -1;
-  int v = check(c, heron__space_var_set(c->sp, name, is_knob, vals, n), name);
-  int64_t ub = 0;
-  for (int i = 0; i < n; i++)
-    ub = vals[i] > ub ? vals[i] : ub;
-  set_ub(c, v, ub);
-  return v;
-}
-
-static int var_range(ctx *c, const char *name, int is_knob, int64_t lo,
-                     int64_t hi) {
-  if (c->rc)
-    return -1;
-  int v = check(c, heron__space_var(c->sp, name, is_knob, lo, hi), name);
-  set_ub(c, v, hi);
-  return v;
-}
-
-static void post(ctx *c, int kind, int z, const int *xs, int nx,
-                 const int64_t *vals, int nvals, const char *what) {
-  if (c->rc)
-    return;
-  check(c, heron__space_post(c->sp, kind, z, xs, nx, -1, vals, nvals), what);
-}
-
-/* A named aux variable z = xs[0] * ... * xs[n-1] (1 when n is 0), with its
- * bound derived from the operands' bounds. */
-static int aux_prod(ctx *c, const char *name, const int *xs, int n) {
-  if (c->rc)
-    return -1;
-  if (n == 0)
-    return konst(c, 1);
-  int64_t ub = 1;
-  for (int i = 0; i < n; i++)
-    ub = mul_sat(ub, get_ub(c, xs[i]));
-  int z = var_range(c, name, 0, 1, ub);
-  post(c, HERON_C_PROD, z, xs, n, NULL, 0, name);
-  return z;
-}
-
-/* A named aux variable z = xs[0] + ... + xs[n-1]. */
-static int aux_sum(ctx *c, const char *name, const int *xs, int n) {
-  if (c->rc)
-    return -1;
-  int64_t ub = 0;
-  for (int i = 0; i < n; i++)
-    ub = add_sat(ub, get_ub(c, xs[i]));
-  int z = var_range(c, name, 0, 1, ub < 1 ? 1 : ub);
-  post(c, HERON_C_SUM, z, xs, n, NULL, 0, name);
-  return z;
-}
-
-static void rule(heron__template *t, const char *name, const char *fmt, ...)
-    HERON_PRINTF(3, 4);
-static void rule(heron__template *t, const char *name, const char *fmt, ...) {
-  if (t->nrules >= HERON__CPU_MAX_RULES)
-    return;
-  heron__cpu_rule *r = &t->rules[t->nrules++];
-  snprintf(r->name, sizeof r->name, "%s", name);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->note, sizeof r->note, fmt, ap);
-  va_end(ap);
-}
-
-/* Comma-separated names of the axes of one kind, for the rule notes. */
-static void axis_list(const heron__op *op, int kind, char *buf, size_t cap) {
-  buf[0] = '\0';
-  size_t len = 0;
-  for (int a = 0; a < op->naxes; a++) {
-    if (op->axes[a].kind != kind)
-      continue;
-    int n = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "",
-                     op->axes[a].name);
-    if (n < 0 || (size_t)n >= cap - len)
-      break;
-    len += (size_t)n;
-  }
-  if (!len)
-    snprintf(buf, cap, "none");
-}
 
 /* ---- Always-Inline ------------------------------------------------------ */
 
@@ -181,12 +37,12 @@ static void axis_list(const heron__op *op, int kind, char *buf, size_t cap) {
 static void rule_always_inline(ctx *c) {
   int epi = c->t->op.epilogue;
   if (epi)
-    rule(c->t, "Always-Inline",
+    heron__rule_note_add(c->t->rules, &c->t->nrules, "Always-Inline",
          "the injective epilogue (%s) is inlined into the accumulator's last "
          "store",
          heron__epilogue_name(epi));
   else
-    rule(c->t, "Always-Inline",
+    heron__rule_note_add(c->t->rules, &c->t->nrules, "Always-Inline",
          "not applicable: a single reduction stage without injective "
          "producers");
 }
@@ -201,29 +57,29 @@ static void rule_always_inline(ctx *c) {
 static void rule_multi_level_tiling(ctx *c) {
   heron__template *t = c->t;
   const heron__op *op = &t->op;
-  for (int a = 0; a < op->naxes && !c->rc; a++) {
+  for (int a = 0; a < op->naxes && !c->r.rc; a++) {
     int levels = heron__cpu_levels(t, a);
     int64_t ext = op->axes[a].extent;
     t->has_knobs[a] = ext > 1;
     for (int l = 0; l < levels; l++) {
       if (ext == 1) {
-        t->tile[a][l] = konst(c, 1);
+        t->tile[a][l] = heron__r_const(&c->r, 1);
         continue;
       }
       char name[40];
       snprintf(name, sizeof name, "%s.t%d", op->axes[a].name, l);
-      t->tile[a][l] = knob_divisors(c, name, ext);
+      t->tile[a][l] = heron__r_divisors(&c->r, name, 1, ext);
     }
     if (ext > 1) {
       char what[48];
       snprintf(what, sizeof what, "the split of %s", op->axes[a].name);
-      post(c, HERON_C_PROD, konst(c, ext), t->tile[a], levels, NULL, 0, what);
+      heron__r_post(&c->r, HERON_C_PROD, heron__r_const(&c->r, ext), t->tile[a], levels, NULL, 0, what);
     }
   }
   char sp[96], rd[96];
-  axis_list(op, HERON__SPATIAL, sp, sizeof sp);
-  axis_list(op, HERON__REDUCE, rd, sizeof rd);
-  rule(t, "Multi-Level-Tiling",
+  heron__axis_list(op, HERON__SPATIAL, sp, sizeof sp);
+  heron__axis_list(op, HERON__REDUCE, rd, sizeof rd);
+  heron__rule_note_add(t->rules, &t->nrules, "Multi-Level-Tiling",
        "spatial %s into 4 levels (parallel, cache, register outer, register "
        "inner); reduction %s into 2 (outer, inner)",
        sp, rd);
@@ -242,11 +98,11 @@ static void rule_parallel(ctx *c) {
     if (t->op.axes[a].kind == HERON__SPATIAL && t->has_knobs[a])
       xs[n++] = t->tile[a][0];
   if (n == 0) {
-    t->fused = konst(c, 1);
-    rule(t, "Parallel", "not applicable: no spatial axis longer than 1");
+    t->fused = heron__r_const(&c->r, 1);
+    heron__rule_note_add(t->rules, &t->nrules, "Parallel", "not applicable: no spatial axis longer than 1");
     return;
   }
-  t->fused = aux_prod(c, "fused", xs, n);
+  t->fused = heron__r_prod(&c->r, "fused", xs, n);
   /* Thread-count rule (DLA-specific, like threads per block on a GPU): when
    * the output has enough tiles, the parallel loop must give every core
    * work.  Configs that leave cores idle are legal C but never the
@@ -255,12 +111,12 @@ static void rule_parallel(ctx *c) {
   int64_t tiles = 1;
   for (int a = 0; a < t->op.naxes; a++)
     if (t->op.axes[a].kind == HERON__SPATIAL)
-      tiles = mul_sat(tiles, t->op.axes[a].extent);
+      tiles = heron__mul_sat(tiles, t->op.axes[a].extent);
   int64_t need = t->hw.cores < tiles ? t->hw.cores : tiles;
   if (need > 1)
-    post(c, HERON_C_LE, konst(c, need), &t->fused, 1, NULL, 0,
+    heron__r_post(&c->r, HERON_C_LE, heron__r_const(&c->r, need), &t->fused, 1, NULL, 0,
          "cores <= fused");
-  rule(t, "Parallel",
+  heron__rule_note_add(t->rules, &t->nrules, "Parallel",
        "omp parallel for over the fused level-0 spatial tiles (fused = "
        "product of every spatial t0 >= %lld of %d cores)",
        (long long)need, t->hw.cores);
@@ -337,8 +193,8 @@ static void rule_vectorize(ctx *c) {
   int a = choose_vector_axis(op, (int)(lanes_max < 16 ? lanes_max : 16));
   t->vec_axis = -1;
   if (a < 0 || op->axes[a].extent == 1) {
-    t->vec = konst(c, 1);
-    rule(t, "Vectorize",
+    t->vec = heron__r_const(&c->r, 1);
+    heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
          "not applicable: no output-contiguous spatial axis longer than 1");
     return;
   }
@@ -349,19 +205,19 @@ static void rule_vectorize(ctx *c) {
     if (op->axes[a].extent % w == 0)
       cand[n++] = w;
   t->vec_axis = a;
-  t->vec = var_set(c, "vec", 1, cand, n);
+  t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
   char qname[48];
   snprintf(qname, sizeof qname, "vec.q");
-  int q = var_range(c, qname, 0, 1, op->axes[a].extent);
+  int q = heron__r_range(&c->r, qname, 0, 1, op->axes[a].extent);
   c->vec_q = q;
-  post(c, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL, 0,
+  heron__r_post(&c->r, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL, 0,
        "vec divides the register-inner tile");
   char list[48] = "";
   size_t len = 0;
   for (int i = 0; i < n; i++)
     len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld",
                             i ? ", " : "", (long long)cand[i]);
-  rule(t, "Vectorize",
+  heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
        "register-inner loop of %s, vec in {%s} dividing %s.t3 (%d-byte "
        "registers)%s%s%s",
        op->axes[a].name, list, op->axes[a].name, t->hw.vector_bytes,
@@ -388,7 +244,7 @@ static int axis_tile_var(ctx *c, int a, int from, const char *suffix) {
     return t->tile[a][from];
   char name[40];
   snprintf(name, sizeof name, "%s.%s", t->op.axes[a].name, suffix);
-  return aux_prod(c, name, &t->tile[a][from], levels - from);
+  return heron__r_prod(&c->r, name, &t->tile[a][from], levels - from);
 }
 
 /* cache_write: the output tile is accumulated in a local buffer that lives
@@ -409,19 +265,19 @@ static void rule_cache_stage(ctx *c, int *l2_sizes) {
     outer[n] = l2_sizes[a];
     n++;
   }
-  int at0 = aux_prod(c, "acc.tile0", inner, n);
-  int at1 = aux_prod(c, "acc.tile1", outer, n);
-  t->acc_at = var_range(c, "acc_at", 1, 0, 1);
-  int64_t ub = get_ub(c, at1);
-  t->acc_floats = var_range(c, "acc.floats", 0, 1, ub < 1 ? 1 : ub);
-  post(c, HERON_C_SELECT, t->acc_floats, (int[]){t->acc_at, at0, at1}, 3, NULL,
+  int at0 = heron__r_prod(&c->r, "acc.tile0", inner, n);
+  int at1 = heron__r_prod(&c->r, "acc.tile1", outer, n);
+  t->acc_at = heron__r_range(&c->r, "acc_at", 1, 0, 1);
+  int64_t ub = heron__r_ub(&c->r, at1);
+  t->acc_floats = heron__r_range(&c->r, "acc.floats", 0, 1, ub < 1 ? 1 : ub);
+  heron__r_post(&c->r, HERON_C_SELECT, t->acc_floats, (int[]){t->acc_at, at0, at1}, 3, NULL,
        0, "acc.floats");
   int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
   t->acc_vec_limit = regs - 2;
-  t->acc_vecs = var_range(c, "acc.vecs", 0, 1, t->acc_vec_limit);
-  post(c, HERON_C_PROD, t->acc_floats, (int[]){t->vec, t->acc_vecs}, 2, NULL, 0,
+  t->acc_vecs = heron__r_range(&c->r, "acc.vecs", 0, 1, t->acc_vec_limit);
+  heron__r_post(&c->r, HERON_C_PROD, t->acc_floats, (int[]){t->vec, t->acc_vecs}, 2, NULL, 0,
        "acc.vecs");
-  rule(t, "Add-Cache-Stage",
+  heron__rule_note_add(t->rules, &t->nrules, "Add-Cache-Stage",
        "cache_write: local accumulator in registers at acc_at (0: t3 tile, "
        "1: t2*t3 tile); acc.vecs = acc.floats / vec");
 }
@@ -448,7 +304,7 @@ static void rule_tensorize(ctx *c, int vec_q) {
   int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
   int terms[HERON__MAX_TENSORS + 2], nterms = 0, broadcast = 0;
   terms[nterms++] = t->acc_vecs;
-  for (int i = 0; i < op->ninputs && !c->rc; i++) {
+  for (int i = 0; i < op->ninputs && !c->r.rc; i++) {
     const heron__tensor *ts = &op->in[i];
     if (t->vec_axis < 0 || !heron__tensor_reads(ts, t->vec_axis)) {
       broadcast = 1;
@@ -463,28 +319,28 @@ static void rule_tensorize(ctx *c, int vec_q) {
       in0[n] = inner;
       char name[48];
       snprintf(name, sizeof name, "%s.reg1.%s", ts->name, op->axes[a].name);
-      in1[n] = aux_prod(c, name, (int[]){t->tile[a][2], inner}, 2);
+      in1[n] = heron__r_prod(&c->r, name, (int[]){t->tile[a][2], inner}, 2);
       n++;
     }
     char name[48];
     snprintf(name, sizeof name, "%s.vregs0", ts->name);
-    int r0 = aux_prod(c, name, in0, n);
+    int r0 = heron__r_prod(&c->r, name, in0, n);
     snprintf(name, sizeof name, "%s.vregs1", ts->name);
-    int r1 = aux_prod(c, name, in1, n);
+    int r1 = heron__r_prod(&c->r, name, in1, n);
     snprintf(name, sizeof name, "%s.vregs", ts->name);
-    int r = var_range(c, name, 0, 1, regs);
-    post(c, HERON_C_SELECT, r, (int[]){t->acc_at, r0, r1}, 3, NULL, 0, name);
+    int r = heron__r_range(&c->r, name, 0, 1, regs);
+    heron__r_post(&c->r, HERON_C_SELECT, r, (int[]){t->acc_at, r0, r1}, 3, NULL, 0, name);
     terms[nterms++] = r;
   }
   if (broadcast)
-    terms[nterms++] = konst(c, 1);
-  t->regs_need = aux_sum(c, "regs.need", terms, nterms);
-  post(c, HERON_C_LE, t->regs_need, (int[]){konst(c, regs)}, 1, NULL, 0,
+    terms[nterms++] = heron__r_const(&c->r, 1);
+  t->regs_need = heron__r_sum(&c->r, "regs.need", terms, nterms);
+  heron__r_post(&c->r, HERON_C_LE, t->regs_need, (int[]){heron__r_const(&c->r, regs)}, 1, NULL, 0,
        "regs.need <= vector registers");
   t->fma_isa = t->hw.has_avx512                  ? 512
                : t->hw.has_fma && t->hw.has_avx2 ? 256
                                                  : 0;
-  rule(t, "Tensorize",
+  heron__rule_note_add(t->rules, &t->nrules, "Tensorize",
        "outer-product micro-kernel on the register tile: %s; accumulators + "
        "loaded vectors + 1 broadcast <= %d registers",
        t->fma_isa == 512   ? "_mm512_fmadd_ps at vec 16, _mm256 at vec 8"
@@ -517,7 +373,7 @@ static void rule_pack(ctx *c) {
   int thread_tile[HERON__MAX_AXES]; /* levels 1..3 of each spatial axis */
   for (int a = 0; a < op->naxes; a++)
     thread_tile[a] = -1;
-  for (int i = 0; i < op->ninputs && !c->rc; i++) {
+  for (int i = 0; i < op->ninputs && !c->r.rc; i++) {
     const heron__tensor *ts = &op->in[i];
     int xs[HERON__MAX_AXES], n = 0;
     /* The pack holds every reduction step of the slice, also of the
@@ -535,26 +391,26 @@ static void rule_pack(ctx *c) {
       if (thread_tile[a] < 0) {
         char name[48];
         snprintf(name, sizeof name, "%s.P", op->axes[a].name);
-        thread_tile[a] = aux_prod(c, name, &t->tile[a][1], 3);
+        thread_tile[a] = heron__r_prod(&c->r, name, &t->tile[a][1], 3);
       }
       xs[n++] = thread_tile[a];
     }
     char name[48];
     snprintf(name, sizeof name, "%s.pack", ts->name);
-    t->pack[i] = var_range(c, name, 1, 0, 1);
+    t->pack[i] = heron__r_range(&c->r, name, 1, 0, 1);
     snprintf(name, sizeof name, "%s.pack.tile", ts->name);
-    int tile = aux_prod(c, name, xs, n);
+    int tile = heron__r_prod(&c->r, name, xs, n);
     snprintf(name, sizeof name, "%s.pack.elems", ts->name);
-    int64_t ub = get_ub(c, tile);
-    t->pack_elems[i] = var_range(c, name, 0, 0, ub);
-    post(c, HERON_C_SELECT, t->pack_elems[i],
-         (int[]){t->pack[i], konst(c, 0), tile}, 3, NULL, 0, name);
+    int64_t ub = heron__r_ub(&c->r, tile);
+    t->pack_elems[i] = heron__r_range(&c->r, name, 0, 0, ub);
+    heron__r_post(&c->r, HERON_C_SELECT, t->pack_elems[i],
+         (int[]){t->pack[i], heron__r_const(&c->r, 0), tile}, 3, NULL, 0, name);
     sizes[nsizes++] = t->pack_elems[i];
   }
-  int total = aux_sum(c, "pack.elems", sizes, nsizes);
-  post(c, HERON_C_LE, total, (int[]){konst(c, t->pack_limit)}, 1, NULL, 0,
+  int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
+  heron__r_post(&c->r, HERON_C_LE, total, (int[]){heron__r_const(&c->r, t->pack_limit)}, 1, NULL, 0,
        "pack.elems <= cache share");
-  rule(t, "Add-Multi-Level-SPM",
+  heron__rule_note_add(t->rules, &t->nrules, "Add-Multi-Level-SPM",
        "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
        "into a contiguous aligned buffer in micro-kernel order; all packs "
        "<= %lld elements (last-level cache share)",
@@ -583,19 +439,19 @@ static int dim_footprint(ctx *c, const heron__affine *ix, const int *sizes,
     } else {
       char name[64];
       snprintf(name, sizeof name, "%s.%s", prefix, op->axes[a].name);
-      terms[n++] = aux_prod(c, name, (int[]){konst(c, k), sizes[a]}, 2);
+      terms[n++] = heron__r_prod(&c->r, name, (int[]){heron__r_const(&c->r, k), sizes[a]}, 2);
     }
   }
   if (n == 0)
-    return konst(c, 1);
+    return heron__r_const(&c->r, 1);
   if (n == 1 && coef_sum == 1)
     return sizes[single];
   char name[64];
   snprintf(name, sizeof name, "%s.u", prefix);
-  int u = aux_sum(c, name, terms, n);
+  int u = heron__r_sum(&c->r, name, terms, n);
   snprintf(name, sizeof name, "%s.ext", prefix);
-  int ext = var_range(c, name, 0, 1, get_ub(c, u));
-  post(c, HERON_C_SUM, u, (int[]){ext, konst(c, coef_sum - 1)}, 2, NULL, 0,
+  int ext = heron__r_range(&c->r, name, 0, 1, heron__r_ub(&c->r, u));
+  heron__r_post(&c->r, HERON_C_SUM, u, (int[]){ext, heron__r_const(&c->r, coef_sum - 1)}, 2, NULL, 0,
        name);
   return ext;
 }
@@ -607,24 +463,24 @@ static void working_set(ctx *c, const int *sizes, const char *level,
                         int64_t limit) {
   const heron__op *op = &c->t->op;
   int tens[HERON__MAX_TENSORS + 1], nt = 0;
-  for (int i = 0; i <= op->ninputs && !c->rc; i++) {
+  for (int i = 0; i <= op->ninputs && !c->r.rc; i++) {
     const heron__tensor *ts = i < op->ninputs ? &op->in[i] : &op->out;
     int dims[HERON__MAX_DIMS], nd = 0;
     for (int d = 0; d < ts->ndim; d++) {
       char prefix[48];
       snprintf(prefix, sizeof prefix, "%s.%s.d%d", ts->name, level, d);
       int v = dim_footprint(c, &ts->index[d], sizes, prefix);
-      if (v != konst(c, 1))
+      if (v != heron__r_const(&c->r, 1))
         dims[nd++] = v;
     }
     char name[48];
     snprintf(name, sizeof name, "%s.%s", ts->name, level);
-    tens[nt++] = aux_prod(c, name, dims, nd);
+    tens[nt++] = heron__r_prod(&c->r, name, dims, nd);
   }
   char name[32];
   snprintf(name, sizeof name, "ws.%s", level);
-  int ws = aux_sum(c, name, tens, nt);
-  post(c, HERON_C_LE, ws, (int[]){konst(c, limit)}, 1, NULL, 0, name);
+  int ws = heron__r_sum(&c->r, name, tens, nt);
+  heron__r_post(&c->r, HERON_C_LE, ws, (int[]){heron__r_const(&c->r, limit)}, 1, NULL, 0, name);
 }
 
 /* Tile for cache.  Inside one step of the reduction-outer loop, one
@@ -650,7 +506,7 @@ static void rule_tile_for_cache(ctx *c, const int *l2_sizes,
   t->l2_limit = l2 / t->elem_bytes;
   working_set(c, l2_sizes, "L2", t->l2_limit);
   working_set(c, l1_sizes, "L1", t->l1_limit);
-  rule(t, "Tile-For-Cache",
+  heron__rule_note_add(t->rules, &t->nrules, "Tile-For-Cache",
        "footprint of the cache tile (levels 2..3) x reduction inner <= L2 "
        "(%lld elements); of the register tile (level 3) <= L1 (%lld)",
        (long long)t->l2_limit, (long long)t->l1_limit);
@@ -663,8 +519,8 @@ static void rule_tile_for_cache(ctx *c, const int *l2_sizes,
  * max(1, 4 * v), emitted as `#pragma GCC unroll` on the reduction-inner
  * loop (the register tile itself is always fully unrolled). */
 static void rule_unroll(ctx *c) {
-  c->t->unroll = var_range(c, "unroll", 1, 0, 5);
-  rule(c->t, "Unroll",
+  c->t->unroll = heron__r_range(&c->r, "unroll", 1, 0, 5);
+  heron__rule_note_add(c->t->rules, &c->t->nrules, "Unroll",
        "unroll in 0..5: #pragma GCC unroll max(1, 4*unroll) on the "
        "reduction-inner loop");
 }
@@ -675,8 +531,9 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   if (!c)
     return heron_error_set(err, HERON_ENOMEM, "cpu template: out of memory");
   c->t = t;
-  c->sp = sp;
-  c->err = err;
+  c->r.sp = sp;
+  c->r.err = err;
+  c->r.who = "cpu template";
   c->vec_q = -1;
 
   rule_always_inline(c);
@@ -688,7 +545,7 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
    * (L2, also the accumulator's size at acc_at 1) and level 3 (L1); the
    * reduction-inner tile for both. */
   int l2_sizes[HERON__MAX_AXES], l1_sizes[HERON__MAX_AXES];
-  for (int a = 0; a < t->op.naxes && !c->rc; a++) {
+  for (int a = 0; a < t->op.naxes && !c->r.rc; a++) {
     l1_sizes[a] = axis_tile_var(c, a, 3, "L1");
     l2_sizes[a] = axis_tile_var(c, a, 2, "L2");
   }
@@ -698,7 +555,7 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   rule_pack(c);
   rule_unroll(c);
 
-  int rc = c->rc;
+  int rc = c->r.rc;
   free(c);
   return rc;
 }

@@ -31,7 +31,7 @@
 
 typedef struct heron__template heron__template;
 
-/* Builds the template of `op` for `target` ("cpu") on `hw`, and its space,
+/* Builds the template of `op` for `target` ("cpu" or "cuda") on `hw`, and its space,
  * frozen with heron__space_finish.  HERON_EUNSUPPORTED for a target or
  * dtype the rules do not cover yet; HERON_EUNSAT when no config exists. */
 int heron__template_build(const heron__op *op, const heron__hw *hw,
@@ -57,5 +57,10 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out);
 /* The compiler flags a kernel of this template needs ("-O3 -march=native
  * -fopenmp"), static string. */
 const char *heron__template_cflags(const heron__template *t);
+
+/* 1 for a cuda (Tensor Core) template, whose sources are CUDA in the
+ * dialect of core/codegen/cuda_kernel.h: built by NVRTC, or by the host
+ * compiler with heron__template_cflags as the emulation (CPU check). */
+int heron__template_is_cuda(const heron__template *t);
 
 #endif

@@ -11,8 +11,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codegen/cpu_template.h"
+#include "core/codegen/cuda_template.h"
 #include "core/space/builder.h"
+
+/* The Tensor Core template (core/sched/cuda_rules.c). */
+static int build_cuda(const heron__op *op, const heron__hw *hw,
+                      heron__template **tmpl, heron_space **space,
+                      heron_error *err) {
+  heron__template *t = calloc(1, sizeof *t);
+  heron_space *sp = heron__space_new();
+  if (!t || !sp) {
+    free(t);
+    heron__space_free(sp);
+    return heron_error_set(err, HERON_ENOMEM, "template: out of memory");
+  }
+  t->op = *op;
+  t->hw = *hw;
+  t->elem_bytes = 2;
+  t->vec_axis = -1;
+  int rc = heron__cuda_rules_apply(t, sp, err);
+  if (rc == HERON_OK)
+    rc = heron__space_finish(sp, err);
+  if (rc != HERON_OK) {
+    heron__template_free(t);
+    heron__space_free(sp);
+    return rc;
+  }
+  *tmpl = t;
+  *space = sp;
+  return HERON_OK;
+}
 
 int heron__template_build(const heron__op *op, const heron__hw *hw,
                           const char *target, heron__template **tmpl,
@@ -23,10 +51,12 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
   *space = NULL;
   if (!target)
     target = "cpu";
+  if (!strcmp(target, "cuda"))
+    return build_cuda(op, hw, tmpl, space, err);
   if (strcmp(target, "cpu") != 0)
     return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "target '%s' has no schedule rules yet (supported: "
-                           "cpu)",
+                           "target '%s' has no schedule rules (supported: "
+                           "cpu, cuda)",
                            target);
   if (op->dtype != HERON__FP32 || op->out_dtype != HERON__FP32)
     return heron_error_set(err, HERON_EUNSUPPORTED,
@@ -65,19 +95,34 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
   return HERON_OK;
 }
 
-void heron__template_free(heron__template *t) { free(t); }
+void heron__template_free(heron__template *t) {
+  if (t)
+    free(t->cuda);
+  free(t);
+}
 
 const char *heron__template_cflags(const heron__template *t) {
-  (void)t;
+  /* A cuda template's sources are built by NVRTC; the host compiler only
+   * builds them for the CPU check, as the emulation. */
+  if (t && t->is_cuda)
+    return HERON__CUDA_EMU_CFLAGS;
   return "-O3 -march=native -fopenmp -fPIC -shared";
+}
+
+int heron__template_is_cuda(const heron__template *t) {
+  return t && t->is_cuda;
 }
 
 int heron__codegen(const heron__template *t, const heron_space *sp,
                    const int64_t *cfg, heron__buf *out, heron_error *err) {
   if (!t || !sp || !cfg || !out)
     return heron_error_set(err, HERON_EINVAL, "codegen: NULL argument");
+  if (t->is_cuda)
+    return heron__cuda_codegen(t, sp, cfg, out, err);
   return heron__cpu_codegen(t, sp, cfg, out, err);
 }
+
+static void knobs_and_constraints(const heron_space *sp, heron__buf *out);
 
 /* ---- describe ------------------------------------------------------------ */
 
@@ -149,6 +194,11 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
                               heron__buf *out) {
   if (!t || !out)
     return;
+  if (t->is_cuda) {
+    heron__cuda_describe(t, out);
+    knobs_and_constraints(sp, out);
+    return;
+  }
   const heron__op *op = &t->op;
   heron__buf_printf(out, "cpu template for %s (fp32) on %s\n", op->name,
                     t->hw.name[0] ? t->hw.name : "this machine");
@@ -207,7 +257,12 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
          op->epilogue & HERON__EPI_BIAS ? " + bias[channel]" : "",
          op->epilogue & HERON__EPI_RELU ? ")" : "");
   heron__buf_free(&b);
+  knobs_and_constraints(sp, out);
+}
 
+/* The space part of describe: every knob with its domain, every
+ * constraint. */
+static void knobs_and_constraints(const heron_space *sp, heron__buf *out) {
   if (!sp)
     return;
   heron__buf_puts(out, "knobs:\n");

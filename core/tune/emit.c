@@ -1,11 +1,16 @@
 /* core/tune/emit.c - --emit DIR: the best kernel's source, its config and a
- * standalone driver that builds and times it without libheron. */
+ * standalone driver that builds and times it without libheron.
+ *
+ * For the cuda target the source is written as kernel.cu, and instead of a
+ * C driver a one-line README.txt says how to launch it (its geometry and
+ * dynamic shared memory come from the source's first line). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/codegen/cuda_kernel.h"
 #include "core/op/task.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
@@ -43,12 +48,51 @@ static char *config_json(const heron_task *t, const heron_measurement *best) {
   return s;
 }
 
+/* kernel.cu, config.json and README.txt for the best cuda kernel. */
+static int emit_cuda(const heron_task *t, const heron_measurement *best,
+                     const char *dir, heron_error *err) {
+  char *src = NULL, *cfg = NULL, *readme = NULL;
+  int rc = heron_task_source(t, best->config, &src, err);
+  if (!rc)
+    rc = write_in(dir, "kernel.cu", src, err);
+  if (!rc && !(cfg = config_json(t, best)))
+    rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+  if (!rc)
+    rc = write_in(dir, "config.json", cfg, err);
+  heron__cuda_launch l;
+  if (!rc && heron__cuda_launch_parse(src, &l) != 0)
+    rc = heron_error_set(err, HERON_EINVAL,
+                         "emit: the best kernel's source has no launch line");
+  if (!rc) {
+    heron__buf b = {0};
+    heron__buf_printf(
+        &b,
+        "kernel.cu: launch " HERON__CUDA_KERNEL_NAME "(in0, in1, out, bias; "
+        "fp16, bias NULL when none) with grid (%d, %d, %d), block (%d, %d, "
+        "%d) and %lld bytes of dynamic shared memory; built with NVRTC for "
+        "sm_%d (%d registers, %d bytes spilled, %lld bytes shared memory), "
+        "%.2f GFLOP/s in trial %d of %s.\n",
+        l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+        (long long)l.smem_bytes, t->hw.sm, best->regs, best->spill_bytes,
+        (long long)best->smem_bytes, best->gflops, best->trial, t->key);
+    readme = heron__buf_take(&b);
+    rc = readme ? write_in(dir, "README.txt", readme, err)
+                : heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
+  free(src);
+  free(cfg);
+  free(readme);
+  return rc;
+}
+
 int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
                 heron_error *err) {
   const heron_measurement *best = heron_history_best(h);
   if (!best)
     return HERON_OK;
   int rc = heron__mkdirs(dir, err);
+  if (!rc && !strcmp(t->target, "cuda"))
+    return emit_cuda(t, best, dir, err);
   char *src = NULL, *cfg = NULL, *drv = NULL;
   if (!rc)
     rc = heron_task_source(t, best->config, &src, err);

@@ -5,7 +5,13 @@
  *   fit the model -> observe
  *
  * The engine alone enforces the budget (trials, wall time), so every
- * strategy is judged under the same rules. */
+ * strategy is judged under the same rules.
+ *
+ * A task of the cuda target is measured in one of three ways: on the GPU
+ * (NVRTC builds, runs through the driver API; a device is probed when the
+ * run starts, in a child process, so the tuner never initialises CUDA and
+ * can still fork), compile-only (NVRTC builds with their ptxas statistics,
+ * no runs) or emulated (each kernel checked once on the CPU, not timed). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +24,7 @@
 #include "core/measure/measure.h"
 #include "core/op/task.h"
 #include "core/plugin/plugin.h"
+#include "core/target/cuda_driver.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
 #include "heron/tune.h"
@@ -58,6 +65,10 @@ typedef struct run {
   char strategy_name[64];
   double t0;
   heron_tune_result *res;
+  int cuda;         /* the task's target is cuda */
+  int compile_only; /* build, never run (o->measure.compile_only) */
+  int emulate;      /* cuda kernels checked on the CPU (o->measure.emulate) */
+  int sm;           /* cuda: the SM kernels are built for */
 } run;
 
 static void progress(const run *r, const char *fmt, ...) HERON_PRINTF(2, 3);
@@ -97,6 +108,65 @@ static int check_options(const heron_tune_options *o, heron_error *err) {
     return heron_error_set(err, HERON_EINVAL, "time limit must be >= 0");
   if (!o->strategy || !*o->strategy)
     return heron_error_set(err, HERON_EINVAL, "no strategy given");
+  if (o->measure.compile_only && o->measure.emulate)
+    return heron_error_set(err, HERON_EINVAL,
+                           "compile-only and emulate exclude each other: one "
+                           "builds without running, the other runs on the "
+                           "CPU");
+  return HERON_OK;
+}
+
+/* A cubin for sm_XY runs on devices of the same major version and a minor
+ * version of at least Y, never across major versions. */
+static int cubin_runs_on(int built, int device) {
+  return built / 10 == device / 10 && built % 10 <= device % 10;
+}
+
+/* Settles how a cuda task is measured and for which SM.  On the GPU path
+ * the device is probed in a child process (heron__cuda_probe_isolated):
+ * no GPU stops the run at once with what to do instead. */
+static int setup_target(run *r, heron_error *err) {
+  const heron_task *t = r->task;
+  const heron_measure_options *mo = &r->o->measure;
+  r->cuda = !strcmp(heron_task_target(t), "cuda");
+  r->compile_only = mo->compile_only != 0;
+  r->emulate = mo->emulate != 0;
+  if (!r->cuda) {
+    if (r->emulate)
+      return heron_error_set(err, HERON_EINVAL,
+                             "emulate applies to the cuda target only; task "
+                             "%s runs natively",
+                             heron_task_key(t));
+    return HERON_OK;
+  }
+  r->sm = t->hw.sm;
+  if (r->compile_only || r->emulate) {
+    if (r->compile_only && r->sm <= 0)
+      return heron_error_set(err, HERON_EINVAL,
+                             "target cuda: compile-only needs the SM to build "
+                             "for; the task's hardware (%s) gives none",
+                             t->hw.name);
+    return HERON_OK;
+  }
+  heron__hw dev;
+  memset(&dev, 0, sizeof dev);
+  heron_error perr;
+  heron_error_clear(&perr);
+  int rc = heron__cuda_probe_isolated(&dev, 0, &perr);
+  if (rc != HERON_OK)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "target cuda: no GPU (%s); use --compile-only to "
+                           "build with NVRTC or --emulate to check on the CPU",
+                           perr.text);
+  if (r->sm <= 0)
+    r->sm = dev.sm;
+  if (!cubin_runs_on(r->sm, dev.sm))
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "target cuda: the task is for sm_%d but device 0 "
+                           "(%s) is sm_%d and cannot run its cubins",
+                           r->sm, dev.name, dev.sm);
+  progress(r, "cuda device 0: %s (sm_%d, %d SMs)\n", dev.name, dev.sm,
+           dev.sm_count);
   return HERON_OK;
 }
 
@@ -378,15 +448,22 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
   for (int b = 0; rc == HERON_OK && b < nb; b++) {
     heron_measurement *m = &out[idx[b]];
     m->build_seconds = c[b].build_seconds;
-    if (c[b].status != HERON_MEAS_OK) {
+    m->regs = c[b].regs;
+    m->spill_bytes = c[b].spill_bytes;
+    m->smem_bytes = c[b].smem_bytes;
+    if (c[b].status != HERON_MEAS_OK || r->compile_only) {
+      /* A compile-only trial is its build: ok (with the statistics) or
+       * the build's failure; seconds and gflops stay 0. */
       m->status = c[b].status;
       errors[idx[b]] = c[b].error;
       c[b].error = NULL;
+      if (c[b].status == HERON_MEAS_OK && !r->o->measure.keep_files)
+        unlink(c[b].so_path);
       continue;
     }
     char *rerr = NULL;
-    rc = heron__run_one(&r->bench, c[b].so_path, heron_task_flops(r->task), m,
-                        &rerr, err);
+    rc = heron__run_candidate(&r->bench, &c[b], heron_task_flops(r->task), m,
+                              &rerr, err);
     errors[idx[b]] = rerr;
     if (!r->o->measure.keep_files)
       unlink(c[b].so_path);
@@ -409,7 +486,17 @@ static void print_progress(run *r, int round_ok, int round_failed) {
   double eta = measured > 0 ? el / measured * (total - done) : 0;
   if (r->o->time_limit_s > 0 && eta > r->o->time_limit_s - el)
     eta = r->o->time_limit_s - el;
-  if (best)
+  /* Neither a build nor an emulation has a time worth a GFLOP/s figure:
+   * those runs count what passed.  (res->ok does not hold this round's
+   * trials yet: learn() adds them after this line.) */
+  if (r->compile_only || r->emulate)
+    progress(r,
+             "[%4d/%d] %s %d ok  round: %d ok, %d failed  elapsed %.1f s  "
+             "ETA %.0f s\n",
+             done, total, r->compile_only ? "compiled" : "emulated",
+             r->res->ok + round_ok, round_ok, round_failed, el,
+             eta > 0 ? eta : 0);
+  else if (best)
     progress(r,
              "[%4d/%d] best %.2f GFLOP/s (trial %d)  round: %d ok, %d "
              "failed  elapsed %.1f s  ETA %.0f s\n",
@@ -437,7 +524,13 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
     if (m->status == HERON_MEAS_OK)
       ok++;
     r->res->measured++;
-    if (r->o->verbose)
+    if (r->o->verbose && r->compile_only)
+      progress(r,
+               "  trial %d: %s build %.2f s regs %d spill %d B smem %lld B "
+               "%s\n",
+               m->trial, heron_meas_status_name(m->status), m->build_seconds,
+               m->regs, m->spill_bytes, (long long)m->smem_bytes, m->error);
+    else if (r->o->verbose)
       progress(r, "  trial %d: %s %.3f ms %.2f GFLOP/s %s\n", m->trial,
                heron_meas_status_name(m->status), m->seconds * 1e3, m->gflops,
                m->error);
@@ -620,13 +713,22 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   r.log_ctx.task_key = heron_task_key(t);
   r.log_ctx.strategy = sname;
   r.log_ctx.seed = o->seed;
+  /* Before anything is forked or loaded: a cuda run without a GPU stops
+   * here, and the probe's child is forked from a thread-free process. */
+  rc = setup_target(&r, err);
+  r.log_ctx.cuda = r.cuda;
   /* The measurement runner is forked first, while this process has no
    * threads: a model plugin may start a thread pool as soon as it is
    * loaded or fitted, and workers must not be forked from such a process
    * (core/measure/measure.h).  It costs a fork; the inputs and reference
    * are only computed when the first kernel is run. */
-  rc = heron__bench_init(&r.bench, &t->op, heron__template_cflags(t->tmpl),
-                         &o->measure, err);
+  if (!rc && r.cuda)
+    rc = heron__bench_init_cuda(&r.bench, &t->op,
+                                heron__template_cflags(t->tmpl), &o->measure,
+                                r.sm, err);
+  else if (!rc)
+    rc = heron__bench_init(&r.bench, &t->op, heron__template_cflags(t->tmpl),
+                           &o->measure, err);
   r.bench_ready = rc == HERON_OK;
   /* Everything that can be wrong with the input is checked before the
    * first (slow) measurement: plugins, parameters, logs. */
@@ -646,6 +748,16 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
              heron_task_key(t), r.strategy_name, o->model ? " + " : "",
              o->model ? o->model : "", o->trials, o->batch,
              (unsigned long long)o->seed);
+    if (r.compile_only && r.cuda)
+      progress(&r,
+               "compile only: NVRTC builds for sm_%d with ptxas statistics, "
+               "no runs\n",
+               r.sm);
+    else if (r.compile_only)
+      progress(&r, "compile only: C compiler builds, no runs\n");
+    else if (r.emulate)
+      progress(&r, "emulate: each kernel checked once on the CPU, not "
+                   "timed\n");
     rc = warm_start(&r, err);
   }
   if (!rc)

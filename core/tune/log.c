@@ -55,6 +55,14 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
   json_object_set_new(o, "strategy", json_string(c->strategy));
   json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
   json_object_set_new(o, "simulated", json_boolean(m->simulated));
+  /* ptxas statistics exist only for cuda builds; cpu lines stay as they
+   * were, so their logs do not change. */
+  if (c->cuda) {
+    json_object_set_new(o, "regs", json_integer(m->regs));
+    json_object_set_new(o, "spill_bytes", json_integer(m->spill_bytes));
+    json_object_set_new(o, "smem_bytes",
+                        json_integer((json_int_t)m->smem_bytes));
+  }
   json_object_set_new(o, "time", json_string(when));
   char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(o);
@@ -123,6 +131,24 @@ static int parse_record(json_t *o, const heron_space *sp, const char *task_key,
   if (!m->error)
     m->error = "";
   m->simulated = json_is_true(json_object_get(o, "simulated"));
+  /* Optional: absent from cpu lines and from logs older than the cuda
+   * target; a present one must be a non-negative integer. */
+  static const char *const stats[] = {"regs", "spill_bytes", "smem_bytes"};
+  json_int_t sv[3] = {0, 0, 0};
+  for (int i = 0; i < 3; i++) {
+    json_t *v = json_object_get(o, stats[i]);
+    if (!v)
+      continue;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        (i < 2 && json_integer_value(v) > 0x7fffffff))
+      return heron_error_set(err, HERON_EPARSE,
+                             "%s:%d: \"%s\" must be a non-negative integer",
+                             path, lineno, stats[i]);
+    sv[i] = json_integer_value(v);
+  }
+  m->regs = (int)sv[0];
+  m->spill_bytes = (int)sv[1];
+  m->smem_bytes = (int64_t)sv[2];
   return HERON_OK;
 }
 

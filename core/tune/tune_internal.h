@@ -37,13 +37,16 @@ typedef struct heron__log_ctx {
   const char *task_key;
   const char *strategy;
   uint64_t seed;
+  int cuda; /* 1: the task's target is cuda; lines carry ptxas statistics */
 } heron__log_ctx;
 
-/* Writes m as one JSON line (DESIGN.md §7 fields) to f; does not flush. */
+/* Writes m as one JSON line (DESIGN.md §7 fields) to f; does not flush.
+ * Lines of a cuda task also carry "regs", "spill_bytes" and "smem_bytes". */
 int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
                      const heron_measurement *m, heron_error *err);
 
-/* Reads a log for `task_key` into h.  Lines of another task give
+/* Reads a log for `task_key` into h (with "regs", "spill_bytes" and
+ * "smem_bytes" where a line has them; 0 otherwise).  Lines of another task give
  * HERON_ETASK; a malformed line gives HERON_EPARSE naming it, except a
  * truncated last line (a run killed mid-write), which is skipped and
  * reported in *dropped_tail.  *valid_bytes is the length of the file's

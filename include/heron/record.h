@@ -43,6 +43,12 @@ typedef struct heron_measurement {
   double max_error;      /* largest relative error against the reference */
   const char *error;     /* failure text, "" when OK; never NULL */
   int simulated;         /* 1 when answered by a model, not a real run */
+  /* ptxas statistics of a cuda build (0 for the cpu target, and for a
+   * cuda kernel whose build failed or was emulated on the CPU): */
+  int regs;           /* registers per thread */
+  int spill_bytes;    /* bytes of spill stores plus spill loads per thread */
+  int64_t smem_bytes; /* shared memory per block: the static shared memory
+                         ptxas reports plus the dynamic plan of the launch */
 } heron_measurement;
 
 /* Read access to the task's measurements so far, oldest first (the trials

@@ -47,20 +47,28 @@ typedef struct heron_task_spec {
   const char *op;       /* operator name, e.g. "gemm" */
   const int64_t *shape; /* dimensions in the op's order */
   int nshape;
-  const char *dtype; /* "fp32" (default when NULL); "fp16", "int8" per target */
+  const char *dtype; /* "fp32", "fp16", "int8" per target; NULL: fp32 for
+                        cpu, fp16 for cuda */
   const char *target;   /* "cpu" (default when NULL) */
   const char *hw;       /* hardware description: NULL to detect this machine,
                            else a name in configs/hw/ or a JSON file path */
   const char *epilogue; /* fused epilogue: NULL, "", "none", or a list of
                            "bias" (per-channel bias add) and "relu", e.g.
                            "bias,relu"; applied in that order */
+  int sm; /* cuda: the compute capability * 10 to compile for (70..120);
+             0 = the GPU's, else the hardware description's.  Without a
+             GPU and without hw, sm picks the description (80: a100, 86:
+             rtx3080, 90: h100).  Must be 0 for other targets. */
 } heron_task_spec;
 
 typedef struct heron_task heron_task;
 
-/* Validates the spec and builds the task and its space into *out.  Errors:
- * HERON_ENOTFOUND (unknown op, target, hw), HERON_EINVAL (bad shape,
- * dtype), HERON_ERANGE (tensors too large for this machine's memory),
+/* Validates the spec and builds the task and its space into *out.  For the
+ * cuda target the limits come from the GPU when there is one (probed in a
+ * short-lived child process, so this process never initialises the
+ * driver), else from spec->hw or spec->sm.  Errors:
+ * HERON_ENOTFOUND (unknown op, target, hw; cuda without a GPU, hw or sm),
+ * HERON_EINVAL (bad shape, dtype, sm), HERON_ERANGE (tensors too large for this machine's memory),
  * HERON_EUNSAT (the rules leave no valid config). */
 HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
                                 heron_error *err);

@@ -36,6 +36,20 @@ typedef struct heron_measure_options {
   const char *cc;       /* C compiler; NULL = $CC or "cc" */
   const char *work_dir; /* where sources and .so files go; NULL = a temp dir */
   int keep_files;       /* 1: leave the work dir in place */
+  /* 1: build every config but run none.  A cuda kernel is compiled with
+   * NVRTC (no GPU needed) and recorded as ok with its ptxas statistics and
+   * build time but no timing (seconds and gflops 0), or as compile_error /
+   * timeout; a cpu kernel is compiled by the C compiler and recorded the
+   * same way, without statistics.  Default 0. */
+  int compile_only;
+  /* 1 (cuda target only): check each kernel on the CPU instead of a GPU.
+   * The generated source is compiled by the C compiler with the template's
+   * emulation flags and run once by the cpu worker, which runs the whole
+   * grid sequentially; the trial is recorded as ok, wrong_result,
+   * runtime_error or timeout with seconds and gflops 0, since emulation
+   * time says nothing about the GPU.  number, repeat and min_repeat_ms are
+   * ignored.  Excludes compile_only.  Default 0. */
+  int emulate;
 } heron_measure_options;
 
 typedef struct heron_tune_options {

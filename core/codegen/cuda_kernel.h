@@ -1,0 +1,155 @@
+/* core/codegen/cuda_kernel.h - the contract of a generated CUDA kernel, shared
+ * by the code generator (core/codegen/cuda_codegen.c), the prelude that
+ * gives the kernel's macros their meaning (core/codegen/cuda_prelude.c), the
+ * NVRTC build and the driver-API runner (core/measure/).  Internal.
+ *
+ * One generated source is both a CUDA kernel and, compiled by the host C
+ * compiler with -DHERON_EMULATE, a C program that runs the same lowered loop
+ * nest on the CPU (the "CPU check" of DESIGN.md section 5).  To make that
+ * possible the body is written in a small dialect of macros, every one of
+ * which has a CUDA meaning and an emulation meaning:
+ *
+ * Source layout, in this order:
+ *
+ *   line 1:  / * heron-cuda grid GX GY GZ block BX BY BZ smem BYTES * /
+ *            (without the spaces inside the comment markers, i.e. the
+ *            comment opener, one blank, "heron-cuda grid 4 4 1 block 128 1
+ *            1 smem 16384", one blank, the closer) - the launch, written by
+ *            heron__cuda_launch_format, read back by heron__cuda_launch_parse
+ *   the include block (heron__cuda_includes()): identical in every kernel,
+ *            so NVRTC's precompiled header (-pch) covers it
+ *   #define HERON_THREADS  (BX * BY * BZ)
+ *   #define HERON_GRID_X / _Y / _Z, HERON_BLOCK_X / _Y / _Z
+ *   #define HERON_SMEM_BYTES  dynamic shared bytes (the shared-memory plan)
+ *   #define HERON_WM / HERON_WN / HERON_WK   the wmma shape (e.g. 16 16 16)
+ *   #define HERON_IN0_ELEMS / HERON_IN1_ELEMS / HERON_OUT_ELEMS /
+ *           HERON_BIAS_ELEMS   element counts of the buffers (bias 0: none)
+ *   the prelude text (heron__cuda_prelude())
+ *   HERON_KERNEL(heron_cuda_kernel) { ... body in the dialect ... }
+ *   HERON_EMU_ENTRY(heron_cuda_kernel)
+ *
+ * The kernel's parameters are always (in0, in1, out, bias): the op's two
+ * inputs, its output and the bias (NULL when the op has no bias epilogue),
+ * all `heron_half` (fp16) in the op's own layouts.  The kernel writes every
+ * output element exactly once (never accumulates onto what was there).
+ *
+ * The dialect (the body may also use plain C: int / long long arithmetic,
+ * for loops, if, float, and `#pragma unroll N` lines, which the host
+ * compiler ignores):
+ *
+ *   heron_half              fp16 storage type (__half; _Float16 on the host)
+ *   HERON_H2F(h), HERON_F2H(f)      conversions half <-> float
+ *   HERON_TX, HERON_TY, HERON_TZ    threadIdx.x/.y/.z as int
+ *   HERON_BX, HERON_BY, HERON_BZ    blockIdx.x/.y/.z as int
+ *   HERON_SYNC()                    __syncthreads()
+ *   HERON_SMEM_DECL                 first statement of the body: declares
+ *                                   `unsigned char *heron_smem`, the base of
+ *                                   the dynamic shared memory (128-byte
+ *                                   aligned, HERON_SMEM_BYTES long); written
+ *                                   with or without a trailing semicolon
+ *   The macros are valid only inside the HERON_KERNEL body (the emulation
+ *   passes the thread's state to it as a hidden parameter).
+ *
+ *   Global <-> shared copies (all pointers / indices in elements; V is an
+ *   integer constant expression, a template argument in CUDA):
+ *   HERON_GCOPY(dst, base, idx, V, ELEMS)
+ *       copies V (1, 2, 4 or 8) halves from base[idx..idx+V) to the shared
+ *       pointer dst as one access of 2V bytes; both addresses must be 2V-byte
+ *       aligned, 0 <= idx, idx+V <= ELEMS and dst[0..V) inside the shared
+ *       plan (the emulation checks all of them)
+ *   HERON_GLOAD1(dst, base, idx, ELEMS, cond)
+ *       *dst = cond ? base[idx] : 0 (base and idx are only evaluated when
+ *       cond holds, and then 0 <= idx < ELEMS must hold); dst is a local or
+ *       a shared element (then inside the plan)
+ *   HERON_GSTORE(base, idx, ELEMS, src, V)
+ *       stores V halves src[0..V) (a local heron_half array) to base[idx..)
+ *       as one 2V-byte access: the global address must be 2V-byte aligned
+ *       (src need not be), 0 <= idx, idx+V <= ELEMS, and base[idx..idx+V)
+ *       must lie inside out.  The emulation also checks that HERON_GSTORE
+ *       writes every element of out exactly once, so all of the kernel's
+ *       output goes through it.
+ *
+ *   Tensor Core fragments (shape HERON_WM x HERON_WN x HERON_WK; LAYOUT is
+ *   the literal token row or col, pasted onto a name, so not a macro; a
+ *   load names the layout its fragment was declared with, and NVRTC rejects
+ *   a mismatch.  The HERON_FRAG_* declarations are statements of their own:
+ *   in the emulation each is two statements, so never the body of an
+ *   unbraced if or for):
+ *   HERON_FRAG_A(name, COUNT, LAYOUT);   COUNT matrix_a fragments name[COUNT]
+ *   HERON_FRAG_B(name, COUNT, LAYOUT);   COUNT matrix_b fragments
+ *   HERON_FRAG_ACC(name, COUNT);         COUNT fp32 accumulator fragments
+ *   HERON_FILL_ZERO(acc)                 acc = 0 (one fragment, e.g. c[i])
+ *   HERON_LOAD_A(frag, ptr, ldm, LAYOUT) frag = the WM x WK tile at the
+ *       shared pointer ptr; row: element (m, k) at ptr[m*ldm + k], col: at
+ *       ptr[k*ldm + m].  ptr 32-byte aligned, ldm a multiple of 8.
+ *   HERON_LOAD_B(frag, ptr, ldm, LAYOUT) the WK x WN tile; row: (k, n) at
+ *       ptr[k*ldm + n], col: at ptr[n*ldm + k]
+ *   HERON_MMA(acc, a, b)                 acc += a * b (fp32 accumulation)
+ *   HERON_STORE_ACC(ptr, acc, ldm, LAYOUT) stores the WM x WN fp32 tile to
+ *       the shared float pointer ptr; row: (m, n) at ptr[m*ldm + n], col: at
+ *       ptr[n*ldm + m].  ptr 32-byte aligned, ldm a multiple of 4.
+ *   Fragment operations are warp-collective: every lane of a warp executes
+ *   them with the same arguments.  The emulation checks that every lane of
+ *   a warp runs the same fragment operations (shared pointers, ldm,
+ *   layouts, source lines) between two barriers, and that only whole warps
+ *   use fragments.
+ *
+ * Emulation (HERON_EMULATE): HERON_EMU_ENTRY defines the exported
+ *     void heron_kernel(void *const *bufs)
+ * of the cpu target's contract (core/sched/sched.h: bufs = in0, in1, out,
+ * bias), which runs the whole grid: blocks one after another, and in each
+ * block every thread as a coroutine (ucontext) that runs until its next
+ * HERON_SYNC, thread by thread; the block's shared memory is one buffer of
+ * HERON_SMEM_BYTES.  Each thread holds whole fragments and does the wmma
+ * operations in scalar code.  The shared memory is filled with 0xff bytes
+ * (NaN as fp16 and as fp32) at the start of every block and fragments are
+ * declared full of NaN, so reading what was never written shows up as a
+ * wrong result; a plain-C access just past the end of the plan faults (a
+ * guard page) and a plain-C write before its start is reported when the
+ * block ends.  A broken rule of the dialect (misaligned or out-of-range
+ * access, shared access outside the plan, threads that reach a different
+ * number of barriers, lanes of a warp that disagree on a fragment
+ * operation, an output element not written exactly once) prints
+ * "heron-emulate: <what>" to stderr and aborts, so the CPU check reports it
+ * as a runtime error.  Nothing in the emulation is global but heron_kernel,
+ * so several emulated kernels can be loaded into one process.
+ */
+#ifndef HERON_CORE_CODEGEN_CUDA_KERNEL_H
+#define HERON_CORE_CODEGEN_CUDA_KERNEL_H
+
+#include <stdint.h>
+
+/* The name of the __global__ function in every generated source. */
+#define HERON__CUDA_KERNEL_NAME "heron_cuda_kernel"
+
+/* A kernel's launch geometry and dynamic shared memory. */
+typedef struct heron__cuda_launch {
+  int grid[3];
+  int block[3];
+  int64_t smem_bytes;
+} heron__cuda_launch;
+
+/* The prelude text that defines the dialect above for both CUDA (NVRTC) and
+ * the host emulation.  Static. */
+const char *heron__cuda_prelude(void);
+
+/* The include block every generated source starts with (after line 1).
+ * Static. */
+const char *heron__cuda_includes(void);
+
+/* Reads the launch from line 1 of a generated source.  0 on success, -1
+ * when the line is missing or malformed. */
+int heron__cuda_launch_parse(const char *src, heron__cuda_launch *l);
+
+/* Writes line 1 ("/ * heron-cuda grid ... * /" and a newline, without the
+ * inner spaces) into buf[cap]; returns the length as snprintf does. */
+int heron__cuda_launch_format(const heron__cuda_launch *l, char *buf,
+                              int cap);
+
+/* The host compiler flags that build a generated source as the emulation
+ * .so (the cpu target's contract); static. */
+#define HERON__CUDA_EMU_CFLAGS                                                \
+  "-O1 -g0 -fPIC -shared -x c -std=gnu11 -DHERON_EMULATE "                    \
+  "-fno-strict-aliasing -Wno-unknown-pragmas"
+
+#endif

@@ -1,0 +1,131 @@
+/* core/codegen/cuda_template.h - the Tensor Core (cuda) schedule template,
+ * shared by its rules (core/sched/cuda_rules.c) and the CUDA code generator
+ * (core/codegen/cuda_codegen.c).  Internal to libheron.
+ *
+ * The implicit-GEMM view (DESIGN.md section 6).  Every op is a batched GEMM
+ * whose operands are read through the op's index maps:
+ *
+ *   batch  the spatial axes both inputs read (bmm's b)
+ *   M      the spatial axes only input 0 reads (gemm i; a convolution's
+ *          n, oh, ow, as input 0 is its data)
+ *   N      the spatial axes only input 1 reads (gemm j; a convolution's co)
+ *   K      every reduction axis (a convolution's ci, kh, kw)
+ *
+ * Each group is one fused loop whose index is split back into the op's axes
+ * (div / mod by their extents) where a tensor is addressed.  M, N and K are
+ * padded up to the Tensor Core granule (16, or 8 for a group of at most 8,
+ * as GEMV's N is padded to the wmma width); padded rows and columns read as
+ * zero and are never stored.
+ *
+ * The memory hierarchy (Heron's: global -> shared -> wmma.matrix_a /
+ * matrix_b -> mma -> wmma.accumulator -> shared -> global) and the loop
+ * nest of one block, outermost first:
+ *
+ *   block (blockIdx.x = bi * j.b + bj, blockIdx.y = batch index)
+ *     warps (threadIdx.y = wi * j.w + wj), threads (threadIdx.x, one warp)
+ *     acc[i.f][j.f] = 0                         wmma.accumulator fragments
+ *     for ko < k.o                              reduction outer
+ *       A.shared / B.shared at position 0: the chunk of k.m * k.f * wmma_k
+ *       for km < k.m   (unrolled when k.m <= 4^unroll)
+ *         A.shared / B.shared at position 1: the chunk of k.f * wmma_k
+ *         for kf < k.f, i < i.f, j < j.f        fully unrolled
+ *           load matrix_a / matrix_b fragments, mma_sync
+ *     acc -> C.shared (reusing the A/B space) -> vectorized, guarded,
+ *     cooperative store to global with the fused epilogue
+ *
+ * The block tile is BM = i.w * i.f * wmma_m by BN = j.w * j.f * wmma_n;
+ * M = i.b * BM, N = j.b * BN, K = k.o * k.m * k.f * wmma_k (padded).
+ *
+ * Shared layouts follow global contiguity: an operand whose tensor is
+ * contiguous along K is kept K-inner (matrix_a row_major, matrix_b
+ * col_major), otherwise M- or N-inner, so the cooperative loads read
+ * consecutive addresses.  C.shared is M-inner when the output's contiguous
+ * axis is in M (convolutions), N-inner otherwise.
+ */
+#ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
+#define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
+
+#include "core/codegen/cpu_template.h"
+#include "core/codegen/cuda_kernel.h"
+
+enum { HERON__GB = 0, HERON__GM, HERON__GN, HERON__GK, HERON__NGROUPS };
+
+/* One fused group of op axes. */
+typedef struct heron__cuda_group {
+  int naxes;
+  int axes[HERON__MAX_AXES]; /* op axes, outermost (slowest) first */
+  int64_t extent;            /* product of their extents (1 when empty) */
+  int64_t padded;            /* extent rounded up to the granule */
+} heron__cuda_group;
+
+/* An operand of the GEMM view: A (input 0, M x K) or B (input 1, K x N). */
+typedef struct heron__cuda_operand {
+  int tensor;      /* op input index (0 or 1) */
+  int group;       /* its spatial group: HERON__GM for A, HERON__GN for B */
+  int k_inner;     /* 1: shared tile is K-contiguous, 0: M/N-contiguous */
+  int at;          /* knob: compute-at position 0 (k.o loop) or 1 (k.m) */
+  int pad;         /* knob: storage-align offset in elements */
+  int vec;         /* knob: halves per cooperative load (1, 2, 4, 8) */
+  int kc;          /* aux: K extent of the shared chunk */
+  int bytes;       /* aux: bytes of the shared buffer */
+  int64_t vec_max; /* widest vector the index map allows */
+} heron__cuda_operand;
+
+/* The shared-memory plan of one config: where each buffer lives and in
+ * which phase it is live.  Buffers of the same phase never overlap; the
+ * plan's total is the dynamic shared memory of the launch. */
+typedef struct heron__cuda_smem_buf {
+  const char *name; /* "A.shared", "B.shared", "C.shared" */
+  int phase;        /* 0: main loop, 1: accumulator store */
+  int64_t offset;   /* bytes from the 128-byte aligned base */
+  int64_t bytes;
+} heron__cuda_smem_buf;
+
+typedef struct heron__cuda_smem_plan {
+  int nbufs;
+  heron__cuda_smem_buf buf[3];
+  int64_t total; /* max over phases of the end of their buffers */
+} heron__cuda_smem_plan;
+
+typedef struct heron__cuda_sched {
+  heron__cuda_group g[HERON__NGROUPS];
+  heron__cuda_operand op[2]; /* A, B */
+  int out_group;             /* HERON__GM or HERON__GN: C.shared inner */
+  int out_inner_axis;        /* the output's contiguous op axis, or -1 */
+  int wm, wn, wk;            /* knobs: the wmma shape */
+  int split[3][3];           /* knobs: M: i.b i.w i.f; N: j.b j.w j.f;
+                                K: k.o k.m k.f */
+  int bm, bn;                /* aux: block tile */
+  int kc0, kc1;              /* aux: K chunk at position 0 and 1 */
+  int warps, threads;        /* aux: threadIdx.y and the block size */
+  int regs;                  /* aux: registers per thread, estimated */
+  int c_pad;                 /* knob: C.shared storage-align offset */
+  int c_bytes;               /* aux: bytes of C.shared */
+  int ab_bytes;              /* aux: A.shared + B.shared */
+  int out_vec;               /* knob: halves per vectorized store */
+  int64_t out_vec_max;
+  int unroll;                /* knob: 0..5, unroll loops of <= 4^v steps */
+  int64_t smem_limit;        /* bytes per block the plan may use */
+  int64_t regs_limit;        /* registers per block */
+} heron__cuda_sched;
+
+/* The cuda rules: fill t->cuda (whose op and hw are set) and post the
+ * space.  HERON_EUNSUPPORTED for an op outside the implicit-GEMM view. */
+int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
+                            heron_error *err);
+
+/* The CUDA generator: one self-contained source (core/codegen/
+ * cuda_kernel.h) for a valid config. */
+int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
+                        const int64_t *cfg, heron__buf *out, heron_error *err);
+
+/* The launch geometry and shared-memory plan of a config. */
+void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
+                           heron__cuda_launch *l);
+void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
+                              heron__cuda_smem_plan *p);
+
+/* Describe: the cuda template's loop nest and rules. */
+void heron__cuda_describe(const heron__template *t, heron__buf *out);
+
+#endif

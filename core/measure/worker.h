@@ -1,0 +1,50 @@
+/* core/measure/worker.h - what the cpu worker (run.c) and the cuda worker
+ * (cuda_run.c) share: the report a worker sends back, the output check and
+ * the worker's start and end.  Internal to core/measure. */
+#ifndef HERON_CORE_MEASURE_WORKER_H
+#define HERON_CORE_MEASURE_WORKER_H
+
+#include "core/measure/measure.h"
+
+/* `number` never grows past this, so a kernel that the clock cannot see
+ * (an empty function) still ends its calibration. */
+#define HERON__NUMBER_MAX 1000000000LL
+
+/* What a worker sends back: fixed size and well under PIPE_BUF, so one
+ * write() delivers it whole and never blocks. */
+typedef struct heron__run_report {
+  int status;       /* heron_meas_status */
+  double seconds;   /* median seconds per call */
+  double max_error; /* largest relative error against the reference */
+  char text[384];   /* failure description, "" when OK */
+} heron__run_report;
+
+/* Sets up a freshly forked worker: default handling of the fatal signals
+ * (so a crash is reported as the signal it was), no core files, and the
+ * runner's socket closed (the tuner must see end-of-file as soon as the
+ * runner itself is gone). */
+void heron__worker_prepare(heron__bench *b);
+
+/* Sends the report (one write) and ends the worker with _exit, without
+ * atexit handlers or a second flush of the parent's stdio buffers. */
+_Noreturn void heron__worker_finish(int fd, const heron__run_report *r);
+
+/* Compares the output with the reference; on a mismatch fills the report
+ * with WRONG_RESULT and says where and by how much ("wrong result <when>:
+ * ...").  Keeps the largest error seen in r->max_error.  Returns 1 when
+ * the output matches. */
+int heron__worker_check(const heron__bench *b, const void *out,
+                        const char *when, heron__run_report *r);
+
+/* The median of v[0..n) (sorts v). */
+double heron__median(double *v, int n);
+
+/* Bytes of the op's buffer i: inputs, output (at ninputs), bias. */
+size_t heron__buffer_bytes(const heron__op *op, int i);
+
+/* The cuda worker's whole life (cuda_run.c): loads the cubin k->path
+ * through the driver API, measures it and reports to fd.  Never returns. */
+_Noreturn void heron__cuda_worker_main(heron__bench *b,
+                                       const heron__kernel_ref *k, int fd);
+
+#endif

@@ -1,0 +1,484 @@
+/* core/sched/cuda_rules.c - the Tensor Core schedule template by rules, and
+ * the constraints each rule generates (core/codegen/cuda_template.h has the
+ * template's shape).
+ *
+ * As for the cpu, the rules read only the op description: the implicit-GEMM
+ * view is derived from which inputs read which axes, the shared layouts and
+ * vector widths from the index maps' strides.  So every op of the suite
+ * (gemm, bmm, gemv, the convolutions, the transposed convolution, scan)
+ * gets its template from this one file.
+ *
+ * The constraint that makes every sampled config launchable is the shared
+ * memory one, computed after reuse: A.shared and B.shared are live together
+ * during the main loop, C.shared only afterwards, so C.shared reuses their
+ * space and the rule is "each live set fits", not "the sum fits" (Heron
+ * bounds each buffer alone and leaves the sum to the compiler, so some of
+ * its configs fail to build).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/codegen/cuda_template.h"
+#include "core/sched/rules.h"
+#include "core/space/builder.h"
+
+/* Heron's storage-align offsets, in elements (row pitch = extent + offset);
+ * all multiples of 8 so every wmma pointer stays 32-byte aligned. */
+static const int64_t PADS[] = {0, 8, 16, 24, 32, 48};
+#define NPADS ((int)(sizeof PADS / sizeof PADS[0]))
+
+/* Registers a thread needs besides its fragments: addresses, loop counters
+ * and the cooperative loads' temporaries (calibrated against ptxas'
+ * reports on the suite; see tests/sched/test_cuda_nvrtc.c). */
+#define REGS_OVERHEAD 40
+#define REGS_PER_THREAD_MAX 255
+
+typedef struct ctx {
+  heron__template *t;
+  heron__cuda_sched *s;
+  heron__rules r;
+} ctx;
+
+#define NOTE(c, name, ...)                                                     \
+  heron__rule_note_add((c)->t->rules, &(c)->t->nrules, name, __VA_ARGS__)
+
+static int konst(ctx *c, int64_t v) { return heron__r_const(&c->r, v); }
+
+static int prod(ctx *c, const char *name, const int *xs, int n) {
+  return heron__r_prod(&c->r, name, xs, n);
+}
+
+static int sum(ctx *c, const char *name, const int *xs, int n) {
+  return heron__r_sum(&c->r, name, xs, n);
+}
+
+static void le(ctx *c, int x, int64_t limit, const char *what) {
+  heron__r_post(&c->r, HERON_C_LE, x, (int[]){konst(c, limit)}, 1, NULL, 0,
+                what);
+}
+
+/* ---- the implicit-GEMM view --------------------------------------------- */
+
+/* Flat (row-major) coefficient of every axis in tensor ts, and the flat
+ * offset; the index maps are affine, so the element address is
+ * sum(fc[a] * a) + off wherever no dimension is divided or bounded. */
+static void flat_coefs(const heron__op *op, const heron__tensor *ts,
+                       int64_t *fc, int64_t *off) {
+  int64_t stride = 1;
+  for (int a = 0; a < op->naxes; a++)
+    fc[a] = 0;
+  *off = 0;
+  for (int d = ts->ndim - 1; d >= 0; d--) {
+    for (int a = 0; a < op->naxes; a++)
+      fc[a] += ts->index[d].coef[a] * stride;
+    *off += ts->index[d].offset * stride;
+    stride *= ts->dims[d];
+  }
+}
+
+/* The op axis along which ts is contiguous: the axis it reads with the
+ * smallest nonzero flat coefficient, preferring a reduction axis on a tie;
+ * -1 when it reads none. */
+static int contiguous_axis(const heron__op *op, const heron__tensor *ts) {
+  int64_t fc[HERON__MAX_AXES], off;
+  flat_coefs(op, ts, fc, &off);
+  int best = -1;
+  int64_t bc = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    int64_t k = fc[a] < 0 ? -fc[a] : fc[a];
+    if (k == 0)
+      continue;
+    int better = best < 0 || k < bc ||
+                 (k == bc && op->axes[a].kind == HERON__REDUCE &&
+                  op->axes[best].kind != HERON__REDUCE);
+    if (better) {
+      best = a;
+      bc = k;
+    }
+  }
+  return best;
+}
+
+/* The widest vector (8, 4, 2 or 1 halves) in which tensor ts can be read
+ * or written along group g: V consecutive values of the fused index must
+ * be V consecutive, V-aligned elements.  That holds when the group's
+ * innermost axis has flat coefficient 1 and V divides its extent, or when
+ * the whole group is laid out fused (each axis' coefficient is the product
+ * of the inner extents) and V divides the group's extent; and the other
+ * axes' coefficients and the offset are multiples of V.  Bounded (padded)
+ * or divided indices are read element by element. */
+static int64_t vec_max_of(const heron__op *op, const heron__tensor *ts,
+                          const heron__cuda_group *g) {
+  if (ts->bounded || g->naxes == 0)
+    return 1;
+  for (int d = 0; d < ts->ndim; d++)
+    if (heron__affine_div(&ts->index[d]) > 1)
+      return 1;
+  int64_t fc[HERON__MAX_AXES], off;
+  flat_coefs(op, ts, fc, &off);
+  int inner = g->axes[g->naxes - 1];
+  int fused = 1;
+  int64_t stride = 1;
+  for (int i = g->naxes - 1; i >= 0; i--) {
+    fused &= fc[g->axes[i]] == stride;
+    stride *= op->axes[g->axes[i]].extent;
+  }
+  for (int64_t v = 8; v > 1; v /= 2) {
+    int by_axis = fc[inner] == 1 && op->axes[inner].extent % v == 0;
+    int by_group = fused && g->extent % v == 0;
+    if (!by_axis && !by_group)
+      continue;
+    int ok = off % v == 0;
+    for (int a = 0; a < op->naxes && ok; a++) {
+      int in_g = 0;
+      for (int i = 0; i < g->naxes; i++)
+        in_g |= g->axes[i] == a;
+      if (a == inner || (in_g && by_group))
+        continue;
+      ok = fc[a] % v == 0;
+    }
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* Sorts the axes into the four groups and pads M, N and K. */
+static int build_view(ctx *c) {
+  heron__template *t = c->t;
+  heron__cuda_sched *s = c->s;
+  const heron__op *op = &t->op;
+  for (int a = 0; a < op->naxes; a++) {
+    int grp;
+    if (op->axes[a].kind == HERON__REDUCE) {
+      grp = HERON__GK;
+    } else {
+      int r0 = heron__tensor_reads(&op->in[0], a);
+      int r1 = heron__tensor_reads(&op->in[1], a);
+      grp = r0 && !r1 ? HERON__GM : r1 && !r0 ? HERON__GN : HERON__GB;
+    }
+    heron__cuda_group *g = &s->g[grp];
+    g->axes[g->naxes++] = a;
+  }
+  for (int i = 0; i < HERON__NGROUPS; i++) {
+    heron__cuda_group *g = &s->g[i];
+    g->extent = 1;
+    for (int k = 0; k < g->naxes; k++)
+      g->extent *= op->axes[g->axes[k]].extent;
+    g->padded = g->extent;
+  }
+  /* The granule: wmma tiles are 8, 16 or 32 wide with m * n = 256, so a
+   * group of at most 8 is padded to 8 (forcing the 32x8 or 8x32 shape)
+   * and the other one then to 32; otherwise to 16.  K to 16. */
+  heron__cuda_group *gm = &s->g[HERON__GM], *gn = &s->g[HERON__GN];
+  gm->padded = gm->extent <= 8 ? 8 : round_up(gm->extent, 16);
+  gn->padded = gn->extent <= 8 ? 8 : round_up(gn->extent, 16);
+  if (gm->padded == 8 && gn->padded == 8)
+    gm->padded = 32;
+  else if (gn->padded == 8)
+    gm->padded = round_up(gm->extent, 32);
+  else if (gm->padded == 8)
+    gn->padded = round_up(gn->extent, 32);
+  s->g[HERON__GK].padded = round_up(s->g[HERON__GK].extent, 16);
+  if (s->g[HERON__GB].extent > 65535)
+    return heron_error_set(c->r.err, HERON_EUNSUPPORTED,
+                           "cuda template: batch extent %lld exceeds the "
+                           "grid's y limit 65535",
+                           (long long)s->g[HERON__GB].extent);
+  if (s->g[HERON__GK].naxes == 0)
+    return heron_error_set(c->r.err, HERON_EUNSUPPORTED,
+                           "cuda template: op %s has no reduction to put on "
+                           "the Tensor Cores",
+                           op->name);
+
+  /* Operands and their shared layouts. */
+  for (int i = 0; i < 2; i++) {
+    heron__cuda_operand *o = &s->op[i];
+    const heron__tensor *ts = &op->in[i];
+    o->tensor = i;
+    o->group = i == 0 ? HERON__GM : HERON__GN;
+    int ca = contiguous_axis(op, ts);
+    o->k_inner = ca < 0 || op->axes[ca].kind == HERON__REDUCE;
+    o->vec_max =
+        vec_max_of(op, ts, &s->g[o->k_inner ? HERON__GK : o->group]);
+  }
+  int oa = contiguous_axis(op, &op->out);
+  s->out_inner_axis = oa;
+  s->out_group = HERON__GN;
+  for (int k = 0; oa >= 0 && k < s->g[HERON__GM].naxes; k++)
+    if (s->g[HERON__GM].axes[k] == oa)
+      s->out_group = HERON__GM;
+  int in_out_group = 0;
+  for (int k = 0; oa >= 0 && k < s->g[s->out_group].naxes; k++)
+    in_out_group |= s->g[s->out_group].axes[k] == oa;
+  s->out_vec_max =
+      in_out_group ? vec_max_of(op, &op->out, &s->g[s->out_group]) : 1;
+  return HERON_OK;
+}
+
+/* ---- rules ---------------------------------------------------------------- */
+
+static void rule_always_inline(ctx *c) {
+  int epi = c->t->op.epilogue;
+  if (epi)
+    NOTE(c, "Always-Inline",
+         "the injective epilogue (%s) is inlined into the store from "
+         "C.shared to global",
+         heron__epilogue_name(epi));
+  else
+    NOTE(c, "Always-Inline",
+         "index maps (padding, stride, dilation, transposition, the "
+         "triangular mask) are inlined into the shared-memory loads");
+}
+
+/* Tensorize: the wmma shape.  m * n * k = 4096 with m, n in {8, 16, 32}
+ * and k = 16 gives Heron's three fp16 shapes 16x16x16, 32x8x16, 8x32x16. */
+static void rule_tensorize(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  static const int64_t mn[] = {8, 16, 32};
+  s->wm = heron__r_set(&c->r, "wmma_m", 1, mn, 3);
+  s->wn = heron__r_set(&c->r, "wmma_n", 1, mn, 3);
+  s->wk = heron__r_set(&c->r, "wmma_k", 1, (const int64_t[]){16}, 1);
+  heron__r_post(&c->r, HERON_C_PROD, konst(c, 4096),
+                (int[]){s->wm, s->wn, s->wk}, 3, NULL, 0,
+                "wmma_m * wmma_n * wmma_k == 4096");
+  /* Alignment: a fragment pointer must be 32-byte aligned.  Along an
+   * operand's contiguous axis fragments start every wmma_m (A) or wmma_n
+   * (B) halves, so a contiguous M or N forbids the 8-wide shape there (8
+   * halves are 16 bytes); along K they start every 16 halves. */
+  static const int64_t wide[] = {16, 32};
+  if (!s->op[0].k_inner)
+    heron__r_post(&c->r, HERON_C_IN, s->wm, NULL, 0, wide, 2,
+                  "wmma_m in {16, 32}: A.shared is M-contiguous");
+  if (!s->op[1].k_inner)
+    heron__r_post(&c->r, HERON_C_IN, s->wn, NULL, 0, wide, 2,
+                  "wmma_n in {16, 32}: B.shared is N-contiguous");
+  NOTE(c, "Tensorize",
+       "wmma fragments m x n x k in {16x16x16, 32x8x16, 8x32x16}, fp16 "
+       "inputs, fp32 accumulation; fragment pointers 32-byte aligned%s%s",
+       s->op[0].k_inner ? "" : " (wmma_m >= 16: A is M-contiguous)",
+       s->op[1].k_inner ? "" : " (wmma_n >= 16: B is N-contiguous)");
+}
+
+/* Multi-Level-Tiling: M and N into block (blockIdx.x), warp (threadIdx.y)
+ * and fragments per warp, times the wmma shape; K into outer, middle and
+ * fragment steps, times wmma_k.  The loop-split rule: the levels multiply
+ * to the padded extent. */
+static void rule_tiling(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  static const char *const names[3][3] = {
+      {"i.b", "i.w", "i.f"}, {"j.b", "j.w", "j.f"}, {"k.o", "k.m", "k.f"}};
+  const int grp[3] = {HERON__GM, HERON__GN, HERON__GK};
+  const int shape[3] = {s->wm, s->wn, s->wk};
+  for (int d = 0; d < 3; d++) {
+    int64_t p = s->g[grp[d]].padded;
+    for (int l = 0; l < 3; l++)
+      s->split[d][l] = heron__r_divisors(&c->r, names[d][l], 1, p);
+    char what[48];
+    snprintf(what, sizeof what, "the split of %s", d == 0   ? "M"
+                                                    : d == 1 ? "N"
+                                                             : "K");
+    heron__r_post(&c->r, HERON_C_PROD, konst(c, p),
+                  (int[]){s->split[d][0], s->split[d][1], s->split[d][2],
+                          shape[d]},
+                  4, NULL, 0, what);
+  }
+  s->bm = prod(c, "block.m", (int[]){s->split[0][1], s->split[0][2], s->wm}, 3);
+  s->bn = prod(c, "block.n", (int[]){s->split[1][1], s->split[1][2], s->wn}, 3);
+  s->kc1 = prod(c, "chunk.k1", (int[]){s->split[2][2], s->wk}, 2);
+  s->kc0 = prod(c, "chunk.k0", (int[]){s->split[2][1], s->kc1}, 2);
+  char m[96], n[96];
+  const heron__op *op = &c->t->op;
+  m[0] = n[0] = '\0';
+  for (int k = 0; k < s->g[HERON__GM].naxes; k++)
+    snprintf(m + strlen(m), sizeof m - strlen(m), "%s%s", k ? "*" : "",
+             op->axes[s->g[HERON__GM].axes[k]].name);
+  for (int k = 0; k < s->g[HERON__GN].naxes; k++)
+    snprintf(n + strlen(n), sizeof n - strlen(n), "%s%s", k ? "*" : "",
+             op->axes[s->g[HERON__GN].axes[k]].name);
+  NOTE(c, "Multi-Level-Tiling",
+       "implicit GEMM M=%s (%lld, padded %lld), N=%s (%lld, padded %lld), "
+       "K=%lld (padded %lld), batch %lld: block / warp / fragment levels",
+       m[0] ? m : "1", (long long)s->g[HERON__GM].extent,
+       (long long)s->g[HERON__GM].padded, n[0] ? n : "1",
+       (long long)s->g[HERON__GN].extent, (long long)s->g[HERON__GN].padded,
+       (long long)s->g[HERON__GK].extent, (long long)s->g[HERON__GK].padded,
+       (long long)s->g[HERON__GB].extent);
+}
+
+/* Thread binding: threadIdx.x is one warp (32), threadIdx.y the warps of
+ * the block tile; the DLA-specific limits on threads per block and per
+ * dimension, and the register file: the estimated registers per thread
+ * (accumulator fragments: 8 floats per thread each; a and b fragments:
+ * wmma_m / 4 and wmma_n / 4 registers each; plus the overhead) stay under
+ * 255 and, times the threads, under the registers of a block. */
+static void rule_threads(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  const heron__hw *hw = &c->t->hw;
+  s->warps = prod(c, "threadIdx.y", (int[]){s->split[0][1], s->split[1][1]},
+                  2);
+  s->threads = prod(c, "threads", (int[]){konst(c, 32), s->warps}, 2);
+  int64_t max_threads = hw->max_threads_per_block > 0
+                            ? hw->max_threads_per_block
+                            : 1024;
+  int64_t max_y = hw->max_threads_dim[1] > 0 ? hw->max_threads_dim[1] : 1024;
+  le(c, s->threads, max_threads, "threads <= max threads per block");
+  le(c, s->warps, max_y, "threadIdx.y <= max block dim y");
+
+  int acc = prod(c, "regs.acc",
+                 (int[]){konst(c, 8), s->split[0][2], s->split[1][2]}, 3);
+  int fa = prod(c, "regs.a4", (int[]){s->split[0][2], s->wm}, 2);
+  int fb = prod(c, "regs.b4", (int[]){s->split[1][2], s->wn}, 2);
+  int f4 = sum(c, "regs.ab4", (int[]){fa, fb}, 2);
+  int64_t ub = heron__r_ub(&c->r, f4) / 4;
+  int fr = heron__r_range(&c->r, "regs.ab", 0, 1, ub < 1 ? 1 : ub);
+  heron__r_post(&c->r, HERON_C_PROD, f4, (int[]){konst(c, 4), fr}, 2, NULL, 0,
+                "regs.ab");
+  s->regs = sum(c, "regs", (int[]){acc, fr, konst(c, REGS_OVERHEAD)}, 3);
+  le(c, s->regs, REGS_PER_THREAD_MAX, "regs <= 255 per thread");
+  s->regs_limit = hw->regs_per_block > 0 ? hw->regs_per_block : 65536;
+  int rb = prod(c, "regs.block", (int[]){s->regs, s->threads}, 2);
+  le(c, rb, s->regs_limit, "regs * threads <= registers per block");
+  NOTE(c, "Thread-Binding",
+       "threadIdx.x = 32 (one warp), threadIdx.y = i.w * j.w warps; threads "
+       "<= %lld, y <= %lld; estimated registers (8 per accumulator fragment "
+       "+ a/b fragments + %d) <= 255 and x threads <= %lld",
+       (long long)max_threads, (long long)max_y, REGS_OVERHEAD,
+       (long long)s->regs_limit);
+}
+
+/* Add-Multi-Level-SPM for one operand: its shared chunk (compute-at knob:
+ * position 0 holds k.m * k.f * wmma_k of K, position 1 k.f * wmma_k), the
+ * storage-align offset, and the cooperative load's vector width, which the
+ * index map bounds (vec_max_of).  Bytes = 2 * rows * (inner + pad). */
+static void rule_operand_spm(ctx *c, int i) {
+  heron__cuda_sched *s = c->s;
+  heron__cuda_operand *o = &s->op[i];
+  const char *nm = i == 0 ? "A" : "B";
+  char name[48];
+  snprintf(name, sizeof name, "%s.shared_at", nm);
+  o->at = heron__r_range(&c->r, name, 1, 0, 1);
+  snprintf(name, sizeof name, "%s.chunk.k", nm);
+  int64_t kub = heron__r_ub(&c->r, s->kc0);
+  o->kc = heron__r_range(&c->r, name, 0, 1, kub < 1 ? 1 : kub);
+  heron__r_post(&c->r, HERON_C_SELECT, o->kc, (int[]){o->at, s->kc0, s->kc1},
+                3, NULL, 0, name);
+  snprintf(name, sizeof name, "%s.shared_pad", nm);
+  o->pad = heron__r_set(&c->r, name, 1, PADS, NPADS);
+  int64_t vals[4];
+  int nv = 0;
+  for (int64_t v = 1; v <= o->vec_max && v <= 8; v *= 2)
+    vals[nv++] = v;
+  snprintf(name, sizeof name, "%s.shared_vec", nm);
+  o->vec = heron__r_set(&c->r, name, 1, vals, nv);
+  int rows = i == 0 ? s->bm : s->bn;
+  int inner = o->k_inner ? o->kc : rows, outer = o->k_inner ? rows : o->kc;
+  snprintf(name, sizeof name, "%s.shared_pitch", nm);
+  int pitch = sum(c, name, (int[]){inner, o->pad}, 2);
+  snprintf(name, sizeof name, "%s.shared_bytes", nm);
+  o->bytes = prod(c, name, (int[]){konst(c, 2), outer, pitch}, 3);
+}
+
+/* Add-Multi-Scope-SPM: the accumulators go through C.shared (its own
+ * storage-align offset, M-inner when the output is contiguous along M) to
+ * the global output with a vectorized, guarded store.  The memory rule,
+ * after reuse: A.shared + B.shared fit the block's shared memory during
+ * the main loop, and C.shared, which reuses their space, fits afterwards. */
+static void rule_scope_spm(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  const heron__hw *hw = &c->t->hw;
+  s->c_pad = heron__r_set(&c->r, "C.shared_pad", 1, PADS, NPADS);
+  int m_inner = s->out_group == HERON__GM;
+  int inner = m_inner ? s->bm : s->bn, outer = m_inner ? s->bn : s->bm;
+  int pitch = sum(c, "C.shared_pitch", (int[]){inner, s->c_pad}, 2);
+  s->c_bytes =
+      prod(c, "C.shared_bytes", (int[]){konst(c, 4), outer, pitch}, 3);
+  int64_t vals[4];
+  int nv = 0;
+  for (int64_t v = 1; v <= s->out_vec_max && v <= 8; v *= 2)
+    vals[nv++] = v;
+  s->out_vec = heron__r_set(&c->r, "out.vec", 1, vals, nv);
+  s->ab_bytes = sum(c, "AB.shared_bytes",
+                    (int[]){s->op[0].bytes, s->op[1].bytes}, 2);
+  s->smem_limit = hw->smem_per_block_optin > hw->smem_per_block
+                      ? hw->smem_per_block_optin
+                      : hw->smem_per_block;
+  if (s->smem_limit <= 0)
+    s->smem_limit = 49152;
+  le(c, s->ab_bytes, s->smem_limit, "A.shared + B.shared <= shared memory");
+  le(c, s->c_bytes, s->smem_limit, "C.shared <= shared memory");
+  NOTE(c, "Add-Multi-Level-SPM",
+       "global -> A.shared (%s-inner, vec <= %lld) / B.shared (%s-inner, "
+       "vec <= %lld) at compute-at position shared_at, padded by shared_pad "
+       "-> wmma.matrix_a / matrix_b fragments",
+       s->op[0].k_inner ? "K" : "M", (long long)s->op[0].vec_max,
+       s->op[1].k_inner ? "K" : "N", (long long)s->op[1].vec_max);
+  NOTE(c, "Add-Multi-Scope-SPM",
+       "wmma.accumulator -> C.shared (%s-inner, reusing the A/B space) -> "
+       "global, out.vec <= %lld; live sets after reuse <= %lld bytes%s",
+       m_inner ? "M" : "N", (long long)s->out_vec_max,
+       (long long)s->smem_limit,
+       s->smem_limit > 49152 ? " (dynamic, opt-in above 48 KiB)" : "");
+}
+
+/* Heron's unroll knob: v in 0..5 means auto_unroll_max_step = 4^v: the k.m
+ * loop and the cooperative copies are unrolled entirely when they have at
+ * most 4^v steps, else not at all (the fragment loops are always unrolled
+ * so fragments stay in registers). */
+static void rule_unroll(ctx *c) {
+  c->s->unroll = heron__r_range(&c->r, "unroll", 1, 0, 5);
+  NOTE(c, "Unroll",
+       "unroll in 0..5: the k.m loop and the cooperative copies are unrolled "
+       "when they have at most 4^unroll steps");
+}
+
+int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
+                            heron_error *err) {
+  const heron__op *op = &t->op;
+  if (op->ninputs != 2)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "cuda template: the implicit-GEMM view needs two "
+                           "inputs; op %s has %d",
+                           op->name, op->ninputs);
+  if (op->dtype != HERON__FP16 || op->out_dtype != HERON__FP16)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the cuda (Tensor Core) template supports fp16 "
+                           "only, not %s; use --dtype fp16",
+                           heron__dtype_name(op->dtype));
+  if (op->out.bounded)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "cuda template: op %s writes its output through a "
+                           "bounded index",
+                           op->name);
+  ctx *c = calloc(1, sizeof *c);
+  heron__cuda_sched *s = calloc(1, sizeof *s);
+  if (!c || !s) {
+    free(c);
+    free(s);
+    return heron_error_set(err, HERON_ENOMEM, "cuda template: out of memory");
+  }
+  t->is_cuda = 1;
+  t->cuda = s;
+  c->t = t;
+  c->s = s;
+  c->r.sp = sp;
+  c->r.err = err;
+  c->r.who = "cuda template";
+  int rc = build_view(c);
+  if (rc == HERON_OK) {
+    rule_always_inline(c);
+    rule_tensorize(c);
+    rule_tiling(c);
+    rule_threads(c);
+    rule_operand_spm(c, 0);
+    rule_operand_spm(c, 1);
+    rule_scope_spm(c);
+    rule_unroll(c);
+    rc = c->r.rc;
+  }
+  free(c);
+  return rc;
+}

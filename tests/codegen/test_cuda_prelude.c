@@ -1,0 +1,1050 @@
+/* tests/codegen/test_cuda_prelude.c - the CUDA kernel dialect's prelude
+ * (core/codegen/cuda_prelude.c) and the launch line.
+ *
+ * Hand-written kernels in the dialect - GEMMs on Tensor Core fragments in
+ * every layout, with vector copies, guarded loads, bias and relu, and
+ * small kernels for thread indices, barriers and shared memory - are built
+ * both ways: by NVRTC for sm_80 and sm_90, and by the host compiler as the
+ * emulation .so whose heron_kernel must reproduce a plain C reference
+ * exactly (small integer inputs).  Kernels that break a rule of the dialect
+ * must make the emulation abort with "heron-emulate:" and a message naming
+ * the rule.  Emulated kernels run in a forked child: the death tests need
+ * one anyway, a broken kernel cannot take the test down, and in a sanitizer
+ * build ASan (which warns that it does not fully support swapcontext) only
+ * sees the child.
+ */
+#include "test.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/codegen/cuda_kernel.h"
+#include "core/util/util.h"
+
+#ifdef HERON_HAVE_NVRTC
+#include <nvrtc.h>
+#endif
+
+typedef _Float16 half;
+
+/* A hand-written kernel: its launch, the defines the code generator would
+ * emit, and the text after the prelude. */
+typedef struct kdesc {
+  const char *name;
+  heron__cuda_launch launch;
+  int wmma[3];        /* HERON_WM, HERON_WN, HERON_WK */
+  long long elems[4]; /* in0, in1, out, bias (0: no bias) */
+  const char *body;
+} kdesc;
+
+/* The source as the code generator lays it out (cuda_kernel.h). */
+static char *kernel_source(const kdesc *k) {
+  heron__buf b = {0};
+  char line[128];
+  heron__cuda_launch_format(&k->launch, line, sizeof line);
+  heron__buf_puts(&b, line);
+  const heron__cuda_launch *l = &k->launch;
+  heron__buf_printf(&b, "#define HERON_THREADS (%d * %d * %d)\n", l->block[0],
+                    l->block[1], l->block[2]);
+  heron__buf_printf(&b,
+                    "#define HERON_GRID_X %d\n#define HERON_GRID_Y %d\n"
+                    "#define HERON_GRID_Z %d\n",
+                    l->grid[0], l->grid[1], l->grid[2]);
+  heron__buf_printf(&b,
+                    "#define HERON_BLOCK_X %d\n#define HERON_BLOCK_Y %d\n"
+                    "#define HERON_BLOCK_Z %d\n",
+                    l->block[0], l->block[1], l->block[2]);
+  heron__buf_printf(&b, "#define HERON_SMEM_BYTES %lld\n",
+                    (long long)l->smem_bytes);
+  heron__buf_printf(&b,
+                    "#define HERON_WM %d\n#define HERON_WN %d\n"
+                    "#define HERON_WK %d\n",
+                    k->wmma[0], k->wmma[1], k->wmma[2]);
+  heron__buf_printf(&b,
+                    "#define HERON_IN0_ELEMS %lld\n#define HERON_IN1_ELEMS "
+                    "%lld\n#define HERON_OUT_ELEMS %lld\n"
+                    "#define HERON_BIAS_ELEMS %lld\n",
+                    k->elems[0], k->elems[1], k->elems[2], k->elems[3]);
+  heron__buf_puts(&b, heron__cuda_prelude());
+  heron__buf_puts(&b, k->body);
+  return heron__buf_take(&b);
+}
+
+/* ---- the kernels -------------------------------------------------------- */
+
+/* C[64x64] = relu(A[64x32] * B^T + bias), B stored [N][K]: 2 warps per
+ * 32x32 block tile, K in two tiles of 16 (several barriers), A fragments
+ * row, B fragments col, accumulators stored row; 8-half vector copies. */
+static const kdesc k_gemm_rc = {
+    .name = "gemm_rc",
+    .launch = {{2, 2, 1}, {64, 1, 1}, 7680},
+    .wmma = {16, 16, 16},
+    .elems = {2048, 2048, 4096, 64},
+    .body =
+        "HERON_KERNEL(heron_cuda_kernel) {\n"
+        "  HERON_SMEM_DECL;\n"
+        "  heron_half *As = (heron_half *)(heron_smem + 0);\n"
+        "  heron_half *Bs = (heron_half *)(heron_smem + 1536);\n"
+        "  float *Cs = (float *)(heron_smem + 3072);\n"
+        "  int tid = HERON_TX, warp = tid / 32;\n"
+        "  int bm = HERON_BY * 32, bn = HERON_BX * 32;\n"
+        "  HERON_FRAG_A(a, 1, row);\n"
+        "  HERON_FRAG_B(b, 2, col);\n"
+        "  HERON_FRAG_ACC(c, 2);\n"
+        "  for (int j = 0; j < 2; j++)\n"
+        "    HERON_FILL_ZERO(c[j]);\n"
+        "  for (int k0 = 0; k0 < 32; k0 += 16) {\n"
+        "    int r = tid / 2, c8 = tid % 2 * 8;\n"
+        "    HERON_GCOPY(As + r * 24 + c8, in0, (bm + r) * 32 + k0 + c8, 8,\n"
+        "                HERON_IN0_ELEMS);\n"
+        "    HERON_GCOPY(Bs + r * 24 + c8, in1, (bn + r) * 32 + k0 + c8, 8,\n"
+        "                HERON_IN1_ELEMS);\n"
+        "    HERON_SYNC();\n"
+        "    HERON_LOAD_A(a[0], As + warp * 16 * 24, 24, row);\n"
+        "#pragma unroll 2\n"
+        "    for (int j = 0; j < 2; j++) {\n"
+        "      HERON_LOAD_B(b[j], Bs + j * 16 * 24, 24, col);\n"
+        "      HERON_MMA(c[j], a[0], b[j]);\n"
+        "    }\n"
+        "    HERON_SYNC();\n"
+        "  }\n"
+        "  for (int j = 0; j < 2; j++)\n"
+        "    HERON_STORE_ACC(Cs + warp * 16 * 36 + j * 16, c[j], 36, row);\n"
+        "  HERON_SYNC();\n"
+        "  for (int i = 0; i < 2; i++) {\n"
+        "    int q = tid + i * 64, r = q / 4, c8 = q % 4 * 8;\n"
+        "    heron_half v[8];\n"
+        "    for (int e = 0; e < 8; e++) {\n"
+        "      float x = Cs[r * 36 + c8 + e] + HERON_H2F(bias[bn + c8 + e]);\n"
+        "      v[e] = HERON_F2H(x > 0.0f ? x : 0.0f);\n"
+        "    }\n"
+        "    HERON_GSTORE(out, (bm + r) * 64 + bn + c8, HERON_OUT_ELEMS, v, "
+        "8);\n"
+        "  }\n"
+        "}\n"
+        "HERON_EMU_ENTRY(heron_cuda_kernel)\n"};
+
+/* C[32x64] = A * B with A stored [K][M] (col fragments) and B [K][N] (row
+ * fragments), K = 48 in three tiles, accumulators stored col; a 32x2
+ * block, 4- and 2-half copies, no bias (bias must arrive NULL). */
+static const kdesc k_gemm_cr = {
+    .name = "gemm_cr",
+    .launch = {{2, 1, 1}, {32, 2, 1}, 7168},
+    .wmma = {16, 16, 16},
+    .elems = {1536, 3072, 2048, 0},
+    .body =
+        "HERON_KERNEL(heron_cuda_kernel) {\n"
+        "  HERON_SMEM_DECL;\n"
+        "  heron_half *As = (heron_half *)heron_smem;\n"
+        "  heron_half *Bs = (heron_half *)(heron_smem + 1280);\n"
+        "  float *Cs = (float *)(heron_smem + 2560);\n"
+        "  int lin = HERON_TX + HERON_TY * 32, w = HERON_TY;\n"
+        "  int bn = HERON_BX * 32;\n"
+        "  HERON_FRAG_A(a, 1, col);\n"
+        "  HERON_FRAG_B(b, 2, row);\n"
+        "  HERON_FRAG_ACC(c, 2);\n"
+        "  HERON_FILL_ZERO(c[0]);\n"
+        "  HERON_FILL_ZERO(c[1]);\n"
+        "  for (int k0 = 0; k0 < 48; k0 += 16) {\n"
+        "    for (int i = 0; i < 2; i++) {\n"
+        "      int q = lin + i * 64, k = q / 8, m4 = q % 8 * 4;\n"
+        "      HERON_GCOPY(As + k * 40 + m4, in0, (k0 + k) * 32 + m4, 4,\n"
+        "                  HERON_IN0_ELEMS);\n"
+        "    }\n"
+        "    for (int i = 0; i < 4; i++) {\n"
+        "      int q = lin + i * 64, k = q / 16, n2 = q % 16 * 2;\n"
+        "      HERON_GCOPY(Bs + k * 40 + n2, in1, (k0 + k) * 64 + bn + n2, 2,\n"
+        "                  HERON_IN1_ELEMS);\n"
+        "    }\n"
+        "    HERON_SYNC();\n"
+        "    HERON_LOAD_A(a[0], As + w * 16, 40, col);\n"
+        "    for (int j = 0; j < 2; j++) {\n"
+        "      HERON_LOAD_B(b[j], Bs + j * 16, 40, row);\n"
+        "      HERON_MMA(c[j], a[0], b[j]);\n"
+        "    }\n"
+        "    HERON_SYNC();\n"
+        "  }\n"
+        "  for (int j = 0; j < 2; j++)\n"
+        "    HERON_STORE_ACC(Cs + j * 16 * 36 + w * 16, c[j], 36, col);\n"
+        "  HERON_SYNC();\n"
+        "  for (int i = 0; i < 4; i++) {\n"
+        "    int q = lin + i * 64, r = q / 8, n4 = q % 8 * 4;\n"
+        "    heron_half v[4];\n"
+        "    for (int e = 0; e < 4; e++)\n"
+        "      v[e] = HERON_F2H(Cs[(n4 + e) * 36 + r] + (bias ? 1000.0f : "
+        "0.0f));\n"
+        "    HERON_GSTORE(out, r * 64 + bn + n4, HERON_OUT_ELEMS, v, 4);\n"
+        "  }\n"
+        "}\n"
+        "HERON_EMU_ENTRY(heron_cuda_kernel)\n"};
+
+/* C[20x22] = A[20x20] * B[20x22] + bias on the 32x8x16 shape, one warp per
+ * 32x8 tile: every global element is a guarded HERON_GLOAD1 (zero outside
+ * the matrix, whose indices then run past the buffers), the bias goes
+ * through a local, and the output through guarded single-half stores. */
+static const kdesc k_gemm_guarded = {
+    .name = "gemm_guarded",
+    .launch = {{3, 1, 1}, {32, 1, 1}, 3584},
+    .wmma = {32, 8, 16},
+    .elems = {400, 440, 440, 22},
+    .body =
+        "HERON_KERNEL(heron_cuda_kernel) {\n"
+        "  HERON_SMEM_DECL;\n"
+        "  heron_half *As = (heron_half *)heron_smem;\n"
+        "  heron_half *Bs = (heron_half *)(heron_smem + 1536);\n"
+        "  float *Cs = (float *)(heron_smem + 2048);\n"
+        "  int tid = HERON_TX, bn = HERON_BX * 8;\n"
+        "  HERON_FRAG_A(a, 1, row);\n"
+        "  HERON_FRAG_B(b, 1, row);\n"
+        "  HERON_FRAG_ACC(c, 1);\n"
+        "  HERON_FILL_ZERO(c[0]);\n"
+        "  for (int k0 = 0; k0 < 20; k0 += 16) {\n"
+        "    for (int i = 0; i < 16; i++) {\n"
+        "      int e = tid + i * 32, r = e / 16, k = e % 16;\n"
+        "      HERON_GLOAD1(As + r * 24 + k, in0, r * 20 + k0 + k,\n"
+        "                   HERON_IN0_ELEMS, r < 20 && k0 + k < 20);\n"
+        "    }\n"
+        "    for (int i = 0; i < 4; i++) {\n"
+        "      int e = tid + i * 32, k = e / 8, n = e % 8;\n"
+        "      HERON_GLOAD1(Bs + k * 16 + n, in1, (k0 + k) * 22 + bn + n,\n"
+        "                   HERON_IN1_ELEMS, k0 + k < 20 && bn + n < 22);\n"
+        "    }\n"
+        "    HERON_SYNC();\n"
+        "    HERON_LOAD_A(a[0], As, 24, row);\n"
+        "    HERON_LOAD_B(b[0], Bs, 16, row);\n"
+        "    HERON_MMA(c[0], a[0], b[0]);\n"
+        "    HERON_SYNC();\n"
+        "  }\n"
+        "  HERON_STORE_ACC(Cs, c[0], 12, row);\n"
+        "  HERON_SYNC();\n"
+        "  for (int i = 0; i < 8; i++) {\n"
+        "    int e = tid + i * 32, r = e / 8, n = e % 8;\n"
+        "    heron_half bv, v[1];\n"
+        "    HERON_GLOAD1(&bv, bias, bn + n, HERON_BIAS_ELEMS, bn + n < 22);\n"
+        "    if (r < 20 && bn + n < 22) {\n"
+        "      v[0] = HERON_F2H(Cs[r * 12 + n] + HERON_H2F(bv));\n"
+        "      HERON_GSTORE(out, r * 22 + bn + n, HERON_OUT_ELEMS, v, 1);\n"
+        "    }\n"
+        "  }\n"
+        "}\n"
+        "HERON_EMU_ENTRY(heron_cuda_kernel)\n"};
+
+/* Every thread of a 3-D grid of 3-D blocks writes its indices: 8 halves
+ * per thread as four 2-half stores; no shared memory at all. */
+static const kdesc k_indices = {
+    .name = "indices",
+    .launch = {{2, 3, 2}, {4, 2, 3}, 0},
+    .wmma = {16, 16, 16},
+    .elems = {8, 8, 2304, 0},
+    .body = "HERON_KERNEL(heron_cuda_kernel) {\n"
+            "  HERON_SMEM_DECL;\n"
+            "  int blk = (HERON_BZ * 3 + HERON_BY) * 2 + HERON_BX;\n"
+            "  int thr = (HERON_TZ * 2 + HERON_TY) * 4 + HERON_TX;\n"
+            "  heron_half v[8];\n"
+            "  v[0] = HERON_F2H((float)HERON_TX);\n"
+            "  v[1] = HERON_F2H((float)HERON_TY);\n"
+            "  v[2] = HERON_F2H((float)HERON_TZ);\n"
+            "  v[3] = HERON_F2H((float)HERON_BX);\n"
+            "  v[4] = HERON_F2H((float)HERON_BY);\n"
+            "  v[5] = HERON_F2H((float)HERON_BZ);\n"
+            "  v[6] = HERON_F2H((float)thr);\n"
+            "  v[7] = HERON_F2H((float)blk);\n"
+            "  for (int i = 0; i < 8; i += 2)\n"
+            "    HERON_GSTORE(out, (blk * 24 + thr) * 8 + i, HERON_OUT_ELEMS, "
+            "v + i,\n"
+            "                 2);\n"
+            "}\n"
+            "HERON_EMU_ENTRY(heron_cuda_kernel)\n"};
+
+/* Neighbours exchange values through shared memory, three rounds: right
+ * only if every thread's write precedes every read (HERON_SYNC). */
+static const kdesc k_barriers = {
+    .name = "barriers",
+    .launch = {{2, 1, 1}, {64, 1, 1}, 128},
+    .wmma = {16, 16, 16},
+    .elems = {8, 8, 128, 0},
+    .body = "HERON_KERNEL(heron_cuda_kernel) {\n"
+            "  HERON_SMEM_DECL;\n"
+            "  heron_half *s = (heron_half *)heron_smem;\n"
+            "  int t = HERON_TX;\n"
+            "  float v = (float)(t % 8 + HERON_BX);\n"
+            "  for (int r = 0; r < 3; r++) {\n"
+            "    s[t] = HERON_F2H(v);\n"
+            "    HERON_SYNC();\n"
+            "    v = HERON_H2F(s[(t + 1) % 64]) + HERON_H2F(s[(t + 63) % 64]) "
+            "- v;\n"
+            "    HERON_SYNC();\n"
+            "  }\n"
+            "  heron_half o[1];\n"
+            "  o[0] = HERON_F2H(v);\n"
+            "  HERON_GSTORE(out, HERON_BX * 64 + t, HERON_OUT_ELEMS, o, 1);\n"
+            "}\n"
+            "HERON_EMU_ENTRY(heron_cuda_kernel)\n"};
+
+/* Block 0 fills shared memory (1-half copies) and reads it back; block 1
+ * reads it without writing, so it must see the NaN of a fresh block. */
+static const kdesc k_fresh_smem = {
+    .name = "fresh_smem",
+    .launch = {{2, 1, 1}, {32, 1, 1}, 128},
+    .wmma = {16, 16, 16},
+    .elems = {32, 8, 64, 0},
+    .body =
+        "HERON_KERNEL(heron_cuda_kernel) {\n"
+        "  HERON_SMEM_DECL;\n"
+        "  heron_half *s = (heron_half *)heron_smem;\n"
+        "  if (HERON_BX == 0)\n"
+        "    HERON_GCOPY(s + HERON_TX, in0, HERON_TX, 1, HERON_IN0_ELEMS);\n"
+        "  HERON_SYNC();\n"
+        "  heron_half o[1];\n"
+        "  o[0] = s[HERON_TX];\n"
+        "  HERON_GSTORE(out, HERON_BX * 32 + HERON_TX, HERON_OUT_ELEMS, o, "
+        "1);\n"
+        "}\n"
+        "HERON_EMU_ENTRY(heron_cuda_kernel)\n"};
+
+static const kdesc *const good_kernels[] = {&k_gemm_rc,      &k_gemm_cr,
+                                            &k_gemm_guarded, &k_indices,
+                                            &k_barriers,     &k_fresh_smem};
+#define NGOOD ((int)(sizeof good_kernels / sizeof good_kernels[0]))
+
+/* ---- inputs and references ---------------------------------------------- */
+
+/* Small integers, so every product and sum is exact in fp16 and fp32. */
+static float val_a(long long i) { return (float)((i * 7 + 3) % 5 - 2); }
+static float val_b(long long i) { return (float)((i * 5 + 1) % 7 - 3); }
+static float val_bias(long long i) { return (float)(i % 9 - 4); }
+
+/* Buffers the forked child writes and the parent reads: shared mappings. */
+typedef struct bufs {
+  half *p[4];
+  long long n[4];
+} bufs;
+
+static int bufs_alloc(bufs *b, const kdesc *k) {
+  memset(b, 0, sizeof *b);
+  for (int i = 0; i < 4; i++) {
+    b->n[i] = k->elems[i];
+    if (b->n[i] == 0)
+      continue;
+    void *p = mmap(NULL, (size_t)b->n[i] * sizeof(half), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return -1;
+    b->p[i] = p;
+  }
+  for (long long i = 0; i < b->n[0]; i++)
+    b->p[0][i] = (half)val_a(i);
+  for (long long i = 0; i < b->n[1]; i++)
+    b->p[1][i] = (half)val_b(i);
+  for (long long i = 0; i < b->n[2]; i++)
+    b->p[2][i] = (half)-777.0f; /* stale output: must all be overwritten */
+  for (long long i = 0; i < b->n[3]; i++)
+    b->p[3][i] = (half)val_bias(i);
+  return 0;
+}
+
+static void bufs_free(bufs *b) {
+  for (int i = 0; i < 4; i++)
+    if (b->p[i])
+      munmap(b->p[i], (size_t)b->n[i] * sizeof(half));
+}
+
+/* Compares out with ref[n] exactly; NaN in ref means "must be NaN". */
+static int same_output(const char *what, const half *out, const float *ref,
+                       long long n) {
+  for (long long i = 0; i < n; i++) {
+    float o = (float)out[i];
+    int ok = isnan(ref[i]) ? isnan(o) : o == ref[i];
+    if (!ok) {
+      fprintf(stderr, "%s: out[%lld] = %g, expected %g\n", what, i, o, ref[i]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static float *ref_gemm_rc(const bufs *b) {
+  float *ref = calloc(64 * 64, sizeof *ref);
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < 64; n++) {
+      float s = (float)b->p[3][n];
+      for (int k = 0; k < 32; k++)
+        s += (float)b->p[0][m * 32 + k] * (float)b->p[1][n * 32 + k];
+      ref[m * 64 + n] = s > 0 ? s : 0;
+    }
+  return ref;
+}
+
+static float *ref_gemm_cr(const bufs *b) {
+  float *ref = calloc(32 * 64, sizeof *ref);
+  for (int m = 0; m < 32; m++)
+    for (int n = 0; n < 64; n++) {
+      float s = 0;
+      for (int k = 0; k < 48; k++)
+        s += (float)b->p[0][k * 32 + m] * (float)b->p[1][k * 64 + n];
+      ref[m * 64 + n] = s;
+    }
+  return ref;
+}
+
+static float *ref_gemm_guarded(const bufs *b) {
+  float *ref = calloc(20 * 22, sizeof *ref);
+  for (int m = 0; m < 20; m++)
+    for (int n = 0; n < 22; n++) {
+      float s = (float)b->p[3][n];
+      for (int k = 0; k < 20; k++)
+        s += (float)b->p[0][m * 20 + k] * (float)b->p[1][k * 22 + n];
+      ref[m * 22 + n] = s;
+    }
+  return ref;
+}
+
+static float *ref_indices(const bufs *b) {
+  float *ref = calloc(2304, sizeof *ref);
+  (void)b;
+  for (int bz = 0; bz < 2; bz++)
+    for (int by = 0; by < 3; by++)
+      for (int bx = 0; bx < 2; bx++)
+        for (int tz = 0; tz < 3; tz++)
+          for (int ty = 0; ty < 2; ty++)
+            for (int tx = 0; tx < 4; tx++) {
+              int blk = (bz * 3 + by) * 2 + bx, thr = (tz * 2 + ty) * 4 + tx;
+              float *r = ref + (blk * 24 + thr) * 8;
+              r[0] = tx, r[1] = ty, r[2] = tz, r[3] = bx, r[4] = by;
+              r[5] = bz, r[6] = thr, r[7] = blk;
+            }
+  return ref;
+}
+
+static float *ref_barriers(const bufs *b) {
+  float *ref = calloc(128, sizeof *ref);
+  (void)b;
+  for (int bx = 0; bx < 2; bx++) {
+    float v[64], s[64];
+    for (int t = 0; t < 64; t++)
+      v[t] = (float)(t % 8 + bx);
+    for (int r = 0; r < 3; r++) {
+      memcpy(s, v, sizeof s);
+      for (int t = 0; t < 64; t++)
+        v[t] = s[(t + 1) % 64] + s[(t + 63) % 64] - s[t];
+    }
+    memcpy(ref + bx * 64, v, sizeof v);
+  }
+  return ref;
+}
+
+static float *ref_fresh_smem(const bufs *b) {
+  float *ref = calloc(64, sizeof *ref);
+  for (int i = 0; i < 32; i++) {
+    ref[i] = (float)b->p[0][i];
+    ref[32 + i] = NAN;
+  }
+  return ref;
+}
+
+typedef float *(*ref_fn)(const bufs *b);
+
+/* ---- building and running the emulation --------------------------------- */
+
+/* A fresh scratch folder under TMPDIR, removed by the caller. */
+static int scratch(char *dir, size_t cap) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, cap, "%s/heron-prelude-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Writes dir/<name>.c and compiles it with the emulation flags into
+ * dir/<name>.so (path in so[cap]); prints the compiler's messages and
+ * returns -1 on failure. */
+static int build_emulated(const char *dir, const kdesc *k, char *so,
+                          size_t cap) {
+  char c[512], errf[512], cmd[2048];
+  char *src = kernel_source(k);
+  if (!src)
+    return -1;
+  snprintf(c, sizeof c, "%s/%s.c", dir, k->name);
+  snprintf(errf, sizeof errf, "%s/%s.err", dir, k->name);
+  snprintf(so, cap, "%s/%s.so", dir, k->name);
+  heron_error err = {0};
+  int rc = heron__write_file(c, src, strlen(src), &err);
+  free(src);
+  if (rc != HERON_OK) {
+    fprintf(stderr, "%s\n", err.text);
+    return -1;
+  }
+  snprintf(cmd, sizeof cmd,
+           "cc " HERON__CUDA_EMU_CFLAGS " -o '%s' '%s' 2> '%s'", so, c, errf);
+  if (system(cmd) != 0) {
+    char *log = NULL;
+    size_t len = 0;
+    heron__read_file(errf, &log, &len, &err);
+    fprintf(stderr, "%s: cc failed:\n%s\n", k->name, log ? log : "");
+    free(log);
+    return -1;
+  }
+  return 0;
+}
+
+typedef void (*kernel_fn)(void *const *bufs);
+
+/* In a forked child: dlopens every sos[i] first (so they coexist in one
+ * process), then calls each heron_kernel on args[i].  The child's stderr
+ * comes back in err[cap]; returns its wait status, or -1. */
+static int run_child(const char *const *sos, void *const *const *args, int n,
+                     char *err, size_t cap) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return -1;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    void *h[4];
+    close(fds[0]);
+    dup2(fds[1], 2);
+    alarm(60); /* a scheduler that never ends must not hang the test */
+    for (int i = 0; i < n && i < 4; i++) {
+      h[i] = dlopen(sos[i], RTLD_NOW | RTLD_LOCAL);
+      if (!h[i]) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        _exit(3);
+      }
+    }
+    for (int i = 0; i < n && i < 4; i++) {
+      kernel_fn fn = (kernel_fn)(uintptr_t)dlsym(h[i], "heron_kernel");
+      if (!fn) {
+        fprintf(stderr, "no heron_kernel in %s\n", sos[i]);
+        _exit(3);
+      }
+      fn(args[i]);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  /* Read to the end (keeping what fits) so the child never blocks. */
+  size_t len = 0;
+  char chunk[512];
+  ssize_t got;
+  while ((got = read(fds[0], chunk, sizeof chunk)) > 0) {
+    size_t keep = (size_t)got < cap - 1 - len ? (size_t)got : cap - 1 - len;
+    memcpy(err + len, chunk, keep);
+    len += keep;
+  }
+  err[len] = '\0';
+  close(fds[0]);
+  int status;
+  if (waitpid(pid, &status, 0) != pid)
+    return -1;
+  return status;
+}
+
+/* Builds kernel k, runs it on fresh inputs and compares with its
+ * reference; 1 when it matches. */
+static int emulate_and_check(const char *dir, const kdesc *k, ref_fn ref) {
+  char so[512], err[8192];
+  bufs b;
+  if (build_emulated(dir, k, so, sizeof so) != 0 || bufs_alloc(&b, k) != 0)
+    return 0;
+  /* bufs[3] is a trap when the kernel has no bias: it must not be used. */
+  void *args[4] = {b.p[0], b.p[1], b.p[2],
+                   b.p[3] ? (void *)b.p[3] : (void *)(uintptr_t)16};
+  const char *sos[1] = {so};
+  void *const *argv[1] = {args};
+  int status = run_child(sos, argv, 1, err, sizeof err);
+  int ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok)
+    fprintf(stderr, "%s: the emulation failed (status %#x):\n%s\n", k->name,
+            status, err);
+  float *r = ok ? ref(&b) : NULL;
+  ok = ok && r && same_output(k->name, b.p[2], r, b.n[2]);
+  free(r);
+  bufs_free(&b);
+  return ok;
+}
+
+/* ---- launch line -------------------------------------------------------- */
+
+TEST(launch_line_round_trips_through_format_and_parse) {
+  const heron__cuda_launch cases[] = {
+      {{1, 1, 1}, {1, 1, 1}, 0},
+      {{128, 64, 12}, {32, 4, 2}, 49152},
+      {{2147483647, 65535, 65535}, {1024, 1, 1}, 232448},
+      {{3, 5, 7}, {8, 8, 16}, (int64_t)1 << 40},
+  };
+  char line[160];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int n = heron__cuda_launch_format(&cases[i], line, sizeof line);
+    CHECK_EQ(n, (long long)strlen(line));
+    CHECK(line[n - 1] == '\n');
+    heron__cuda_launch back;
+    memset(&back, 0xab, sizeof back);
+    CHECK_EQ(heron__cuda_launch_parse(line, &back), 0);
+    for (int d = 0; d < 3; d++) {
+      CHECK_EQ(back.grid[d], cases[i].grid[d]);
+      CHECK_EQ(back.block[d], cases[i].block[d]);
+    }
+    CHECK_EQ(back.smem_bytes, cases[i].smem_bytes);
+  }
+  heron__cuda_launch_format(&cases[1], line, sizeof line);
+  CHECK_MSG(strcmp(line, "/* heron-cuda grid 128 64 12 block 32 4 2 smem "
+                         "49152 */\n") == 0,
+            "line is \"%s\"", line);
+}
+
+TEST(launch_format_returns_the_full_length_when_truncated) {
+  const heron__cuda_launch l = {{4, 2, 1}, {128, 1, 1}, 1024};
+  char big[160], small[16];
+  int full = heron__cuda_launch_format(&l, big, sizeof big);
+  int n = heron__cuda_launch_format(&l, small, sizeof small);
+  CHECK_EQ(n, full);
+  CHECK_EQ(strlen(small), sizeof small - 1);
+  CHECK(strncmp(small, big, sizeof small - 1) == 0);
+  CHECK_EQ(heron__cuda_launch_format(&l, NULL, 0), full);
+}
+
+TEST(launch_parse_reads_line_one_of_a_source) {
+  heron__cuda_launch l;
+  const char *src = "/* heron-cuda grid 8 4 1 block 64 2 1 smem 8192 */\r\n"
+                    "#define HERON_THREADS (64 * 2 * 1)\n";
+  CHECK_EQ(heron__cuda_launch_parse(src, &l), 0);
+  CHECK_EQ(l.grid[0], 8);
+  CHECK_EQ(l.block[1], 2);
+  CHECK_EQ(l.smem_bytes, 8192);
+  CHECK_EQ(heron__cuda_launch_parse("/*\theron-cuda  grid 1 1 1 block 1 1 1 "
+                                    "smem 0\t*/",
+                                    &l),
+           0);
+}
+
+TEST(launch_parse_rejects_malformed_lines) {
+  static const char *const bad[] = {
+      "",
+      "\n/* heron-cuda grid 1 1 1 block 1 1 1 smem 0 */\n", /* not line 1 */
+      " /* heron-cuda grid 1 1 1 block 1 1 1 smem 0 */\n",
+      "// heron-cuda grid 1 1 1 block 1 1 1 smem 0\n",
+      "/*heron-cuda grid 1 1 1 block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 1 1 1 block 1 1 1 smem 0*/\n",
+      "/* heron-cuda grid 1 1 block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 1 1 1 block 1 1 1 */\n",
+      "/* heron-cuda grid 1 1 1 block 1 1 1 smem */\n",
+      "/* heron-cuda grid 1 1 1 threads 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 0 1 1 block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 1 1 1 block 1 0 1 smem 0 */\n",
+      "/* heron-cuda grid -1 1 1 block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid +1 1 1 block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 1 1 1 block 1 1 1 smem -4 */\n",
+      "/* heron-cuda grid 2147483648 1 1 block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 1 1 1 block 1 1 1 smem 99999999999999999999 */\n",
+      "/* heron-cuda grid 1x 1 1 block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 1 1 1block 1 1 1 smem 0 */\n",
+      "/* heron-cuda grid 1 1 1 block 1 1 1 smem 0 */ int x;\n",
+      "/* heron-cuda grid 1 1 1 block 1 1 1 smem 0 1 */\n",
+      "/* heron-cuda grid 1.5 1 1 block 1 1 1 smem 0 */\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    heron__cuda_launch l = {{7, 7, 7}, {7, 7, 7}, 7};
+    CHECK_MSG(heron__cuda_launch_parse(bad[i], &l) == -1, "accepted \"%s\"",
+              bad[i]);
+    CHECK_EQ(l.grid[0], 7); /* untouched on failure */
+  }
+  heron__cuda_launch l;
+  CHECK_EQ(heron__cuda_launch_parse(NULL, &l), -1);
+}
+
+/* ---- NVRTC -------------------------------------------------------------- */
+
+#ifdef HERON_HAVE_NVRTC
+/* Compiles src for sm_<sm> with the options of the cuda target; 0 and a
+ * non-empty cubin on success, else -1 with the log in log[cap]. */
+static int nvrtc_build(const char *src, int sm, char *log, size_t cap) {
+  nvrtcProgram prog;
+  char arch[32];
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
+  const char *opts[] = {arch, "-I" HERON_CUDA_INCLUDE_DIR, "-default-device",
+                        "-std=c++17"};
+  log[0] = '\0';
+  if (nvrtcCreateProgram(&prog, src, "kernel.cu", 0, NULL, NULL) !=
+      NVRTC_SUCCESS)
+    return -1;
+  nvrtcResult rc = nvrtcCompileProgram(prog, 4, opts);
+  size_t n = 0;
+  if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+    char *full = malloc(n);
+    if (full && nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS)
+      snprintf(log, cap, "%s", full);
+    free(full);
+  }
+  size_t cubin = 0;
+  if (rc == NVRTC_SUCCESS)
+    nvrtcGetCUBINSize(prog, &cubin);
+  nvrtcDestroyProgram(&prog);
+  return rc == NVRTC_SUCCESS && cubin > 0 ? 0 : -1;
+}
+#endif
+
+TEST(nvrtc_compiles_every_kernel_for_sm80_and_sm90) {
+#ifndef HERON_HAVE_NVRTC
+  printf("skipped: libheron was built without NVRTC (no CUDA toolkit)\n");
+#else
+  static const int sms[] = {80, 90};
+  char log[8192];
+  for (int i = 0; i < NGOOD; i++) {
+    char *src = kernel_source(good_kernels[i]);
+    CHECK(src);
+    for (int s = 0; s < 2; s++) {
+      int rc = nvrtc_build(src, sms[s], log, sizeof log);
+      if (rc != 0)
+        free(src);
+      CHECK_MSG(rc == 0, "%s for sm_%d:\n%s", good_kernels[i]->name, sms[s],
+                log);
+    }
+    free(src);
+  }
+#endif
+}
+
+/* The loads name the layout again: one that disagrees with the fragment's
+ * declared layout, or a vector width that is not 1, 2, 4 or 8, must not
+ * compile, so such a kernel is a compile error and never a wrong result.
+ * Each bad body is paired with the same body made right, which must
+ * compile, so the failure is the one meant. */
+TEST(nvrtc_rejects_a_layout_mismatch_and_a_bad_vector_width) {
+#ifndef HERON_HAVE_NVRTC
+  printf("skipped: libheron was built without NVRTC (no CUDA toolkit)\n");
+#else
+#define FRAG_BODY(decl, load)                                                  \
+  "HERON_KERNEL(heron_cuda_kernel) {\n"                                        \
+  "  HERON_SMEM_DECL;\n"                                                       \
+  "  " decl ";\n"                                                              \
+  "  " load ";\n"                                                              \
+  "}\n"
+  static const char *const pairs[][2] = {
+      {FRAG_BODY("HERON_FRAG_A(a, 1, row)",
+                 "HERON_LOAD_A(a[0], (heron_half *)heron_smem, 16, row)"),
+       FRAG_BODY("HERON_FRAG_A(a, 1, row)",
+                 "HERON_LOAD_A(a[0], (heron_half *)heron_smem, 16, col)")},
+      {FRAG_BODY("HERON_FRAG_B(b, 1, col)",
+                 "HERON_LOAD_B(b[0], (heron_half *)heron_smem, 16, col)"),
+       FRAG_BODY("HERON_FRAG_B(b, 1, col)",
+                 "HERON_LOAD_B(b[0], (heron_half *)heron_smem, 16, row)")},
+      {FRAG_BODY("HERON_FRAG_B(b, 1, row)",
+                 "HERON_LOAD_B(b[0], (heron_half *)heron_smem, 16, row)"),
+       FRAG_BODY("HERON_FRAG_B(b, 1, row)",
+                 "HERON_LOAD_A(b[0], (heron_half *)heron_smem, 16, row)")},
+      {FRAG_BODY("int i = HERON_TX * 2",
+                 "HERON_GCOPY((heron_half *)heron_smem + i, in0, i, 2, "
+                 "HERON_IN0_ELEMS)"),
+       FRAG_BODY("int i = HERON_TX * 2",
+                 "HERON_GCOPY((heron_half *)heron_smem + i, in0, i, 3, "
+                 "HERON_IN0_ELEMS)")},
+  };
+#undef FRAG_BODY
+  char log[8192];
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+    for (int bad = 0; bad < 2; bad++) {
+      kdesc k = {.name = "pair",
+                 .launch = {{1, 1, 1}, {32, 1, 1}, 1024},
+                 .wmma = {16, 16, 16},
+                 .elems = {64, 64, 64, 0},
+                 .body = pairs[i][bad]};
+      char *src = kernel_source(&k);
+      CHECK(src);
+      int rc = nvrtc_build(src, 80, log, sizeof log);
+      free(src);
+      if (bad)
+        CHECK_MSG(rc != 0, "compiled:\n%s", pairs[i][bad]);
+      else
+        CHECK_MSG(rc == 0, "did not compile:\n%s\n%s", pairs[i][bad], log);
+    }
+#endif
+}
+
+/* ---- emulation: right results ------------------------------------------- */
+
+TEST(emulated_gemm_row_a_col_b_with_bias_relu_matches_reference) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = emulate_and_check(dir, &k_gemm_rc, ref_gemm_rc);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+TEST(emulated_gemm_col_a_row_b_without_bias_matches_reference) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = emulate_and_check(dir, &k_gemm_cr, ref_gemm_cr);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+TEST(emulated_guarded_gemm_on_32x8x16_matches_reference) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = emulate_and_check(dir, &k_gemm_guarded, ref_gemm_guarded);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+TEST(emulated_threads_see_their_block_and_thread_indices) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = emulate_and_check(dir, &k_indices, ref_indices);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+TEST(emulated_barrier_makes_every_write_visible_before_any_read) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = emulate_and_check(dir, &k_barriers, ref_barriers);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+TEST(emulated_shared_memory_is_nan_at_the_start_of_every_block) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = emulate_and_check(dir, &k_fresh_smem, ref_fresh_smem);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+/* Every name of the emulation is static but heron_kernel, so two kernels
+ * loaded at once each run their own code and scheduler. */
+TEST(emulated_kernels_coexist_in_one_process) {
+  char dir[512], so[2][512], err[8192];
+  bufs b[2];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  const kdesc *k[2] = {&k_gemm_rc, &k_gemm_cr};
+  int built = 0;
+  for (int i = 0; i < 2; i++)
+    built += build_emulated(dir, k[i], so[i], sizeof so[i]) == 0 &&
+             bufs_alloc(&b[i], k[i]) == 0;
+  if (built != 2)
+    heron__rmtree(dir);
+  CHECK_EQ(built, 2);
+  void *a0[4] = {b[0].p[0], b[0].p[1], b[0].p[2], b[0].p[3]};
+  void *a1[4] = {b[1].p[0], b[1].p[1], b[1].p[2], NULL};
+  const char *sos[2] = {so[0], so[1]};
+  void *const *argv[2] = {a0, a1};
+  int status = run_child(sos, argv, 2, err, sizeof err);
+  heron__rmtree(dir);
+  float *r0 = ref_gemm_rc(&b[0]), *r1 = ref_gemm_cr(&b[1]);
+  int ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+           same_output("gemm_rc", b[0].p[2], r0, b[0].n[2]) &&
+           same_output("gemm_cr", b[1].p[2], r1, b[1].n[2]);
+  free(r0);
+  free(r1);
+  bufs_free(&b[0]);
+  bufs_free(&b[1]);
+  CHECK_MSG(ok, "status %#x:\n%s", status, err);
+}
+
+/* ---- emulation: broken rules abort -------------------------------------- */
+
+/* A kernel that breaks one rule, and a phrase its message must hold. */
+typedef struct death_case {
+  const char *name;
+  int threads; /* block x; 1 block */
+  long long smem;
+  const char *body;
+  const char *expect;
+} death_case;
+
+/* Each case runs in a forked child that must die of SIGABRT after
+ * printing "heron-emulate:" and the expected phrase. */
+static int dies_with(const char *dir, const death_case *c) {
+  char so[512], err[8192];
+  kdesc k = {.name = c->name,
+             .launch = {{1, 1, 1}, {c->threads, 1, 1}, c->smem},
+             .wmma = {16, 16, 16},
+             .elems = {256, 256, 256, 0},
+             .body = c->body};
+  bufs b;
+  if (build_emulated(dir, &k, so, sizeof so) != 0 || bufs_alloc(&b, &k) != 0)
+    return 0;
+  void *args[4] = {b.p[0], b.p[1], b.p[2], NULL};
+  const char *sos[1] = {so};
+  void *const *argv[1] = {args};
+  int status = run_child(sos, argv, 1, err, sizeof err);
+  bufs_free(&b);
+  int died = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+  int said = strstr(err, "heron-emulate:") && strstr(err, c->expect);
+  if (!died || !said)
+    fprintf(stderr,
+            "%s: expected SIGABRT and \"heron-emulate: ...%s...\"; got "
+            "status %#x and stderr:\n%s\n",
+            c->name, c->expect, status, err);
+  return died && said;
+}
+
+static int all_die(const death_case *cases, int n) {
+  char dir[512];
+  int ok = 1;
+  if (scratch(dir, sizeof dir) != 0)
+    return 0;
+  for (int i = 0; i < n; i++)
+    ok &= dies_with(dir, &cases[i]);
+  heron__rmtree(dir);
+  return ok;
+}
+
+#define KERNEL_OPEN                                                            \
+  "HERON_KERNEL(heron_cuda_kernel) {\n"                                        \
+  "  HERON_SMEM_DECL;\n"                                                       \
+  "  heron_half *s = (heron_half *)heron_smem;\n"                              \
+  "  (void)s;\n"
+#define KERNEL_CLOSE                                                           \
+  "}\n"                                                                        \
+  "HERON_EMU_ENTRY(heron_cuda_kernel)\n"
+
+TEST(emulation_aborts_on_a_misaligned_gcopy) {
+  static const death_case cases[] = {
+      {"gcopy_global_misaligned", 32, 1024,
+       KERNEL_OPEN "  HERON_GCOPY(s + HERON_TX * 8, in0, HERON_TX * 8 + 4, 8,\n"
+                   "              HERON_IN0_ELEMS);\n" KERNEL_CLOSE,
+       "in0[4] is not 16-byte aligned"},
+      {"gcopy_shared_misaligned", 32, 1024,
+       KERNEL_OPEN "  HERON_GCOPY(s + HERON_TX * 8 + 2, in0, HERON_TX * 8, 8,\n"
+                   "              HERON_IN0_ELEMS);\n" KERNEL_CLOSE,
+       "is not 16-byte aligned"},
+      {"gcopy_bad_width", 32, 1024,
+       KERNEL_OPEN
+       "  HERON_GCOPY(s, in0, 0, 3, HERON_IN0_ELEMS);\n" KERNEL_CLOSE,
+       "V = 3 is not 1, 2, 4 or 8"},
+  };
+  CHECK(all_die(cases, 3));
+}
+
+TEST(emulation_aborts_on_an_out_of_range_index) {
+  static const death_case cases[] = {
+      {"gcopy_past_the_end", 32, 1024,
+       KERNEL_OPEN "  HERON_GCOPY(s + HERON_TX * 8, in0, HERON_TX * 8 + 8, 8,\n"
+                   "              HERON_IN0_ELEMS);\n" KERNEL_CLOSE,
+       "in0[256..264) is out of range"},
+      {"gcopy_negative", 32, 1024,
+       KERNEL_OPEN "  HERON_GCOPY(s, in1, HERON_TX - 2, 2, "
+                   "HERON_IN1_ELEMS);\n" KERNEL_CLOSE,
+       "in1[-2..0) is out of range"},
+      {"gload1_past_the_end", 32, 1024,
+       KERNEL_OPEN "  heron_half x;\n"
+                   "  HERON_GLOAD1(&x, in0, HERON_TX + 250, HERON_IN0_ELEMS, "
+                   "1);\n" KERNEL_CLOSE,
+       "index HERON_TX + 250 = 256 of in0 is out of range"},
+      {"gstore_past_the_end", 32, 1024,
+       KERNEL_OPEN "  heron_half v[2];\n"
+                   "  v[0] = v[1] = HERON_F2H(1.0f);\n"
+                   "  HERON_GSTORE(out, HERON_TX * 8 + 8, HERON_OUT_ELEMS, v, "
+                   "2);\n" KERNEL_CLOSE,
+       "out[256..258) is out of range"},
+      {"gcopy_to_a_local", 32, 1024,
+       KERNEL_OPEN
+       "  heron_half loc[64];\n"
+       "  heron_half *p = (heron_half *)(((long)loc + 31) & ~31L);\n"
+       "  HERON_GCOPY(p, in0, 0, 8, HERON_IN0_ELEMS);\n" KERNEL_CLOSE,
+       "outside the shared plan"},
+  };
+  CHECK(all_die(cases, 5));
+}
+
+TEST(emulation_aborts_on_a_fragment_access_outside_the_shared_plan) {
+  static const death_case cases[] = {
+      {"load_a_past_the_plan", 32, 1024,
+       KERNEL_OPEN "  HERON_FRAG_A(a, 1, row);\n"
+                   "  HERON_LOAD_A(a[0], s + 384, 16, row);\n" KERNEL_CLOSE,
+       "outside the shared plan of 1024 bytes"},
+      {"load_b_col_past_the_plan", 32, 1024,
+       KERNEL_OPEN "  HERON_FRAG_B(b, 1, col);\n"
+                   "  HERON_LOAD_B(b[0], s + 32, 32, col);\n" KERNEL_CLOSE,
+       "HERON_LOAD_B: the 16x16 col-major tile"},
+      {"store_acc_past_the_plan", 32, 1024,
+       KERNEL_OPEN
+       "  HERON_FRAG_ACC(c, 1);\n"
+       "  HERON_FILL_ZERO(c[0]);\n"
+       "  HERON_STORE_ACC((float *)(s + 32), c[0], 16, col);\n" KERNEL_CLOSE,
+       "HERON_STORE_ACC: the 16x16 col-major fp32 tile"},
+      {"load_a_misaligned", 32, 1024,
+       KERNEL_OPEN "  HERON_FRAG_A(a, 1, col);\n"
+                   "  HERON_LOAD_A(a[0], s + 8, 16, col);\n" KERNEL_CLOSE,
+       "(byte offset 16) is not 32-byte aligned"},
+      {"load_b_bad_ldm", 32, 1024,
+       KERNEL_OPEN "  HERON_FRAG_B(b, 1, row);\n"
+                   "  HERON_LOAD_B(b[0], s, 12, row);\n" KERNEL_CLOSE,
+       "ldm = 12 is not a positive multiple of 8"},
+      {"store_acc_bad_ldm", 32, 2048,
+       KERNEL_OPEN
+       "  HERON_FRAG_ACC(c, 1);\n"
+       "  HERON_FILL_ZERO(c[0]);\n"
+       "  HERON_STORE_ACC((float *)s, c[0], 18, row);\n" KERNEL_CLOSE,
+       "ldm = 18 is not a positive multiple of 4"},
+      {"plain_write_before_the_plan", 32, 1024,
+       KERNEL_OPEN "  if (HERON_TX == 3)\n"
+                   "    s[-5] = HERON_F2H(2.0f);\n" KERNEL_CLOSE,
+       "10 bytes before the shared plan"},
+  };
+  CHECK(all_die(cases, 7));
+}
+
+TEST(emulation_aborts_on_a_barrier_reached_by_only_some_threads) {
+  static const death_case cases[] = {
+      {"barrier_in_half_the_threads", 64, 1024,
+       KERNEL_OPEN "  if (HERON_TX < 16)\n"
+                   "    HERON_SYNC();\n" KERNEL_CLOSE,
+       "barrier divergence"},
+      {"barrier_skipped_by_thread_0", 64, 1024,
+       KERNEL_OPEN "  HERON_SYNC();\n"
+                   "  if (HERON_TX != 0)\n"
+                   "    HERON_SYNC();\n" KERNEL_CLOSE,
+       "reached barrier 2 (HERON_SYNC) but thread (0,0,0) finished after 1"},
+  };
+  CHECK(all_die(cases, 2));
+}
+
+TEST(emulation_aborts_on_lane_dependent_or_partial_warp_fragment_ops) {
+  static const death_case cases[] = {
+      {"lane_dependent_load", 32, 1024,
+       KERNEL_OPEN
+       "  HERON_FRAG_A(a, 1, row);\n"
+       "  HERON_LOAD_A(a[0], s + HERON_TX % 2 * 16, 16, row);\n" KERNEL_CLOSE,
+       "warp-collective"},
+      {"fill_in_some_lanes", 32, 1024,
+       KERNEL_OPEN "  HERON_FRAG_ACC(c, 1);\n"
+                   "  if (HERON_TX != 5)\n"
+                   "    HERON_FILL_ZERO(c[0]);\n" KERNEL_CLOSE,
+       "warp-collective"},
+      {"partial_warp", 48, 1024,
+       KERNEL_OPEN "  HERON_FRAG_ACC(c, 1);\n"
+                   "  HERON_FILL_ZERO(c[0]);\n" KERNEL_CLOSE,
+       "partial warp"},
+  };
+  CHECK(all_die(cases, 3));
+}
+
+TEST(emulation_aborts_unless_each_output_element_is_written_once) {
+  static const death_case cases[] = {
+      {"written_twice", 32, 0,
+       "HERON_KERNEL(heron_cuda_kernel) {\n"
+       "  heron_half v[1];\n"
+       "  v[0] = HERON_F2H(1.0f);\n"
+       "  HERON_GSTORE(out + 2, HERON_TX % 2, HERON_OUT_ELEMS - 2, v, 1);\n"
+       "}\n"
+       "HERON_EMU_ENTRY(heron_cuda_kernel)\n",
+       "out + 2[0] (out[2]) is written a second time"},
+      {"never_written", 32, 0,
+       "HERON_KERNEL(heron_cuda_kernel) {\n"
+       "  heron_half v[8];\n"
+       "  for (int i = 0; i < 8; i++)\n"
+       "    v[i] = HERON_F2H(1.0f);\n"
+       "  if (HERON_TX != 7)\n"
+       "    HERON_GSTORE(out, HERON_TX * 8, HERON_OUT_ELEMS, v, 8);\n"
+       "}\n"
+       "HERON_EMU_ENTRY(heron_cuda_kernel)\n",
+       "out[56] was never written"},
+  };
+  CHECK(all_die(cases, 2));
+}

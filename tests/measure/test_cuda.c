@@ -1,0 +1,684 @@
+/* tests/measure/test_cuda.c - the cuda target's measurement without a GPU:
+ * NVRTC builds and their ptxas statistics, the parallel build of cuda
+ * candidates, the driver loaded with dlopen and the device probe, the
+ * cuda worker's run against a fake driver, and the CPU emulation path.
+ *
+ * The fake driver (fake_libcuda.c, HERON_FAKE_LIBCUDA) runs "cubins" that
+ * are host shared objects, so a whole run - allocations, copies, the
+ * launch and its argument order, events, the output check - is checked
+ * here; only a real GPU can check real cubins (the lead's GPU runs).
+ */
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/measure/measure.h"
+#include "core/op/op.h"
+#include "core/target/cuda_driver.h"
+#include "core/util/util.h"
+#include "test.h"
+
+/* ---- CUDA sources ---------------------------------------------------------
+ * Self-contained, in the generated sources' contract: the launch on line 1,
+ * the kernel heron_cuda_kernel(in0, in1, out, bias). */
+
+/* 1024 bytes of static shared memory, 512 of dynamic. */
+static const char good_cu[] =
+    "/* heron-cuda grid 2 1 1 block 64 1 1 smem 512 */\n"
+    "#include <cuda_fp16.h>\n"
+    "extern \"C\" __global__ void heron_cuda_kernel(const __half *in0,\n"
+    "    const __half *in1, __half *out, const __half *bias) {\n"
+    "  __shared__ float s[256];\n"
+    "  extern __shared__ unsigned char dyn[];\n"
+    "  int t = threadIdx.x, i = blockIdx.x * 64 + t;\n"
+    "  s[t] = __half2float(in0[i]);\n"
+    "  dyn[t] = (unsigned char)t;\n"
+    "  __syncthreads();\n"
+    "  float b = bias ? __half2float(bias[t]) : 0.0f;\n"
+    "  out[i] = __float2half(s[(t + 1) % 64] * __half2float(in1[t]) + b +\n"
+    "                        (float)dyn[63 - t]);\n"
+    "}\n";
+
+/* Not CUDA: an undeclared identifier on line 4. */
+static const char syntax_error_cu[] =
+    "/* heron-cuda grid 1 1 1 block 32 1 1 smem 0 */\n"
+    "extern \"C\" __global__ void heron_cuda_kernel(const void *a,\n"
+    "    const void *b, void *c, const void *d) {\n"
+    "  int x = heron_undeclared_thing + 1;\n"
+    "}\n";
+
+/* Register pressure under __launch_bounds__(1024, 2) (32 registers per
+ * thread) that makes ptxas spill. */
+static const char spilling_cu[] =
+    "/* heron-cuda grid 1 1 1 block 1024 1 1 smem 0 */\n"
+    "#include <cuda_fp16.h>\n"
+    "extern \"C\" __global__ void __launch_bounds__(1024, 2)\n"
+    "heron_cuda_kernel(const __half *in0, const __half *in1, __half *out,\n"
+    "                  const __half *bias) {\n"
+    "  float v[64];\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < 64; i++) v[i] = __half2float(in0[threadIdx.x + "
+    "i * 1024]);\n"
+    "  float acc = 0;\n"
+    "  for (int j = 0; j < 64; j++) {\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < 64; i++) v[i] = v[i] * v[(i + j) & 63] + acc;\n"
+    "    acc += v[j];\n"
+    "  }\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < 64; i++) out[threadIdx.x + i * 1024] = "
+    "__float2half(v[i]);\n"
+    "}\n";
+
+/* Copies `src` with its kernel renamed, for a source lacking the kernel. */
+static char *renamed_kernel(const char *src) {
+  char *s = strdup(src);
+  char *p = s ? strstr(s, "heron_cuda_kernel") : NULL;
+  if (p)
+    memcpy(p, "other_cuda_kerne", strlen("other_cuda_kerne"));
+  return s;
+}
+
+/* ---- host kernels for the fake driver and the emulation -------------------
+ */
+
+enum host_variant {
+  HOST_GOOD,     /* computes the op (and the bias) correctly */
+  HOST_NO_WRITE, /* returns without writing */
+  HOST_COUNTED   /* correct, and appends a byte to $HERON_TEST_CALLS */
+};
+
+/* The flat offset of tensor `t` at the loop point, as C source. */
+static void index_expr(heron__buf *s, const heron__op *op,
+                       const heron__tensor *t) {
+  heron__buf_puts(s, "0");
+  int64_t stride = 1;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    heron__buf_printf(s, " + %lldL * (%lld", (long long)stride,
+                      (long long)t->index[d].offset);
+    for (int a = 0; a < op->naxes; a++)
+      if (t->index[d].coef[a])
+        heron__buf_printf(s, " + %lldL * a%d", (long long)t->index[d].coef[a],
+                          a);
+    heron__buf_puts(s, ")");
+    stride *= t->dims[d];
+  }
+}
+
+/* A host C kernel for a two-input fp16 op, generated from the op's
+ * description: a float accumulation over the whole nest, then the output
+ * rounded to fp16 and, with a bias, the bias added as the reference's
+ * epilogue does.  `cuda_abi`: exported as heron_cuda_kernel(void **params)
+ * (the fake driver's launch: params point at 64-bit device pointers),
+ * else as the cpu target's heron_kernel(bufs) (the emulation's entry). */
+static char *host_kernel(const heron__op *op, enum host_variant v,
+                         int cuda_abi) {
+  heron__buf s = {0};
+  heron__buf_puts(&s, "#include <stdio.h>\n#include <stdlib.h>\n"
+                      "typedef _Float16 h;\n"
+                      "static void run(const h *in0, const h *in1, h *out,\n"
+                      "                const h *bias) {\n");
+  if (v == HOST_NO_WRITE)
+    heron__buf_puts(&s, "  return;\n");
+  if (v == HOST_COUNTED)
+    heron__buf_puts(&s, "  FILE *f = fopen(getenv(\"HERON_TEST_CALLS\"), "
+                        "\"a\");\n  if (f) { fputc('x', f); fclose(f); }\n");
+  heron__buf_printf(&s, "  float *acc = calloc(%lld, sizeof(float));\n",
+                    (long long)heron__tensor_elems(&op->out));
+  for (int a = 0; a < op->naxes; a++)
+    heron__buf_printf(&s, "  for (long a%d = 0; a%d < %lldL; a%d++)\n", a, a,
+                      (long long)op->axes[a].extent, a);
+  heron__buf_puts(&s, "  acc[");
+  index_expr(&s, op, &op->out);
+  heron__buf_puts(&s, "] += (float)in0[");
+  index_expr(&s, op, &op->in[0]);
+  heron__buf_puts(&s, "] * (float)in1[");
+  index_expr(&s, op, &op->in[1]);
+  heron__buf_puts(&s, "];\n");
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__SPATIAL)
+      heron__buf_printf(&s, "  for (long a%d = 0; a%d < %lldL; a%d++)\n", a, a,
+                        (long long)op->axes[a].extent, a);
+  heron__buf_puts(&s, "  {\n    long o = ");
+  index_expr(&s, op, &op->out);
+  heron__buf_puts(&s, ";\n    float v = (float)(h)acc[o];\n");
+  if (op->epilogue & HERON__EPI_BIAS)
+    heron__buf_printf(&s, "    v = (float)(h)(v + (float)bias[a%d]);\n",
+                      op->channel_axis);
+  heron__buf_puts(&s, "    out[o] = (h)v;\n  }\n  free(acc);\n}\n");
+  if (cuda_abi)
+    heron__buf_puts(&s, "#define P(i) ((h *)(unsigned long)"
+                        "*(unsigned long long *)params[i])\n"
+                        "void heron_cuda_kernel(void **params) {\n"
+                        "  run(P(0), P(1), P(2), P(3));\n}\n");
+  else
+    heron__buf_puts(&s, "void heron_kernel(void *const *bufs) {\n"
+                        "  run(bufs[0], bufs[1], bufs[2], bufs[3]);\n}\n");
+  return heron__buf_take(&s);
+}
+
+/* Compiles a host kernel into `so` with the system compiler. */
+static int build_host(const char *src, const char *dir, const char *so) {
+  char c_path[600], cmd[1400];
+  snprintf(c_path, sizeof c_path, "%s/host_kernel.c", dir);
+  if (heron__write_file(c_path, src, strlen(src), NULL) != HERON_OK)
+    return -1;
+  snprintf(cmd, sizeof cmd, "cc -O1 -fPIC -shared -o %s %s", so, c_path);
+  return system(cmd);
+}
+
+/* ---- helpers ----------------------------------------------------------------
+ */
+
+static heron_measure_options quick_options(void) {
+  heron_measure_options o;
+  memset(&o, 0, sizeof o);
+  o.number = 1;
+  o.repeat = 3;
+  o.min_repeat_ms = 2;
+  o.timeout_s = 30;
+  o.threads = 1;
+  o.build_jobs = 2;
+  return o;
+}
+
+static int make_op(heron__op *op, int bias) {
+  const int64_t shape[3] = {32, 24, 16};
+  heron_error err = {0};
+  int rc = heron__op_build("gemm", shape, 3, HERON__FP16, op, &err);
+  if (rc == HERON_OK && bias)
+    rc = heron__op_set_epilogue(op, HERON__EPI_BIAS, &err);
+  if (rc != HERON_OK)
+    fprintf(stderr, "gemm fp16: %s\n", err.text);
+  return rc;
+}
+
+static int file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (int)st.st_size : -1;
+}
+
+/* Runs a host kernel through the fake driver as a cubin of a cuda bench:
+ * what heron__run_candidate reports.  `smem` is the launch's dynamic
+ * shared memory. */
+typedef struct fake_run {
+  int rc;
+  heron_measurement m;
+  char *error;
+  heron_error err;
+} fake_run;
+
+static void run_on_fake(const char *mode, int bias, enum host_variant v,
+                        int64_t smem, fake_run *out) {
+  memset(out, 0, sizeof *out);
+  out->rc = HERON_EINTERNAL;
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA, 1);
+  if (mode)
+    setenv("HERON_FAKE_CUDA", mode, 1);
+  else
+    unsetenv("HERON_FAKE_CUDA");
+  heron__op op;
+  if (make_op(&op, bias) != HERON_OK)
+    return;
+  heron_measure_options o = quick_options();
+  heron__bench b;
+  if (heron__bench_init_cuda(&b, &op, NULL, &o, 80, &out->err) != HERON_OK)
+    return;
+  heron__candidate c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.so_path, sizeof c.so_path, "%s/fake.cubin", b.work_dir);
+  snprintf(c.entry, sizeof c.entry, "heron_cuda_kernel");
+  c.status = HERON_MEAS_OK;
+  c.launch = (heron__cuda_launch){{4, 3, 1}, {8, 8, 1}, smem};
+  char *src = host_kernel(&op, v, 1);
+  if (src && build_host(src, b.work_dir, c.so_path) == 0)
+    out->rc =
+        heron__run_candidate(&b, &c, op.flops, &out->m, &out->error, &out->err);
+  free(src);
+  heron__bench_free(&b);
+  unsetenv("HERON_FAKE_CUDA");
+  unsetenv("HERON_LIBCUDA");
+}
+
+/* ---- NVRTC -------------------------------------------------------------- */
+
+TEST(nvrtc_compiles_for_sm80_and_sm90_and_reports_ptxas_statistics) {
+  CHECK(heron__nvrtc_available());
+  const int sms[2] = {80, 90};
+  for (int i = 0; i < 2; i++) {
+    heron__nvrtc_result r;
+    heron_error err = {0};
+    int rc = heron__nvrtc_compile(good_cu, sms[i], &r, &err);
+    if (rc != HERON_OK)
+      fprintf(stderr, "log: %s\n", r.log ? r.log : "(none)");
+    CHECK_OK(rc, &err);
+    CHECK(r.cubin && r.cubin_size > 100);
+    /* A cubin is an ELF image. */
+    CHECK(memcmp(r.cubin, "\177ELF", 4) == 0);
+    CHECK_MSG(r.regs > 0, "regs %d; log %s", r.regs, r.log);
+    CHECK_EQ(r.spill_bytes, 0);
+    CHECK_EQ(r.static_smem, 1024);
+    CHECK_EQ(r.launch.smem_bytes, 512);
+    CHECK_EQ(r.smem_bytes, 1024 + 512);
+    CHECK_EQ(r.launch.grid[0], 2);
+    CHECK_EQ(r.launch.block[0], 64);
+    CHECK(!strcmp(r.entry, "heron_cuda_kernel"));
+    char want[32];
+    snprintf(want, sizeof want, "for 'sm_%d'", sms[i]);
+    CHECK_STR_CONTAINS(r.log, want);
+    CHECK(r.seconds > 0);
+    heron__nvrtc_result_free(&r);
+  }
+}
+
+TEST(nvrtc_reports_spills_of_a_register_starved_kernel) {
+  heron__nvrtc_result r;
+  heron_error err = {0};
+  CHECK_OK(heron__nvrtc_compile(spilling_cu, 80, &r, &err), &err);
+  CHECK_MSG(r.regs > 0 && r.regs <= 32, "regs %d", r.regs);
+  CHECK_MSG(r.spill_bytes > 0, "no spills in: %s", r.log);
+  heron__nvrtc_result_free(&r);
+}
+
+TEST(nvrtc_syntax_error_is_ebuild_with_nvrtcs_message) {
+  heron__nvrtc_result r;
+  heron_error err = {0};
+  int rc = heron__nvrtc_compile(syntax_error_cu, 80, &r, &err);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK(r.cubin == NULL);
+  CHECK_STR_CONTAINS(err.text, "heron_undeclared_thing");
+  CHECK_STR_CONTAINS(err.text, "sm_80");
+  CHECK_STR_CONTAINS(r.log, "kernel.cu(4)");
+  CHECK_STR_CONTAINS(r.log, "error");
+  heron__nvrtc_result_free(&r);
+}
+
+TEST(nvrtc_source_without_the_kernel_or_the_launch_line_is_ebuild) {
+  heron__nvrtc_result r;
+  heron_error err = {0};
+  char *other = renamed_kernel(good_cu);
+  CHECK(other);
+  int rc = heron__nvrtc_compile(other, 80, &r, &err);
+  free(other);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(r.log, "heron_cuda_kernel");
+  heron__nvrtc_result_free(&r);
+
+  heron_error_clear(&err);
+  rc = heron__nvrtc_compile(good_cu + strcspn(good_cu, "\n") + 1, 80, &r, &err);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err.text, "launch");
+  heron__nvrtc_result_free(&r);
+}
+
+TEST(nvrtc_unknown_architecture_is_ebuild_naming_it) {
+  heron__nvrtc_result r;
+  heron_error err = {0};
+  int rc = heron__nvrtc_compile(good_cu, 12, &r, &err);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err.text, "sm_12");
+  heron__nvrtc_result_free(&r);
+}
+
+TEST(nvrtc_include_dir_can_be_overridden_by_the_environment) {
+  heron__nvrtc_result r;
+  heron_error err = {0};
+  setenv("HERON_CUDA_INCLUDE", "/nonexistent/cuda/include", 1);
+  int rc = heron__nvrtc_compile(good_cu, 80, &r, &err);
+  unsetenv("HERON_CUDA_INCLUDE");
+  /* good_cu includes cuda_fp16.h, which NVRTC then cannot find. */
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(r.log, "cuda_fp16.h");
+  heron__nvrtc_result_free(&r);
+}
+
+TEST(ptxas_stats_take_the_named_entry_and_add_spill_stores_and_loads) {
+  const char *log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'helper' for 'sm_80'\n"
+      "ptxas info    : Function properties for helper\n"
+      "ptxas         .     0 bytes stack frame, 4 bytes spill stores, 4 "
+      "bytes spill loads\n"
+      "ptxas info    : Used 12 registers, 384 bytes cmem[0]\n"
+      "ptxas info    : Compiling entry function '_Z17heron_cuda_kernelPK6__"
+      "halfS1_PS_S1_' for 'sm_80'\n"
+      "ptxas info    : Function properties for _Z17heron_cuda_kernelPK6__"
+      "halfS1_PS_S1_\n"
+      "ptxas         .     16 bytes stack frame, 40 bytes spill stores, 24 "
+      "bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 16384 bytes "
+      "smem, 384 bytes cmem[0]\n"
+      "ptxas info    : Compile time = 4.047 ms\n";
+  int regs, spill;
+  int64_t smem;
+  CHECK_EQ(heron__ptxas_stats(log, "_Z17heron_cuda_kernelPK6__halfS1_PS_S1_",
+                              &regs, &spill, &smem),
+           0);
+  CHECK_EQ(regs, 255);
+  CHECK_EQ(spill, 64);
+  CHECK_EQ(smem, 16384);
+  /* Without a name (or an unknown one) the first entry is read. */
+  CHECK_EQ(heron__ptxas_stats(log, "nope", &regs, &spill, &smem), 0);
+  CHECK_EQ(regs, 12);
+  CHECK_EQ(spill, 8);
+  CHECK_EQ(smem, 0);
+  CHECK_EQ(heron__ptxas_stats("kernel.cu(3): error: x\n", NULL, &regs, &spill,
+                              &smem),
+           -1);
+}
+
+/* ---- builds of cuda candidates ------------------------------------------ */
+
+TEST(build_all_compiles_cuda_candidates_on_two_jobs_with_their_own_results) {
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  heron_measure_options o = quick_options();
+  o.build_jobs = 2;
+  heron__bench b;
+  heron_error err = {0};
+  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  heron__candidate c[5];
+  memset(c, 0, sizeof c);
+  const char *src[5] = {good_cu, syntax_error_cu, spilling_cu, good_cu,
+                        "no launch line\n"};
+  for (int i = 0; i < 5; i++)
+    c[i].source = src[i];
+  int rc = heron__build_all(&b, c, 5, &err);
+  CHECK_OK(rc, &err);
+  CHECK_EQ(c[0].status, HERON_MEAS_OK);
+  CHECK_EQ(c[1].status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_EQ(c[2].status, HERON_MEAS_OK);
+  CHECK_EQ(c[3].status, HERON_MEAS_OK);
+  CHECK_EQ(c[4].status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_STR_CONTAINS(c[1].error, "heron_undeclared_thing");
+  CHECK_STR_CONTAINS(c[4].error, "launch");
+  CHECK(c[0].error == NULL);
+  for (int i = 0; i < 4; i += 2) {
+    CHECK(c[i].regs > 0);
+    CHECK(c[i].build_seconds > 0);
+    CHECK_STR_CONTAINS(c[i].so_path, ".cubin");
+    CHECK(file_size(c[i].so_path) > 100);
+    CHECK(!strcmp(c[i].entry, "heron_cuda_kernel"));
+  }
+  CHECK_EQ(c[0].smem_bytes, 1536);
+  CHECK_EQ(c[0].launch.block[0], 64);
+  CHECK(c[2].spill_bytes > 0);
+  CHECK_EQ(c[1].regs, 0);
+  /* Files are numbered in candidate order: k0.cu .. k4.cu. */
+  char path[700];
+  snprintf(path, sizeof path, "%s/k4.cu", b.work_dir);
+  CHECK(file_size(path) == (int)strlen(src[4]));
+  snprintf(path, sizeof path, "%s/k1.log", b.work_dir);
+  CHECK(file_size(path) > 0);
+  snprintf(path, sizeof path, "%s/k1.cubin", b.work_dir);
+  CHECK(file_size(path) < 0);
+  for (int i = 0; i < 5; i++)
+    free(c[i].error);
+  heron__bench_free(&b);
+}
+
+TEST(cuda_build_longer_than_the_timeout_is_recorded_as_timeout_afterwards) {
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  heron_measure_options o = quick_options();
+  o.timeout_s = 1e-6; /* any real compile takes longer */
+  heron__bench b;
+  heron_error err = {0};
+  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  heron__candidate c;
+  memset(&c, 0, sizeof c);
+  c.source = good_cu;
+  CHECK_OK(heron__build_all(&b, &c, 1, &err), &err);
+  CHECK_EQ(c.status, HERON_MEAS_TIMEOUT);
+  CHECK_STR_CONTAINS(c.error, "timeout");
+  CHECK_STR_CONTAINS(c.error, "cannot be stopped");
+  CHECK(c.regs > 0); /* the statistics of the finished build are kept */
+  free(c.error);
+  heron__bench_free(&b);
+}
+
+TEST(cuda_bench_without_an_sm_is_einval_unless_emulated) {
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  heron_measure_options o = quick_options();
+  heron__bench b;
+  heron_error err = {0};
+  CHECK_EQ(heron__bench_init_cuda(&b, &op, NULL, &o, 0, &err), HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "SM");
+  heron__bench_free(&b); /* harmless after a failed init */
+  o.emulate = 1;
+  heron_error_clear(&err);
+  CHECK_OK(heron__bench_init_cuda(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 0, &err),
+           &err);
+  CHECK_EQ(b.cuda_sm, 0); /* emulation builds with the C compiler */
+  CHECK_EQ(b.opts.number, 1);
+  CHECK_EQ(b.opts.repeat, 1);
+  heron__bench_free(&b);
+}
+
+/* ---- the driver and the probe ------------------------------------------- */
+
+TEST(probe_without_a_driver_is_enotfound_naming_libcuda) {
+  setenv("HERON_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  heron__hw hw;
+  memset(&hw, 0, sizeof hw);
+  snprintf(hw.name, sizeof hw.name, "untouched");
+  heron_error err = {0};
+  int rc = heron__cuda_probe(&hw, &err);
+  CHECK_EQ(rc, HERON_ENOTFOUND);
+  CHECK_STR_CONTAINS(err.text, "no CUDA driver: ");
+  CHECK_STR_CONTAINS(err.text, "/nonexistent/libcuda.so.1");
+  CHECK_STR_CONTAINS(err.text, "cannot open shared object file");
+  CHECK(!strcmp(hw.name, "untouched"));
+  /* The same answer from the child process the tuner uses. */
+  heron_error_clear(&err);
+  rc = heron__cuda_probe_isolated(&hw, 10, &err);
+  unsetenv("HERON_LIBCUDA");
+  CHECK_EQ(rc, HERON_ENOTFOUND);
+  CHECK_STR_CONTAINS(err.text, "libcuda.so.1: cannot open shared object file");
+}
+
+TEST(probe_of_a_driver_without_devices_says_no_cuda_device) {
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA, 1);
+  const char *modes[2] = {"nodevice", "zero"};
+  for (int i = 0; i < 2; i++) {
+    setenv("HERON_FAKE_CUDA", modes[i], 1);
+    heron__hw hw;
+    memset(&hw, 0, sizeof hw);
+    heron_error err = {0};
+    int rc = heron__cuda_probe(&hw, &err);
+    CHECK_EQ(rc, HERON_ENOTFOUND);
+    CHECK_MSG(!strcmp(err.text, "no CUDA device"), "%s: %s", modes[i],
+              err.text);
+    heron_error_clear(&err);
+    rc = heron__cuda_probe_isolated(&hw, 10, &err);
+    CHECK_EQ(rc, HERON_ENOTFOUND);
+    CHECK(!strcmp(err.text, "no CUDA device"));
+  }
+  unsetenv("HERON_FAKE_CUDA");
+  unsetenv("HERON_LIBCUDA");
+}
+
+TEST(probe_fills_the_cuda_limits_of_device_zero_in_process_and_isolated) {
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA, 1);
+  for (int isolated = 0; isolated < 2; isolated++) {
+    heron__hw hw;
+    memset(&hw, 0, sizeof hw);
+    hw.cores = 7; /* cpu fields are left alone */
+    heron_error err = {0};
+    int rc = isolated ? heron__cuda_probe_isolated(&hw, 10, &err)
+                      : heron__cuda_probe(&hw, &err);
+    CHECK_OK(rc, &err);
+    CHECK(!strcmp(hw.name, "Fake A100"));
+    CHECK(!strcmp(hw.target, "cuda"));
+    CHECK_EQ(hw.sm, 80);
+    CHECK_EQ(hw.sm_count, 108);
+    CHECK_EQ(hw.smem_per_block, 48 * 1024);
+    CHECK_EQ(hw.smem_per_block_optin, 163 * 1024);
+    CHECK_EQ(hw.max_threads_per_block, 1024);
+    CHECK_EQ(hw.max_threads_dim[0], 1024);
+    CHECK_EQ(hw.max_threads_dim[2], 64);
+    CHECK_EQ(hw.warp_size, 32);
+    CHECK_EQ(hw.regs_per_block, 65536);
+    CHECK_EQ(hw.cores, 7);
+  }
+  unsetenv("HERON_LIBCUDA");
+}
+
+TEST(driver_missing_a_symbol_is_enotfound_naming_symbol_and_file) {
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA_PARTIAL, 1);
+  heron__cuda_driver d;
+  heron_error err = {0};
+  int rc = heron__cuda_driver_open(&d, &err);
+  unsetenv("HERON_LIBCUDA");
+  CHECK_EQ(rc, HERON_ENOTFOUND);
+  CHECK_STR_CONTAINS(err.text, "cuDeviceGetCount");
+  CHECK_STR_CONTAINS(err.text, "fake_libcuda_partial");
+  CHECK(d.lib == NULL);
+}
+
+TEST(cuda_error_text_gives_the_drivers_name_and_description) {
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA, 1);
+  heron__cuda_driver d;
+  heron_error err = {0};
+  CHECK_OK(heron__cuda_driver_open(&d, &err), &err);
+  unsetenv("HERON_LIBCUDA");
+  char buf[128];
+  CHECK(!strcmp(heron__cuda_error_text(&d, 719, buf, sizeof buf),
+                "CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)"));
+  CHECK(!strcmp(heron__cuda_error_text(&d, 100, buf, sizeof buf),
+                "CUDA_ERROR_NO_DEVICE"));
+  CHECK(!strcmp(heron__cuda_error_text(&d, 4242, buf, sizeof buf),
+                "CUDA error 4242"));
+  heron__cuda_driver_close(&d);
+  CHECK(d.lib == NULL);
+}
+
+/* ---- runs through the (fake) driver ------------------------------------- */
+
+TEST(cubin_run_through_the_driver_checks_and_times_the_kernel) {
+  fake_run f;
+  run_on_fake(NULL, 0, HOST_GOOD, 0, &f);
+  CHECK_OK(f.rc, &f.err);
+  CHECK_MSG(f.m.status == HERON_MEAS_OK, "%s: %s",
+            heron_meas_status_name(f.m.status), f.m.error);
+  CHECK(f.m.seconds > 0);
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  double want = op.flops / f.m.seconds / 1e9;
+  CHECK(fabs(f.m.gflops - want) <= 1e-9 * want);
+  CHECK(f.error == NULL);
+}
+
+TEST(cubin_run_passes_in0_in1_out_bias_in_that_order) {
+  fake_run f;
+  run_on_fake(NULL, 1, HOST_GOOD, 0, &f);
+  CHECK_OK(f.rc, &f.err);
+  CHECK_MSG(f.m.status == HERON_MEAS_OK, "%s: %s",
+            heron_meas_status_name(f.m.status), f.m.error);
+  free(f.error);
+}
+
+TEST(cubin_that_writes_nothing_is_wrong_result_after_the_first_launch) {
+  fake_run f;
+  run_on_fake(NULL, 0, HOST_NO_WRITE, 0, &f);
+  CHECK_OK(f.rc, &f.err);
+  CHECK_EQ(f.m.status, HERON_MEAS_WRONG_RESULT);
+  CHECK_STR_CONTAINS(f.error, "after the first launch");
+  CHECK(isfinite(f.m.max_error)); /* the 0xFF fill is NaN in fp16 */
+  free(f.error);
+}
+
+TEST(failed_launch_is_runtime_error_naming_the_call_and_cuda_error) {
+  fake_run f;
+  run_on_fake("launchfail", 0, HOST_GOOD, 0, &f);
+  CHECK_OK(f.rc, &f.err);
+  CHECK_EQ(f.m.status, HERON_MEAS_RUNTIME_ERROR);
+  CHECK_STR_CONTAINS(f.error, "cuLaunchKernel");
+  CHECK_STR_CONTAINS(f.error, "CUDA_ERROR_LAUNCH_FAILED");
+  free(f.error);
+}
+
+TEST(shared_memory_over_48k_is_opted_in_and_over_the_limit_fails) {
+  fake_run f;
+  run_on_fake(NULL, 0, HOST_GOOD, 96 * 1024, &f);
+  CHECK_OK(f.rc, &f.err);
+  CHECK_EQ(f.m.status, HERON_MEAS_OK);
+  run_on_fake(NULL, 0, HOST_GOOD, 200 * 1024, &f);
+  CHECK_OK(f.rc, &f.err);
+  CHECK_EQ(f.m.status, HERON_MEAS_RUNTIME_ERROR);
+  CHECK_STR_CONTAINS(f.error, "cuFuncSetAttribute");
+  CHECK_STR_CONTAINS(f.error, "CUDA_ERROR_INVALID_VALUE");
+  free(f.error);
+}
+
+TEST(cubin_run_without_a_driver_is_runtime_error_naming_libcuda) {
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  setenv("HERON_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  heron_measure_options o = quick_options();
+  heron__bench b;
+  heron_error err = {0};
+  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  unsetenv("HERON_LIBCUDA");
+  heron__candidate c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.so_path, sizeof c.so_path, "%s/none.cubin", b.work_dir);
+  c.launch = (heron__cuda_launch){{1, 1, 1}, {32, 1, 1}, 0};
+  heron_measurement m;
+  char *text = NULL;
+  int rc = heron__run_candidate(&b, &c, op.flops, &m, &text, &err);
+  heron__bench_free(&b);
+  CHECK_OK(rc, &err);
+  CHECK_EQ(m.status, HERON_MEAS_RUNTIME_ERROR);
+  CHECK_STR_CONTAINS(text, "no CUDA driver");
+  free(text);
+}
+
+/* ---- emulation ---------------------------------------------------------- */
+
+TEST(emulated_kernel_is_built_by_cc_run_once_checked_and_not_timed) {
+  heron__op op;
+  CHECK_OK(make_op(&op, 1), NULL);
+  heron_measure_options o = quick_options();
+  o.emulate = 1;
+  o.repeat = 5; /* ignored: an emulation runs once */
+  /* The runner is forked at init and keeps the environment it had then. */
+  char calls[64];
+  snprintf(calls, sizeof calls, "/tmp/heron-test-calls-%d", (int)getpid());
+  unlink(calls);
+  setenv("HERON_TEST_CALLS", calls, 1);
+  heron__bench b;
+  heron_error err = {0};
+  CHECK_OK(
+      heron__bench_init_cuda(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 80, &err),
+      &err);
+  char *src[2] = {host_kernel(&op, HOST_COUNTED, 0),
+                  host_kernel(&op, HOST_NO_WRITE, 0)};
+  heron__candidate c[2];
+  memset(c, 0, sizeof c);
+  c[0].source = src[0];
+  c[1].source = src[1];
+  CHECK_OK(heron__build_all(&b, c, 2, &err), &err);
+  CHECK_EQ(c[0].status, HERON_MEAS_OK);
+  CHECK_STR_CONTAINS(c[0].so_path, ".so");
+  CHECK_EQ(c[0].regs, 0);
+  heron_measurement m[2];
+  char *text[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++)
+    CHECK_OK(heron__run_candidate(&b, &c[i], op.flops, &m[i], &text[i], &err),
+             &err);
+  int ncalls = file_size(calls);
+  unsetenv("HERON_TEST_CALLS");
+  unlink(calls);
+  CHECK_MSG(m[0].status == HERON_MEAS_OK, "%s", m[0].error);
+  CHECK(m[0].seconds == 0 && m[0].gflops == 0);
+  CHECK_EQ(ncalls, 1);
+  CHECK_EQ(m[1].status, HERON_MEAS_WRONG_RESULT);
+  for (int i = 0; i < 2; i++) {
+    free(text[i]);
+    free(c[i].error);
+    free(src[i]);
+  }
+  heron__bench_free(&b);
+}

@@ -1,0 +1,366 @@
+/* tests/sched/test_cuda_template.c - the Tensor Core template: its knobs,
+ * the implicit-GEMM view of every suite op, and properties of sampled
+ * configs checked independently of the rules (splits, threads, the shared
+ * memory plan after reuse, vector widths against the index maps). */
+#include "cuda_fixtures.h"
+
+
+static const char *const GPUS[] = {"a100", "h100", "h200", "rtx3080"};
+
+TEST(gemm_template_has_herons_knobs) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "a100", 0, &err), &err);
+  static const char *const knobs[] = {
+      "wmma_m",       "wmma_n",       "wmma_k",       "i.b",
+      "i.w",          "i.f",          "j.b",          "j.w",
+      "j.f",          "k.o",          "k.m",          "k.f",
+      "A.shared_at",  "B.shared_at",  "A.shared_pad", "B.shared_pad",
+      "C.shared_pad", "A.shared_vec", "B.shared_vec", "out.vec",
+      "unroll"};
+  int nk = (int)(sizeof knobs / sizeof knobs[0]);
+  CHECK_EQ(heron_space_nknobs(b.sp), nk);
+  for (int i = 0; i < nk; i++) {
+    int v = heron_space_find_var(b.sp, knobs[i]);
+    CHECK_MSG(v >= 0 && heron_space_var_is_knob(b.sp, v) == 1, "knob %s",
+              knobs[i]);
+  }
+  /* threadIdx.y is derived from the warp splits, as Heron's is bound. */
+  int ty = heron_space_find_var(b.sp, "threadIdx.y");
+  CHECK(ty >= 0 && heron_space_var_is_knob(b.sp, ty) == 0);
+  /* GEMM's A and B are contiguous along K and N, 8 halves apart at most. */
+  int64_t lo, hi;
+  const int64_t *vals;
+  int nv;
+  CHECK_OK(heron_space_var_domain(b.sp,
+                                  heron_space_find_var(b.sp, "A.shared_vec"),
+                                  &lo, &hi, &vals, &nv),
+           NULL);
+  CHECK_EQ(hi, 8);
+  cuda_unbuild(&b);
+}
+
+TEST(every_suite_op_builds_on_every_gpu_description) {
+  for (int g = 0; g < 4; g++)
+    for (int i = 0; i < CUDA_NSUITE; i++) {
+      cuda_built b;
+      heron_error err = {0};
+      int rc = cuda_build(&b, &CUDA_SUITE[i], GPUS[g], 0, &err);
+      CHECK_MSG(rc == HERON_OK, "%s on %s: %s", CUDA_SUITE[i].op, GPUS[g],
+                err.text);
+      heron_rng rng;
+      heron_rng_seed(&rng, 7);
+      int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+      rc = heron_space_sample(b.sp, &rng, cfg, &err);
+      free(cfg);
+      cuda_unbuild(&b);
+      CHECK_MSG(rc == HERON_OK, "sample %s on %s: %s", CUDA_SUITE[i].op,
+                GPUS[g], err.text);
+    }
+}
+
+TEST(gemv_pads_n_to_eight_and_forces_the_32x8_shape) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[2], "a100", 0, &err), &err);
+  CHECK_EQ(b.t->cuda->g[HERON__GN].extent, 1);
+  CHECK_EQ(b.t->cuda->g[HERON__GN].padded, 8);
+  heron_rng rng;
+  heron_rng_seed(&rng, 3);
+  int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+  for (int s = 0; s < 200; s++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    CHECK_EQ(cuda_val(b.sp, cfg, "wmma_m"), 32);
+    CHECK_EQ(cuda_val(b.sp, cfg, "wmma_n"), 8);
+  }
+  free(cfg);
+  cuda_unbuild(&b);
+}
+
+TEST(convolutions_are_implicit_gemms_over_their_axes) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[4], "a100", 0, &err), &err);
+  const heron__cuda_sched *s = b.t->cuda;
+  /* c2d: M = n*oh*ow (the data's axes), N = co, K = ci*kh*kw. */
+  CHECK_EQ(s->g[HERON__GM].extent, 16 * 56 * 56);
+  CHECK_EQ(s->g[HERON__GN].extent, 64);
+  CHECK_EQ(s->g[HERON__GK].extent, 64 * 9);
+  CHECK_EQ(s->g[HERON__GB].extent, 1);
+  /* The data is read through padding: element by element.  The weight is
+   * laid out fused along K, so it is read 8 halves at a time. */
+  CHECK_EQ(s->op[0].vec_max, 1);
+  CHECK_EQ(s->op[1].vec_max, 8);
+  CHECK_EQ(s->op[1].k_inner, 1);
+  /* The output is contiguous along ow, which is in M. */
+  CHECK_EQ(s->out_group, HERON__GM);
+  cuda_unbuild(&b);
+}
+
+TEST(fp32_and_three_input_ops_are_refused_by_name) {
+  heron__op op;
+  heron_error err = {0};
+  heron__hw hw;
+  heron__hw_detect_cpu(&hw);
+  CHECK_OK(heron__hw_load("a100", &hw, &err), &err);
+  CHECK_OK(heron__op_build("gemm", (int64_t[]){64, 64, 64}, 3, HERON__FP32, &op,
+                           &err),
+           &err);
+  heron__template *t = NULL;
+  heron_space *sp = NULL;
+  CHECK_EQ(heron__template_build(&op, &hw, "cuda", &t, &sp, &err),
+           HERON_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(err.text, "fp16");
+  CHECK(t == NULL && sp == NULL);
+}
+
+/* ---- properties of sampled configs ---------------------------------------- */
+
+/* The flat element index of tensor ts at axis values ax[], or -1 when the
+ * point reads zero (padding, an index not divisible by its divisor):
+ * straight from the op description, independent of the generator. */
+static int64_t element(const heron__op *op, const heron__tensor *ts,
+                       const int64_t *ax) {
+  int64_t flat = 0;
+  for (int d = 0; d < ts->ndim; d++) {
+    const heron__affine *ix = &ts->index[d];
+    int64_t e = ix->offset;
+    for (int a = 0; a < op->naxes; a++)
+      e += ix->coef[a] * ax[a];
+    int64_t div = ix->div > 1 ? ix->div : 1;
+    if (e % div != 0)
+      return -1;
+    e /= div;
+    if (e < 0 || e >= ts->dims[d])
+      return -1;
+    flat = flat * ts->dims[d] + e;
+  }
+  return flat;
+}
+
+/* Sets the axis values of group grp from its fused index. */
+static void unfuse(const heron__op *op, const heron__cuda_group *g,
+                   int64_t fused, int64_t *ax) {
+  for (int i = g->naxes - 1; i >= 0; i--) {
+    int64_t e = op->axes[g->axes[i]].extent;
+    ax[g->axes[i]] = fused % e;
+    fused /= e;
+  }
+}
+
+/* For a vector width V of tensor ts along group `inner` (the shared tile's
+ * contiguous group): at random points whose inner fused index is a multiple
+ * of V and inside the extent, the V elements are V consecutive, V-aligned
+ * addresses.  Returns 1 when that holds. */
+static int vector_ok(const heron__op *op, const heron__cuda_sched *s,
+                     const heron__tensor *ts, int inner, int64_t v,
+                     heron_rng *rng) {
+  if (v == 1)
+    return 1;
+  for (int trial = 0; trial < 64; trial++) {
+    int64_t ax[HERON__MAX_AXES] = {0};
+    for (int q = 0; q < HERON__NGROUPS; q++) {
+      int64_t e = s->g[q].extent;
+      int64_t f = (int64_t)(heron_rng_next(rng) % (uint64_t)e);
+      if (q == inner)
+        f -= f % v;
+      unfuse(op, &s->g[q], f, ax);
+    }
+    int64_t first = -2;
+    int64_t base[HERON__MAX_AXES];
+    memcpy(base, ax, sizeof base);
+    int64_t f0 = 0;
+    for (int i = 0; i < s->g[inner].naxes; i++)
+      f0 = f0 * op->axes[s->g[inner].axes[i]].extent +
+           base[s->g[inner].axes[i]];
+    for (int64_t l = 0; l < v; l++) {
+      unfuse(op, &s->g[inner], f0 + l, ax);
+      int64_t e = element(op, ts, ax);
+      if (e < 0)
+        return 0;
+      if (l == 0) {
+        if (e % v != 0)
+          return 0;
+        first = e;
+      } else if (e != first + l) {
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Checks one config against the limits the constraints claim, computing
+ * everything from the knobs; a message into why[] when it fails. */
+static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
+                     char *why, size_t cap) {
+  const heron_space *sp = b->sp;
+  const heron__cuda_sched *s = b->t->cuda;
+  const heron__op *op = &b->op;
+  int64_t wm = cuda_val(sp, cfg, "wmma_m"), wn = cuda_val(sp, cfg, "wmma_n"),
+          wk = cuda_val(sp, cfg, "wmma_k");
+  int shape_ok = wk == 16 && ((wm == 16 && wn == 16) || (wm == 32 && wn == 8) ||
+                              (wm == 8 && wn == 32));
+  if (!shape_ok)
+    return snprintf(why, cap, "wmma %lldx%lldx%lld", (long long)wm,
+                    (long long)wn, (long long)wk),
+           0;
+  static const char *const nm[3][3] = {
+      {"i.b", "i.w", "i.f"}, {"j.b", "j.w", "j.f"}, {"k.o", "k.m", "k.f"}};
+  int64_t sp3[3][3];
+  for (int d = 0; d < 3; d++)
+    for (int l = 0; l < 3; l++)
+      sp3[d][l] = cuda_val(sp, cfg, nm[d][l]);
+  int64_t shp[3] = {wm, wn, wk};
+  const int grp[3] = {HERON__GM, HERON__GN, HERON__GK};
+  for (int d = 0; d < 3; d++)
+    if (sp3[d][0] * sp3[d][1] * sp3[d][2] * shp[d] != s->g[grp[d]].padded)
+      return snprintf(why, cap, "split %d", d), 0;
+  int64_t warps = sp3[0][1] * sp3[1][1];
+  if (32 * warps > b->hw.max_threads_per_block ||
+      warps > b->hw.max_threads_dim[1])
+    return snprintf(why, cap, "%lld warps", (long long)warps), 0;
+  /* The shared-memory plan, rebuilt from the knobs. */
+  int64_t bm = sp3[0][1] * sp3[0][2] * wm, bn = sp3[1][1] * sp3[1][2] * wn;
+  int64_t kc0 = sp3[2][1] * sp3[2][2] * wk, kc1 = sp3[2][2] * wk;
+  int64_t bytes[3];
+  for (int i = 0; i < 2; i++) {
+    const char *p = i == 0 ? "A" : "B";
+    char n1[32], n2[32];
+    snprintf(n1, sizeof n1, "%s.shared_at", p);
+    snprintf(n2, sizeof n2, "%s.shared_pad", p);
+    int64_t kc = cuda_val(sp, cfg, n1) == 0 ? kc0 : kc1;
+    int64_t rows = i == 0 ? bm : bn, pad = cuda_val(sp, cfg, n2);
+    bytes[i] = s->op[i].k_inner ? 2 * rows * (kc + pad) : 2 * kc * (rows + pad);
+  }
+  int64_t cpad = cuda_val(sp, cfg, "C.shared_pad");
+  bytes[2] = s->out_group == HERON__GM ? 4 * bn * (bm + cpad)
+                                       : 4 * bm * (bn + cpad);
+  heron__cuda_smem_plan plan;
+  heron__cuda_smem_plan_of(b->t, cfg, &plan);
+  int64_t limit = b->hw.smem_per_block_optin > b->hw.smem_per_block
+                      ? b->hw.smem_per_block_optin
+                      : b->hw.smem_per_block;
+  if (plan.total > limit)
+    return snprintf(why, cap, "smem %lld > %lld", (long long)plan.total,
+                    (long long)limit),
+           0;
+  for (int i = 0; i < plan.nbufs; i++) {
+    if (plan.buf[i].bytes != bytes[i])
+      return snprintf(why, cap, "%s: %lld bytes, expected %lld",
+                      plan.buf[i].name, (long long)plan.buf[i].bytes,
+                      (long long)bytes[i]),
+             0;
+    if (plan.buf[i].offset % 128)
+      return snprintf(why, cap, "%s misaligned", plan.buf[i].name), 0;
+    for (int j = 0; j < i; j++) {
+      const heron__cuda_smem_buf *x = &plan.buf[i], *y = &plan.buf[j];
+      if (x->phase != y->phase)
+        continue;
+      if (x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes)
+        return snprintf(why, cap, "%s overlaps %s", x->name, y->name), 0;
+    }
+  }
+  heron__cuda_launch l;
+  heron__cuda_launch_of(b->t, cfg, &l);
+  if (l.smem_bytes != plan.total || l.block[0] * l.block[1] != 32 * warps)
+    return snprintf(why, cap, "launch disagrees with the plan"), 0;
+  /* Vector widths against the index maps. */
+  int64_t va = cuda_val(sp, cfg, "A.shared_vec"),
+          vb = cuda_val(sp, cfg, "B.shared_vec"),
+          vo = cuda_val(sp, cfg, "out.vec");
+  if (!vector_ok(op, s, &op->in[0], s->op[0].k_inner ? HERON__GK : HERON__GM,
+                 va, rng))
+    return snprintf(why, cap, "A vec %lld", (long long)va), 0;
+  if (!vector_ok(op, s, &op->in[1], s->op[1].k_inner ? HERON__GK : HERON__GN,
+                 vb, rng))
+    return snprintf(why, cap, "B vec %lld", (long long)vb), 0;
+  if (!vector_ok(op, s, &op->out, s->out_group, vo, rng))
+    return snprintf(why, cap, "out vec %lld", (long long)vo), 0;
+  return 1;
+}
+
+TEST(sampled_configs_respect_the_limits_and_the_smem_plan) {
+  for (int g = 0; g < 2; g++)
+    for (int i = 0; i < CUDA_NSUITE + CUDA_NSMALL; i++) {
+      const cuda_case *c =
+          i < CUDA_NSUITE ? &CUDA_SUITE[i] : &CUDA_SMALL[i - CUDA_NSUITE];
+      cuda_built b;
+      heron_error err = {0};
+      CHECK_OK(cuda_build(&b, c, g ? "rtx3080" : "h100", 0, &err), &err);
+      heron_rng rng;
+      heron_rng_seed(&rng, 11 + (uint64_t)i);
+      int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+      int bad = 0;
+      char why[160] = "";
+      for (int n = 0; n < 1000 && !bad; n++) {
+        if (heron_space_sample(b.sp, &rng, cfg, &err) != HERON_OK)
+          bad = snprintf(why, sizeof why, "sample: %s", err.text);
+        else if (!config_ok(&b, cfg, &rng, why, sizeof why))
+          bad = 1;
+      }
+      free(cfg);
+      cuda_unbuild(&b);
+      CHECK_MSG(!bad, "%s: %s", c->op, why);
+    }
+}
+
+TEST(shared_memory_is_bounded_after_reuse_not_by_the_sum) {
+  /* On the RTX 3080 (100 KiB opt-in), configs exist whose A + B + C would
+   * not fit but whose live sets do; the space must contain them. */
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "rtx3080", 0, &err), &err);
+  heron_rng rng;
+  heron_rng_seed(&rng, 5);
+  int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+  int found = 0;
+  int64_t limit = b.hw.smem_per_block_optin;
+  for (int n = 0; n < 20000 && !found; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    heron__cuda_smem_plan p;
+    heron__cuda_smem_plan_of(b.t, cfg, &p);
+    found = p.buf[0].bytes + p.buf[1].bytes + p.buf[2].bytes > limit;
+  }
+  free(cfg);
+  cuda_unbuild(&b);
+  CHECK_MSG(found, "no config needed the reuse of A/B space by C.shared");
+}
+
+TEST(source_starts_with_the_launch_of_the_config) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SMALL[0], "a100", HERON__EPI_BIAS, &err),
+           &err);
+  heron_rng rng;
+  heron_rng_seed(&rng, 9);
+  int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+  for (int n = 0; n < 20; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    heron__buf src = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+    heron__cuda_launch l, want;
+    CHECK_EQ(heron__cuda_launch_parse(src.data, &l), 0);
+    heron__cuda_launch_of(b.t, cfg, &want);
+    CHECK(memcmp(&l, &want, sizeof l) == 0);
+    CHECK(strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)") != NULL);
+    CHECK(strstr(src.data, "bias[") != NULL);
+    heron__buf_free(&src);
+  }
+  free(cfg);
+  cuda_unbuild(&b);
+}
+
+TEST(describe_shows_the_gemm_view_and_the_rules) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[4], "h100", 0, &err), &err);
+  heron__buf d = {0};
+  heron__template_describe(b.t, b.sp, &d);
+  CHECK_STR_CONTAINS(d.data, "M = n*oh*ow");
+  CHECK_STR_CONTAINS(d.data, "Add-Multi-Scope-SPM");
+  CHECK_STR_CONTAINS(d.data, "wmma_m in {8, 16, 32}");
+  CHECK_STR_CONTAINS(d.data, "AB.shared_bytes <= 232448");
+  heron__buf_free(&d);
+  cuda_unbuild(&b);
+}
