@@ -775,7 +775,12 @@ static void print_summary(const settings *s, const heron_task *t,
          "%d invalid, %d duplicate proposals)\n",
          r->trials, r->measured, r->resumed, r->ok, r->failed,
          r->dropped_invalid, r->dropped_duplicate);
-  if (r->best_trial > 0) {
+  const heron_measure_options *m = &s->o.measure;
+  if (m->compile_only || m->emulate) {
+    printf("best       none timed (%s: %d of %d kernels %s)\n",
+           m->compile_only ? "--compile-only" : "--emulate", r->ok, r->trials,
+           m->compile_only ? "compiled" : "matched the reference on the CPU");
+  } else if (r->best_trial > 0) {
     printf("best       %.3f GFLOP/s, %.6g s, trial %d, config %s\n",
            r->best_gflops, r->best_seconds, r->best_trial, r->best_key);
   } else {

@@ -17,7 +17,7 @@
  *            1 smem 16384", one blank, the closer) - the launch, written by
  *            heron__cuda_launch_format, read back by heron__cuda_launch_parse
  *   the include block (heron__cuda_includes()): identical in every kernel,
- *            so NVRTC's precompiled header (-pch) covers it
+ *            as NVRTC's precompiled headers (-pch) would need
  *   #define HERON_THREADS  (BX * BY * BZ)
  *   #define HERON_GRID_X / _Y / _Z, HERON_BLOCK_X / _Y / _Z
  *   #define HERON_SMEM_BYTES  dynamic shared bytes (the shared-memory plan)

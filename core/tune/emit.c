@@ -70,11 +70,16 @@ static int emit_cuda(const heron_task *t, const heron_measurement *best,
         "kernel.cu: launch " HERON__CUDA_KERNEL_NAME "(in0, in1, out, bias; "
         "fp16, bias NULL when none) with grid (%d, %d, %d), block (%d, %d, "
         "%d) and %lld bytes of dynamic shared memory; built with NVRTC for "
-        "sm_%d (%d registers, %d bytes spilled, %lld bytes shared memory), "
-        "%.2f GFLOP/s in trial %d of %s.\n",
+        "sm_%d (%d registers, %d bytes spilled, %lld bytes shared memory); "
+        "trial %d of %s",
         l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
         (long long)l.smem_bytes, t->hw.sm, best->regs, best->spill_bytes,
-        (long long)best->smem_bytes, best->gflops, best->trial, t->key);
+        (long long)best->smem_bytes, best->trial, t->key);
+    /* A compile-only or emulated run has no time to quote. */
+    if (best->seconds > 0)
+      heron__buf_printf(&b, ", %.2f GFLOP/s when tuned.\n", best->gflops);
+    else
+      heron__buf_puts(&b, ", not timed (compile-only or emulated run).\n");
     readme = heron__buf_take(&b);
     rc = readme ? write_in(dir, "README.txt", readme, err)
                 : heron_error_set(err, HERON_ENOMEM, "out of memory");

@@ -106,11 +106,11 @@ static void index_expr(heron__buf *s, const heron__op *op,
 }
 
 /* A host C kernel for a two-input fp16 op, generated from the op's
- * description: a float accumulation over the whole nest, then the output
- * rounded to fp16 and, with a bias, the bias added as the reference's
- * epilogue does.  `cuda_abi`: exported as heron_cuda_kernel(void **params)
- * (the fake driver's launch: params point at 64-bit device pointers),
- * else as the cpu target's heron_kernel(bufs) (the emulation's entry). */
+ * description: a float accumulation over the whole nest, the bias added
+ * (when the op has one) and one rounding to fp16, as a fused kernel does.
+ * `cuda_abi`: exported as heron_cuda_kernel(void **params) (the fake driver's
+ * launch: params point at 64-bit device pointers), else as the cpu target's
+ * heron_kernel(bufs) (the emulation's entry). */
 static char *host_kernel(const heron__op *op, enum host_variant v,
                          int cuda_abi) {
   heron__buf s = {0};
@@ -141,10 +141,9 @@ static char *host_kernel(const heron__op *op, enum host_variant v,
                         (long long)op->axes[a].extent, a);
   heron__buf_puts(&s, "  {\n    long o = ");
   index_expr(&s, op, &op->out);
-  heron__buf_puts(&s, ";\n    float v = (float)(h)acc[o];\n");
+  heron__buf_puts(&s, ";\n    float v = acc[o];\n");
   if (op->epilogue & HERON__EPI_BIAS)
-    heron__buf_printf(&s, "    v = (float)(h)(v + (float)bias[a%d]);\n",
-                      op->channel_axis);
+    heron__buf_printf(&s, "    v += (float)bias[a%d];\n", op->channel_axis);
   heron__buf_puts(&s, "    out[o] = (h)v;\n  }\n  free(acc);\n}\n");
   if (cuda_abi)
     heron__buf_puts(&s, "#define P(i) ((h *)(unsigned long)"
@@ -240,10 +239,25 @@ static void run_on_fake(const char *mode, int bias, enum host_variant v,
   unsetenv("HERON_LIBCUDA");
 }
 
+/* NVRTC is part of the CUDA toolkit, which a build may lack: then every
+ * compile must say so, and the test ends there. */
+#define REQUIRE_NVRTC()                                                        \
+  do {                                                                         \
+    if (!heron__nvrtc_available()) {                                           \
+      heron__nvrtc_result r_;                                                  \
+      heron_error e_ = {0};                                                    \
+      CHECK_EQ(heron__nvrtc_compile(good_cu, 80, &r_, &e_),                    \
+               HERON_EUNSUPPORTED);                                            \
+      CHECK_STR_CONTAINS(e_.text, "libheron was built without NVRTC");         \
+      heron__nvrtc_result_free(&r_);                                           \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
 /* ---- NVRTC -------------------------------------------------------------- */
 
 TEST(nvrtc_compiles_for_sm80_and_sm90_and_reports_ptxas_statistics) {
-  CHECK(heron__nvrtc_available());
+  REQUIRE_NVRTC();
   const int sms[2] = {80, 90};
   for (int i = 0; i < 2; i++) {
     heron__nvrtc_result r;
@@ -272,6 +286,7 @@ TEST(nvrtc_compiles_for_sm80_and_sm90_and_reports_ptxas_statistics) {
 }
 
 TEST(nvrtc_reports_spills_of_a_register_starved_kernel) {
+  REQUIRE_NVRTC();
   heron__nvrtc_result r;
   heron_error err = {0};
   CHECK_OK(heron__nvrtc_compile(spilling_cu, 80, &r, &err), &err);
@@ -281,6 +296,7 @@ TEST(nvrtc_reports_spills_of_a_register_starved_kernel) {
 }
 
 TEST(nvrtc_syntax_error_is_ebuild_with_nvrtcs_message) {
+  REQUIRE_NVRTC();
   heron__nvrtc_result r;
   heron_error err = {0};
   int rc = heron__nvrtc_compile(syntax_error_cu, 80, &r, &err);
@@ -294,6 +310,7 @@ TEST(nvrtc_syntax_error_is_ebuild_with_nvrtcs_message) {
 }
 
 TEST(nvrtc_source_without_the_kernel_or_the_launch_line_is_ebuild) {
+  REQUIRE_NVRTC();
   heron__nvrtc_result r;
   heron_error err = {0};
   char *other = renamed_kernel(good_cu);
@@ -312,6 +329,7 @@ TEST(nvrtc_source_without_the_kernel_or_the_launch_line_is_ebuild) {
 }
 
 TEST(nvrtc_unknown_architecture_is_ebuild_naming_it) {
+  REQUIRE_NVRTC();
   heron__nvrtc_result r;
   heron_error err = {0};
   int rc = heron__nvrtc_compile(good_cu, 12, &r, &err);
@@ -321,6 +339,7 @@ TEST(nvrtc_unknown_architecture_is_ebuild_naming_it) {
 }
 
 TEST(nvrtc_include_dir_can_be_overridden_by_the_environment) {
+  REQUIRE_NVRTC();
   heron__nvrtc_result r;
   heron_error err = {0};
   setenv("HERON_CUDA_INCLUDE", "/nonexistent/cuda/include", 1);
@@ -370,6 +389,7 @@ TEST(ptxas_stats_take_the_named_entry_and_add_spill_stores_and_loads) {
 /* ---- builds of cuda candidates ------------------------------------------ */
 
 TEST(build_all_compiles_cuda_candidates_on_two_jobs_with_their_own_results) {
+  REQUIRE_NVRTC();
   heron__op op;
   CHECK_OK(make_op(&op, 0), NULL);
   heron_measure_options o = quick_options();
@@ -418,6 +438,7 @@ TEST(build_all_compiles_cuda_candidates_on_two_jobs_with_their_own_results) {
 }
 
 TEST(cuda_build_longer_than_the_timeout_is_recorded_as_timeout_afterwards) {
+  REQUIRE_NVRTC();
   heron__op op;
   CHECK_OK(make_op(&op, 0), NULL);
   heron_measure_options o = quick_options();

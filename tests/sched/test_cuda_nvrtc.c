@@ -30,9 +30,8 @@ typedef struct job {
   int64_t est_regs; /* the template's register estimate */
 } job;
 
-/* NVRTC serialises compiles within a process, so the two cores are used by
- * two forked children, each compiling every other kernel in-process (and
- * reusing NVRTC's precompiled header across its kernels). */
+/* Two forked children share the kernels, each compiling every other one
+ * in-process: a compiler crash then costs a child, not the test. */
 #define PROCS 2
 
 static void compile_all(const job *jobs, int n, result *res) {
@@ -115,7 +114,8 @@ static void compile_case(const cuda_case *c, int count) {
     if (r->rc != HERON_OK) {
       if (!failed++) {
         first_fail = j->src;
-        snprintf(why, sizeof why, "sm_%d: %s\n%s", j->sm, r->err, r->log);
+        snprintf(why, sizeof why, "sm_%d: %.190s\n%.190s", j->sm, r->err,
+                 r->log);
       }
       continue;
     }

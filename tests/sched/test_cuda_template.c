@@ -261,6 +261,37 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
         return snprintf(why, cap, "%s overlaps %s", x->name, y->name), 0;
     }
   }
+  /* Every wmma pointer is 32-byte aligned: fragment (i, kf) of A starts
+   * at row m = i * wmma_m (plus the warp's offset, a multiple of it) and
+   * column k = kf * 16 of A.shared; along the buffer's contiguous axis
+   * that is an element offset, along the other a multiple of the pitch. */
+  for (int i = 0; i < 2; i++) {
+    const char *p = i == 0 ? "A" : "B";
+    char n1[32], n2[32];
+    snprintf(n1, sizeof n1, "%s.shared_at", p);
+    snprintf(n2, sizeof n2, "%s.shared_pad", p);
+    int64_t kc = cuda_val(sp, cfg, n1) == 0 ? kc0 : kc1;
+    int64_t rows = i == 0 ? bm : bn, pad = cuda_val(sp, cfg, n2);
+    int64_t w = i == 0 ? wm : wn;
+    int64_t pitch = s->op[i].k_inner ? kc + pad : rows + pad;
+    for (int64_t r = 0; r < rows; r += w)
+      for (int64_t k = 0; k < kc; k += 16) {
+        int64_t off = s->op[i].k_inner ? r * pitch + k : k * pitch + r;
+        if ((2 * off) % 32 != 0 || pitch % 8 != 0)
+          return snprintf(why, cap, "%s fragment at (%lld, %lld) misaligned",
+                          p, (long long)r, (long long)k),
+                 0;
+      }
+  }
+  int64_t cpitch = (s->out_group == HERON__GM ? bm : bn) + cpad;
+  for (int64_t m = 0; m < bm; m += wm)
+    for (int64_t n = 0; n < bn; n += wn) {
+      int64_t off = s->out_group == HERON__GM ? n * cpitch + m : m * cpitch + n;
+      if ((4 * off) % 32 != 0 || cpitch % 4 != 0)
+        return snprintf(why, cap, "C fragment at (%lld, %lld) misaligned",
+                        (long long)m, (long long)n),
+               0;
+    }
   heron__cuda_launch l;
   heron__cuda_launch_of(b->t, cfg, &l);
   if (l.smem_bytes != plan.total || l.block[0] * l.block[1] != 32 * warps)
