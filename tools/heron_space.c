@@ -506,15 +506,21 @@ static void print_source(const heron_task *t, const char *config_json,
   rc = heron_task_source(t, cfg, &src, &err);
   if (rc != HERON_OK)
     cli_die(CLI_EXIT_FAILURE, rc, &err, "--source");
-  /* The config goes first, as a comment, so the output stays compilable
-   * and says what it is. */
+  /* The config goes with the source as a comment, so the output stays
+   * compilable and says what it is: first for C, after the source for
+   * CUDA, whose first line must stay the launch line that the NVRTC build
+   * reads. */
+  int cuda = !strcmp(heron_task_target(t), "cuda");
+  if (cuda)
+    fputs(src, stdout);
   printf("/* %s, config:", heron_task_key(t));
   for (int i = 0; i < heron_space_nknobs(sp); i++) {
     int v = heron_space_knob(sp, i);
     printf(" %s=%" PRId64, heron_space_var_name(sp, v), cfg[v]);
   }
   printf(" */\n");
-  fputs(src, stdout);
+  if (!cuda)
+    fputs(src, stdout);
   heron_free(src);
   free(cfg);
 }

@@ -14,10 +14,14 @@
 #include "core/codegen/cuda_template.h"
 #include "core/space/builder.h"
 
-/* The Tensor Core template (core/sched/cuda_rules.c). */
-static int build_cuda(const heron__op *op, const heron__hw *hw,
-                      heron__template **tmpl, heron_space **space,
-                      heron_error *err) {
+typedef int (*rules_fn)(heron__template *t, heron_space *sp,
+                        heron_error *err);
+
+/* Makes a template and a space, lets the target's rules fill them, and
+ * freezes the space. */
+static int build_with(rules_fn apply, int elem_bytes, const heron__op *op,
+                      const heron__hw *hw, heron__template **tmpl,
+                      heron_space **space, heron_error *err) {
   heron__template *t = calloc(1, sizeof *t);
   heron_space *sp = heron__space_new();
   if (!t || !sp) {
@@ -27,9 +31,9 @@ static int build_cuda(const heron__op *op, const heron__hw *hw,
   }
   t->op = *op;
   t->hw = *hw;
-  t->elem_bytes = 2;
+  t->elem_bytes = elem_bytes;
   t->vec_axis = -1;
-  int rc = heron__cuda_rules_apply(t, sp, err);
+  int rc = apply(t, sp, err);
   if (rc == HERON_OK)
     rc = heron__space_finish(sp, err);
   if (rc != HERON_OK) {
@@ -51,8 +55,10 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
   *space = NULL;
   if (!target)
     target = "cpu";
+  /* The Tensor Core template (core/sched/cuda_rules.c) checks its own
+   * preconditions (two inputs, fp16). */
   if (!strcmp(target, "cuda"))
-    return build_cuda(op, hw, tmpl, space, err);
+    return build_with(heron__cuda_rules_apply, 2, op, hw, tmpl, space, err);
   if (strcmp(target, "cpu") != 0)
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "target '%s' has no schedule rules (supported: "
@@ -71,28 +77,7 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "the cpu template needs 1..%d inputs, op %s has %d",
                            HERON__MAX_TENSORS, op->name, op->ninputs);
-
-  heron__template *t = calloc(1, sizeof *t);
-  heron_space *sp = heron__space_new();
-  if (!t || !sp) {
-    free(t);
-    heron__space_free(sp);
-    return heron_error_set(err, HERON_ENOMEM, "template: out of memory");
-  }
-  t->op = *op;
-  t->hw = *hw;
-  t->elem_bytes = 4;
-  int rc = heron__cpu_rules_apply(t, sp, err);
-  if (rc == HERON_OK)
-    rc = heron__space_finish(sp, err);
-  if (rc != HERON_OK) {
-    free(t);
-    heron__space_free(sp);
-    return rc;
-  }
-  *tmpl = t;
-  *space = sp;
-  return HERON_OK;
+  return build_with(heron__cpu_rules_apply, 4, op, hw, tmpl, space, err);
 }
 
 void heron__template_free(heron__template *t) {

@@ -9,6 +9,8 @@ section 7 or one of the requested properties; exits 0 otherwise.
   --unique-configs no config (knob object) appears twice
   --all-ok         every line has status "ok" (every trial verified)
   --task KEY       every line belongs to task KEY
+  --untimed        ok lines carry no time (cuda --compile-only / --emulate):
+                   seconds and gflops are 0
 """
 import argparse
 import json
@@ -30,6 +32,7 @@ def main():
     ap.add_argument("--unique-configs", action="store_true")
     ap.add_argument("--all-ok", action="store_true")
     ap.add_argument("--task")
+    ap.add_argument("--untimed", action="store_true")
     a = ap.parse_args()
     errors = []
     with open(a.log) as f:
@@ -56,7 +59,10 @@ def main():
             errors.append("line %d: unknown status %r" % (n, rec["status"]))
         if not isinstance(rec["time"], str) or not ISO8601.match(rec["time"]):
             errors.append("line %d: time %r is not ISO 8601" % (n, rec["time"]))
-        if rec["status"] == "ok":
+        if rec["status"] == "ok" and a.untimed:
+            if rec["seconds"] != 0 or rec["gflops"] != 0:
+                errors.append("line %d: untimed but seconds/gflops set" % n)
+        elif rec["status"] == "ok":
             if not (rec["seconds"] > 0 and rec["gflops"] > 0):
                 errors.append("line %d: ok but seconds/gflops not positive" % n)
             if rec["error"] != "":
