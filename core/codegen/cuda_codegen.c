@@ -101,7 +101,8 @@ typedef struct gen {
   const heron__cuda_sched *s;
   knobs k;
   heron__buf *out;
-  const char *it; /* index type: "int" or "long long" */
+  const char *it;   /* index type: "int" or "long long" */
+  int64_t regs_free; /* registers per thread left beside the fragments */
 } gen;
 
 static void emit(gen *g, int depth, const char *fmt, ...) HERON_PRINTF(3, 4);
@@ -219,7 +220,16 @@ static void unroll_pragma(gen *g, int depth, int64_t trips) {
 static int coop_loop(gen *g, int depth, int64_t total, int64_t v) {
   int64_t step = g->k.threads * v;
   int64_t trips = (total + step - 1) / step;
-  unroll_pragma(g, depth, trips);
+  /* An unrolled copy issues all its loads before the first store, so each
+   * step keeps its vector (v / 2 registers, at least one) and an address
+   * live: unroll only while that fits beside the fragments in the
+   * registers __launch_bounds__ leaves each thread. */
+  int64_t live = trips * (v / 2 > 1 ? v / 2 : 1) + trips;
+  if (live > g->regs_free)
+    trips = -trips; /* a negative count asks for no unrolling */
+  unroll_pragma(g, depth, trips < 0 ? INT64_MAX : trips);
+  if (trips < 0)
+    trips = -trips;
   emit(g, depth, "for (int it = 0; it < %lld; it++) {", (long long)trips);
   emit(g, depth + 1, "const int e = (it * %lld + tid) * %lld;",
        (long long)g->k.threads, (long long)v);
@@ -487,6 +497,16 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   gen g = {.t = t, .op = &t->op, .s = t->cuda, .out = out};
   read_knobs(t, cfg, &g.k);
   g.it = small_indices(t) ? "int" : "long long";
+  {
+    /* What __launch_bounds__ leaves a thread, less the fragments (8
+     * registers per accumulator, wmma_m / 4 and wmma_n / 4 per a and b
+     * fragment) and the index arithmetic. */
+    int64_t cap = 65536 / g.k.threads;
+    cap = cap > 255 ? 255 : cap;
+    int64_t frags = 8 * g.k.sp[0][2] * g.k.sp[1][2] +
+                    (g.k.sp[0][2] * g.k.wm + g.k.sp[1][2] * g.k.wn) / 4;
+    g.regs_free = cap - frags - 48;
+  }
   const knobs *k = &g.k;
   const heron__cuda_sched *s = t->cuda;
   if (k->bytes[0] % 128 || k->bytes[1] % 128)
