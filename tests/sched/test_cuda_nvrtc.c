@@ -134,6 +134,7 @@ static void compile_case(const cuda_case *c, int count) {
     }
     spilled += r->spill_bytes > 0;
     over_est += r->regs > j->est_regs;
+    max_regs = r->regs > max_regs ? r->regs : max_regs;
     /* HERON_NVRTC_VERBOSE=1: one line per kernel, for calibrating the
      * register estimate of core/sched/cuda_rules.c. */
     if (getenv("HERON_NVRTC_VERBOSE"))
