@@ -3,12 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The tools are single-threaded programs; the program name and the list of
  * strings to free at exit are the only process-wide state, and both belong
@@ -370,8 +372,10 @@ heron_task *cli_make_task(const cli_task_args *a) {
                           .target = a->target,
                           .hw = a->hw,
                           .epilogue = a->epilogue,
-                          .sm = a->sm ? (int)cli_int("--sm", a->sm, 1, 1000)
-                                      : 0};
+                          .sm =
+                              a->sm ? (int)cli_int("--sm", a->sm, 1, 1000) : 0,
+                          .replay = a->replay,
+                          .nreplay = a->nreplay};
   heron_task *t = NULL;
   heron_error_clear(&err);
   rc = heron_task_create(&spec, &t, &err);
@@ -380,19 +384,22 @@ heron_task *cli_make_task(const cli_task_args *a) {
   /* These codes mean the library refused a value the user gave; the rest
    * (no memory, an empty space, an internal error) are failures of the run. */
   int usage = rc == HERON_EINVAL || rc == HERON_ENOTFOUND ||
-              rc == HERON_ERANGE || rc == HERON_EUNSUPPORTED;
+              rc == HERON_ERANGE || rc == HERON_EUNSUPPORTED ||
+              rc == HERON_ETASK;
   cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, rc, &err,
           "cannot create the task --op %s --shape %s --dtype %s --target %s "
-          "--hw %s%s%s",
+          "--hw %s%s%s%s%s%s",
           a->op, a->shape,
-          a->dtype ? a->dtype
-                   : (a->target && !strcmp(a->target, "cuda") ? "fp16"
-                                                               : "fp32"),
+          a->dtype
+              ? a->dtype
+              : (a->target && !strcmp(a->target, "cuda") ? "fp16" : "fp32"),
           a->target ? a->target : "cpu",
           a->hw ? a->hw
                 : (a->target && !strcmp(a->target, "cuda") ? "(the GPU's)"
                                                            : "(this machine)"),
-          a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "");
+          a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "",
+          a->nreplay ? " --replay " : "", a->nreplay ? a->replay[0] : "",
+          a->nreplay > 1 ? " ..." : "");
 }
 
 int cli_task_flag(cli_task_args *a, int id, const char *val) {
@@ -418,6 +425,65 @@ int cli_task_flag(cli_task_args *a, int id, const char *val) {
   case CLI_OPT_SM:
     a->sm = val;
     return 1;
+  case CLI_OPT_REPLAY:
+    if (!a->replay_flagged)
+      a->nreplay = 0; /* the flags replace a config file's list */
+    a->replay_flagged = 1;
+    if (a->nreplay == CLI_MAX_REPLAY)
+      cli_usage("--replay: '%s': at most %d logs", val, CLI_MAX_REPLAY);
+    a->replay[a->nreplay++] = val;
+    return 1;
   }
   return 0;
+}
+
+int cli_measure_flag(heron_measure_options *m, int id, const char *flag,
+                     const char *val) {
+  switch (id) {
+  case CLI_OPT_NUMBER:
+    m->number = (int)cli_int(flag, val, 1, INT_MAX);
+    return 1;
+  case CLI_OPT_REPEAT:
+    m->repeat = (int)cli_int(flag, val, 1, INT_MAX);
+    return 1;
+  case CLI_OPT_MIN_REPEAT_MS:
+    m->min_repeat_ms = cli_double(flag, val, 0, INFINITY);
+    return 1;
+  case CLI_OPT_TIMEOUT:
+    m->timeout_s = cli_double(flag, val, DBL_MIN, INFINITY);
+    return 1;
+  case CLI_OPT_FLUSH_CACHE:
+    m->flush_cache = 1;
+    return 1;
+  case CLI_OPT_BUILD_JOBS:
+    m->build_jobs = (int)cli_int(flag, val, 0, INT_MAX);
+    return 1;
+  case CLI_OPT_THREADS:
+    m->threads = (int)cli_int(flag, val, 0, INT_MAX);
+    return 1;
+  case CLI_OPT_CC:
+    m->cc = val;
+    return 1;
+  }
+  return 0;
+}
+
+/* mkdir -p: creates every missing folder of `dir`. */
+int cli_make_dirs(const char *dir) {
+  char *p = cli_strdup(dir);
+  for (char *c = p + 1;; c++) {
+    if (*c != '/' && *c != '\0')
+      continue;
+    char saved = *c;
+    *c = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+      return errno;
+    *c = saved;
+    if (saved == '\0')
+      break;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0)
+    return errno;
+  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 }

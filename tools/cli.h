@@ -115,11 +115,18 @@ heron_param cli_param(const char *flag, const char *text);
 char *cli_strdup(const char *s);
 char *cli_printf(const char *fmt, ...) HERON_PRINTF(1, 2);
 
+/* mkdir -p: creates every missing folder of `dir`.  Returns 0 or an errno
+ * (ENOTDIR when a part of the path is a file). */
+int cli_make_dirs(const char *dir);
+
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);
 
 /* ---- Tasks ---------------------------------------------------------------
  * Both tools build a task from the same task flags. */
+
+/* The most --replay logs one task takes. */
+#define CLI_MAX_REPLAY 64
 typedef struct cli_task_args {
   const char *op;
   const char *shape;    /* "1024,1024,1024" */
@@ -128,6 +135,12 @@ typedef struct cli_task_args {
   const char *hw;       /* NULL: this machine */
   const char *epilogue; /* NULL: none; "bias,relu" */
   const char *sm;       /* NULL: the GPU's or the description's */
+  /* --replay LOG, repeatable: the logs of target replay.  A config file
+   * may fill the list first; the first --replay flag then replaces it, as
+   * flags override the file. */
+  const char *replay[CLI_MAX_REPLAY];
+  int nreplay;
+  int replay_flagged; /* 1 once a --replay flag was read */
 } cli_task_args;
 
 /* The task flags have the same ids in both tools; each tool numbers
@@ -140,6 +153,7 @@ enum {
   CLI_OPT_HW,
   CLI_OPT_EPILOGUE,
   CLI_OPT_SM,
+  CLI_OPT_REPLAY,
   CLI_OPT_TASK_END
 };
 
@@ -151,9 +165,17 @@ enum {
       {CLI_OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16 or int8",     \
        "fp32 on cpu, fp16 on cuda"},                                           \
       {CLI_OPT_TARGET, "target", "NAME",                                       \
-       "target: cpu, or cuda (NVIDIA Tensor Cores, fp16)", "cpu"},             \
+       "target: cpu, cuda (NVIDIA Tensor Cores, fp16), or replay (answers "    \
+       "from recorded --replay logs, a surrogate model for the rest; no "      \
+       "hardware)",                                                            \
+       "cpu"},                                                                 \
+      {CLI_OPT_REPLAY, "replay", "LOG",                                        \
+       "target replay: a recorded log (.jsonl or .jsonl.gz) of the same op, "  \
+       "shape and dtype; repeatable.  A LOG.hw.json beside the first is its "  \
+       "hardware",                                                             \
+       ""},                                                                    \
       {CLI_OPT_HW, "hw", "NAME|FILE",                                          \
-       "hardware description in configs/hw/ (cpu-avx512, a100, h100, h200, "  \
+       "hardware description in configs/hw/ (cpu-avx512, a100, h100, h200, "   \
        "rtx3080, ...) or a JSON file",                                         \
        "this machine / its GPU"},                                              \
       {CLI_OPT_EPILOGUE, "epilogue", "LIST",                                   \
@@ -165,7 +187,50 @@ enum {
         "the GPU's, else 80"                                                   \
   }
 
-/* Stores the value of task flag `id` in *a.  Returns 1 when id is a task
+/* ---- Measurement flags ---------------------------------------------------
+ * heron-search and heron-bench measure with the same eight flags (TVM's
+ * names); their ids follow the task flags', and each tool numbers its own
+ * flags from CLI_OPT_MEASURE_END. */
+enum {
+  CLI_OPT_NUMBER = CLI_OPT_TASK_END,
+  CLI_OPT_REPEAT,
+  CLI_OPT_MIN_REPEAT_MS,
+  CLI_OPT_TIMEOUT,
+  CLI_OPT_FLUSH_CACHE,
+  CLI_OPT_BUILD_JOBS,
+  CLI_OPT_THREADS,
+  CLI_OPT_CC,
+  CLI_OPT_MEASURE_END
+};
+
+/* The measurement flags' entries of a tool's option table (their defaults
+ * are filled in from heron_tune_options_init by the tool). */
+#define CLI_MEASURE_OPTIONS                                                    \
+  {CLI_OPT_NUMBER, "number", "N", "runs averaged per repeat", ""},             \
+      {CLI_OPT_REPEAT, "repeat", "N",                                          \
+       "repeats per measurement; the median counts", ""},                      \
+      {CLI_OPT_MIN_REPEAT_MS, "min-repeat-ms", "MS",                           \
+       "grow --number until a repeat lasts this long", ""},                    \
+      {CLI_OPT_TIMEOUT, "timeout", "SECONDS", "limit per build and per run",   \
+       ""},                                                                    \
+      {CLI_OPT_FLUSH_CACHE, "flush-cache", NULL,                               \
+       "evict caches before each repeat", ""},                                 \
+      {CLI_OPT_BUILD_JOBS, "build-jobs", "N",                                  \
+       "parallel builds, 0 for one per core", ""},                             \
+      {CLI_OPT_THREADS, "threads", "N", "kernel threads, 0 for one per core",  \
+       ""},                                                                    \
+  {                                                                            \
+    CLI_OPT_CC, "cc", "COMPILER", "C compiler for the kernels", "$CC or cc"    \
+  }
+
+/* Stores the value of measurement flag `id` (spelled `flag` on the command
+ * line, for errors) in *m, exiting with a usage error on a bad value.
+ * Returns 1 when id is a measurement flag, 0 otherwise. */
+int cli_measure_flag(heron_measure_options *m, int id, const char *flag,
+                     const char *val);
+
+/* Stores the value of task flag `id` in *a (--replay appends; more than
+ * CLI_MAX_REPLAY logs is a usage error).  Returns 1 when id is a task
  * flag, 0 otherwise (the caller handles it). */
 int cli_task_flag(cli_task_args *a, int id, const char *val);
 

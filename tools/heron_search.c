@@ -24,7 +24,7 @@
 #include "cli.h"
 
 enum {
-  OPT_STRATEGY = CLI_OPT_TASK_END,
+  OPT_STRATEGY = CLI_OPT_MEASURE_END,
   OPT_PARAM,
   OPT_MODEL,
   OPT_MODEL_PARAM,
@@ -35,14 +35,6 @@ enum {
   OPT_LOG,
   OPT_RESUME,
   OPT_EMIT,
-  OPT_NUMBER,
-  OPT_REPEAT,
-  OPT_MIN_REPEAT_MS,
-  OPT_TIMEOUT,
-  OPT_FLUSH_CACHE,
-  OPT_BUILD_JOBS,
-  OPT_THREADS,
-  OPT_CC,
   OPT_WORK_DIR,
   OPT_KEEP_FILES,
   OPT_COMPILE_ONLY,
@@ -82,18 +74,7 @@ static cli_option options[] = {
      "continue the search recorded in this log without re-measuring", "none"},
     {OPT_EMIT, "emit", "DIR",
      "write the best kernel's source, config and a driver here", "none"},
-    {OPT_NUMBER, "number", "N", "runs averaged per repeat", ""},
-    {OPT_REPEAT, "repeat", "N", "repeats per measurement; the median counts",
-     ""},
-    {OPT_MIN_REPEAT_MS, "min-repeat-ms", "MS",
-     "grow --number until a repeat lasts this long", ""},
-    {OPT_TIMEOUT, "timeout", "SECONDS", "limit per build and per run", ""},
-    {OPT_FLUSH_CACHE, "flush-cache", NULL, "evict caches before each repeat",
-     ""},
-    {OPT_BUILD_JOBS, "build-jobs", "N", "parallel builds, 0 for one per core",
-     ""},
-    {OPT_THREADS, "threads", "N", "kernel threads, 0 for one per core", ""},
-    {OPT_CC, "cc", "COMPILER", "C compiler for the kernels", "$CC or cc"},
+    CLI_MEASURE_OPTIONS,
     {OPT_WORK_DIR, "work-dir", "DIR", "where kernel sources and .so files go",
      "a temporary folder"},
     {OPT_KEEP_FILES, "keep-files", NULL, "leave the work folder in place", ""},
@@ -217,7 +198,8 @@ static void usage(FILE *out) {
           "  trials, time_limit, seed, batch, log, resume, emit, and measure:\n"
           "  {number, repeat, min_repeat_ms, timeout, flush_cache, build_jobs, "
           "threads,\n"
-          "  cc, work_dir, keep_files, compile_only, emulate}.  Unknown keys and wrongly typed "
+          "  cc, work_dir, keep_files, compile_only, emulate}.  Unknown keys "
+          "and wrongly typed "
           "values are errors.\n"
           "  Flags given on the command line win over the file, wherever "
           "they stand;\n"
@@ -418,9 +400,30 @@ static void cfg_measure(settings *s, const json_t *m) {
   }
 }
 
+/* "replay": one log as a string, or an array of them. */
+static void cfg_replay(settings *s, const char *k, json_t *v) {
+  if (json_is_string(v)) {
+    s->task.replay[0] = json_string_value(v);
+    s->task.nreplay = 1;
+    return;
+  }
+  if (!json_is_array(v) || json_array_size(v) == 0 ||
+      json_array_size(v) > CLI_MAX_REPLAY)
+    cfg_fail(s, k, "a log file name or a non-empty array of them", v);
+  size_t i;
+  json_t *x;
+  s->task.nreplay = 0;
+  json_array_foreach(v, i, x) {
+    if (!json_is_string(x))
+      cfg_fail(s, k, "a log file name or a non-empty array of them", v);
+    s->task.replay[s->task.nreplay++] = json_string_value(x);
+  }
+}
+
 static void load_config(settings *s) {
   static const char known[] =
-      "op, shape, dtype, target, hw, epilogue, sm, strategy, strategy_params, "
+      "op, shape, dtype, target, hw, epilogue, sm, replay, strategy, "
+      "strategy_params, "
       "model, "
       "model_params, trials, time_limit, seed, batch, log, resume, emit, "
       "measure";
@@ -462,6 +465,8 @@ static void load_config(settings *s) {
       s->task.epilogue = cfg_string(s, k, v);
     else if (!strcmp(k, "sm"))
       s->task.sm = cli_printf("%lld", (long long)cfg_int(s, k, v, 1, 1000));
+    else if (!strcmp(k, "replay"))
+      cfg_replay(s, k, v);
     else if (!strcmp(k, "strategy"))
       s->o.strategy = cfg_string(s, k, v);
     else if (!strcmp(k, "strategy_params"))
@@ -578,6 +583,8 @@ static void apply_flags(int argc, char **argv, settings *s) {
     const char *flag = cli_printf("--%s", o->name);
     if (id != CLI_OPT_SHAPE && cli_task_flag(&s->task, id, val))
       continue;
+    if (cli_measure_flag(m, id, flag, val))
+      continue;
     switch (id) {
     case CLI_OPT_SHAPE:
       /* A --shape flag replaces a config file's named-dimension shape. */
@@ -616,30 +623,6 @@ static void apply_flags(int argc, char **argv, settings *s) {
       break;
     case OPT_EMIT:
       s->o.emit_dir = val;
-      break;
-    case OPT_NUMBER:
-      m->number = (int)cli_int(flag, val, 1, INT_MAX);
-      break;
-    case OPT_REPEAT:
-      m->repeat = (int)cli_int(flag, val, 1, INT_MAX);
-      break;
-    case OPT_MIN_REPEAT_MS:
-      m->min_repeat_ms = cli_double(flag, val, 0, INFINITY);
-      break;
-    case OPT_TIMEOUT:
-      m->timeout_s = cli_double(flag, val, DBL_MIN, INFINITY);
-      break;
-    case OPT_FLUSH_CACHE:
-      m->flush_cache = 1;
-      break;
-    case OPT_BUILD_JOBS:
-      m->build_jobs = (int)cli_int(flag, val, 0, INT_MAX);
-      break;
-    case OPT_THREADS:
-      m->threads = (int)cli_int(flag, val, 0, INT_MAX);
-      break;
-    case OPT_CC:
-      m->cc = val;
       break;
     case OPT_WORK_DIR:
       m->work_dir = val;
@@ -690,26 +673,6 @@ static void check_plugin(const char *flag, const char *name, const char *kind) {
             flag, path, kind);
 }
 
-/* mkdir -p: creates every missing folder of `dir`.  Returns 0 or an errno. */
-static int make_dirs(const char *dir) {
-  char *p = cli_strdup(dir);
-  for (char *c = p + 1;; c++) {
-    if (*c != '/' && *c != '\0')
-      continue;
-    char saved = *c;
-    *c = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST)
-      return errno;
-    *c = saved;
-    if (saved == '\0')
-      break;
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0)
-    return errno;
-  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-}
-
 static const char *parent_dir(const char *path) {
   const char *slash = strrchr(path, '/');
   if (!slash)
@@ -723,7 +686,7 @@ static const char *parent_dir(const char *path) {
  * costs nothing rather than a task setup and a round of builds. */
 static void prepare_output(const char *flag, const char *path, int is_dir) {
   const char *dir = is_dir ? path : parent_dir(path);
-  int e = make_dirs(dir);
+  int e = cli_make_dirs(dir);
   if (e)
     cli_usage("%s: cannot write '%s': folder '%s': %s", flag, path, dir,
               strerror(e));

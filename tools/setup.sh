@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config   # C toolchain and build system
   libjansson-dev                     # JSON: configs, logs
+  zlib1g-dev                         # gzip-compressed replay logs (.jsonl.gz)
   libgsl-dev                         # linear models, Gaussian processes
   libxgboost-dev                     # XGBoost cost model
   libcurl4-openssl-dev               # LLM proposer (HTTP)

@@ -2,10 +2,13 @@
  * hand-over to the target's rules that build the template and space. */
 #include "core/op/task.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/measure/replay.h"
 #include "core/space/builder.h"
 #include "core/target/cuda_driver.h"
 #include "core/util/util.h"
@@ -38,7 +41,8 @@ static void make_key(heron_task *t) {
   heron__buf_printf(&b, "%s/", t->op.name);
   for (int i = 0; i < t->op.nshape; i++)
     heron__buf_printf(&b, "%s%lld", i ? "," : "", (long long)t->op.shape[i]);
-  heron__buf_printf(&b, "/%s/%s", heron__dtype_name(t->op.dtype), t->target);
+  heron__buf_printf(&b, "/%s/%s", heron__dtype_name(t->op.dtype),
+                    t->nreplay ? "replay" : t->target);
   if (t->op.epilogue)
     heron__buf_printf(&b, "/%s", heron__epilogue_name(t->op.epilogue));
   snprintf(t->key, sizeof t->key, "%s", b.data ? b.data : "");
@@ -46,10 +50,68 @@ static void make_key(heron_task *t) {
 }
 
 static int resolve_target(const char *target, heron_error *err) {
-  if (!strcmp(target, "cpu") || !strcmp(target, "cuda"))
+  if (!strcmp(target, "cpu") || !strcmp(target, "cuda") ||
+      !strcmp(target, "replay"))
     return HERON_OK;
   return heron_error_set(err, HERON_ENOTFOUND,
-                         "unknown target '%s'; available: cpu, cuda", target);
+                         "unknown target '%s'; available: cpu, cuda, replay",
+                         target);
+}
+
+/* A replay task: checks the logs, reads the recorded task key of the first
+ * and writes the recorded target (cpu or cuda) into base[16].  The key's
+ * other parts are compared with the spec once the op is built. */
+static int replay_prepare(const heron_task_spec *spec, char *key, size_t cap,
+                          char *base, heron_error *err) {
+  if (!spec->replay || spec->nreplay < 1)
+    return heron_error_set(err, HERON_EINVAL,
+                           "target replay needs --replay LOG");
+  for (int i = 0; i < spec->nreplay; i++)
+    if (!spec->replay[i] || access(spec->replay[i], R_OK) != 0)
+      return heron_error_set(
+          err, HERON_ENOTFOUND, "replay log %s cannot be read: %s",
+          spec->replay[i] ? spec->replay[i] : "(null)", strerror(errno));
+  int rc = heron__replay_first_key(spec->replay[0], key, cap, err);
+  if (rc)
+    return rc;
+  /* "op/shape/dtype/target[/epilogue]": the fourth part is the target. */
+  const char *p = key;
+  for (int i = 0; i < 3 && p; i++)
+    p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL;
+  size_t n = p ? strcspn(p, "/") : 0;
+  if (!p || !((n == 3 && !strncmp(p, "cpu", 3)) ||
+              (n == 4 && !strncmp(p, "cuda", 4))))
+    return heron_error_set(err, HERON_ETASK,
+                           "replay log %s holds task '%s': not a task of the "
+                           "cpu or cuda target, so it cannot be replayed",
+                           spec->replay[0], key);
+  snprintf(base, 16, "%.*s", (int)n, p);
+  return HERON_OK;
+}
+
+/* The replay task's hardware: spec->hw, else the sidecar description next
+ * to the first log, else what the recorded target would detect.  The
+ * returned name is spec->hw, the sidecar (in side[cap]) or NULL. */
+static const char *replay_hw(const heron_task_spec *spec, char *side,
+                             size_t cap) {
+  if (spec->hw)
+    return spec->hw;
+  heron__replay_sidecar(spec->replay[0], side, cap);
+  return access(side, R_OK) == 0 ? side : NULL;
+}
+
+/* Keeps copies of the replay logs in the task. */
+static int replay_keep(heron_task *t, const heron_task_spec *spec,
+                       const char *key, heron_error *err) {
+  t->replay = calloc((size_t)spec->nreplay, sizeof *t->replay);
+  if (!t->replay)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  t->nreplay = spec->nreplay;
+  for (int i = 0; i < spec->nreplay; i++)
+    if (!(t->replay[i] = strdup(spec->replay[i])))
+      return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  snprintf(t->replay_key, sizeof t->replay_key, "%s", key);
+  return HERON_OK;
 }
 
 /* The description a compute capability picks when there is no GPU to ask
@@ -120,6 +182,25 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
   int rc = resolve_target(target, err);
   if (rc)
     return rc;
+  int replay = !strcmp(target, "replay");
+  char rkey[256] = "", base[16] = "", side[4200];
+  if (!replay && spec->nreplay > 0)
+    return heron_error_set(
+        err, HERON_EINVAL,
+        "replay logs (%s) apply to the replay target "
+        "only, not %s",
+        spec->replay && spec->replay[0] ? spec->replay[0] : "?", target);
+  if (replay) {
+    rc = replay_prepare(spec, rkey, sizeof rkey, base, err);
+    if (rc)
+      return rc;
+    /* From here on the task is built as one of the recorded target. */
+    target = base;
+  }
+  heron_task_spec rspec = *spec;
+  if (replay)
+    rspec.hw = replay_hw(spec, side, sizeof side);
+  spec = &rspec;
   /* Tensor Cores take fp16: that is the cuda target's default dtype. */
   const char *dflt = strcmp(target, "cuda") ? "fp32" : "fp16";
   int dtype = heron__dtype_parse(spec->dtype ? spec->dtype : dflt);
@@ -137,7 +218,8 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
     rc = heron__epilogue_parse(spec->epilogue, &epi, err);
   if (!rc)
     rc = heron__op_set_epilogue(&t->op, epi, err);
-  if (!rc)
+  /* A replay task measures nothing, so its tensors need no memory. */
+  if (!rc && !replay)
     rc = check_memory(&t->op, err);
   if (!rc && spec->sm && strcmp(target, "cuda") != 0)
     rc = heron_error_set(err, HERON_EINVAL,
@@ -153,6 +235,17 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
   if (!rc)
     rc = heron__template_build(&t->op, &t->hw, t->target, &t->tmpl, &t->space,
                                err);
+  if (!rc && replay) {
+    /* The recorded key, rebuilt from the spec, must be the log's. */
+    make_key(t);
+    if (strcmp(t->key, rkey) != 0)
+      rc = heron_error_set(err, HERON_ETASK,
+                           "the spec's task '%s' is not '%s', the task "
+                           "recorded in %s",
+                           t->key, rkey, spec->replay[0]);
+    if (!rc)
+      rc = replay_keep(t, spec, rkey, err);
+  }
   if (rc) {
     heron_task_free(t);
     return rc;
@@ -167,6 +260,9 @@ HERON_API void heron_task_free(heron_task *t) {
     return;
   heron__template_free(t->tmpl);
   heron__space_free(t->space);
+  for (int i = 0; t->replay && i < t->nreplay; i++)
+    free(t->replay[i]);
+  free(t->replay);
   free(t);
 }
 
@@ -180,7 +276,7 @@ HERON_API const char *heron_task_dtype(const heron_task *t) {
   return heron__dtype_name(t->op.dtype);
 }
 HERON_API const char *heron_task_target(const heron_task *t) {
-  return t->target;
+  return t->nreplay ? "replay" : t->target;
 }
 
 HERON_API int heron_task_describe(const heron_task *t, char **text,

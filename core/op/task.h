@@ -13,8 +13,16 @@ struct heron_task {
   heron__hw hw;
   heron__template *tmpl;
   heron_space *space;
+  /* The target the template and space are built for: the spec's, or for a
+   * replay task the recorded one (cpu or cuda), so code generation and
+   * --emit treat the kernels as what they were when measured. */
   char target[16];
   char key[256];
+  /* Replay tasks only (nreplay > 0): copies of the logs to answer from and
+   * the recorded task key their records must carry. */
+  char **replay;
+  int nreplay;
+  char replay_key[256];
 };
 
 #endif

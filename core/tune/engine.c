@@ -11,7 +11,16 @@
  * (NVRTC builds, runs through the driver API; a device is probed when the
  * run starts, in a child process, so the tuner never initialises CUDA and
  * can still fork), compile-only (NVRTC builds with their ptxas statistics,
- * no runs) or emulated (each kernel checked once on the CPU, not timed). */
+ * no runs) or emulated (each kernel checked once on the CPU, not timed).
+ *
+ * A task of the replay target is measured by nobody: heron__replay
+ * answers each config from recorded logs, or from a surrogate model fitted
+ * on them (marked simulated), without a runner or a compiler.  Its log's
+ * "elapsed" is simulated wall time: the run's real time (strategy and
+ * model work) plus each answered trial's build_seconds and 3 x its seconds,
+ * what measuring it would have cost; the time limit applies to that
+ * simulated time, so strategies compared by replay spend the budget a real
+ * run would.  Every run logs "elapsed", continued across --resume. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/measure/measure.h"
+#include "core/measure/replay.h"
 #include "core/op/task.h"
 #include "core/plugin/plugin.h"
 #include "core/target/cuda_driver.h"
@@ -69,7 +79,38 @@ typedef struct run {
   int compile_only; /* build, never run (o->measure.compile_only) */
   int emulate;      /* cuda kernels checked on the CPU (o->measure.emulate) */
   int sm;           /* cuda: the SM kernels are built for */
+  int replay;       /* the task's target is replay: answered, not measured */
+  heron__replay *rp;
+  /* "elapsed" of each history record (index = trial - 1); elapsed_base is
+   * the last resumed one, sim_s the simulated measuring time so far. */
+  double *elapsed;
+  int elapsed_cap;
+  double elapsed_base;
+  double sim_s;
 } run;
+
+/* Seconds since the run started as the log counts them (DESIGN: the
+ * convergence against wall time): real time plus, for replay, the
+ * simulated measuring time, continuing a resumed log's. */
+static double run_elapsed(const run *r) {
+  return r->elapsed_base + (heron__now() - r->t0) + r->sim_s;
+}
+
+/* Stores the elapsed time of history record i. */
+static int set_elapsed(run *r, int i, double el, heron_error *err) {
+  if (i >= r->elapsed_cap) {
+    int nc = r->elapsed_cap ? r->elapsed_cap * 2 : 256;
+    while (nc <= i)
+      nc *= 2;
+    double *na = realloc(r->elapsed, (size_t)nc * sizeof *na);
+    if (!na)
+      return heron_error_set(err, HERON_ENOMEM, "out of memory");
+    r->elapsed = na;
+    r->elapsed_cap = nc;
+  }
+  r->elapsed[i] = el;
+  return HERON_OK;
+}
 
 static void progress(const run *r, const char *fmt, ...) HERON_PRINTF(2, 3);
 static void progress(const run *r, const char *fmt, ...) {
@@ -128,9 +169,18 @@ static int cubin_runs_on(int built, int device) {
 static int setup_target(run *r, heron_error *err) {
   const heron_task *t = r->task;
   const heron_measure_options *mo = &r->o->measure;
-  r->cuda = !strcmp(heron_task_target(t), "cuda");
+  r->replay = t->nreplay > 0;
+  r->cuda = !r->replay && !strcmp(heron_task_target(t), "cuda");
   r->compile_only = mo->compile_only != 0;
   r->emulate = mo->emulate != 0;
+  if (r->replay && (r->compile_only || r->emulate))
+    return heron_error_set(err, HERON_EINVAL,
+                           "%s applies to measured targets; task %s is "
+                           "answered from recorded logs",
+                           r->compile_only ? "compile-only" : "emulate",
+                           heron_task_key(t));
+  if (r->replay)
+    return HERON_OK;
   if (!r->cuda) {
     if (r->emulate)
       return heron_error_set(err, HERON_EINVAL,
@@ -211,6 +261,7 @@ static int open_log(run *r, heron_error *err) {
   if (same)
     return HERON_OK;
   for (int i = 0; i < r->hist.n; i++) {
+    r->log_ctx.elapsed = r->elapsed ? r->elapsed[i] : 0;
     int rc =
         heron__log_write(r->log, r->sp, &r->log_ctx, r->hist.items[i], err);
     if (rc)
@@ -230,10 +281,16 @@ static int resume(run *r, heron_error *err) {
     return HERON_OK;
   int dropped = 0;
   long valid = 0;
-  int rc = heron__log_read(path, r->sp, heron_task_key(r->task), &r->hist,
-                           &r->rng, &dropped, &valid, err);
+  int rc =
+      heron__log_read_elapsed(path, r->sp, heron_task_key(r->task), &r->hist,
+                              &r->rng, &dropped, &valid, &r->elapsed, err);
   if (rc)
     return rc;
+  /* New trials continue the resumed log's clock. */
+  r->elapsed_cap = r->hist.n;
+  for (int i = 0; i < r->hist.n; i++)
+    if (r->elapsed[i] > r->elapsed_base)
+      r->elapsed_base = r->elapsed[i];
   if (dropped) {
     progress(r,
              "note: %s ended with a half-written line (a killed run); "
@@ -414,6 +471,8 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
                          heron_error *err) {
   if (n <= 0)
     return HERON_OK;
+  if (r->replay)
+    return heron__replay_measure(r->rp, cfgs, n, out, errors, err);
   heron__candidate *c = calloc((size_t)n, sizeof *c);
   char **srcs = calloc((size_t)n, sizeof *srcs);
   int rc = (c && srcs) ? HERON_OK
@@ -479,7 +538,7 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
 }
 
 static void print_progress(run *r, int round_ok, int round_failed) {
-  double el = heron__now() - r->t0;
+  double el = heron__now() - r->t0 + r->sim_s;
   const heron_measurement *best = heron_history_best(&r->hist);
   int done = r->hist.n, total = r->o->trials;
   int measured = r->res->measured;
@@ -524,6 +583,15 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
     if (m->status == HERON_MEAS_OK)
       ok++;
     r->res->measured++;
+    /* Replay: answering the trial stands for building it and running it
+     * (number x repeat is 3 x 3 by default; a median over 3 repeats is the
+     * reported time, so 3 x seconds is what its runs take). */
+    if (r->replay)
+      r->sim_s += m->build_seconds + 3.0 * m->seconds;
+    int erc = set_elapsed(r, r->hist.n - 1, run_elapsed(r), err);
+    if (erc)
+      return erc;
+    r->log_ctx.elapsed = r->elapsed[r->hist.n - 1];
     if (r->o->verbose && r->compile_only)
       progress(r,
                "  trial %d: %s build %.2f s regs %d spill %d B smem %lld B "
@@ -531,9 +599,9 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
                m->trial, heron_meas_status_name(m->status), m->build_seconds,
                m->regs, m->spill_bytes, (long long)m->smem_bytes, m->error);
     else if (r->o->verbose)
-      progress(r, "  trial %d: %s %.3f ms %.2f GFLOP/s %s\n", m->trial,
+      progress(r, "  trial %d: %s %.3f ms %.2f GFLOP/s%s %s\n", m->trial,
                heron_meas_status_name(m->status), m->seconds * 1e3, m->gflops,
-               m->error);
+               m->simulated ? " (simulated)" : "", m->error);
     if (r->log) {
       int rc = heron__log_write(r->log, r->sp, &r->log_ctx, stored[i], err);
       if (rc)
@@ -611,7 +679,9 @@ static int tune_loop(run *r, heron_error *err) {
                : heron_error_set(err, HERON_ENOMEM, "out of memory");
   int empty = 0;
   while (rc == HERON_OK && r->hist.n < r->o->trials) {
-    if (r->o->time_limit_s > 0 && heron__now() - r->t0 >= r->o->time_limit_s) {
+    /* Real time, plus the simulated measuring time of a replay run. */
+    if (r->o->time_limit_s > 0 &&
+        heron__now() - r->t0 + r->sim_s >= r->o->time_limit_s) {
       progress(r, "time limit of %.0f s reached\n", r->o->time_limit_s);
       break;
     }
@@ -661,6 +731,24 @@ static int warm_start(run *r, heron_error *err) {
   return rc;
 }
 
+/* Reads the replay logs and fits the surrogate: before the strategy, so a
+ * bad log or a missing xgb plugin stops the run at once. */
+static int open_replay(run *r, heron_error *err) {
+  heron__replay_stats st;
+  int rc = heron__replay_open(r->task, r->o->seed, &r->rp, &st, err);
+  if (rc)
+    return rc;
+  progress(r,
+           "replay: %d records from %d log%s of %s: %d distinct configs "
+           "answered as recorded, %d skipped (config not valid in this "
+           "space); other configs answered by the %s surrogate fitted on %d "
+           "ok records (simulated, build %.2f s)\n",
+           st.records, st.logs, st.logs > 1 ? "s" : "", r->task->replay_key,
+           st.distinct, st.skipped, HERON__REPLAY_MODEL, st.ok,
+           st.median_build_s);
+  return HERON_OK;
+}
+
 int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
                 heron_error *err);
 
@@ -684,6 +772,8 @@ static void run_free(run *r) {
   heron__model_close(r->model);
   if (r->bench_ready)
     heron__bench_free(&r->bench);
+  heron__replay_free(r->rp);
+  free(r->elapsed);
   if (r->log)
     fclose(r->log);
   heron__history_free(&r->hist);
@@ -716,13 +806,16 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   /* Before anything is forked or loaded: a cuda run without a GPU stops
    * here, and the probe's child is forked from a thread-free process. */
   rc = setup_target(&r, err);
-  r.log_ctx.cuda = r.cuda;
+  /* A replay of cuda logs answers with their ptxas statistics. */
+  r.log_ctx.cuda = r.cuda || (r.replay && !strcmp(t->target, "cuda"));
   /* The measurement runner is forked first, while this process has no
    * threads: a model plugin may start a thread pool as soon as it is
    * loaded or fitted, and workers must not be forked from such a process
    * (core/measure/measure.h).  It costs a fork; the inputs and reference
    * are only computed when the first kernel is run. */
-  if (!rc && r.cuda)
+  if (!rc && r.replay)
+    rc = open_replay(&r, err);
+  else if (!rc && r.cuda)
     rc = heron__bench_init_cuda(&r.bench, &t->op,
                                 heron__template_cflags(t->tmpl), &o->measure,
                                 r.sm, err);

@@ -63,6 +63,9 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
     json_object_set_new(o, "smem_bytes",
                         json_integer((json_int_t)m->smem_bytes));
   }
+  /* Seconds since the run started (simulated for a replay run): what
+   * convergence against wall time is plotted from. */
+  json_object_set_new(o, "elapsed", json_real(finite_or_zero(c->elapsed)));
   json_object_set_new(o, "time", json_string(when));
   char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(o);
@@ -78,9 +81,11 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
 
 /* Fills a measurement from one parsed line.  The config object names knobs;
  * auxiliary variables are recomputed by completing the knob values. */
-static int parse_record(json_t *o, const heron_space *sp, const char *task_key,
-                        heron_rng *rng, heron_measurement *m, int64_t *cfg,
-                        int lineno, const char *path, heron_error *err) {
+int heron__log_parse(json_t *o, const heron_space *sp, const char *task_key,
+                     heron_rng *rng, heron_measurement *m, int64_t *cfg,
+                     int *complete, double *elapsed, int lineno,
+                     const char *path, heron_error *err) {
+  int ok_knobs = 1;
   const char *task = json_string_value(json_object_get(o, "task"));
   json_t *config = json_object_get(o, "config");
   json_t *trial = json_object_get(o, "trial");
@@ -105,6 +110,12 @@ static int parse_record(json_t *o, const heron_space *sp, const char *task_key,
   json_t *val;
   json_object_foreach(config, name, val) {
     int v = heron_space_find_var(sp, name);
+    if ((v < 0 || !json_is_integer(val)) && complete) {
+      /* A caller that can skip records (replay) counts this one as a
+       * config that is not valid here. */
+      ok_knobs = 0;
+      continue;
+    }
     if (v < 0 || !json_is_integer(val))
       return heron_error_set(err, HERON_EPARSE,
                              "%s:%d: config knob '%s' is not a knob of this "
@@ -116,9 +127,23 @@ static int parse_record(json_t *o, const heron_space *sp, const char *task_key,
    * keeps its knob values; its aux variables stay unset and it is never
    * fed to a model because it cannot be valid here. */
   int64_t *full = malloc((size_t)nvars * sizeof *full);
-  if (full && heron_space_validate(sp, rng, cfg, full, NULL) == HERON_OK)
+  int valid = 0;
+  if (full && ok_knobs &&
+      heron_space_validate(sp, rng, cfg, full, NULL) == HERON_OK) {
     memcpy(cfg, full, (size_t)nvars * sizeof *cfg);
+    valid = 1;
+  }
   free(full);
+  if (complete)
+    *complete = valid;
+  /* Optional: logs written before the field existed have none. */
+  json_t *el = json_object_get(o, "elapsed");
+  if (el && !json_is_number(el))
+    return heron_error_set(err, HERON_EPARSE,
+                           "%s:%d: \"elapsed\" must be a number of seconds",
+                           path, lineno);
+  if (elapsed)
+    *elapsed = el ? json_number_value(el) : 0.0;
   memset(m, 0, sizeof *m);
   m->trial = (int)json_integer_value(trial);
   m->status = st;
@@ -155,6 +180,32 @@ static int parse_record(json_t *o, const heron_space *sp, const char *task_key,
 int heron__log_read(const char *path, const heron_space *sp,
                     const char *task_key, heron_history *h, heron_rng *rng,
                     int *dropped_tail, long *valid_bytes, heron_error *err) {
+  return heron__log_read_elapsed(path, sp, task_key, h, rng, dropped_tail,
+                                 valid_bytes, NULL, err);
+}
+
+/* Appends x to the growing array *a of *n entries. */
+static int push_double(double **a, int *n, int *cap, double x) {
+  if (*n == *cap) {
+    int nc = *cap ? *cap * 2 : 256;
+    double *na = realloc(*a, (size_t)nc * sizeof *na);
+    if (!na)
+      return HERON_ENOMEM;
+    *a = na;
+    *cap = nc;
+  }
+  (*a)[(*n)++] = x;
+  return HERON_OK;
+}
+
+int heron__log_read_elapsed(const char *path, const heron_space *sp,
+                            const char *task_key, heron_history *h,
+                            heron_rng *rng, int *dropped_tail,
+                            long *valid_bytes, double **elapsed,
+                            heron_error *err) {
+  int nel = 0, capel = 0;
+  if (elapsed)
+    *elapsed = NULL;
   char *text = NULL;
   size_t len = 0;
   int rc = heron__read_file(path, &text, &len, err);
@@ -193,10 +244,13 @@ int heron__log_read(const char *path, const heron_space *sp,
       break;
     }
     heron_measurement m;
-    rc = parse_record(o, sp, task_key, rng, &m, cfg, lineno, path, err);
+    double el = 0;
+    rc = heron__log_parse(o, sp, task_key, rng, &m, cfg, NULL, &el, lineno,
+                          path, err);
     if (rc == HERON_OK) {
       m.trial = h->n + 1;
-      if (!heron__history_add(h, &m, heron__config_key(sp, cfg)))
+      if (!heron__history_add(h, &m, heron__config_key(sp, cfg)) ||
+          (elapsed && push_double(elapsed, &nel, &capel, el) != HERON_OK))
         rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
     }
     json_decref(o);
@@ -206,5 +260,9 @@ int heron__log_read(const char *path, const heron_space *sp,
   }
   free(cfg);
   free(text);
+  if (rc && elapsed) {
+    free(*elapsed);
+    *elapsed = NULL;
+  }
   return rc;
 }

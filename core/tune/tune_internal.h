@@ -38,6 +38,12 @@ typedef struct heron__log_ctx {
   const char *strategy;
   uint64_t seed;
   int cuda; /* 1: the task's target is cuda; lines carry ptxas statistics */
+  /* Written as "elapsed": seconds since the run started, continued across
+   * --resume.  A replay run writes simulated wall time: the real time of
+   * the run (strategy and model work) plus, for every trial answered, its
+   * recorded build_seconds and 3 x its seconds (the runs of a
+   * measurement). */
+  double elapsed;
 } heron__log_ctx;
 
 /* Writes m as one JSON line (DESIGN.md §7 fields) to f; does not flush.
@@ -54,5 +60,29 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
 int heron__log_read(const char *path, const heron_space *sp,
                     const char *task_key, heron_history *h, heron_rng *rng,
                     int *dropped_tail, long *valid_bytes, heron_error *err);
+
+/* heron__log_read that also returns each record's "elapsed" (0 when a line
+ * has none, as in older logs) in a malloc'ed array *elapsed of one entry
+ * per record added to h (NULL when none was; free it). */
+int heron__log_read_elapsed(const char *path, const heron_space *sp,
+                            const char *task_key, heron_history *h,
+                            heron_rng *rng, int *dropped_tail,
+                            long *valid_bytes, double **elapsed,
+                            heron_error *err);
+
+struct json_t;
+
+/* Parses one log line's object o (of file `path`, line `lineno`, for the
+ * error text) into m and cfg[nvars]: the config's knobs, completed to every
+ * variable when they are valid in sp.  m->error points into o.  A record of
+ * a task other than task_key is HERON_ETASK; a missing field or bad value
+ * HERON_EPARSE.  With complete == NULL a knob sp does not have is
+ * HERON_EPARSE too; otherwise *complete says whether the config is valid
+ * here (1) or not (0: unknown knobs, violated constraints).  *elapsed (may
+ * be NULL) gets the line's "elapsed", 0 when absent. */
+int heron__log_parse(struct json_t *o, const heron_space *sp,
+                     const char *task_key, heron_rng *rng, heron_measurement *m,
+                     int64_t *cfg, int *complete, double *elapsed, int lineno,
+                     const char *path, heron_error *err);
 
 #endif

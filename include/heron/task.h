@@ -47,8 +47,8 @@ typedef struct heron_task_spec {
   const char *op;       /* operator name, e.g. "gemm" */
   const int64_t *shape; /* dimensions in the op's order */
   int nshape;
-  const char *dtype; /* "fp32", "fp16", "int8" per target; NULL: fp32 for
-                        cpu, fp16 for cuda */
+  const char *dtype;    /* "fp32", "fp16", "int8" per target; NULL: fp32 for
+                           cpu, fp16 for cuda */
   const char *target;   /* "cpu" (default when NULL) */
   const char *hw;       /* hardware description: NULL to detect this machine,
                            else a name in configs/hw/ or a JSON file path */
@@ -59,17 +59,35 @@ typedef struct heron_task_spec {
              0 = the GPU's, else the hardware description's.  Without a
              GPU and without hw, sm picks the description (80: a100, 86:
              rtx3080, 90: h100).  Must be 0 for other targets. */
+  /* Target "replay" only: the recorded logs measurements are answered from
+   * (JSON Lines as heron_tune writes them, plain or gzip-compressed
+   * .jsonl.gz), nreplay of them, at least one.  The first record of
+   * replay[0] names the recorded task: its op, shape, dtype and epilogue
+   * must be the spec's (HERON_ETASK naming both keys otherwise; a NULL
+   * dtype means the recorded target's default), and its target (cpu or
+   * cuda) is the one whose template and space are built.  The hardware is
+   * spec->hw when given, else the sidecar "<log>.hw.json" next to replay[0]
+   * (the log's name without ".gz" and ".jsonl", plus ".hw.json") when it
+   * exists, else the recorded target's normal detection.  The task's key is
+   * the recorded key with "replay" as its target
+   * ("gemm/512,512,512/fp32/replay").  The strings are copied. */
+  const char *const *replay;
+  int nreplay;
 } heron_task_spec;
 
 typedef struct heron_task heron_task;
 
-/* Validates the spec and builds the task and its space into *out.  For the
+/* Validates the spec and builds the task and its space into *out.  A task
+ * of target "replay" measures nothing itself: heron_tune answers each
+ * config from the recorded logs, or from a surrogate model fitted on them
+ * (see spec->replay); HERON_EINVAL when it has no log, HERON_ENOTFOUND when
+ * a log is missing, HERON_EPARSE when the first record cannot be read.  For the
  * cuda target the limits come from the GPU when there is one (probed in a
  * short-lived child process, so this process never initialises the
  * driver), else from spec->hw or spec->sm.  Errors:
  * HERON_ENOTFOUND (unknown op, target, hw; cuda without a GPU, hw or sm),
- * HERON_EINVAL (bad shape, dtype, sm), HERON_ERANGE (tensors too large for this machine's memory),
- * HERON_EUNSAT (the rules leave no valid config). */
+ * HERON_EINVAL (bad shape, dtype, sm), HERON_ERANGE (tensors too large for this
+ * machine's memory), HERON_EUNSAT (the rules leave no valid config). */
 HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
                                 heron_error *err);
 
@@ -87,7 +105,8 @@ HERON_API double heron_task_flops(const heron_task *t);
 /* The task's space (owned by the task). */
 HERON_API const heron_space *heron_task_space(const heron_task *t);
 
-/* The op name, dtype and target of the task (static strings). */
+/* The op name, dtype and target of the task (static strings); "replay"
+ * for a replay task, whatever target its logs were recorded on. */
 HERON_API const char *heron_task_op(const heron_task *t);
 HERON_API const char *heron_task_dtype(const heron_task *t);
 HERON_API const char *heron_task_target(const heron_task *t);

@@ -8,6 +8,8 @@
  * kernel.  The log is JSON Lines (one measurement per line) flushed as each
  * round ends, so a killed run loses nothing already measured and can be
  * continued with resume_path.
+ * Each line also carries "elapsed": seconds since the run started,
+ * continued across resume (simulated for the replay target).
  */
 #ifndef HERON_TUNE_H
 #define HERON_TUNE_H
@@ -60,7 +62,9 @@ typedef struct heron_tune_options {
   const heron_param *model_params;
   int n_model_params;
   int trials;           /* total trials, resumed ones included (default 200) */
-  double time_limit_s;  /* wall-clock budget; 0 = none */
+  double time_limit_s;  /* wall-clock budget; 0 = none.  For the replay
+                           target the simulated time: real time plus each
+                           trial's recorded build_seconds + 3 x seconds */
   uint64_t seed;        /* default 1 */
   int batch;            /* configs measured per round (default 16) */
   const char *log_path; /* JSONL log to write; NULL = none */

@@ -1,0 +1,158 @@
+#!/bin/sh
+# bench_tool.sh BEHAVIOUR HERON_BENCH - tests of heron-bench, each in a
+# scratch folder removed at exit.  check_bench.py (next to this script)
+# recomputes the outputs from the logs.
+#
+#   compares_three_strategies_and_rebuilds_the_same_report: random, genetic
+#     and becbo on the GEMM task of suite.json, 2 seeds, 12 trials: exit 0,
+#     a progress line per run, runs.csv / summary.md / plots agree with the
+#     logs; --report-only rewrites the same runs.csv and summary.md; a second
+#     invocation skips every complete run; a truncated log is resumed to its
+#     budget; --export-t4 of a log validates.
+#   summarises_recorded_logs_without_gnuplot: --report-only on the fixture
+#     logs in data/logs with gnuplot off PATH: exit 0, says plots are
+#     skipped, writes none, and the summary holds the hand-computed rows.
+#   exports_every_status_to_t4: --export-t4 of each fixture log (every
+#     status occurs) validates against the T4 schema's required keys.
+#   rejects_usage_errors_with_status_2: unknown strategy, bad seed lists,
+#     missing --out, unknown flag, model count mismatch, --export-t4 without
+#     --t4-out: each exits 2 naming the flag, and makes no output folder.
+set -eu
+behaviour=$1 bench=$2
+here=$(cd "$(dirname "$0")" && pwd)
+check="python3 $here/check_bench.py"
+W=$(mktemp -d "${TMPDIR:-/tmp}/heron-bench-tool.XXXXXX")
+trap 'rm -rf "$W"' EXIT INT TERM
+
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$W"/*.err; do
+    [ -f "$f" ] || continue
+    echo "--- $f" >&2
+    tail -c 3000 "$f" >&2
+  done
+  exit 1
+}
+
+# Fast measuring of tiny kernels; a generous timeout, as a loaded machine
+# must not fail a kernel.
+RUN="--suite $here/suite.json --tasks GEMM --strategies random,genetic,becbo
+     --seeds 1,2 --trials 12 --batch 6 --number 1 --repeat 1
+     --min-repeat-ms 1 --timeout 20 --build-jobs 2"
+
+case $behaviour in
+compares_three_strategies_and_rebuilds_the_same_report)
+  # shellcheck disable=SC2086
+  "$bench" $RUN --out "$W/out" >"$W/run1.out" 2>"$W/run1.err" ||
+    fail "first run exited with $?"
+  [ "$(grep -c '^\[[1-6]/6\] GEMM .* seed [12]: best .* GFLOP/s at trial' \
+    "$W/run1.err")" -eq 6 ] || fail "not one progress line per run"
+  [ "$(ls "$W/out/logs/"*.jsonl | wc -l)" -eq 6 ] || fail "not 6 logs"
+  $check report "$W/out" 12 || fail "outputs disagree with the logs"
+  cp "$W/out/summary.md" "$W/summary1.md"
+  cp "$W/out/runs.csv" "$W/runs1.csv"
+  rm "$W/out/summary.md" "$W/out/runs.csv" "$W/out/plots/"*.svg
+  "$bench" --out "$W/out" --report-only >"$W/ro.out" 2>"$W/ro.err" ||
+    fail "--report-only exited with $?"
+  cmp -s "$W/summary1.md" "$W/out/summary.md" ||
+    fail "--report-only wrote another summary"
+  cmp -s "$W/runs1.csv" "$W/out/runs.csv" ||
+    fail "--report-only wrote another runs.csv"
+  $check report "$W/out" 12 || fail "--report-only outputs disagree"
+  # shellcheck disable=SC2086
+  "$bench" $RUN --out "$W/out" >"$W/run2.out" 2>"$W/run2.err" ||
+    fail "second run exited with $?"
+  [ "$(grep -c 'complete (12 trials .*), skipped' "$W/run2.err")" -eq 6 ] ||
+    fail "second run did not skip the 6 complete runs"
+  cmp -s "$W/summary1.md" "$W/out/summary.md" ||
+    fail "second run changed the summary"
+  # A killed run leaves a partial log: it is resumed, not restarted.
+  log="$W/out/logs/GEMM__genetic__s2.jsonl"
+  head -n 6 "$log" >"$W/partial" && mv "$W/partial" "$log"
+  # shellcheck disable=SC2086
+  "$bench" $RUN --out "$W/out" >"$W/run3.out" 2>"$W/run3.err" ||
+    fail "third run exited with $?"
+  grep -q 'GEMM genetic seed 2: best .*, 12 trials (6 resumed)' \
+    "$W/run3.err" || fail "the partial log was not resumed"
+  [ "$(grep -c 'skipped' "$W/run3.err")" -eq 5 ] ||
+    fail "third run did not skip the other 5 runs"
+  [ "$(wc -l <"$log")" -eq 12 ] || fail "resumed log has not 12 lines"
+  $check report "$W/out" 12 || fail "outputs after resuming disagree"
+  "$bench" --export-t4 "$log" --t4-out "$W/t4.json" 2>"$W/t4.err" ||
+    fail "--export-t4 exited with $?"
+  $check t4 "$W/t4.json" "$log" || fail "T4 export invalid"
+  ;;
+summarises_recorded_logs_without_gnuplot)
+  mkdir -p "$W/out"
+  cp -r "$here/data/logs" "$W/out/logs"
+  PATH=/nonexistent "$bench" --out "$W/out" --report-only \
+    >"$W/ro.out" 2>"$W/ro.err" || fail "--report-only exited with $?"
+  grep -q "gnuplot is not on PATH; plots skipped" "$W/ro.err" ||
+    fail "no word about the missing gnuplot"
+  [ ! -e "$W/out/plots" ] || fail "plots folder made without gnuplot"
+  $check report "$W/out" 4 --no-plots || fail "outputs disagree with logs"
+  # Worked out by hand from data/logs: best any 100, so 95 is the mark.
+  grep -qF '| genetic+xgb | 2 | 98.000 | 96.000 | 100.000 | 2.828 | 2.5 | 0.95 | 2/2 | 37.5% |' \
+    "$W/out/summary.md" || fail "genetic+xgb row differs from the hand one"
+  grep -qF '| random | 2 | 30.000 | 20.000 | 40.000 | 14.142 | - | - | 0/2 | 25.0% |' \
+    "$W/out/summary.md" || fail "random row differs from the hand one"
+  grep -q '^GEMM,genetic,xgb,1,3,ok,100,100,1.5' "$W/out/runs.csv" ||
+    fail "runs.csv splits no model off the label"
+  ;;
+exports_every_status_to_t4)
+  for log in "$here"/data/logs/*.jsonl; do
+    "$bench" --export-t4 "$log" --t4-out "$W/t4.json" 2>"$W/t4.err" ||
+      fail "--export-t4 $log exited with $?"
+    $check t4 "$W/t4.json" "$log" || fail "T4 export of $log invalid"
+  done
+  printf '{"trial":1,"status":"ok"}\n' >"$W/bad.jsonl"
+  status=0
+  "$bench" --export-t4 "$W/bad.jsonl" --t4-out "$W/bad.json" \
+    2>"$W/bad.err" || status=$?
+  [ "$status" -eq 1 ] || fail "a log without config: status $status, want 1"
+  grep -q 'bad.jsonl line 1: no "config" object' "$W/bad.err" ||
+    fail "the message does not name the line and the missing key"
+  ;;
+rejects_usage_errors_with_status_2)
+  S="--suite $here/suite.json --trials 2"
+  expect2() { # expect2 WORD ARGS...: exit 2 and WORD in the message
+    word=$1
+    shift
+    status=0
+    "$bench" "$@" >"$W/u.out" 2>"$W/u.err" || status=$?
+    [ "$status" -eq 2 ] || fail "$*: exit status $status, want 2"
+    grep -q -- "$word" "$W/u.err" || fail "$*: message lacks '$word'"
+    [ ! -e "$W/out" ] || fail "$*: made the output folder"
+  }
+  # shellcheck disable=SC2086
+  {
+    expect2 "no strategy plugin 'no_such_strategy'" $S --out "$W/out" \
+      --strategies random,no_such_strategy
+    expect2 "--seeds: '1,,2' has an empty item" $S --out "$W/out" \
+      --strategies random --seeds 1,,2
+    expect2 "--seeds: 'x' is not" $S --out "$W/out" --strategies random \
+      --seeds 1,x
+    expect2 "--seeds: seed 1 is listed twice" $S --out "$W/out" \
+      --strategies random --seeds 1,1
+    expect2 "--out is required" $S --strategies random
+    expect2 "unknown option '--no-such-flag'" $S --out "$W/out" \
+      --strategies random --no-such-flag 1
+    expect2 "--models: 'xgb' names 1 models for 2 strategies" $S \
+      --out "$W/out" --strategies random,genetic --models xgb
+    expect2 "--tasks: no task 'NOPE'" $S --out "$W/out" --strategies random \
+      --tasks NOPE
+    expect2 "--export-t4 LOG and --t4-out FILE go together" --export-t4 x.jsonl
+    expect2 "--trials: '0' is not a positive integer" $S --out "$W/out" \
+      --strategies random --trials 0
+  }
+  "$bench" --help >"$W/help.out" || fail "--help exited with $?"
+  for flag in suite strategies models model trials seeds out tasks target hw \
+    batch timeout replay report-only export-t4 t4-out verbose; do
+    grep -q -- "--$flag" "$W/help.out" || fail "--help does not list --$flag"
+  done
+  ;;
+*)
+  echo "bench_tool.sh: unknown behaviour '$behaviour'" >&2
+  exit 2
+  ;;
+esac

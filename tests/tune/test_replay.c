@@ -1,0 +1,505 @@
+/* tests/tune/test_replay.c - the replay target: recorded configs are
+ * answered exactly from the log, other configs by the xgb surrogate and
+ * marked simulated, runs are deterministic for a seed, bad logs are named,
+ * the sidecar hardware description is used and "elapsed" grows.
+ *
+ * The recorded log is made by a real (random, 30 trials) run of gemm 64^3
+ * on the cpu, once: it is kept gzip-compressed in the build tree and
+ * shared by the tests, so each of them stays well under 20 s. */
+#include <jansson.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/measure/replay.h"
+#include "core/op/task.h"
+#include "test.h"
+
+#define REC_TRIALS 30
+#define REC_SEED 3
+
+static const char *fixture_dir(void) {
+  /* Named after what it holds, so a changed recording is made anew. */
+  return HERON_BINARY_DIR "/tests/tune/replay_fixture_gemm64_random30";
+}
+
+static void fast(heron_tune_options *o) {
+  o->measure.number = 1;
+  o->measure.repeat = 1;
+  o->measure.min_repeat_ms = 1;
+}
+
+/* gzip-compresses src into dst with zlib. */
+static int gzip_file(const char *src, const char *dst) {
+  FILE *in = fopen(src, "rb");
+  gzFile out = gzopen(dst, "wb");
+  char buf[8192];
+  size_t n;
+  int ok = in && out;
+  while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+    ok = gzwrite(out, buf, (unsigned)n) == (int)n;
+  if (in)
+    fclose(in);
+  if (out && gzclose(out) != Z_OK)
+    ok = 0;
+  return ok;
+}
+
+/* The recorded logs (plain and .gz) of gemm 64^3 cpu; made on first use
+ * in a private folder and renamed into place, so tests run in parallel
+ * never see half a fixture. */
+static int fixture(char *plain, char *gz, size_t cap) {
+  snprintf(plain, cap, "%s/rec.jsonl", fixture_dir());
+  snprintf(gz, cap, "%s/rec.jsonl.gz", fixture_dir());
+  if (access(gz, R_OK) == 0)
+    return 1;
+  char tmp[512];
+  snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", fixture_dir());
+  if (!mkdtemp(tmp))
+    return 0;
+  char log[600], work[600], zlog[600];
+  snprintf(log, sizeof log, "%s/rec.jsonl", tmp);
+  snprintf(zlog, sizeof zlog, "%s/rec.jsonl.gz", tmp);
+  snprintf(work, sizeof work, "%s/work", tmp);
+  mkdir(work, 0700);
+  int64_t shape[3] = {64, 64, 64};
+  heron_task_spec spec = {.op = "gemm", .shape = shape, .nshape = 3};
+  heron_task *t = NULL;
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  fast(&o);
+  o.measure.work_dir = work;
+  o.strategy = "random";
+  o.trials = REC_TRIALS;
+  o.seed = REC_SEED;
+  o.log_path = log;
+  int ok = heron_task_create(&spec, &t, NULL) == HERON_OK &&
+           heron_tune(t, &o, NULL, NULL) == HERON_OK && gzip_file(log, zlog);
+  heron_task_free(t);
+  char cmd[1400];
+  if (ok && rename(tmp, fixture_dir()) != 0)
+    ok = access(gz, R_OK) == 0; /* another test made it first */
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  if (system(cmd) != 0)
+    return 0;
+  return ok;
+}
+
+static heron_task *replay_task(const char *const *logs, int n, int m,
+                               heron_error *err) {
+  int64_t shape[3] = {m, m, m};
+  heron_task_spec spec = {.op = "gemm",
+                          .shape = shape,
+                          .nshape = 3,
+                          .target = "replay",
+                          .replay = logs,
+                          .nreplay = n};
+  heron_task *t = NULL;
+  heron_error_clear(err);
+  if (heron_task_create(&spec, &t, err) != HERON_OK)
+    return NULL;
+  return t;
+}
+
+/* Replays logs with strategy/seed for `trials` into out_log. */
+static int replay_run(const char *log, const char *strategy, uint64_t seed,
+                      int trials, const char *out_log, heron_error *err) {
+  const char *logs[] = {log};
+  heron_task *t = replay_task(logs, 1, 64, err);
+  if (!t)
+    return err->code;
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.strategy = strategy;
+  o.trials = trials;
+  o.seed = seed;
+  o.log_path = out_log;
+  heron_error_clear(err);
+  int rc = heron_tune(t, &o, NULL, err);
+  heron_task_free(t);
+  return rc;
+}
+
+/* The log's lines as JSON objects (array owned by the caller). */
+static json_t *load_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return NULL;
+  json_t *a = json_array();
+  char line[8192];
+  while (fgets(line, sizeof line, f))
+    json_array_append_new(a, json_loads(line, 0, NULL));
+  fclose(f);
+  return a;
+}
+
+static double num(json_t *o, const char *k) {
+  return json_number_value(json_object_get(o, k));
+}
+
+/* The record of `key` in a recorded log, NULL when absent. */
+static json_t *find_key(json_t *lines, const char *key) {
+  size_t i;
+  json_t *o;
+  json_array_foreach(lines, i, o) {
+    if (!strcmp(json_string_value(json_object_get(o, "key")), key))
+      return o;
+  }
+  return NULL;
+}
+
+static void tmpdir(char *dir, size_t cap) {
+  snprintf(dir, cap, "/tmp/heron-replay-XXXXXX");
+  if (!mkdtemp(dir))
+    dir[0] = '\0';
+}
+
+static void rmrf(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+/* Checks every line of a replay log against the recorded log: a recorded
+ * config carries its recorded figures, any other one is simulated with a
+ * positive throughput.  Counts both kinds. */
+static void check_answers(json_t *rec, json_t *rep, int *recorded,
+                          int *simulated, int *bad) {
+  size_t i;
+  json_t *o;
+  *recorded = *simulated = *bad = 0;
+  json_array_foreach(rep, i, o) {
+    json_t *r = find_key(rec, json_string_value(json_object_get(o, "key")));
+    int sim = json_is_true(json_object_get(o, "simulated"));
+    if (r && !sim && num(o, "gflops") == num(r, "gflops") &&
+        num(o, "seconds") == num(r, "seconds") &&
+        num(o, "build_seconds") == num(r, "build_seconds") &&
+        num(o, "max_error") == num(r, "max_error") &&
+        !strcmp(json_string_value(json_object_get(o, "status")),
+                json_string_value(json_object_get(r, "status"))))
+      (*recorded)++;
+    else if (!r && sim && num(o, "gflops") > 0 && num(o, "seconds") > 0)
+      (*simulated)++;
+    else
+      (*bad)++;
+  }
+}
+
+TEST(recorded_configs_are_answered_exactly_and_others_are_simulated) {
+  char plain[512], gz[512], dir[64];
+  CHECK(fixture(plain, gz, sizeof plain));
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  /* random with the recording's seed proposes the recorded configs first,
+   * then new ones; genetic breeds configs no log holds. */
+  char same[600], gen[600];
+  snprintf(same, sizeof same, "%s/same.jsonl", dir);
+  snprintf(gen, sizeof gen, "%s/genetic.jsonl", dir);
+  heron_error err;
+  CHECK_OK(replay_run(gz, "random", REC_SEED, REC_TRIALS + 20, same, &err),
+           &err);
+  CHECK_OK(replay_run(gz, "genetic", 5, 48, gen, &err), &err);
+  json_t *rec = load_lines(plain), *a = load_lines(same), *b = load_lines(gen);
+  CHECK(rec && a && b);
+  CHECK_EQ(json_array_size(rec), REC_TRIALS);
+  CHECK_EQ(json_array_size(a), REC_TRIALS + 20);
+  CHECK_EQ(json_array_size(b), 48);
+  int recorded, simulated, bad;
+  check_answers(rec, a, &recorded, &simulated, &bad);
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(recorded, REC_TRIALS);
+  CHECK_EQ(simulated, 20);
+  check_answers(rec, b, &recorded, &simulated, &bad);
+  CHECK_EQ(bad, 0);
+  CHECK(simulated > 0);
+  CHECK_STR_CONTAINS(
+      json_string_value(json_object_get(json_array_get(b, 0), "task")),
+      "gemm/64,64,64/fp32/replay");
+  json_decref(rec);
+  json_decref(a);
+  json_decref(b);
+  rmrf(dir);
+}
+
+TEST(replay_answers_a_recorded_config_with_its_record) {
+  char plain[512], gz[512];
+  CHECK(fixture(plain, gz, sizeof plain));
+  const char *logs[] = {plain}; /* the plain log reads the same way */
+  heron_error err;
+  heron_task *t = replay_task(logs, 1, 64, &err);
+  CHECK_OK(t ? HERON_OK : err.code, &err);
+  heron__replay *rp = NULL;
+  heron__replay_stats st;
+  CHECK_OK(heron__replay_open(t, 1, &rp, &st, &err), &err);
+  CHECK_EQ(st.records, REC_TRIALS);
+  CHECK_EQ(st.skipped, 0);
+  CHECK(st.median_build_s > 0);
+  json_t *rec = load_lines(plain);
+  CHECK(rec);
+  const heron_space *sp = heron_task_space(t);
+  int nv = heron_space_nvars(sp);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int64_t *full = malloc((size_t)nv * sizeof *full);
+  heron_rng rng;
+  heron_rng_seed(&rng, 1);
+  size_t i;
+  json_t *o;
+  int checked = 0;
+  json_array_foreach(rec, i, o) {
+    for (int v = 0; v < nv; v++)
+      cfg[v] = HERON_UNSET;
+    const char *name;
+    json_t *val;
+    json_object_foreach(json_object_get(o, "config"), name, val) {
+      cfg[heron_space_find_var(sp, name)] = json_integer_value(val);
+    }
+    CHECK_OK(heron_space_validate(sp, &rng, cfg, full, NULL), NULL);
+    heron_measurement m;
+    char *e = NULL;
+    CHECK_OK(heron__replay_measure(rp, full, 1, &m, &e, &err), &err);
+    CHECK_EQ(m.simulated, 0);
+    CHECK(m.gflops == num(o, "gflops"));
+    CHECK(m.seconds == num(o, "seconds"));
+    CHECK(m.build_seconds == num(o, "build_seconds"));
+    free(e);
+    checked++;
+  }
+  CHECK_EQ(checked, REC_TRIALS);
+  free(cfg);
+  free(full);
+  json_decref(rec);
+  heron__replay_free(rp);
+  heron_task_free(t);
+}
+
+/* Drops the fields that hold the wall clock: "time", and "elapsed", whose
+ * simulated part is exact but whose real part (the strategy's work) is
+ * not. */
+static json_t *without_clock(json_t *lines) {
+  size_t i;
+  json_t *o;
+  json_array_foreach(lines, i, o) {
+    json_object_del(o, "time");
+    json_object_del(o, "elapsed");
+  }
+  return lines;
+}
+
+TEST(two_runs_with_one_seed_give_identical_logs) {
+  char plain[512], gz[512], dir[64];
+  CHECK(fixture(plain, gz, sizeof plain));
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  char l1[600], l2[600], l3[600];
+  snprintf(l1, sizeof l1, "%s/a.jsonl", dir);
+  snprintf(l2, sizeof l2, "%s/b.jsonl", dir);
+  snprintf(l3, sizeof l3, "%s/c.jsonl", dir);
+  heron_error err;
+  CHECK_OK(replay_run(gz, "genetic", 11, 64, l1, &err), &err);
+  CHECK_OK(replay_run(gz, "genetic", 11, 64, l2, &err), &err);
+  CHECK_OK(replay_run(gz, "genetic", 12, 64, l3, &err), &err);
+  json_t *a = without_clock(load_lines(l1)), *b = without_clock(load_lines(l2));
+  json_t *c = without_clock(load_lines(l3));
+  CHECK(a && b && c);
+  CHECK_EQ(json_array_size(a), 64);
+  CHECK(json_equal(a, b));
+  CHECK(!json_equal(a, c)); /* the seed matters, so equality means something */
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+  rmrf(dir);
+}
+
+TEST(elapsed_grows_by_the_simulated_measuring_time) {
+  char plain[512], gz[512], dir[64];
+  CHECK(fixture(plain, gz, sizeof plain));
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  char log[600];
+  snprintf(log, sizeof log, "%s/a.jsonl", dir);
+  heron_error err;
+  CHECK_OK(replay_run(gz, "random", 9, 50, log, &err), &err);
+  json_t *a = load_lines(log), *rec = load_lines(plain);
+  CHECK(a && rec);
+  double sim = 0, prev = 0;
+  size_t i;
+  json_t *o;
+  json_array_foreach(a, i, o) {
+    json_t *el = json_object_get(o, "elapsed");
+    CHECK(json_is_real(el));
+    sim += num(o, "build_seconds") + 3 * num(o, "seconds");
+    /* The run's real time comes on top of the simulated time. */
+    CHECK_MSG(json_real_value(el) >= sim - 1e-9 && json_real_value(el) > prev,
+              "trial %zu: elapsed %g, simulated %g, previous %g", i + 1,
+              json_real_value(el), sim, prev);
+    prev = json_real_value(el);
+  }
+  /* The recording's own log carries the real elapsed time, growing too. */
+  prev = -1;
+  json_array_foreach(rec, i, o) {
+    CHECK(num(o, "elapsed") >= prev && num(o, "elapsed") > 0);
+    prev = num(o, "elapsed");
+  }
+  json_decref(a);
+  json_decref(rec);
+  rmrf(dir);
+}
+
+TEST(a_time_limit_counts_simulated_time) {
+  char plain[512], gz[512];
+  CHECK(fixture(plain, gz, sizeof plain));
+  const char *logs[] = {gz};
+  heron_error err;
+  heron_task *t = replay_task(logs, 1, 64, &err);
+  CHECK_OK(t ? HERON_OK : err.code, &err);
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.trials = 400;
+  o.batch = 4;
+  /* Every answered trial costs its median build time (~0.1 s or more),
+   * so 1 s of simulated time ends the run long before 400 trials. */
+  o.time_limit_s = 1;
+  heron_tune_result res;
+  CHECK_OK(heron_tune(t, &o, &res, &err), &err);
+  heron_task_free(t);
+  CHECK(res.trials > 0 && res.trials < 100);
+}
+
+TEST(a_log_of_another_task_is_etask_naming_both_keys) {
+  char plain[512], gz[512];
+  CHECK(fixture(plain, gz, sizeof plain));
+  const char *logs[] = {gz};
+  heron_error err;
+  heron_task *t = replay_task(logs, 1, 32, &err);
+  CHECK(!t);
+  CHECK_EQ(err.code, HERON_ETASK);
+  CHECK_STR_CONTAINS(err.text, "gemm/64,64,64/fp32/cpu");
+  CHECK_STR_CONTAINS(err.text, "gemm/32,32,32/fp32/cpu");
+  /* A second log of another task is refused when the run reads it. */
+  char dir[64], other[600];
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  snprintf(other, sizeof other, "%s/other.jsonl", dir);
+  FILE *f = fopen(other, "w");
+  CHECK(f);
+  FILE *in = fopen(plain, "r");
+  CHECK(in);
+  char line[8192];
+  CHECK(fgets(line, sizeof line, in));
+  fclose(in);
+  char *p = strstr(line, "gemm/64,64,64/fp32/cpu");
+  CHECK(p);
+  memcpy(p, "gemm/64,64,64/fp16/cpu", 22);
+  fputs(line, f);
+  fclose(f);
+  const char *two[] = {gz, other};
+  t = replay_task(two, 2, 64, &err);
+  CHECK_OK(t ? HERON_OK : err.code, &err);
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.trials = 8;
+  int rc = heron_tune(t, &o, NULL, &err);
+  heron_task_free(t);
+  CHECK_EQ(rc, HERON_ETASK);
+  CHECK_STR_CONTAINS(err.text, "other.jsonl:1");
+  rmrf(dir);
+}
+
+TEST(a_missing_log_is_enotfound_and_no_log_is_einval) {
+  heron_error err;
+  const char *logs[] = {"/nonexistent/heron/rec.jsonl.gz"};
+  heron_task *t = replay_task(logs, 1, 64, &err);
+  CHECK(!t);
+  CHECK_EQ(err.code, HERON_ENOTFOUND);
+  CHECK_STR_CONTAINS(err.text, "/nonexistent/heron/rec.jsonl.gz");
+  t = replay_task(NULL, 0, 64, &err);
+  CHECK(!t);
+  CHECK_EQ(err.code, HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "target replay needs --replay LOG");
+  /* And a log given to another target is refused, not ignored. */
+  int64_t shape[3] = {64, 64, 64};
+  heron_task_spec spec = {
+      .op = "gemm", .shape = shape, .nshape = 3, .replay = logs, .nreplay = 1};
+  heron_error_clear(&err);
+  CHECK_EQ(heron_task_create(&spec, &t, &err), HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "replay target only");
+}
+
+TEST(a_garbage_line_names_its_line_number) {
+  char plain[512], gz[512], dir[64];
+  CHECK(fixture(plain, gz, sizeof plain));
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  char bad[600], zbad[600], first[600];
+  snprintf(bad, sizeof bad, "%s/bad.jsonl", dir);
+  snprintf(zbad, sizeof zbad, "%s/bad.jsonl.gz", dir);
+  snprintf(first, sizeof first, "%s/first.jsonl", dir);
+  FILE *in = fopen(plain, "r"), *out = fopen(bad, "w");
+  CHECK(in && out);
+  char line[8192];
+  for (int i = 1; i <= 5 && fgets(line, sizeof line, in); i++)
+    fputs(i == 4 ? "this is not json\n" : line, out);
+  fclose(in);
+  fclose(out);
+  CHECK(gzip_file(bad, zbad));
+  const char *logs[] = {zbad};
+  heron_error err;
+  heron_task *t = replay_task(logs, 1, 64, &err);
+  CHECK_OK(t ? HERON_OK : err.code, &err);
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.trials = 8;
+  int rc = heron_tune(t, &o, NULL, &err);
+  heron_task_free(t);
+  CHECK_EQ(rc, HERON_EPARSE);
+  CHECK_STR_CONTAINS(err.text, "bad.jsonl.gz:4:");
+  /* A garbage first line stops the task itself. */
+  out = fopen(first, "w");
+  CHECK(out);
+  fputs("\n{\"task\": 12\n", out);
+  fclose(out);
+  logs[0] = first;
+  t = replay_task(logs, 1, 64, &err);
+  CHECK(!t);
+  CHECK_EQ(err.code, HERON_EPARSE);
+  CHECK_STR_CONTAINS(err.text, "first.jsonl:2:");
+  rmrf(dir);
+}
+
+TEST(the_sidecar_hardware_description_is_used) {
+  char plain[512], gz[512], dir[64];
+  CHECK(fixture(plain, gz, sizeof plain));
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  char log[600], side[600], cmd[3000];
+  snprintf(log, sizeof log, "%s/run.jsonl.gz", dir);
+  snprintf(side, sizeof side, "%s/run.hw.json", dir);
+  char got[600];
+  heron__replay_sidecar(log, got, sizeof got);
+  CHECK(!strcmp(got, side));
+  snprintf(cmd, sizeof cmd, "cp %s %s && cp %s/configs/hw/cpu-avx2.json %s", gz,
+           log, HERON_SOURCE_DIR, side);
+  CHECK(system(cmd) == 0);
+  const char *logs[] = {log};
+  heron_error err;
+  heron_task *t = replay_task(logs, 1, 64, &err);
+  CHECK_OK(t ? HERON_OK : err.code, &err);
+  char *text = NULL;
+  CHECK_OK(heron_task_describe(t, &text, &err), &err);
+  heron_task_free(t);
+  /* The description names the hardware on its first line. */
+  FILE *f = fopen(side, "r");
+  CHECK(f);
+  json_t *hw = json_loadf(f, 0, NULL);
+  fclose(f);
+  CHECK(hw);
+  const char *name = json_string_value(json_object_get(hw, "name"));
+  CHECK(name);
+  char want[200];
+  snprintf(want, sizeof want, "hardware: %s", name);
+  CHECK_STR_CONTAINS(text, want);
+  json_decref(hw);
+  heron_free(text);
+  rmrf(dir);
+}

@@ -1,0 +1,1423 @@
+/* tools/heron_bench.c - heron-bench: compare search strategies on a suite.
+ *
+ *     heron-bench --suite configs/suites/cpu.json \
+ *                 --strategies random,genetic,becbo --model xgb \
+ *                 --trials 300 --seeds 1,2,3 --out runs/bench
+ *     heron-bench --out runs/bench --report-only
+ *     heron-bench --export-t4 runs/bench/logs/GEMM__random__s1.jsonl \
+ *                 --t4-out gemm-random.t4.json
+ *
+ * Every strategy runs on every task of the suite for every seed with the
+ * same budget.  Each run is one heron_tune call in a forked child process
+ * with its own JSON Lines log, DIR/logs/<task>__<strategy>__s<seed>.jsonl:
+ * the tuner forks workers, and a cost model may start an OpenMP pool, and a
+ * process that forks after a pool started inherits a pool that does not
+ * exist.  So this process never loads a plugin (it only resolves the names)
+ * and never tunes; a crashing plugin also takes only its own run down.
+ *
+ * A complete log is skipped and a partial one resumed, so a killed bench
+ * continues where it stopped.  After the runs the report is rebuilt from
+ * every log in DIR/logs: runs.csv (one row per trial), summary.md (per task
+ * and strategy: best GFLOP/s over seeds, trials and time to 95% of the best
+ * any strategy found, failure share) and convergence plots drawn by
+ * gnuplot.  --report-only does just that part.
+ *
+ * Exit status: 0 every run finished (or was already complete); 1 a run or
+ * the report failed (the other runs still ran); 2 a usage error.
+ */
+/* fopencookie, timegm, getline. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <float.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum { MAX_DIMS = 32 };
+
+enum {
+  OPT_SUITE = CLI_OPT_MEASURE_END,
+  OPT_TASKS,
+  OPT_STRATEGIES,
+  OPT_MODELS,
+  OPT_MODEL,
+  OPT_TRIALS,
+  OPT_SEEDS,
+  OPT_OUT,
+  OPT_BATCH,
+  OPT_TIME_LIMIT,
+  OPT_REPORT_ONLY,
+  OPT_EXPORT_T4,
+  OPT_T4_OUT,
+  OPT_QUIET,
+  OPT_VERBOSE,
+  OPT_HELP,
+  OPT_VERSION
+};
+
+/* The task flags apply to every task of the suite, so --op and --shape
+ * (which the suite gives per task) are not among them. */
+static cli_option options[] = {
+    {OPT_SUITE, "suite", "FILE",
+     "operator suite (JSON, see configs/suites/); needed unless "
+     "--report-only or --export-t4",
+     ""},
+    {OPT_TASKS, "tasks", "NAME,...", "only these tasks of the suite", "all"},
+    {OPT_STRATEGIES, "strategies", "A,B,...",
+     "strategy plugins to compare (names or paths)", ""},
+    {OPT_MODELS, "models", "M1,M2,...",
+     "one cost-model plugin per strategy, in the same order ('none' for "
+     "none)",
+     ""},
+    {OPT_MODEL, "model", "NAME|PATH",
+     "one cost-model plugin for every strategy", "none"},
+    {OPT_TRIALS, "trials", "N", "trials of every run (resumed ones included)",
+     ""},
+    {OPT_SEEDS, "seeds", "S1,S2,...",
+     "seeds; every strategy runs once per seed", "1,2,3"},
+    {OPT_OUT, "out", "DIR",
+     "logs/, runs.csv, summary.md, plots/ and plot.gp go here", ""},
+    {CLI_OPT_DTYPE, "dtype", "TYPE",
+     "element type of every task, over the suite's: fp32, fp16 or int8",
+     "the suite's"},
+    {CLI_OPT_TARGET, "target", "NAME",
+     "target of every task, over the suite's: cpu, cuda, or replay (answers "
+     "from the --replay logs; no hardware)",
+     "the suite's"},
+    {CLI_OPT_REPLAY, "replay", "LOG",
+     "target replay: a recorded log (.jsonl or .jsonl.gz) of the task; "
+     "repeatable",
+     ""},
+    {CLI_OPT_HW, "hw", "NAME|FILE",
+     "hardware description in configs/hw/ or a JSON file",
+     "this machine / its GPU"},
+    {CLI_OPT_EPILOGUE, "epilogue", "LIST",
+     "fused epilogue of every task: bias, relu or bias,relu", "none"},
+    {CLI_OPT_SM, "sm", "N", "cuda: compute capability x 10 to compile for",
+     "the GPU's, else 80"},
+    {OPT_BATCH, "batch", "N", "configs measured per round", ""},
+    {OPT_TIME_LIMIT, "time-limit", "SECONDS",
+     "wall-clock budget of every run, 0 for none", ""},
+    CLI_MEASURE_OPTIONS,
+    {OPT_REPORT_ONLY, "report-only", NULL,
+     "rebuild runs.csv, summary.md and the plots from the logs in --out "
+     "without running anything",
+     ""},
+    {OPT_EXPORT_T4, "export-t4", "LOG",
+     "convert one heron log to the T4 results format (Kernel Tuner, KTT) "
+     "and exit; needs --t4-out",
+     ""},
+    {OPT_T4_OUT, "t4-out", "FILE", "where --export-t4 writes", ""},
+    {OPT_QUIET, "quiet", NULL, "no progress lines on stderr", ""},
+    {OPT_VERBOSE, "verbose", NULL,
+     "also show each run's own progress on stderr", ""},
+    {OPT_HELP, "help", NULL, "print this help and exit", ""},
+    {OPT_VERSION, "version", NULL, "print the version and exit", ""},
+    {0, NULL, NULL, NULL, ""}};
+
+/* ---- Settings ------------------------------------------------------------ */
+
+/* Arrays that live until exit, freed by keep_free_all (the strings live in
+ * cli's list): a tool's parse results need no finer ownership. */
+static void **kept_arrays;
+static size_t nkept_arrays;
+
+static void *keep_array(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  void **grown =
+      p ? realloc(kept_arrays, (nkept_arrays + 1) * sizeof *grown) : NULL;
+  if (!grown) {
+    free(p);
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  kept_arrays = grown;
+  kept_arrays[nkept_arrays++] = p;
+  return p;
+}
+
+static void keep_free_all(void) {
+  for (size_t i = 0; i < nkept_arrays; i++)
+    free(kept_arrays[i]);
+  free(kept_arrays);
+  kept_arrays = NULL;
+  nkept_arrays = 0;
+  cli_free_all();
+}
+
+typedef struct suite_task {
+  const char *name; /* as the suite writes it */
+  const char *file; /* the name made safe for a file name */
+  cli_task_args args;
+} suite_task;
+
+typedef struct settings {
+  const char *suite_path;
+  const char *tasks;
+  const char *strategies_text, *models_text, *model;
+  const char *seeds_text;
+  const char *out;
+  const char *export_t4, *t4_out;
+  cli_task_args task; /* the flags given; the suite fills the rest */
+  heron_tune_options o;
+  int report_only, quiet, verbose;
+  /* Derived. */
+  const char **strategies, **models, **labels;
+  int nstrategies;
+  uint64_t *seeds;
+  int nseeds;
+  suite_task *st;
+  int ntasks;
+} settings;
+
+static void set_def(const char *name, const char *fmt, ...) HERON_PRINTF(2, 3);
+
+static void set_def(const char *name, const char *fmt, ...) {
+  cli_option *o = cli_find(options, name);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->def, sizeof o->def, fmt, ap);
+  va_end(ap);
+}
+
+static void usage(FILE *out) {
+  heron_tune_options d;
+  heron_tune_options_init(&d);
+  set_def("trials", "%d", d.trials);
+  set_def("batch", "%d", d.batch);
+  set_def("time-limit", "%g", d.time_limit_s);
+  set_def("number", "%d", d.measure.number);
+  set_def("repeat", "%d", d.measure.repeat);
+  set_def("min-repeat-ms", "%g", d.measure.min_repeat_ms);
+  set_def("timeout", "%g", d.measure.timeout_s);
+  set_def("build-jobs", "%d", d.measure.build_jobs);
+  set_def("threads", "%d", d.measure.threads);
+  fprintf(out,
+          "Usage: heron-bench --suite FILE --strategies A,B,... --out DIR "
+          "[options]\n"
+          "       heron-bench --out DIR --report-only\n"
+          "       heron-bench --export-t4 LOG --t4-out FILE\n"
+          "\n"
+          "Compares search strategies on the tasks of an operator suite: "
+          "every strategy\n"
+          "runs on every task for every seed with the same budget, each run "
+          "in its own\n"
+          "process with its own log DIR/logs/<task>__<strategy>__s<seed>.jsonl "
+          "(a complete\n"
+          "log is skipped, a partial one resumed).  Then DIR/runs.csv, "
+          "DIR/summary.md and\n"
+          "DIR/plots/<task>-{trials,time}.{svg,png} are rebuilt from every log "
+          "in DIR/logs\n"
+          "(plots need gnuplot).  A strategy with a model is labelled "
+          "strategy+model.\n"
+          "\n"
+          "Options (--flag VALUE and --flag=VALUE both work):\n");
+  cli_print_options(out, options);
+  fprintf(out, "\nExit status: 0 every run finished; 1 a run or the report "
+               "failed (the other\nruns still ran); 2 a usage error.\n");
+}
+
+/* Splits "a,b,c" into fresh strings; an empty item is a usage error. */
+static const char **split_list(const char *flag, const char *text, int *n) {
+  int cap = 1;
+  for (const char *c = text; *c; c++)
+    cap += *c == ',';
+  const char **v = keep_array((size_t)cap, sizeof *v);
+  *n = 0;
+  for (const char *p = text;;) {
+    size_t len = strcspn(p, ",");
+    if (len == 0)
+      cli_usage("%s: '%s' has an empty item (expected a comma-separated "
+                "list)",
+                flag, text);
+    v[(*n)++] = cli_printf("%.*s", (int)len, p);
+    if (p[len] == '\0')
+      break;
+    p += len + 1;
+  }
+  return v;
+}
+
+/* "genetic" for "plugins/genetic.so": the name a plugin goes by in labels. */
+static const char *plugin_short(const char *name) {
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  size_t len = strlen(base);
+  if (len > 3 && !strcmp(base + len - 3, ".so"))
+    len -= 3;
+  return cli_printf("%.*s", (int)len, base);
+}
+
+/* Letters, digits and ._+- stay; anything else becomes '_', so a name can
+ * be part of a file name and of the log name's "__" separated fields. */
+static const char *file_safe(const char *name) {
+  char *s = cli_strdup(name);
+  for (char *c = s; *c; c++)
+    if (!(isalnum((unsigned char)*c) || strchr(".+-", *c)))
+      *c = '_';
+  for (char *c = s; *c; c++)
+    if (c[0] == '_' && c[1] == '_')
+      c[1] = '-';
+  return s;
+}
+
+static void resolve_plugin(const char *flag, const char *name,
+                           const char *kind) {
+  heron_error err;
+  char path[4096];
+  heron_error_clear(&err);
+  /* Only the file is looked up: loading it here could start a model's
+   * threads in the process that forks the runs (see the top). */
+  int rc = heron_plugin_resolve(name, kind, path, sizeof path, &err);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_USAGE, rc, &err, "%s: no %s plugin '%s'", flag, kind,
+            name);
+}
+
+static void parse_args(settings *s, int argc, char **argv) {
+  cli_parser p;
+  const char *val;
+  const cli_option *o;
+  int id;
+  heron_measure_options *m = &s->o.measure;
+  cli_parser_init(&p, options, argc, argv);
+  while ((id = cli_next(&p, &val, &o)) != 0) {
+    const char *flag = cli_printf("--%s", o->name);
+    if (cli_task_flag(&s->task, id, val))
+      continue;
+    if (cli_measure_flag(m, id, flag, val))
+      continue;
+    switch (id) {
+    case OPT_HELP:
+      usage(stdout);
+      exit(CLI_EXIT_OK);
+    case OPT_VERSION:
+      printf("heron-bench (Heron-C) %s\n", HERON_VERSION_STRING);
+      exit(CLI_EXIT_OK);
+    case OPT_SUITE:
+      s->suite_path = val;
+      break;
+    case OPT_TASKS:
+      s->tasks = val;
+      break;
+    case OPT_STRATEGIES:
+      s->strategies_text = val;
+      break;
+    case OPT_MODELS:
+      s->models_text = val;
+      break;
+    case OPT_MODEL:
+      s->model = val;
+      break;
+    case OPT_TRIALS:
+      s->o.trials = (int)cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_SEEDS:
+      s->seeds_text = val;
+      break;
+    case OPT_OUT:
+      s->out = val;
+      break;
+    case OPT_BATCH:
+      s->o.batch = (int)cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_TIME_LIMIT:
+      s->o.time_limit_s = cli_double(flag, val, 0, INFINITY);
+      break;
+    case OPT_REPORT_ONLY:
+      s->report_only = 1;
+      break;
+    case OPT_EXPORT_T4:
+      s->export_t4 = val;
+      break;
+    case OPT_T4_OUT:
+      s->t4_out = val;
+      break;
+    case OPT_QUIET:
+      s->quiet = 1;
+      break;
+    case OPT_VERBOSE:
+      s->verbose = 1;
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+/* Checks the plugin and seed lists and builds the run labels. */
+static void check_runs(settings *s) {
+  if (!s->strategies_text)
+    cli_usage("--strategies is required (e.g. random,genetic,becbo)");
+  s->strategies =
+      split_list("--strategies", s->strategies_text, &s->nstrategies);
+  if (s->models_text && s->model)
+    cli_usage("--models and --model exclude each other: give one model per "
+              "strategy or one for all");
+  int nmodels = 0;
+  if (s->models_text) {
+    s->models = split_list("--models", s->models_text, &nmodels);
+    if (nmodels != s->nstrategies)
+      cli_usage("--models: '%s' names %d models for %d strategies (one per "
+                "strategy, 'none' for none)",
+                s->models_text, nmodels, s->nstrategies);
+  }
+  s->labels = keep_array((size_t)s->nstrategies, sizeof *s->labels);
+  const char **models = keep_array((size_t)s->nstrategies, sizeof *models);
+  for (int i = 0; i < s->nstrategies; i++) {
+    const char *mdl = s->models ? s->models[i] : s->model;
+    if (mdl && !strcmp(mdl, "none"))
+      mdl = NULL;
+    models[i] = mdl;
+    resolve_plugin("--strategies", s->strategies[i], "strategy");
+    if (mdl)
+      resolve_plugin(s->models ? "--models" : "--model", mdl, "model");
+    s->labels[i] =
+        file_safe(mdl ? cli_printf("%s+%s", plugin_short(s->strategies[i]),
+                                   plugin_short(mdl))
+                      : plugin_short(s->strategies[i]));
+    for (int k = 0; k < i; k++)
+      if (!strcmp(s->labels[k], s->labels[i]))
+        cli_usage("--strategies: '%s' is listed twice (as %s)",
+                  s->strategies[i], s->labels[i]);
+  }
+  s->models = models;
+  int nseeds = 0;
+  const char **seeds =
+      split_list("--seeds", s->seeds_text ? s->seeds_text : "1,2,3", &nseeds);
+  s->seeds = keep_array((size_t)nseeds, sizeof *s->seeds);
+  for (int i = 0; i < nseeds; i++) {
+    s->seeds[i] = cli_u64("--seeds", seeds[i]);
+    for (int k = 0; k < i; k++)
+      if (s->seeds[k] == s->seeds[i])
+        cli_usage("--seeds: seed %s is listed twice", seeds[i]);
+  }
+  s->nseeds = nseeds;
+}
+
+/* ---- The suite ------------------------------------------------------------
+ * {"name", "dtype", "target", "tasks": [{"name", "op", "shape": {named
+ * dimensions}}]}; the shape may also be an array in the op's order. */
+
+static const char *suite_str(const settings *s, json_t *o, const char *key,
+                             const char *where) {
+  json_t *v = json_object_get(o, key);
+  if (!v)
+    return NULL;
+  if (!json_is_string(v))
+    cli_usage("--suite %s: %s\"%s\" must be a string", s->suite_path, where,
+              key);
+  return cli_strdup(json_string_value(v));
+}
+
+/* The shape in --shape order ("1024,1024,1024"); the op checks the values
+ * when the task is created. */
+static const char *suite_shape(const settings *s, const char *name,
+                               const char *op, json_t *shape) {
+  const char *const *names;
+  int nd = 0;
+  char dims[256];
+  cli_check_op(op);
+  heron_op_dims(op, &names, &nd, NULL);
+  cli_op_dims_text(op, dims, sizeof dims);
+  json_t *vals[MAX_DIMS] = {0};
+  if (json_is_array(shape)) {
+    if ((int)json_array_size(shape) > nd)
+      cli_usage("--suite %s: task %s: %s has %d dimensions (%s), the shape "
+                "gives %zu",
+                s->suite_path, name, op, nd, dims, json_array_size(shape));
+    for (size_t d = 0; d < json_array_size(shape); d++)
+      vals[d] = json_array_get(shape, d);
+  } else if (json_is_object(shape)) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(shape, key, v) {
+      int d = 0;
+      while (d < nd && strcmp(names[d], key))
+        d++;
+      if (d == nd)
+        cli_usage("--suite %s: task %s: %s has no dimension '%s' (it has %s)",
+                  s->suite_path, name, op, key, dims);
+      vals[d] = v;
+    }
+  } else {
+    cli_usage("--suite %s: task %s: \"shape\" must be an object of named "
+              "dimensions (%s)",
+              s->suite_path, name, dims);
+  }
+  char *text = cli_strdup("");
+  int gap = -1;
+  for (int d = 0; d < nd && d < MAX_DIMS; d++) {
+    if (!vals[d]) {
+      if (gap < 0)
+        gap = d;
+      continue;
+    }
+    if (gap >= 0)
+      cli_usage("--suite %s: task %s: dimension %s is missing before %s (only "
+                "trailing dimensions may be left out; %s has %s)",
+                s->suite_path, name, names[gap], names[d], op, dims);
+    if (!json_is_integer(vals[d]))
+      cli_usage("--suite %s: task %s: dimension %s must be an integer",
+                s->suite_path, name, names[d]);
+    text = cli_printf("%s%s%lld", text, d ? "," : "",
+                      (long long)json_integer_value(vals[d]));
+  }
+  return text;
+}
+
+static int name_listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    size_t len = strcspn(p, ",");
+    if (len == n && !strncasecmp(p, name, n))
+      return 1;
+    p += len + (p[len] == ',');
+  }
+  return 0;
+}
+
+static void load_suite(settings *s) {
+  json_error_t jerr;
+  json_t *root = json_load_file(s->suite_path, JSON_REJECT_DUPLICATES, &jerr);
+  if (!root)
+    cli_usage("--suite: cannot read '%s': %s (line %d)", s->suite_path,
+              jerr.text, jerr.line);
+  json_t *tasks = json_object_get(root, "tasks");
+  if (!json_is_object(root) || !json_is_array(tasks) ||
+      json_array_size(tasks) == 0)
+    cli_usage("--suite %s: expected an object with a non-empty \"tasks\" "
+              "array",
+              s->suite_path);
+  const char *dtype = suite_str(s, root, "dtype", "");
+  const char *target = suite_str(s, root, "target", "");
+  s->st = keep_array(json_array_size(tasks), sizeof *s->st);
+  s->ntasks = 0;
+  const char *all = "";
+  size_t i;
+  json_t *jt;
+  json_array_foreach(tasks, i, jt) {
+    const char *where = cli_printf("tasks[%zu]: ", i);
+    if (!json_is_object(jt))
+      cli_usage("--suite %s: %sexpected an object", s->suite_path, where);
+    suite_task t;
+    memset(&t, 0, sizeof t);
+    t.name = suite_str(s, jt, "name", where);
+    const char *op = suite_str(s, jt, "op", where);
+    if (!t.name || !t.name[0] || !op)
+      cli_usage("--suite %s: %s\"name\" and \"op\" are required", s->suite_path,
+                where);
+    json_t *shape = json_object_get(jt, "shape");
+    if (!shape)
+      cli_usage("--suite %s: task %s: \"shape\" is required", s->suite_path,
+                t.name);
+    t.file = file_safe(t.name);
+    for (int k = 0; k < s->ntasks; k++)
+      if (!strcmp(s->st[k].file, t.file))
+        cli_usage("--suite %s: task names '%s' and '%s' are the same in file "
+                  "names",
+                  s->suite_path, s->st[k].name, t.name);
+    t.args = s->task;
+    t.args.op = op;
+    t.args.shape = suite_shape(s, t.name, op, shape);
+    if (!t.args.dtype)
+      t.args.dtype = dtype;
+    if (!t.args.target)
+      t.args.target = target;
+    all = cli_printf("%s%s%s", all, i ? ", " : "", t.name);
+    if (s->tasks && !name_listed(s->tasks, t.name))
+      continue;
+    s->st[s->ntasks++] = t;
+  }
+  json_decref(root);
+  /* A typo in --tasks would silently leave a task out. */
+  if (s->tasks) {
+    int n = 0;
+    const char **want = split_list("--tasks", s->tasks, &n);
+    for (int k = 0; k < n; k++) {
+      int found = 0;
+      for (int j = 0; j < s->ntasks; j++)
+        found |= !strcasecmp(s->st[j].name, want[k]);
+      if (!found)
+        cli_usage("--tasks: no task '%s' in %s (it has %s)", want[k],
+                  s->suite_path, all);
+    }
+  }
+}
+
+/* ---- Files --------------------------------------------------------------- */
+
+/* Lines holding a measurement (non-blank) in a log; 0 when it is absent. */
+static int log_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  int n = 0, blank = 1, c;
+  while ((c = fgetc(f)) != EOF) {
+    if (c == '\n') {
+      n += !blank;
+      blank = 1;
+    } else if (c != ' ' && c != '\r' && c != '\t') {
+      blank = 0;
+    }
+  }
+  n += !blank;
+  fclose(f);
+  return n;
+}
+
+/* ---- Running ------------------------------------------------------------- */
+
+typedef struct run_report {
+  int rc;
+  heron_tune_result res;
+  heron_error err;
+} run_report;
+
+/* The child's progress lines go to stderr behind the run's name, so they
+ * stay readable between the parent's lines. */
+typedef struct prefix_out {
+  char prefix[256];
+  int bol;
+} prefix_out;
+
+static ssize_t prefix_write(void *cookie, const char *buf, size_t n) {
+  prefix_out *p = cookie;
+  for (size_t i = 0; i < n; i++) {
+    if (p->bol)
+      fputs(p->prefix, stderr);
+    fputc(buf[i], stderr);
+    p->bol = buf[i] == '\n';
+  }
+  return (ssize_t)n;
+}
+
+static void run_child(const settings *s, const heron_task *t, int strat,
+                      uint64_t seed, const char *log, const char *name,
+                      int resume, int fd) {
+  heron_tune_options o = s->o;
+  o.strategy = s->strategies[strat];
+  o.model = s->models[strat];
+  o.seed = seed;
+  o.log_path = log;
+  o.resume_path = resume ? log : NULL;
+  o.verbose = 0;
+  prefix_out po = {.bol = 1};
+  snprintf(po.prefix, sizeof po.prefix, "  [%s] ", name);
+  FILE *progress = NULL;
+  if (s->verbose) {
+    progress =
+        fopencookie(&po, "w", (cookie_io_functions_t){.write = prefix_write});
+    if (progress)
+      setvbuf(progress, NULL, _IOLBF, 0);
+  }
+  o.progress = progress;
+  run_report rep;
+  memset(&rep, 0, sizeof rep);
+  heron_error_clear(&rep.err);
+  rep.rc = heron_tune(t, &o, &rep.res, &rep.err);
+  if (progress)
+    fclose(progress);
+  ssize_t w = write(fd, &rep, sizeof rep);
+  _exit(w == (ssize_t)sizeof rep ? 0 : 1);
+}
+
+/* Runs one (task, strategy, seed) in a child and fills *rep; returns 0 when
+ * the child reported, else writes why into rep->err. */
+static int run_one(const settings *s, const heron_task *t, int strat,
+                   uint64_t seed, const char *log, const char *name, int resume,
+                   run_report *rep) {
+  int fds[2];
+  memset(rep, 0, sizeof *rep);
+  heron_error_clear(&rep->err);
+  if (pipe(fds) != 0) {
+    heron_error_set(&rep->err, HERON_EIO, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  fflush(NULL);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    /* A bench killed by its pid takes its runs with it, so a rerun never
+     * appends to a log an orphan is still writing. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(1);
+    close(fds[0]);
+    run_child(s, t, strat, seed, log, name, resume, fds[1]);
+  }
+  close(fds[1]);
+  ssize_t got = pid > 0 ? read(fds[0], rep, sizeof *rep) : -1;
+  close(fds[0]);
+  int wst = 0;
+  if (pid > 0)
+    waitpid(pid, &wst, 0);
+  if (pid < 0 || got != (ssize_t)sizeof *rep) {
+    memset(rep, 0, sizeof *rep);
+    heron_error_clear(&rep->err);
+    if (pid < 0)
+      heron_error_set(&rep->err, HERON_EIO, "fork: %s", strerror(errno));
+    else if (WIFSIGNALED(wst))
+      heron_error_set(&rep->err, HERON_EINTERNAL,
+                      "the run's process died of signal %d", WTERMSIG(wst));
+    else
+      heron_error_set(&rep->err, HERON_EINTERNAL,
+                      "the run's process exited with status %d without a "
+                      "result",
+                      WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+    rep->rc = rep->err.code ? rep->err.code : HERON_EINTERNAL;
+    return -1;
+  }
+  return 0;
+}
+
+/* Runs everything; returns the number of failed runs. */
+static int run_all(const settings *s) {
+  int total = s->ntasks * s->nstrategies * s->nseeds, k = 0, failed = 0;
+  const char *logdir = cli_printf("%s/logs", s->out);
+  int e = cli_make_dirs(logdir);
+  if (e)
+    cli_usage("--out: cannot make '%s': %s", logdir, strerror(e));
+  for (int ti = 0; ti < s->ntasks; ti++) {
+    const suite_task *st = &s->st[ti];
+    heron_task *t = cli_make_task(&st->args);
+    for (int si = 0; si < s->nstrategies; si++) {
+      for (int di = 0; di < s->nseeds; di++) {
+        uint64_t seed = s->seeds[di];
+        const char *log = cli_printf("%s/%s__%s__s%llu.jsonl", logdir, st->file,
+                                     s->labels[si], (unsigned long long)seed);
+        const char *name = cli_printf("%s %s seed %llu", st->name,
+                                      s->labels[si], (unsigned long long)seed);
+        k++;
+        int have = log_lines(log);
+        if (have >= s->o.trials) {
+          if (!s->quiet)
+            fprintf(stderr, "[%d/%d] %s: complete (%d trials in %s), skipped\n",
+                    k, total, name, have, log);
+          continue;
+        }
+        run_report rep;
+        int bad = run_one(s, t, si, seed, log, name, have > 0, &rep);
+        if (bad || rep.rc != HERON_OK) {
+          failed++;
+          fprintf(stderr, "[%d/%d] %s: FAILED: %s: %s\n", k, total, name,
+                  heron_err_name(rep.rc),
+                  rep.err.text[0] ? rep.err.text : heron_strerror(rep.rc));
+          continue;
+        }
+        if (s->quiet)
+          continue;
+        const heron_tune_result *r = &rep.res;
+        const char *resumed =
+            r->resumed ? cli_printf(" (%d resumed)", r->resumed) : "";
+        if (r->best_trial > 0)
+          fprintf(stderr,
+                  "[%d/%d] %s: best %.1f GFLOP/s at trial %d, %.1f s, %d "
+                  "trials%s\n",
+                  k, total, name, r->best_gflops, r->best_trial, r->elapsed_s,
+                  r->trials, resumed);
+        else
+          fprintf(stderr,
+                  "[%d/%d] %s: no trial succeeded, %.1f s, %d trials%s\n", k,
+                  total, name, r->elapsed_s, r->trials, resumed);
+      }
+    }
+    heron_task_free(t);
+  }
+  return failed;
+}
+
+/* ---- Reading logs -------------------------------------------------------- */
+
+typedef struct rec {
+  int trial;
+  int ok;
+  const char *status;
+  double gflops, best, elapsed;
+  int simulated;
+} rec;
+
+typedef struct logrun {
+  const char *task, *label, *strategy, *model;
+  uint64_t seed;
+  rec *r;
+  int n;
+  double best;
+} logrun;
+
+static int parse_iso(const char *s, double *out) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  double frac = 0;
+  int y, mo, d, h, mi;
+  double sec;
+  if (!s || sscanf(s, "%d-%d-%dT%d:%d:%lf", &y, &mo, &d, &h, &mi, &sec) != 6)
+    return -1;
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = (int)sec;
+  frac = sec - (int)sec;
+  *out = (double)timegm(&tm) + frac;
+  return 0;
+}
+
+static int cmp_rec(const void *a, const void *b) {
+  const rec *x = a, *y = b;
+  return (x->trial > y->trial) - (x->trial < y->trial);
+}
+
+/* Reads one log.  Elapsed time is the log's "elapsed" (seconds since the
+ * run started) when it has one, else the distance of its "time" from the
+ * first line's, which is as coarse as "time" (seconds, and a round's
+ * lines share one). */
+static int read_log(const char *path, logrun *lr, heron_error *err) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return heron_error_set(err, HERON_EIO, "cannot read '%s': %s", path,
+                           strerror(errno));
+  char *line = NULL;
+  size_t cap = 0;
+  int lineno = 0, ncap = 0;
+  double t0 = NAN;
+  lr->n = 0;
+  lr->r = NULL;
+  lr->best = 0;
+  while (getline(&line, &cap, f) > 0) {
+    lineno++;
+    if (strspn(line, " \t\r\n") == strlen(line))
+      continue;
+    json_error_t jerr;
+    json_t *o = json_loads(line, 0, &jerr);
+    json_t *trial = o ? json_object_get(o, "trial") : NULL;
+    json_t *status = o ? json_object_get(o, "status") : NULL;
+    if (!o || !json_is_integer(trial) || !json_is_string(status)) {
+      json_decref(o);
+      free(line);
+      fclose(f);
+      return heron_error_set(err, HERON_EPARSE, "%s line %d: %s", path, lineno,
+                             o ? "no integer \"trial\" or string \"status\""
+                               : jerr.text);
+    }
+    if (lr->n == ncap) {
+      ncap = ncap ? 2 * ncap : 64;
+      lr->r = realloc(lr->r, (size_t)ncap * sizeof *lr->r);
+      if (!lr->r) {
+        json_decref(o);
+        free(line);
+        fclose(f);
+        return heron_error_set(err, HERON_ENOMEM, "out of memory");
+      }
+    }
+    rec *r = &lr->r[lr->n++];
+    r->trial = (int)json_integer_value(trial);
+    r->status = cli_strdup(json_string_value(status));
+    r->ok = !strcmp(r->status, "ok");
+    r->gflops = json_number_value(json_object_get(o, "gflops"));
+    if (!r->ok || !isfinite(r->gflops))
+      r->gflops = 0;
+    r->simulated = json_is_true(json_object_get(o, "simulated"));
+    json_t *el = json_object_get(o, "elapsed");
+    double when = 0;
+    if (json_is_number(el)) {
+      r->elapsed = json_number_value(el);
+    } else if (parse_iso(json_string_value(json_object_get(o, "time")),
+                         &when) == 0) {
+      if (isnan(t0))
+        t0 = when;
+      r->elapsed = when - t0;
+    } else {
+      r->elapsed = 0;
+    }
+    json_decref(o);
+  }
+  free(line);
+  fclose(f);
+  qsort(lr->r, (size_t)lr->n, sizeof *lr->r, cmp_rec);
+  double best = 0;
+  for (int i = 0; i < lr->n; i++) {
+    if (lr->r[i].gflops > best)
+      best = lr->r[i].gflops;
+    lr->r[i].best = best;
+  }
+  lr->best = best;
+  return HERON_OK;
+}
+
+/* Splits "<task>__<label>__s<seed>.jsonl"; 0 when the name fits. */
+static int parse_log_name(const char *fname, logrun *lr) {
+  size_t len = strlen(fname);
+  if (len < 7 || strcmp(fname + len - 6, ".jsonl"))
+    return -1;
+  char *base = cli_printf("%.*s", (int)(len - 6), fname);
+  char *ss = strstr(base, "__");
+  char *last = NULL;
+  for (char *p = ss; p; p = strstr(p + 2, "__"))
+    last = p;
+  if (!ss || last == ss || last[2] != 's')
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long seed = strtoull(last + 3, &end, 10);
+  if (errno || !end || *end || end == last + 3)
+    return -1;
+  *ss = '\0';
+  *last = '\0';
+  lr->task = base;
+  lr->label = ss + 2;
+  lr->seed = seed;
+  char *plus = strchr(lr->label, '+');
+  lr->strategy =
+      plus ? cli_printf("%.*s", (int)(plus - lr->label), lr->label) : lr->label;
+  lr->model = plus ? plus + 1 : "none";
+  return 0;
+}
+
+static int cmp_logrun(const void *a, const void *b) {
+  const logrun *x = a, *y = b;
+  int c = strcmp(x->task, y->task);
+  if (!c)
+    c = strcmp(x->label, y->label);
+  if (!c)
+    c = (x->seed > y->seed) - (x->seed < y->seed);
+  return c;
+}
+
+/* ---- Statistics ---------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The best a run had reached by trial t / by elapsed time x. */
+static double best_at_trial(const logrun *lr, int t) {
+  double b = 0;
+  for (int i = 0; i < lr->n && lr->r[i].trial <= t; i++)
+    b = lr->r[i].best;
+  return b;
+}
+
+static double best_at_time(const logrun *lr, double x) {
+  double b = 0;
+  for (int i = 0; i < lr->n; i++)
+    if (lr->r[i].elapsed <= x && lr->r[i].best > b)
+      b = lr->r[i].best;
+  return b;
+}
+
+/* ---- Report -------------------------------------------------------------- */
+
+static void write_csv(FILE *f, const logrun *runs, int n) {
+  fprintf(f, "task,strategy,model,seed,trial,status,gflops,best_gflops_so_far,"
+             "elapsed_s,simulated\n");
+  for (int i = 0; i < n; i++) {
+    const logrun *lr = &runs[i];
+    for (int k = 0; k < lr->n; k++) {
+      const rec *r = &lr->r[k];
+      fprintf(f, "%s,%s,%s,%llu,%d,%s,%.9g,%.9g,%.6f,%d\n", lr->task,
+              lr->strategy, lr->model, (unsigned long long)lr->seed, r->trial,
+              r->status, r->gflops, r->best, r->elapsed, r->simulated);
+    }
+  }
+}
+
+/* One task's table: runs[lo, hi) are its runs, sorted by label and seed. */
+static void write_task_summary(FILE *f, const logrun *runs, int lo, int hi) {
+  double top = 0;
+  for (int i = lo; i < hi; i++)
+    if (runs[i].best > top)
+      top = runs[i].best;
+  double target = 0.95 * top;
+  fprintf(f, "## %s\n\n", runs[lo].task);
+  fprintf(
+      f, "Best any strategy found: %.3f GFLOP/s; 95%% of it: %.3f GFLOP/s.\n\n",
+      top, target);
+  fprintf(f, "| strategy | seeds | best GFLOP/s mean | min | max | stddev | "
+             "median trials to 95%% | median time to 95%% (s) | seeds "
+             "reaching 95%% | failure share |\n");
+  fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+             "---: |\n");
+  for (int a = lo; a < hi;) {
+    int b = a;
+    while (b < hi && !strcmp(runs[b].label, runs[a].label))
+      b++;
+    int ns = b - a, reached = 0, trials = 0, fails = 0;
+    double sum = 0, mn = INFINITY, mx = 0;
+    double *tt = calloc((size_t)ns, sizeof *tt);
+    double *ts = calloc((size_t)ns, sizeof *ts);
+    for (int i = a; i < b; i++) {
+      const logrun *lr = &runs[i];
+      sum += lr->best;
+      mn = fmin(mn, lr->best);
+      mx = fmax(mx, lr->best);
+      trials += lr->n;
+      for (int k = 0; k < lr->n; k++)
+        fails += !lr->r[k].ok;
+      for (int k = 0; k < lr->n; k++)
+        if (top > 0 && lr->r[k].best >= target) {
+          tt[reached] = lr->r[k].trial;
+          ts[reached] = lr->r[k].elapsed;
+          reached++;
+          break;
+        }
+    }
+    double mean = sum / ns, var = 0;
+    for (int i = a; i < b; i++)
+      var += (runs[i].best - mean) * (runs[i].best - mean);
+    double sd = ns > 1 ? sqrt(var / (ns - 1)) : 0;
+    fprintf(f, "| %s | %d | %.3f | %.3f | %.3f | %.3f | ", runs[a].label, ns,
+            mean, mn, mx, sd);
+    if (reached)
+      fprintf(f, "%.1f | %.2f | ", median(tt, reached), median(ts, reached));
+    else
+      fprintf(f, "- | - | ");
+    fprintf(f, "%d/%d | %.1f%% |\n", reached, ns,
+            trials ? 100.0 * fails / trials : 0.0);
+    free(tt);
+    free(ts);
+    a = b;
+  }
+  fprintf(f, "\n");
+}
+
+/* Writes the convergence data of one task: per strategy (gnuplot index
+ * blocks, in label order) x, mean, min, max of the best so far over
+ * seeds. */
+static int write_plot_data(const char *path, const logrun *runs, int lo, int hi,
+                           int by_time) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return -1;
+  int block = 0;
+  for (int a = lo; a < hi;) {
+    int b = a;
+    while (b < hi && !strcmp(runs[b].label, runs[a].label))
+      b++;
+    fprintf(f, "%s# %s\n", block ? "\n\n" : "", runs[a].label);
+    /* The x values: trials 1..max, or every elapsed time any seed has. */
+    int nx = 0;
+    for (int i = a; i < b; i++)
+      nx += runs[i].n;
+    double *xs = calloc((size_t)nx + 1, sizeof *xs);
+    int m = 0;
+    for (int i = a; i < b; i++)
+      for (int k = 0; k < runs[i].n; k++)
+        xs[m++] = by_time ? runs[i].r[k].elapsed : runs[i].r[k].trial;
+    qsort(xs, (size_t)m, sizeof *xs, cmp_double);
+    for (int j = 0; j < m; j++) {
+      if (j > 0 && xs[j] == xs[j - 1])
+        continue;
+      double sum = 0, mn = INFINITY, mx = 0;
+      for (int i = a; i < b; i++) {
+        double v = by_time ? best_at_time(&runs[i], xs[j])
+                           : best_at_trial(&runs[i], (int)xs[j]);
+        sum += v;
+        mn = fmin(mn, v);
+        mx = fmax(mx, v);
+      }
+      fprintf(f, "%.6g %.6g %.6g %.6g\n", xs[j], sum / (b - a), mn, mx);
+    }
+    free(xs);
+    block++;
+    a = b;
+  }
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+/* gnuplot string literal in single quotes: a quote is doubled. */
+static const char *gp_quote(const char *s) {
+  char *out = keep_array(2 * strlen(s) + 3, 1);
+  char *o = out;
+  *o++ = '\'';
+  for (; *s; s++) {
+    if (*s == '\'')
+      *o++ = '\'';
+    *o++ = *s;
+  }
+  *o++ = '\'';
+  *o = '\0';
+  return out;
+}
+
+static void gp_plot(FILE *g, const char *data, const char *out_base,
+                    const char *title, const char *xlabel, const logrun *runs,
+                    int lo, int hi) {
+  static const char *colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                 "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+  fprintf(g, "set title %s\nset xlabel %s\nset ylabel 'best GFLOP/s so far'\n",
+          gp_quote(title), gp_quote(xlabel));
+  fprintf(g,
+          "set terminal svg size 800,500 noenhanced background rgb "
+          "'white'\nset output %s\n",
+          gp_quote(cli_printf("%s.svg", out_base)));
+  fprintf(g, "plot ");
+  int block = 0;
+  for (int a = lo; a < hi;) {
+    int b = a;
+    while (b < hi && !strcmp(runs[b].label, runs[a].label))
+      b++;
+    const char *c = colors[block % 8];
+    fprintf(g,
+            "%s%s index %d using 1:3:4 with filledcurves fc rgb '%s' fs "
+            "transparent solid 0.2 noborder notitle, \\\n  %s index %d using "
+            "1:2 with lines lw 2 lc rgb '%s' title %s",
+            block ? ", \\\n  " : "", gp_quote(data), block, c, gp_quote(data),
+            block, c, gp_quote(runs[a].label));
+    block++;
+    a = b;
+  }
+  fprintf(g, "\n");
+  /* pngcairo draws the translucent bands; plain png is the fallback of a
+   * gnuplot built without cairo. */
+  fprintf(g,
+          "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+          "  set terminal pngcairo size 800,500 noenhanced\n"
+          "} else {\n"
+          "  set terminal png size 800,500 noenhanced\n"
+          "}\n"
+          "set output %s\nreplot\nunset output\n\n",
+          gp_quote(cli_printf("%s.png", out_base)));
+}
+
+/* Is `prog` an executable file in a folder of $PATH? */
+static int on_path(const char *prog) {
+  const char *path = getenv("PATH");
+  if (!path)
+    return 0;
+  for (const char *p = path; *p;) {
+    size_t len = strcspn(p, ":");
+    const char *full = cli_printf("%.*s/%s", (int)len, len ? p : ".", prog);
+    if (access(full, X_OK) == 0)
+      return 1;
+    p += len + (p[len] == ':');
+  }
+  return 0;
+}
+
+static int run_gnuplot(const char *script) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execlp("gnuplot", "gnuplot", script, (char *)NULL);
+    _exit(127);
+  }
+  int wst = 0;
+  if (pid < 0 || waitpid(pid, &wst, 0) < 0)
+    return -1;
+  return WIFEXITED(wst) && WEXITSTATUS(wst) == 0 ? 0 : -1;
+}
+
+static int read_all_logs(const char *out, logrun **runs_out, int *n_out) {
+  const char *logdir = cli_printf("%s/logs", out);
+  DIR *d = opendir(logdir);
+  if (!d) {
+    fprintf(stderr, "%s: --out: cannot read '%s': %s\n", cli_prog(), logdir,
+            strerror(errno));
+    return -1;
+  }
+  logrun *runs = NULL;
+  int n = 0, cap = 0, bad = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    logrun lr;
+    memset(&lr, 0, sizeof lr);
+    if (de->d_name[0] == '.' || parse_log_name(de->d_name, &lr) != 0)
+      continue;
+    heron_error err;
+    heron_error_clear(&err);
+    int rc = read_log(cli_printf("%s/%s", logdir, de->d_name), &lr, &err);
+    if (rc != HERON_OK) {
+      cli_report(rc, &err, NULL);
+      bad = 1;
+      continue;
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      logrun *grown = realloc(runs, (size_t)cap * sizeof *runs);
+      if (!grown) {
+        fprintf(stderr, "%s: out of memory\n", cli_prog());
+        exit(CLI_EXIT_FAILURE);
+      }
+      runs = grown;
+    }
+    runs[n++] = lr;
+  }
+  closedir(d);
+  qsort(runs, (size_t)n, sizeof *runs, cmp_logrun);
+  *runs_out = runs;
+  *n_out = n;
+  return bad ? -1 : 0;
+}
+
+/* Rebuilds runs.csv, summary.md and the plots; returns 0 or -1 (said). */
+static int report(const char *out, int quiet) {
+  logrun *runs = NULL;
+  int n = 0;
+  int status = read_all_logs(out, &runs, &n);
+  if (n == 0) {
+    fprintf(stderr,
+            "%s: no logs named <task>__<strategy>__s<seed>.jsonl in "
+            "'%s/logs'\n",
+            cli_prog(), out);
+    free(runs);
+    return -1;
+  }
+  const char *csv = cli_printf("%s/runs.csv", out);
+  const char *md = cli_printf("%s/summary.md", out);
+  FILE *f = fopen(csv, "w");
+  if (f) {
+    write_csv(f, runs, n);
+    if (fclose(f) != 0)
+      f = NULL;
+  }
+  if (!f) {
+    fprintf(stderr, "%s: cannot write '%s': %s\n", cli_prog(), csv,
+            strerror(errno));
+    status = -1;
+  }
+  f = fopen(md, "w");
+  if (f) {
+    fprintf(f, "# heron-bench summary\n\n"
+               "Per task and strategy over seeds: the best GFLOP/s a run "
+               "reached (mean, min, max,\nsample stddev), the median trial "
+               "and elapsed time at which a run's best first\nreached 95%% "
+               "of the best any strategy found on the task (over the seeds "
+               "that\nreached it), and the share of trials that failed.\n\n");
+    for (int lo = 0; lo < n;) {
+      int hi = lo;
+      while (hi < n && !strcmp(runs[hi].task, runs[lo].task))
+        hi++;
+      write_task_summary(f, runs, lo, hi);
+      lo = hi;
+    }
+    if (fclose(f) != 0)
+      f = NULL;
+  }
+  if (!f) {
+    fprintf(stderr, "%s: cannot write '%s': %s\n", cli_prog(), md,
+            strerror(errno));
+    status = -1;
+  }
+
+  /* Plots. */
+  int plotted = 0;
+  if (!on_path("gnuplot")) {
+    fprintf(stderr,
+            "%s: gnuplot is not on PATH; plots skipped (install "
+            "gnuplot-nox, see tools/setup.sh)\n",
+            cli_prog());
+  } else {
+    const char *pdir = cli_printf("%s/plots", out);
+    const char *script = cli_printf("%s/plot.gp", out);
+    int e = cli_make_dirs(pdir);
+    FILE *g = e ? NULL : fopen(script, "w");
+    if (!g) {
+      fprintf(stderr, "%s: cannot write '%s': %s\n", cli_prog(), script,
+              strerror(e ? e : errno));
+      status = -1;
+    } else {
+      fprintf(g,
+              "# written by heron-bench; run with: gnuplot %s\n"
+              "set key bottom right\nset grid\n\n",
+              script);
+      for (int lo = 0; lo < n;) {
+        int hi = lo;
+        while (hi < n && !strcmp(runs[hi].task, runs[lo].task))
+          hi++;
+        const char *base = cli_printf("%s/%s", pdir, runs[lo].task);
+        const char *dt = cli_printf("%s-trials.dat", base);
+        const char *dx = cli_printf("%s-time.dat", base);
+        if (write_plot_data(dt, runs, lo, hi, 0) ||
+            write_plot_data(dx, runs, lo, hi, 1)) {
+          fprintf(stderr, "%s: cannot write the plot data of %s in '%s'\n",
+                  cli_prog(), runs[lo].task, pdir);
+          status = -1;
+        }
+        gp_plot(g, dt, cli_printf("%s-trials", base),
+                cli_printf("%s: best so far against trials (mean over seeds, "
+                           "band min..max)",
+                           runs[lo].task),
+                "trial", runs, lo, hi);
+        gp_plot(g, dx, cli_printf("%s-time", base),
+                cli_printf("%s: best so far against time (mean over seeds, "
+                           "band min..max)",
+                           runs[lo].task),
+                "elapsed seconds", runs, lo, hi);
+        lo = hi;
+      }
+      if (fclose(g) != 0 || run_gnuplot(script) != 0) {
+        fprintf(stderr, "%s: gnuplot failed on '%s'\n", cli_prog(), script);
+        status = -1;
+      } else {
+        plotted = 1;
+      }
+    }
+  }
+  if (!quiet && status == 0)
+    fprintf(stderr, "%s: report of %d runs in %s (runs.csv, summary.md%s)\n",
+            cli_prog(), n, out, plotted ? ", plots/" : "");
+  for (int i = 0; i < n; i++)
+    free(runs[i].r);
+  free(runs);
+  return status;
+}
+
+/* ---- T4 export ------------------------------------------------------------
+ * The T4 results format (schema_version 1.0.0) of the auto-tuning community's
+ * TuningSchema, which Kernel Tuner and KTT read. */
+
+static const char *t4_invalidity(const char *status) {
+  static const char *const map[][2] = {{"ok", "correct"},
+                                       {"compile_error", "compile"},
+                                       {"runtime_error", "runtime"},
+                                       {"wrong_result", "correctness"},
+                                       {"timeout", "timeout"},
+                                       {"invalid", "constraints"}};
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (!strcmp(status, map[i][0]))
+      return map[i][1];
+  return NULL;
+}
+
+static int export_t4(const char *log, const char *out) {
+  FILE *f = fopen(log, "r");
+  if (!f) {
+    fprintf(stderr, "%s: --export-t4: cannot read '%s': %s\n", cli_prog(), log,
+            strerror(errno));
+    return CLI_EXIT_FAILURE;
+  }
+  json_t *results = json_array();
+  char *line = NULL;
+  size_t cap = 0;
+  int lineno = 0, status = CLI_EXIT_OK;
+  while (getline(&line, &cap, f) > 0) {
+    lineno++;
+    if (strspn(line, " \t\r\n") == strlen(line))
+      continue;
+    json_error_t jerr;
+    json_t *o = json_loads(line, 0, &jerr);
+    json_t *cfg = o ? json_object_get(o, "config") : NULL;
+    const char *st = o ? json_string_value(json_object_get(o, "status")) : NULL;
+    const char *inv = st ? t4_invalidity(st) : NULL;
+    if (!o || !json_is_object(cfg) || !inv) {
+      fprintf(stderr, "%s: --export-t4: %s line %d: %s\n", cli_prog(), log,
+              lineno,
+              !o ? jerr.text
+              : !json_is_object(cfg)
+                  ? "no \"config\" object"
+                  : "no \"status\" of ok, compile_error, runtime_error, "
+                    "wrong_result, timeout or invalid");
+      json_decref(o);
+      status = CLI_EXIT_FAILURE;
+      break;
+    }
+    int ok = !strcmp(st, "ok");
+    double ms = 1e3 * json_number_value(json_object_get(o, "seconds"));
+    double gflops = json_number_value(json_object_get(o, "gflops"));
+    json_t *r = json_object();
+    const char *when = json_string_value(json_object_get(o, "time"));
+    json_object_set_new(r, "timestamp", json_string(when ? when : ""));
+    json_object_set(r, "configuration", cfg);
+    json_t *times = json_object();
+    json_object_set_new(
+        times, "compilation_time",
+        json_real(json_number_value(json_object_get(o, "build_seconds"))));
+    json_t *runtimes = json_array();
+    if (ok)
+      json_array_append_new(runtimes, json_real(ms));
+    json_object_set_new(times, "runtimes", runtimes);
+    json_object_set_new(r, "times", times);
+    json_object_set_new(r, "invalidity", json_string(inv));
+    json_object_set_new(r, "correctness", json_integer(ok));
+    json_t *meas = json_array();
+    json_t *mt = json_object(), *mg = json_object();
+    json_object_set_new(mt, "name", json_string("time"));
+    json_object_set_new(mt, "value", json_real(ok ? ms : 0));
+    json_object_set_new(mt, "unit", json_string("ms"));
+    json_object_set_new(mg, "name", json_string("gflops"));
+    json_object_set_new(mg, "value", json_real(ok ? gflops : 0));
+    json_object_set_new(mg, "unit", json_string("GFLOP/s"));
+    json_array_append_new(meas, mt);
+    json_array_append_new(meas, mg);
+    json_object_set_new(r, "measurements", meas);
+    json_t *obj = json_array();
+    json_array_append_new(obj, json_string("time"));
+    json_object_set_new(r, "objectives", obj);
+    json_array_append_new(results, r);
+    json_decref(o);
+  }
+  free(line);
+  fclose(f);
+  if (status == CLI_EXIT_OK) {
+    json_t *root = json_object();
+    json_object_set_new(root, "schema_version", json_string("1.0.0"));
+    json_object_set_new(root, "results", results);
+    results = NULL;
+    if (json_dump_file(root, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
+      fprintf(stderr, "%s: --t4-out: cannot write '%s'\n", cli_prog(), out);
+      status = CLI_EXIT_FAILURE;
+    }
+    json_decref(root);
+  }
+  json_decref(results);
+  return status;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  settings s;
+  memset(&s, 0, sizeof s);
+  cli_set_prog("heron-bench");
+  heron_tune_options_init(&s.o);
+  parse_args(&s, argc, argv);
+
+  if (s.export_t4 || s.t4_out) {
+    if (!s.export_t4 || !s.t4_out)
+      cli_usage("--export-t4 LOG and --t4-out FILE go together");
+    int rc = export_t4(s.export_t4, s.t4_out);
+    keep_free_all();
+    return rc;
+  }
+  if (!s.out)
+    cli_usage("--out is required (the folder for logs, runs.csv, summary.md "
+              "and plots)");
+  if (s.report_only) {
+    int rc = report(s.out, s.quiet);
+    keep_free_all();
+    return rc ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+  }
+  if (!s.suite_path)
+    cli_usage("--suite is required (e.g. configs/suites/cpu.json)");
+  check_runs(&s);
+  load_suite(&s);
+  int failed = run_all(&s);
+  int rep = report(s.out, s.quiet);
+  if (failed)
+    fprintf(stderr, "%s: %d run%s failed\n", cli_prog(), failed,
+            failed > 1 ? "s" : "");
+  keep_free_all();
+  return failed || rep ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
