@@ -1303,24 +1303,6 @@ done:
 
 /* ---- Tuning -------------------------------------------------------------- */
 
-/* Progress lines of the tuner go to stderr with the row's name in front,
- * so interleaved steps stay readable. */
-typedef struct prefix_out {
-  char prefix[240];
-  int bol;
-} prefix_out;
-
-static ssize_t prefix_write(void *cookie, const char *buf, size_t n) {
-  prefix_out *p = cookie;
-  for (size_t i = 0; i < n; i++) {
-    if (p->bol)
-      fputs(p->prefix, stderr);
-    fputc(buf[i], stderr);
-    p->bol = buf[i] == '\n';
-  }
-  return (ssize_t)n;
-}
-
 /* What the tuning child reports to the parent over a pipe. */
 typedef struct tune_report {
   int rc;
@@ -1355,16 +1337,12 @@ static void tune_child(const settings *s, const row *r, int fd) {
   o.measure.min_repeat_ms = s->min_repeat_ms;
   o.measure.timeout_s = s->timeout;
   o.measure.threads = r->threads;
-  prefix_out po = {.bol = 1};
-  snprintf(po.prefix, sizeof po.prefix, "  [%s, %d thread%s] ", r->task->name,
-           r->threads, r->threads > 1 ? "s" : "");
+  cli_prefix po;
   FILE *progress = NULL;
-  if (!s->quiet) {
-    progress =
-        fopencookie(&po, "w", (cookie_io_functions_t){.write = prefix_write});
-    if (progress)
-      setvbuf(progress, NULL, _IOLBF, 0);
-  }
+  if (!s->quiet)
+    progress = cli_prefixed_stderr(&po, cli_printf("  [%s, %d thread%s] ",
+                                                   r->task->name, r->threads,
+                                                   r->threads > 1 ? "s" : ""));
   o.progress = progress;
   tune_report rep;
   memset(&rep, 0, sizeof rep);

@@ -1,4 +1,8 @@
 /* tools/cli.c - command-line helpers shared by the heron-* tools. */
+/* fopencookie for cli_prefixed_stderr. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "cli.h"
 
 #include <ctype.h>
@@ -486,4 +490,41 @@ int cli_make_dirs(const char *dir) {
   if (stat(dir, &st) != 0)
     return errno;
   return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
+void cli_set_default(cli_option *opts, const char *name, const char *fmt, ...) {
+  cli_option *o = cli_find(opts, name);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->def, sizeof o->def, fmt, ap);
+  va_end(ap);
+}
+
+void cli_measure_defaults(cli_option *opts, const heron_measure_options *d) {
+  cli_set_default(opts, "number", "%d", d->number);
+  cli_set_default(opts, "repeat", "%d", d->repeat);
+  cli_set_default(opts, "min-repeat-ms", "%g", d->min_repeat_ms);
+  cli_set_default(opts, "timeout", "%g", d->timeout_s);
+  cli_set_default(opts, "build-jobs", "%d", d->build_jobs);
+  cli_set_default(opts, "threads", "%d", d->threads);
+}
+
+static ssize_t prefix_write(void *cookie, const char *buf, size_t n) {
+  cli_prefix *p = cookie;
+  for (size_t i = 0; i < n; i++) {
+    if (p->bol)
+      fputs(p->prefix, stderr);
+    fputc(buf[i], stderr);
+    p->bol = buf[i] == '\n';
+  }
+  return (ssize_t)n;
+}
+
+FILE *cli_prefixed_stderr(cli_prefix *p, const char *prefix) {
+  snprintf(p->prefix, sizeof p->prefix, "%s", prefix);
+  p->bol = 1;
+  FILE *f = fopencookie(p, "w", (cookie_io_functions_t){.write = prefix_write});
+  if (f)
+    setvbuf(f, NULL, _IOLBF, 0);
+  return f;
 }

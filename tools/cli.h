@@ -119,6 +119,26 @@ char *cli_printf(const char *fmt, ...) HERON_PRINTF(1, 2);
  * (ENOTDIR when a part of the path is a file). */
 int cli_make_dirs(const char *dir);
 
+/* Sets the "(default: ...)" text of option `name` in opts (printf-style),
+ * so --help shows what the library really uses. */
+void cli_set_default(cli_option *opts, const char *name, const char *fmt, ...)
+    HERON_PRINTF(3, 4);
+
+/* Sets the defaults of the measurement flags that have a number
+ * (CLI_MEASURE_OPTIONS) from `d`, normally heron_tune_options_init's. */
+void cli_measure_defaults(cli_option *opts, const heron_measure_options *d);
+
+/* A stream that copies its lines to stderr with `prefix` in front of each
+ * (a tuning run's progress lines, so interleaved runs stay readable). */
+typedef struct cli_prefix {
+  char prefix[256];
+  int bol; /* at the beginning of a line */
+} cli_prefix;
+
+/* Opens the stream over *p (which must outlive it), line-buffered; NULL
+ * when it cannot be made.  Close it with fclose. */
+FILE *cli_prefixed_stderr(cli_prefix *p, const char *prefix);
+
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);
 

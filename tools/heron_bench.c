@@ -184,28 +184,13 @@ typedef struct settings {
   int ntasks;
 } settings;
 
-static void set_def(const char *name, const char *fmt, ...) HERON_PRINTF(2, 3);
-
-static void set_def(const char *name, const char *fmt, ...) {
-  cli_option *o = cli_find(options, name);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(o->def, sizeof o->def, fmt, ap);
-  va_end(ap);
-}
-
 static void usage(FILE *out) {
   heron_tune_options d;
   heron_tune_options_init(&d);
-  set_def("trials", "%d", d.trials);
-  set_def("batch", "%d", d.batch);
-  set_def("time-limit", "%g", d.time_limit_s);
-  set_def("number", "%d", d.measure.number);
-  set_def("repeat", "%d", d.measure.repeat);
-  set_def("min-repeat-ms", "%g", d.measure.min_repeat_ms);
-  set_def("timeout", "%g", d.measure.timeout_s);
-  set_def("build-jobs", "%d", d.measure.build_jobs);
-  set_def("threads", "%d", d.measure.threads);
+  cli_set_default(options, "trials", "%d", d.trials);
+  cli_set_default(options, "batch", "%d", d.batch);
+  cli_set_default(options, "time-limit", "%g", d.time_limit_s);
+  cli_measure_defaults(options, &d.measure);
   fprintf(out,
           "Usage: heron-bench --suite FILE --strategies A,B,... --out DIR "
           "[options]\n"
@@ -588,24 +573,6 @@ typedef struct run_report {
   heron_error err;
 } run_report;
 
-/* The child's progress lines go to stderr behind the run's name, so they
- * stay readable between the parent's lines. */
-typedef struct prefix_out {
-  char prefix[256];
-  int bol;
-} prefix_out;
-
-static ssize_t prefix_write(void *cookie, const char *buf, size_t n) {
-  prefix_out *p = cookie;
-  for (size_t i = 0; i < n; i++) {
-    if (p->bol)
-      fputs(p->prefix, stderr);
-    fputc(buf[i], stderr);
-    p->bol = buf[i] == '\n';
-  }
-  return (ssize_t)n;
-}
-
 static void run_child(const settings *s, const heron_task *t, int strat,
                       uint64_t seed, const char *log, const char *name,
                       int resume, int fd) {
@@ -616,15 +583,10 @@ static void run_child(const settings *s, const heron_task *t, int strat,
   o.log_path = log;
   o.resume_path = resume ? log : NULL;
   o.verbose = 0;
-  prefix_out po = {.bol = 1};
-  snprintf(po.prefix, sizeof po.prefix, "  [%s] ", name);
+  cli_prefix po;
   FILE *progress = NULL;
-  if (s->verbose) {
-    progress =
-        fopencookie(&po, "w", (cookie_io_functions_t){.write = prefix_write});
-    if (progress)
-      setvbuf(progress, NULL, _IOLBF, 0);
-  }
+  if (s->verbose)
+    progress = cli_prefixed_stderr(&po, cli_printf("  [%s] ", name));
   o.progress = progress;
   run_report rep;
   memset(&rep, 0, sizeof rep);

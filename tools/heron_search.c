@@ -135,31 +135,18 @@ typedef struct settings {
 
 /* ---- Help ---------------------------------------------------------------- */
 
-static void set_def(const char *name, const char *fmt, ...) HERON_PRINTF(2, 3);
-
-static void set_def(const char *name, const char *fmt, ...) {
-  cli_option *o = cli_find(options, name);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(o->def, sizeof o->def, fmt, ap);
-  va_end(ap);
-}
-
 static void fill_defaults(void) {
   heron_tune_options d;
   heron_tune_options_init(&d);
-  set_def("trials", "%d", d.trials);
-  set_def("time-limit", "%g", d.time_limit_s);
-  set_def("seed", "%llu", (unsigned long long)d.seed);
-  set_def("batch", "%d", d.batch);
-  set_def("number", "%d", d.measure.number);
-  set_def("repeat", "%d", d.measure.repeat);
-  set_def("min-repeat-ms", "%g", d.measure.min_repeat_ms);
-  set_def("timeout", "%g", d.measure.timeout_s);
-  set_def("flush-cache", "%s", d.measure.flush_cache ? "on" : "off");
-  set_def("build-jobs", "%d", d.measure.build_jobs);
-  set_def("threads", "%d", d.measure.threads);
-  set_def("keep-files", "%s", d.measure.keep_files ? "on" : "off");
+  cli_set_default(options, "trials", "%d", d.trials);
+  cli_set_default(options, "time-limit", "%g", d.time_limit_s);
+  cli_set_default(options, "seed", "%llu", (unsigned long long)d.seed);
+  cli_set_default(options, "batch", "%d", d.batch);
+  cli_measure_defaults(options, &d.measure);
+  cli_set_default(options, "flush-cache", "%s",
+                  d.measure.flush_cache ? "on" : "off");
+  cli_set_default(options, "keep-files", "%s",
+                  d.measure.keep_files ? "on" : "off");
 }
 
 static void usage(FILE *out) {
