@@ -9,6 +9,12 @@
 #     logs; --report-only rewrites the same runs.csv and summary.md; a second
 #     invocation skips every complete run; a truncated log is resumed to its
 #     budget; --export-t4 of a log validates.
+#   compares_three_strategies_on_the_shipped_replay_dataset: random,
+#     genetic+xgb and becbo on configs/suites/cpu-gemm512.json, target
+#     replay on configs/datasets/cpu-gemm512-fp32.jsonl.gz, 2 seeds, 40
+#     trials, in seconds: exit 0, the outputs agree with the logs, every
+#     answer is the dataset's record or marked simulated, a second run gives
+#     the same logs, and --export-t4 of a replay log validates.
 #   summarises_recorded_logs_without_gnuplot: --report-only on the fixture
 #     logs in data/logs with gnuplot off PATH: exit 0, says plots are
 #     skipped, writes none, and the summary holds the hand-computed rows.
@@ -78,6 +84,28 @@ compares_three_strategies_and_rebuilds_the_same_report)
     fail "third run did not skip the other 5 runs"
   [ "$(wc -l <"$log")" -eq 12 ] || fail "resumed log has not 12 lines"
   $check report "$W/out" 12 || fail "outputs after resuming disagree"
+  "$bench" --export-t4 "$log" --t4-out "$W/t4.json" 2>"$W/t4.err" ||
+    fail "--export-t4 exited with $?"
+  $check t4 "$W/t4.json" "$log" || fail "T4 export invalid"
+  ;;
+compares_three_strategies_on_the_shipped_replay_dataset)
+  src=$(cd "$here/../.." && pwd)
+  data=$src/configs/datasets/cpu-gemm512-fp32.jsonl.gz
+  R="--suite $src/configs/suites/cpu-gemm512.json --target replay
+     --replay $data --strategies random,genetic,becbo --models none,xgb,none
+     --seeds 1,2 --trials 40"
+  # shellcheck disable=SC2086
+  "$bench" $R --out "$W/a" >"$W/a.out" 2>"$W/a.err" ||
+    fail "replay run exited with $?"
+  [ "$(grep -c '^\[[1-6]/6\] GEMM512 .* seed [12]: best .* GFLOP/s' \
+    "$W/a.err")" -eq 6 ] || fail "not one progress line per run"
+  $check report "$W/a" 40 || fail "outputs disagree with the logs"
+  $check replay "$W/a" "$data" || fail "answers disagree with the dataset"
+  # shellcheck disable=SC2086
+  "$bench" $R --out "$W/b" >"$W/b.out" 2>"$W/b.err" ||
+    fail "second replay run exited with $?"
+  $check same "$W/a" "$W/b" || fail "two runs with the same seeds differ"
+  log="$W/a/logs/GEMM512__becbo__s1.jsonl"
   "$bench" --export-t4 "$log" --t4-out "$W/t4.json" 2>"$W/t4.err" ||
     fail "--export-t4 exited with $?"
   $check t4 "$W/t4.json" "$log" || fail "T4 export invalid"

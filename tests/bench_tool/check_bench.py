@@ -11,9 +11,15 @@
       FILE holds the T4 results of LOG: schema_version 1.0.0 and, per log
       line, the keys the T4 results schema requires with the right types
       and the status mapped to its invalidity.
+  check_bench.py replay OUT DATASET
+      every log line in OUT/logs is a replay answer from DATASET (.jsonl.gz):
+      a recorded config with its record, any other one marked simulated.
+  check_bench.py same OUT1 OUT2
+      the logs of OUT1 and OUT2 agree line for line apart from the clock.
 Exits 1 with the first difference found."""
 import csv
 import datetime
+import gzip
 import json
 import math
 import os
@@ -230,6 +236,61 @@ def check_t4(path, log):
             fail("trial %d: gflops %r" % (o["trial"], meas["gflops"]))
 
 
+def log_lines(path):
+    return [json.loads(l) for l in open(path) if l.strip()]
+
+
+def config_key(o):
+    return json.dumps(o["config"], sort_keys=True)
+
+
+def check_replay(out, dataset):
+    """Every line of every log in OUT/logs is a replay answer: a config the
+    dataset holds carries its recorded status and figures and is not marked
+    simulated; any other config is marked simulated with a positive
+    throughput."""
+    with gzip.open(dataset, "rt") as f:
+        rec = {}
+        for line in f:
+            if line.strip():
+                o = json.loads(line)
+                rec.setdefault(config_key(o), o)
+    for name in sorted(os.listdir(out + "/logs")):
+        if not name.endswith(".jsonl"):
+            continue
+        for o in log_lines(out + "/logs/" + name):
+            r = rec.get(config_key(o))
+            where = "%s trial %d" % (name, o["trial"])
+            if not o["task"].endswith("/replay"):
+                fail("%s: task %s is not a replay task" % (where, o["task"]))
+            if r is None:
+                if not o.get("simulated") or not o["gflops"] > 0:
+                    fail("%s: a config the dataset lacks is not a simulated "
+                         "answer" % where)
+            elif o.get("simulated") or o["status"] != r["status"] or \
+                    o["gflops"] != r["gflops"] or o["seconds"] != r["seconds"]:
+                fail("%s: a recorded config is not answered with its record"
+                     % where)
+
+
+def check_same(out1, out2):
+    """OUT1 and OUT2 hold the same logs, line for line, apart from the wall
+    clock ("time", and "elapsed", whose real part is the strategy's own
+    work)."""
+    n1 = sorted(n for n in os.listdir(out1 + "/logs") if n.endswith(".jsonl"))
+    n2 = sorted(n for n in os.listdir(out2 + "/logs") if n.endswith(".jsonl"))
+    if n1 != n2 or not n1:
+        fail("the runs differ: %s against %s" % (n1, n2))
+    for name in n1:
+        a = log_lines(out1 + "/logs/" + name)
+        b = log_lines(out2 + "/logs/" + name)
+        for o in a + b:
+            o.pop("time", None)
+            o.pop("elapsed", None)
+        if a != b:
+            fail("%s differs between the two runs" % name)
+
+
 def main():
     a = sys.argv[1:]
     if len(a) >= 3 and a[0] == "report":
@@ -239,9 +300,13 @@ def main():
         check_plots(a[1], tasks, "--no-plots" not in a)
     elif len(a) == 3 and a[0] == "t4":
         check_t4(a[1], a[2])
+    elif len(a) == 3 and a[0] == "replay":
+        check_replay(a[1], a[2])
+    elif len(a) == 3 and a[0] == "same":
+        check_same(a[1], a[2])
     else:
         fail("usage: check_bench.py report OUT TRIALS [--no-plots] | "
-             "t4 FILE LOG")
+             "t4 FILE LOG | replay OUT DATASET | same OUT1 OUT2")
 
 
 if __name__ == "__main__":
