@@ -169,7 +169,8 @@ HERON_API int heron_space_mutate(const heron_space *sp, heron_rng *rng,
                                  heron_error *err);
 
 /* Repair: the valid config nearest to cfg (which may violate constraints
- * or hold values outside the domains): knob values that are legal are kept
+ * or hold values outside the domains; HERON_UNSET marks a free variable):
+ * knob values that are legal are kept
  * where possible, the others move to the nearest legal value.  Writes
  * out[nvars]; HERON_EUNSAT when the space is empty. */
 HERON_API int heron_space_repair(const heron_space *sp, heron_rng *rng,
