@@ -290,7 +290,7 @@ TEST(a_good_reply_is_proposed_as_written) {
   CHECK_EQ(json_array_size(json_object_get(body, "messages")), 2);
   json_decref(body);
   CHECK(!strcmp(fake_server_auth(t.srv, 0), "")); /* no key configured */
-  CHECK_EQ(log_count("reply valid, 1 config"), 1);
+  CHECK_EQ(log_count("reply valid, 1 config (1 new)"), 1);
   lt_close(&t);
   CHECK_EQ(log_count("llm: 1 calls (0 failed); replies: 1 valid"), 1);
   free(out);
@@ -391,7 +391,7 @@ TEST(malformed_replies_are_repaired_or_rejected_and_counted) {
     CHECK_EQ(lt_round(&t, 1, out), 1);
   CHECK_EQ(fake_server_requests(t.srv), 8);
   CHECK_EQ(log_count("reply rejected"), 4);
-  CHECK_EQ(log_count("reply repaired, 1 config"), 4);
+  CHECK_EQ(log_count("reply repaired, 1 config (1 new)"), 4);
   CHECK_EQ(log_count("not JSON"), 1);
   CHECK_EQ(log_count("tile_x"), 1);
   CHECK_EQ(lt_warnings, 0);
@@ -425,6 +425,17 @@ TEST(http_401_is_not_retried_and_500_is) {
   CHECK_EQ(fake_server_requests(t.srv), 5);
   CHECK_EQ(log_count("reply valid"), 1);
   CHECK(!memcmp(out, t.sent, (size_t)t.nv * sizeof *out));
+  /* A 500 that a retry gets past is named in the call's verdict. */
+  /* (The server is idle between rounds; requests 5 and 6 pick steps 1
+   * and 0 of the new two-step script.) */
+  t.steps[0] = (lt_step){0};
+  t.steps[1] = (lt_step){.status = 503, .body = "overloaded"};
+  t.nsteps = 2;
+  CHECK_EQ(lt_round(&t, 1, out), 1);
+  CHECK_EQ(fake_server_requests(t.srv), 7);
+  CHECK_EQ(log_count("reply valid, 1 config (1 new); an earlier attempt: "
+                     "HTTP 503"),
+           1);
   lt_close(&t);
   free(out);
 }

@@ -316,6 +316,8 @@ int llm_chat_ask(llm_chat *c, const char *system, const char *user,
       x->attempts = a + 1;
       if (!attempt(c, payload, x))
         break;
+      if (a < c->retries)
+        memcpy(x->retried, x->error, sizeof x->retried);
     }
   }
   x->seconds = now_s() - t0;

@@ -41,6 +41,8 @@ typedef struct llm_exchange {
   char *body;      /* the reply body */
   char error[200]; /* "" when status is 200; else why the call failed */
   int attempts;
+  char retried[200]; /* why the last failed attempt failed, when a later one
+                        was made; "" otherwise */
   double seconds;
   int diverged; /* replay: this call's request differs from the recorded
                    one (the run no longer follows the recording) */

@@ -206,6 +206,8 @@ static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
     llm_exchange_clear(&x);
     return 0;
   }
+  char retried[200];
+  memcpy(retried, x.retried, sizeof retried);
   char *content = NULL;
   char why[160];
   if (llm_reply_content(x.body, &content, why, sizeof why)) {
@@ -236,10 +238,6 @@ static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
     st->n.repaired++;
   else
     st->n.rejected++;
-  static const char *const outcome_name[] = {"valid", "repaired", "rejected"};
-  env->log(env, 2, "llm: call %d: reply %s, %d config%s%s%s", call,
-           outcome_name[reply.outcome], got, got == 1 ? "" : "s",
-           reply.why[0] ? ": " : "", reply.why);
   int added = 0;
   for (int i = 0; i < got && *n < want; i++) {
     const int64_t *c = cfgs + (size_t)i * st->nvars;
@@ -251,6 +249,11 @@ static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
     (*n)++;
     added++;
   }
+  static const char *const outcome_name[] = {"valid", "repaired", "rejected"};
+  env->log(env, 2, "llm: call %d: reply %s, %d config%s (%d new)%s%s%s%s", call,
+           outcome_name[reply.outcome], got, got == 1 ? "" : "s", added,
+           reply.why[0] ? ": " : "", reply.why,
+           retried[0] ? "; an earlier attempt: " : "", retried);
   if (added == 0)
     snprintf(st->last_why, sizeof st->last_why, "%s",
              reply.outcome == LLM_REJECTED
