@@ -222,6 +222,25 @@ TEST(recorded_configs_are_answered_exactly_and_others_are_simulated) {
   rmrf(dir);
 }
 
+/* The replay's answer to the config of record o: its knobs are read into
+ * cfg[nvars], completed into full[nvars] and measured.  HERON_EUNSAT when
+ * the record's config is not valid in sp. */
+static int answer_record(heron__replay *rp, const heron_space *sp,
+                         heron_rng *rng, json_t *o, int64_t *cfg,
+                         int64_t *full, heron_measurement *m, char **e,
+                         heron_error *err) {
+  int nv = heron_space_nvars(sp);
+  for (int v = 0; v < nv; v++)
+    cfg[v] = HERON_UNSET;
+  const char *name;
+  json_t *val;
+  json_object_foreach(json_object_get(o, "config"), name, val) {
+    cfg[heron_space_find_var(sp, name)] = json_integer_value(val);
+  }
+  int rc = heron_space_validate(sp, rng, cfg, full, err);
+  return rc ? rc : heron__replay_measure(rp, full, 1, m, e, err);
+}
+
 TEST(replay_answers_a_recorded_config_with_its_record) {
   char plain[512], gz[512];
   CHECK(fixture(plain, gz, sizeof plain));
@@ -247,17 +266,9 @@ TEST(replay_answers_a_recorded_config_with_its_record) {
   json_t *o;
   int checked = 0;
   json_array_foreach(rec, i, o) {
-    for (int v = 0; v < nv; v++)
-      cfg[v] = HERON_UNSET;
-    const char *name;
-    json_t *val;
-    json_object_foreach(json_object_get(o, "config"), name, val) {
-      cfg[heron_space_find_var(sp, name)] = json_integer_value(val);
-    }
-    CHECK_OK(heron_space_validate(sp, &rng, cfg, full, NULL), NULL);
     heron_measurement m;
     char *e = NULL;
-    CHECK_OK(heron__replay_measure(rp, full, 1, &m, &e, &err), &err);
+    CHECK_OK(answer_record(rp, sp, &rng, o, cfg, full, &m, &e, &err), &err);
     CHECK_EQ(m.simulated, 0);
     CHECK(m.gflops == num(o, "gflops"));
     CHECK(m.seconds == num(o, "seconds"));
@@ -588,17 +599,9 @@ TEST(the_shipped_dataset_holds_3000_configs_and_ranks_held_out_ones) {
   json_array_foreach(held, i, o) {
     if (strcmp(json_string_value(json_object_get(o, "status")), "ok"))
       continue;
-    for (int v = 0; v < nv; v++)
-      cfg[v] = HERON_UNSET;
-    const char *name;
-    json_t *val;
-    json_object_foreach(json_object_get(o, "config"), name, val) {
-      cfg[heron_space_find_var(sp, name)] = json_integer_value(val);
-    }
-    CHECK_OK(heron_space_validate(sp, &rng, cfg, full, NULL), NULL);
     heron_measurement m;
     char *e = NULL;
-    CHECK_OK(heron__replay_measure(rp, full, 1, &m, &e, &err), &err);
+    CHECK_OK(answer_record(rp, sp, &rng, o, cfg, full, &m, &e, &err), &err);
     free(e);
     want[n] = num(o, "gflops");
     got[n] = m.gflops;

@@ -162,17 +162,20 @@ static int llm_create(const heron_strategy_env *env, const heron_param *params,
   return HERON_OK;
 }
 
-/* 1 when cfg is measured already or among out[0..n). */
+/* 1 when cfg is measured already or among out[0..n), by the space's key
+ * (the knob values; auxiliary variables follow from them). */
 static int seen(const llm_state *st, const int64_t *cfg, const int64_t *out,
                 int n) {
-  char key[32];
-  heron_space_key(st->env->space, cfg, key, sizeof key);
+  const heron_space *sp = st->env->space;
+  char key[32], other[32];
+  heron_space_key(sp, cfg, key, sizeof key);
   if (st->env->history && heron_history_contains(st->env->history, key))
     return 1;
-  for (int i = 0; i < n; i++)
-    if (!memcmp(out + (size_t)i * st->nvars, cfg,
-                (size_t)st->nvars * sizeof *cfg))
+  for (int i = 0; i < n; i++) {
+    heron_space_key(sp, out + (size_t)i * st->nvars, other, sizeof other);
+    if (!strcmp(key, other))
       return 1;
+  }
   return 0;
 }
 
