@@ -55,6 +55,8 @@ enum {
   OPT_STRATEGIES,
   OPT_MODELS,
   OPT_MODEL,
+  OPT_PARAM,
+  OPT_MODEL_PARAM,
   OPT_TRIALS,
   OPT_SEEDS,
   OPT_OUT,
@@ -85,6 +87,12 @@ static cli_option options[] = {
      ""},
     {OPT_MODEL, "model", "NAME|PATH",
      "one cost-model plugin for every strategy", "none"},
+    {OPT_PARAM, "param", "NAME:KEY=VALUE",
+     "a parameter of strategy NAME (as listed in --strategies) for all its "
+     "runs; repeatable",
+     ""},
+    {OPT_MODEL_PARAM, "model-param", "NAME:KEY=VALUE",
+     "a parameter of cost model NAME for all runs that use it; repeatable", ""},
     {OPT_TRIALS, "trials", "N", "trials of every run (resumed ones included)",
      ""},
     {OPT_SEEDS, "seeds", "S1,S2,...",
@@ -165,6 +173,12 @@ typedef struct suite_task {
   cli_task_args args;
 } suite_task;
 
+/* One --param or --model-param: the plugin it is for and the parameter. */
+typedef struct plugin_param {
+  const char *plugin; /* as written before the ':' */
+  heron_param p;
+} plugin_param;
+
 typedef struct settings {
   const char *suite_path;
   const char *tasks;
@@ -182,6 +196,12 @@ typedef struct settings {
   int nseeds;
   suite_task *st;
   int ntasks;
+  plugin_param *pp; /* every --param and --model-param, in order */
+  int *pp_model;    /* 1 for a --model-param */
+  int npp;
+  /* Per strategy: its own parameters and its model's, from pp. */
+  heron_param **sparams, **mparams;
+  int *nsparams, *nmparams;
 } settings;
 
 static void usage(FILE *out) {
@@ -273,12 +293,66 @@ static void resolve_plugin(const char *flag, const char *name,
             name);
 }
 
+/* Records "NAME:KEY=VALUE" of --param / --model-param; which plugin NAME
+ * is gets checked once the strategy and model lists are known. */
+static void push_plugin_param(settings *s, const char *flag, const char *val,
+                              int model) {
+  const char *colon = strchr(val, ':');
+  const char *eq = strchr(val, '=');
+  if (!colon || colon == val || (eq && eq < colon))
+    cli_usage("%s: '%s' is not NAME:KEY=VALUE (NAME: the %s it is for)", flag,
+              val, model ? "cost model" : "strategy");
+  s->pp[s->npp].plugin = cli_printf("%.*s", (int)(colon - val), val);
+  s->pp[s->npp].p = cli_param(flag, colon + 1);
+  s->pp_model[s->npp++] = model;
+}
+
+/* 1 when `name` (from --param) names plugin `given` (as listed): the name
+ * as listed, or its short name ("genetic" for "plugins/genetic.so"). */
+static int names_plugin(const char *name, const char *given) {
+  return given && (!strcmp(name, given) || !strcmp(name, plugin_short(given)));
+}
+
+/* Hands every --param / --model-param to the strategies it names; a NAME
+ * that names none is a usage error. */
+static void assign_plugin_params(settings *s) {
+  int n = s->nstrategies;
+  s->sparams = keep_array((size_t)n, sizeof *s->sparams);
+  s->mparams = keep_array((size_t)n, sizeof *s->mparams);
+  s->nsparams = keep_array((size_t)n, sizeof *s->nsparams);
+  s->nmparams = keep_array((size_t)n, sizeof *s->nmparams);
+  for (int i = 0; i < n; i++) {
+    s->sparams[i] = keep_array((size_t)s->npp, sizeof **s->sparams);
+    s->mparams[i] = keep_array((size_t)s->npp, sizeof **s->mparams);
+  }
+  for (int k = 0; k < s->npp; k++) {
+    int used = 0, model = s->pp_model[k];
+    for (int i = 0; i < n; i++) {
+      const char *given = model ? s->models[i] : s->strategies[i];
+      if (!names_plugin(s->pp[k].plugin, given))
+        continue;
+      if (model)
+        s->mparams[i][s->nmparams[i]++] = s->pp[k].p;
+      else
+        s->sparams[i][s->nsparams[i]++] = s->pp[k].p;
+      used = 1;
+    }
+    if (!used)
+      cli_usage("%s: '%s' is not %s of this comparison",
+                model ? "--model-param" : "--param", s->pp[k].plugin,
+                model ? "a cost model" : "one of the --strategies");
+  }
+}
+
 static void parse_args(settings *s, int argc, char **argv) {
   cli_parser p;
   const char *val;
   const cli_option *o;
   int id;
   heron_measure_options *m = &s->o.measure;
+  /* No more parameters than arguments. */
+  s->pp = keep_array((size_t)argc, sizeof *s->pp);
+  s->pp_model = keep_array((size_t)argc, sizeof *s->pp_model);
   cli_parser_init(&p, options, argc, argv);
   while ((id = cli_next(&p, &val, &o)) != 0) {
     const char *flag = cli_printf("--%s", o->name);
@@ -307,6 +381,10 @@ static void parse_args(settings *s, int argc, char **argv) {
       break;
     case OPT_MODEL:
       s->model = val;
+      break;
+    case OPT_PARAM:
+    case OPT_MODEL_PARAM:
+      push_plugin_param(s, flag, val, id == OPT_MODEL_PARAM);
       break;
     case OPT_TRIALS:
       s->o.trials = (int)cli_int(flag, val, 1, INT_MAX);
@@ -392,6 +470,7 @@ static void check_runs(settings *s) {
         cli_usage("--seeds: seed %s is listed twice", seeds[i]);
   }
   s->nseeds = nseeds;
+  assign_plugin_params(s);
 }
 
 /* ---- The suite ------------------------------------------------------------
@@ -578,7 +657,11 @@ static void run_child(const settings *s, const heron_task *t, int strat,
                       int resume, int fd) {
   heron_tune_options o = s->o;
   o.strategy = s->strategies[strat];
+  o.strategy_params = s->sparams[strat];
+  o.n_strategy_params = s->nsparams[strat];
   o.model = s->models[strat];
+  o.model_params = s->mparams[strat];
+  o.n_model_params = s->nmparams[strat];
   o.seed = seed;
   o.log_path = log;
   o.resume_path = resume ? log : NULL;

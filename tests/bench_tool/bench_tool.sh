@@ -22,7 +22,9 @@
 #     status occurs) validates against the T4 schema's required keys.
 #   rejects_usage_errors_with_status_2: unknown strategy, bad seed lists,
 #     missing --out, unknown flag, model count mismatch, --export-t4 without
-#     --t4-out: each exits 2 naming the flag, and makes no output folder.
+#     --t4-out, a --param / --model-param for no plugin of the comparison:
+#     each exits 2 naming the flag, and makes no output folder.  A --param
+#     reaches its strategy's runs only (a bad key fails those, exit 1).
 set -eu
 behaviour=$1 bench=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -172,10 +174,30 @@ rejects_usage_errors_with_status_2)
     expect2 "--export-t4 LOG and --t4-out FILE go together" --export-t4 x.jsonl
     expect2 "--trials: '0' is not a positive integer" $S --out "$W/out" \
       --strategies random --trials 0
+    expect2 "--param: 'pop=3' is not NAME:KEY=VALUE" $S --out "$W/out" \
+      --strategies random,genetic --param pop=3
+    expect2 "--param: 'becbo' is not one of the --strategies" $S \
+      --out "$W/out" --strategies random,genetic --param becbo:x=1
+    expect2 "--model-param: 'linear' is not a cost model" $S \
+      --out "$W/out" --strategies random,genetic --models none,xgb \
+      --model-param linear:ridge=1
   }
+  # A parameter reaches the runs of its strategy, and only those: the
+  # random runs finish, genetic's fail naming the key, the exit status is 1.
+  status=0
+  "$bench" $S --tasks GEMV --out "$W/p" --strategies random,genetic \
+    --seeds 1 --batch 2 --number 1 --repeat 1 --min-repeat-ms 1 \
+    --param genetic:no_such_key=1 --param random:retries=50 \
+    >"$W/p.out" 2>"$W/p.err" || status=$?
+  [ "$status" -eq 1 ] || fail "a run with a bad --param: status $status, want 1"
+  grep -q "GEMV random seed 1: best" "$W/p.err" ||
+    fail "the random run did not finish with its good --param"
+  grep -q "GEMV genetic seed 1: FAILED: .*unknown parameter 'no_such_key' for genetic" \
+    "$W/p.err" || fail "genetic's run does not name its bad parameter"
   "$bench" --help >"$W/help.out" || fail "--help exited with $?"
-  for flag in suite strategies models model trials seeds out tasks target hw \
-    batch timeout replay report-only export-t4 t4-out verbose; do
+  for flag in suite strategies models model param model-param trials seeds \
+    out tasks target hw batch timeout replay report-only export-t4 t4-out \
+    verbose; do
     grep -q -- "--$flag" "$W/help.out" || fail "--help does not list --$flag"
   done
   ;;
