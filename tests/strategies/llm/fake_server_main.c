@@ -46,8 +46,9 @@ static const char USAGE[] =
     "  --max-requests N     exit 0 after answering N requests\n"
     "  --help               show this text\n"
     "\n"
-    "Exits 0 on SIGTERM / SIGINT or after --max-requests; 2 on bad arguments\n"
-    "or a bad script (the message names the file, line and problem).\n";
+    "Exits 0 on SIGTERM / SIGINT, after --max-requests, or when the process\n"
+    "that started it exits; 2 on bad arguments or a bad script (the message\n"
+    "names the file, line and problem).\n";
 
 /* One scripted reply. */
 typedef struct script_reply {
@@ -342,6 +343,7 @@ int main(int argc, char **argv) {
   }
   /* Blocked before the server thread exists, so it inherits the mask and
    * the signals wait for sigtimedwait below. */
+  pid_t parent = getppid();
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
@@ -359,10 +361,15 @@ int main(int argc, char **argv) {
   }
   fprintf(stderr, "%s: listening on 127.0.0.1:%d, %d scripted replies\n", PROG,
           fake_server_port(s), sc.n);
-  /* Wakes every 20 ms to compare the reply count with --max-requests. */
+  /* Wakes every 20 ms to compare the reply count with --max-requests, and
+   * to see whether the process that started it is gone: a test script
+   * killed by ctest's timeout cannot run its trap, and must not leave a
+   * server behind. */
   const struct timespec tick = {0, 20 * 1000000L};
   for (;;) {
     if (max_requests && fake_server_replies(s) >= max_requests)
+      break;
+    if (getppid() != parent)
       break;
     int sig = sigtimedwait(&sigs, NULL, &tick);
     if (sig == SIGTERM || sig == SIGINT)
