@@ -40,15 +40,12 @@
 #include <math.h>
 #include <omp.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1303,14 +1300,10 @@ done:
 
 /* ---- Tuning -------------------------------------------------------------- */
 
-/* What the tuning child reports to the parent over a pipe. */
-typedef struct tune_report {
-  int rc;
-  heron_tune_result res;
-  heron_error err;
-} tune_report;
-
-static void tune_child(const settings *s, const row *r, int fd) {
+/* Tunes row r in a child process (cli_tune_in_child; see the top of the
+ * file) and records the outcome; a child that dies is a failed row, not a
+ * failed benchmark. */
+static void tune_row(const settings *s, row *r) {
   char log[4200], dir[4200];
   snprintf(log, sizeof log, "%s/%s.jsonl", s->out, r->file);
   snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
@@ -1337,59 +1330,14 @@ static void tune_child(const settings *s, const row *r, int fd) {
   o.measure.min_repeat_ms = s->min_repeat_ms;
   o.measure.timeout_s = s->timeout;
   o.measure.threads = r->threads;
-  cli_prefix po;
-  FILE *progress = NULL;
-  if (!s->quiet)
-    progress = cli_prefixed_stderr(&po, cli_printf("  [%s, %d thread%s] ",
-                                                   r->task->name, r->threads,
-                                                   r->threads > 1 ? "s" : ""));
-  o.progress = progress;
-  tune_report rep;
-  memset(&rep, 0, sizeof rep);
-  heron_error_clear(&rep.err);
-  rep.rc = heron_tune(r->ht, &o, &rep.res, &rep.err);
-  if (progress)
-    fclose(progress);
-  ssize_t w = write(fd, &rep, sizeof rep);
-  _exit(w == (ssize_t)sizeof rep ? 0 : 1);
-}
-
-/* Tunes row r in a child process (see the top of the file) and records the
- * outcome; a child that dies is a failed row, not a failed benchmark. */
-static void tune_row(const settings *s, row *r) {
-  int fds[2];
-  if (pipe(fds) != 0) {
+  const char *prefix = s->quiet
+                           ? NULL
+                           : cli_printf("  [%s, %d thread%s] ", r->task->name,
+                                        r->threads, r->threads > 1 ? "s" : "");
+  cli_tune_report rep;
+  if (cli_tune_in_child(r->ht, &o, prefix, &rep) != 0) {
     r->status = ROW_FAILED;
-    snprintf(r->error, sizeof r->error, "pipe: %s", strerror(errno));
-    return;
-  }
-  fflush(NULL);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    /* A benchmark killed by its pid takes its tuning with it, so that a
-     * rerun never appends to a log an orphan is still writing. */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent)
-      _exit(1);
-    close(fds[0]);
-    tune_child(s, r, fds[1]);
-  }
-  close(fds[1]);
-  tune_report rep;
-  memset(&rep, 0, sizeof rep);
-  ssize_t got = pid > 0 ? read(fds[0], &rep, sizeof rep) : -1;
-  close(fds[0]);
-  int wst = 0;
-  if (pid > 0)
-    waitpid(pid, &wst, 0);
-  if (pid < 0 || got != (ssize_t)sizeof rep) {
-    r->status = ROW_FAILED;
-    if (pid > 0 && WIFSIGNALED(wst))
-      snprintf(r->error, sizeof r->error, "tuning process died of signal %d",
-               WTERMSIG(wst));
-    else
-      snprintf(r->error, sizeof r->error, "tuning process failed");
+    snprintf(r->error, sizeof r->error, "%s", rep.err.text);
     return;
   }
   r->trials = rep.res.trials;

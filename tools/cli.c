@@ -11,10 +11,14 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* The tools are single-threaded programs; the program name and the list of
  * strings to free at exit are the only process-wide state, and both belong
@@ -527,4 +531,65 @@ FILE *cli_prefixed_stderr(cli_prefix *p, const char *prefix) {
   if (f)
     setvbuf(f, NULL, _IOLBF, 0);
   return f;
+}
+
+static void tune_child(const heron_task *t, const heron_tune_options *opts,
+                       const char *progress_prefix, int fd) {
+  heron_tune_options o = *opts;
+  cli_prefix po;
+  FILE *progress = NULL;
+  if (progress_prefix)
+    o.progress = progress = cli_prefixed_stderr(&po, progress_prefix);
+  cli_tune_report rep;
+  memset(&rep, 0, sizeof rep);
+  heron_error_clear(&rep.err);
+  rep.rc = heron_tune(t, &o, &rep.res, &rep.err);
+  if (progress)
+    fclose(progress);
+  ssize_t w = write(fd, &rep, sizeof rep);
+  _exit(w == (ssize_t)sizeof rep ? 0 : 1);
+}
+
+int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
+                      const char *progress_prefix, cli_tune_report *rep) {
+  int fds[2];
+  memset(rep, 0, sizeof *rep);
+  heron_error_clear(&rep->err);
+  if (pipe(fds) != 0) {
+    rep->rc =
+        heron_error_set(&rep->err, HERON_EIO, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  fflush(NULL);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(1); /* the parent died before prctl took effect */
+    close(fds[0]);
+    tune_child(t, o, progress_prefix, fds[1]);
+  }
+  close(fds[1]);
+  ssize_t got = pid > 0 ? read(fds[0], rep, sizeof *rep) : -1;
+  close(fds[0]);
+  int wst = 0;
+  if (pid > 0)
+    waitpid(pid, &wst, 0);
+  if (pid > 0 && got == (ssize_t)sizeof *rep)
+    return 0;
+  memset(rep, 0, sizeof *rep);
+  heron_error_clear(&rep->err);
+  if (pid < 0)
+    heron_error_set(&rep->err, HERON_EIO, "fork: %s", strerror(errno));
+  else if (WIFSIGNALED(wst))
+    heron_error_set(&rep->err, HERON_EINTERNAL,
+                    "the tuning process died of signal %d", WTERMSIG(wst));
+  else
+    heron_error_set(&rep->err, HERON_EINTERNAL,
+                    "the tuning process exited with status %d without a "
+                    "result",
+                    WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+  rep->rc = rep->err.code;
+  return -1;
 }

@@ -139,6 +139,25 @@ typedef struct cli_prefix {
  * when it cannot be made.  Close it with fclose. */
 FILE *cli_prefixed_stderr(cli_prefix *p, const char *prefix);
 
+/* What a tuning run in a child process reports to its parent. */
+typedef struct cli_tune_report {
+  int rc; /* heron_tune's status */
+  heron_tune_result res;
+  heron_error err;
+} cli_tune_report;
+
+/* Runs heron_tune(t, o) in a forked child and fills *rep with its outcome.
+ * A model may start an OpenMP pool and the tuner forks workers, so each
+ * run gets a fresh process; the child dies with its parent, so a killed
+ * tool leaves no run appending to a log.  When progress_prefix is not NULL
+ * the child's progress goes to stderr with it in front of each line (over
+ * o->progress); else o->progress is used as it is.  Returns 0 when the child
+ * reported (rep->rc says how the run went), -1 when it did not: pipe or
+ * fork failed, or the child died (its signal or exit status named in
+ * rep->err, rep->rc a matching error code). */
+int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
+                      const char *progress_prefix, cli_tune_report *rep);
+
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);
 

@@ -34,12 +34,10 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -646,15 +644,11 @@ static int log_lines(const char *path) {
 
 /* ---- Running ------------------------------------------------------------- */
 
-typedef struct run_report {
-  int rc;
-  heron_tune_result res;
-  heron_error err;
-} run_report;
-
-static void run_child(const settings *s, const heron_task *t, int strat,
-                      uint64_t seed, const char *log, const char *name,
-                      int resume, int fd) {
+/* Runs one (task, strategy, seed) in a child process (cli_tune_in_child)
+ * and fills *rep; returns 0 when the child reported. */
+static int run_one(const settings *s, const heron_task *t, int strat,
+                   uint64_t seed, const char *log, const char *name, int resume,
+                   cli_tune_report *rep) {
   heron_tune_options o = s->o;
   o.strategy = s->strategies[strat];
   o.strategy_params = s->sparams[strat];
@@ -666,68 +660,9 @@ static void run_child(const settings *s, const heron_task *t, int strat,
   o.log_path = log;
   o.resume_path = resume ? log : NULL;
   o.verbose = 0;
-  cli_prefix po;
-  FILE *progress = NULL;
-  if (s->verbose)
-    progress = cli_prefixed_stderr(&po, cli_printf("  [%s] ", name));
-  o.progress = progress;
-  run_report rep;
-  memset(&rep, 0, sizeof rep);
-  heron_error_clear(&rep.err);
-  rep.rc = heron_tune(t, &o, &rep.res, &rep.err);
-  if (progress)
-    fclose(progress);
-  ssize_t w = write(fd, &rep, sizeof rep);
-  _exit(w == (ssize_t)sizeof rep ? 0 : 1);
-}
-
-/* Runs one (task, strategy, seed) in a child and fills *rep; returns 0 when
- * the child reported, else writes why into rep->err. */
-static int run_one(const settings *s, const heron_task *t, int strat,
-                   uint64_t seed, const char *log, const char *name, int resume,
-                   run_report *rep) {
-  int fds[2];
-  memset(rep, 0, sizeof *rep);
-  heron_error_clear(&rep->err);
-  if (pipe(fds) != 0) {
-    heron_error_set(&rep->err, HERON_EIO, "pipe: %s", strerror(errno));
-    return -1;
-  }
-  fflush(NULL);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    /* A bench killed by its pid takes its runs with it, so a rerun never
-     * appends to a log an orphan is still writing. */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent)
-      _exit(1);
-    close(fds[0]);
-    run_child(s, t, strat, seed, log, name, resume, fds[1]);
-  }
-  close(fds[1]);
-  ssize_t got = pid > 0 ? read(fds[0], rep, sizeof *rep) : -1;
-  close(fds[0]);
-  int wst = 0;
-  if (pid > 0)
-    waitpid(pid, &wst, 0);
-  if (pid < 0 || got != (ssize_t)sizeof *rep) {
-    memset(rep, 0, sizeof *rep);
-    heron_error_clear(&rep->err);
-    if (pid < 0)
-      heron_error_set(&rep->err, HERON_EIO, "fork: %s", strerror(errno));
-    else if (WIFSIGNALED(wst))
-      heron_error_set(&rep->err, HERON_EINTERNAL,
-                      "the run's process died of signal %d", WTERMSIG(wst));
-    else
-      heron_error_set(&rep->err, HERON_EINTERNAL,
-                      "the run's process exited with status %d without a "
-                      "result",
-                      WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
-    rep->rc = rep->err.code ? rep->err.code : HERON_EINTERNAL;
-    return -1;
-  }
-  return 0;
+  o.progress = NULL;
+  return cli_tune_in_child(
+      t, &o, s->verbose ? cli_printf("  [%s] ", name) : NULL, rep);
 }
 
 /* Runs everything; returns the number of failed runs. */
@@ -755,7 +690,7 @@ static int run_all(const settings *s) {
                     k, total, name, have, log);
           continue;
         }
-        run_report rep;
+        cli_tune_report rep;
         int bad = run_one(s, t, si, seed, log, name, have > 0, &rep);
         if (bad || rep.rc != HERON_OK) {
           failed++;
