@@ -2,6 +2,7 @@
  * with libcurl, retries, recording and replay (see chat.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "chat.h"
+#include "reply.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -40,9 +41,9 @@ static void sleep_s(double s) {
     ;
 }
 
-/* Replaces every occurrence of the API key in s (in place) with "[key]"
- * padded by '*': a server that echoes the key in an error ("Incorrect API
- * key provided: sk-...") must not put it into a message or a recording. */
+/* Overwrites every occurrence of the API key in s (in place) with '*': a
+ * server that echoes the key in an error ("Incorrect API key provided:
+ * sk-...") must not put it into a message or a recording. */
 static void scrub(const llm_chat *c, char *s) {
   if (!c->api_key || !s)
     return;
@@ -175,17 +176,6 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud) {
   return n;
 }
 
-/* Copies at most 80 characters of a reply body into a message, on one
- * line. */
-static void body_excerpt(const char *body, char *out, size_t cap) {
-  size_t j = 0;
-  for (size_t i = 0; body && body[i] && i < 80 && j + 1 < cap; i++)
-    out[j++] = (body[i] == '\n' || body[i] == '\r') ? ' ' : body[i];
-  out[j] = '\0';
-  if (body && strlen(body) > 80 && j + 4 < cap)
-    strcpy(out + j, "...");
-}
-
 /* One HTTP attempt.  Returns 1 when it is worth retrying. */
 static int attempt(llm_chat *c, const char *payload, llm_exchange *x) {
   growbuf b = {0};
@@ -212,6 +202,7 @@ static int attempt(llm_chat *c, const char *payload, llm_exchange *x) {
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   free(x->body);
   x->body = b.s;
+  scrub(c, x->body);
   x->status = rc == CURLE_OK ? (int)status : 0;
   if (rc == CURLE_OK && status == 200 && b.s) {
     x->error[0] = '\0';
@@ -223,8 +214,7 @@ static int attempt(llm_chat *c, const char *payload, llm_exchange *x) {
   }
   if (rc == CURLE_OK) {
     char ex[100];
-    scrub(c, b.s);
-    body_excerpt(b.s, ex, sizeof ex);
+    llm_quote(ex, sizeof ex, b.s ? b.s : "", b.s ? b.len : 0, 80);
     snprintf(x->error, sizeof x->error, "HTTP %ld from %.80s: %.100s", status,
              c->endpoint, ex[0] ? ex : "(no body)");
     return status == 408 || status == 429 || status >= 500;
@@ -260,6 +250,7 @@ static void from_replay(llm_chat *c, json_t *request, llm_exchange *x) {
   x->status = (int)json_integer_value(json_object_get(r, "status"));
   const char *body = json_string_value(json_object_get(r, "body"));
   x->body = body ? strdup(body) : NULL;
+  scrub(c, x->body); /* a recording made elsewhere may hold this key */
   json_t *attempts = json_object_get(r, "attempts");
   x->attempts =
       json_is_integer(attempts) ? (int)json_integer_value(attempts) : 1;
@@ -321,8 +312,6 @@ int llm_chat_ask(llm_chat *c, const char *system, const char *user,
     }
   }
   x->seconds = now_s() - t0;
-  if (x->body)
-    scrub(c, x->body);
   record(c, request, x);
   c->calls++;
   free(payload);

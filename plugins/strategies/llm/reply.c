@@ -51,8 +51,7 @@ static int llm_is_space(char c) {
  * trailing blanks go, other blanks become ' ', other control characters and
  * non-ASCII bytes '?' (a newline or a cut UTF-8 sequence would break the
  * line), and "..." marks a cut. */
-static void llm_quote(char *dst, size_t cap, const char *s, size_t len,
-                      size_t max) {
+void llm_quote(char *dst, size_t cap, const char *s, size_t len, size_t max) {
   if (cap == 0)
     return;
   while (len && llm_is_space(s[len - 1]))

@@ -53,6 +53,12 @@ typedef struct llm_verdict {
                        "i.t0 = 3 is not one of {1, 2, 4, 8}"); "" when valid */
 } llm_verdict;
 
+/* Quotes untrusted text for a log line: at most `max` bytes of s[0..len)
+ * into dst[cap], trailing blanks dropped, other blanks as ' ', other
+ * control characters and non-ASCII bytes as '?' (a newline or a cut UTF-8
+ * sequence would break the line), and "..." where it was cut. */
+void llm_quote(char *dst, size_t cap, const char *s, size_t len, size_t max);
+
 /* Extracts choices[0].message.content from a chat-completion HTTP body.
  * On success returns 0 and *content (malloc'ed, the caller frees it).  On
  * failure returns -1, *content NULL, and a readable reason in why[cap]:
