@@ -30,8 +30,9 @@
 #include "prompt.h"
 #include "reply.h"
 
+/* What the closing line counts; the exchanges themselves are numbered by
+ * the chat client (llm_chat_calls). */
 typedef struct llm_counts {
-  long calls;      /* exchanges with the endpoint (or the replay file) */
   long failed;     /* exchanges with no usable HTTP reply */
   long valid;      /* replies whose every block was valid as written */
   long repaired;   /* replies with something mended */
@@ -193,7 +194,6 @@ static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
   llm_exchange x;
   int rc = llm_chat_ask(st->chat, llm_system_message, prompt, &x);
   free(prompt);
-  st->n.calls++;
   if (x.diverged && !st->warned_divergence) {
     st->warned_divergence = 1;
     env->log(env, 1,
@@ -331,8 +331,8 @@ static void llm_destroy(void *self) {
                "llm: %ld calls (%ld failed); replies: %ld valid, %ld "
                "repaired, %ld rejected; configs: %ld from the model, %ld "
                "repeats dropped, %ld sampled at random%s",
-               c->calls, c->failed, c->valid, c->repaired, c->rejected,
-               c->from_model, c->repeated, c->sampled,
+               (long)llm_chat_calls(st->chat), c->failed, c->valid, c->repaired,
+               c->rejected, c->from_model, c->repeated, c->sampled,
                st->fallback ? " (fell back to random sampling)" : "");
   llm_chat_close(st->chat);
   free(st);
@@ -344,13 +344,13 @@ static int llm_save_state(void *self, const char *path, heron_error *err) {
   llm_state *st = self;
   const llm_counts *c = &st->n;
   json_t *o = json_pack(
-      "{s:i, s:i, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "calls",
+      "{s:i, s:i, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "calls",
       llm_chat_calls(st->chat), "useless_run", st->useless_run, "fallback",
-      st->fallback, "counts", "calls", (json_int_t)c->calls, "failed",
-      (json_int_t)c->failed, "valid", (json_int_t)c->valid, "repaired",
-      (json_int_t)c->repaired, "rejected", (json_int_t)c->rejected, "repeated",
-      (json_int_t)c->repeated, "from_model", (json_int_t)c->from_model,
-      "sampled", (json_int_t)c->sampled);
+      st->fallback, "counts", "failed", (json_int_t)c->failed, "valid",
+      (json_int_t)c->valid, "repaired", (json_int_t)c->repaired, "rejected",
+      (json_int_t)c->rejected, "repeated", (json_int_t)c->repeated,
+      "from_model", (json_int_t)c->from_model, "sampled",
+      (json_int_t)c->sampled);
   int rc = o && json_dump_file(o, path, JSON_COMPACT) == 0
                ? HERON_OK
                : heron_error_set(err, HERON_EIO,
@@ -363,16 +363,15 @@ static int llm_load_state(void *self, const char *path, heron_error *err) {
   llm_state *st = self;
   json_error_t je;
   json_t *o = json_load_file(path, 0, &je);
-  json_int_t calls, useless, cc[8];
+  json_int_t calls, useless, cc[7];
   int fallback;
   if (!o || json_unpack(o,
-                        "{s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                        "{s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, "
                         "s:I}}",
                         "calls", &calls, "useless_run", &useless, "fallback",
-                        &fallback, "counts", "calls", &cc[0], "failed", &cc[1],
-                        "valid", &cc[2], "repaired", &cc[3], "rejected", &cc[4],
-                        "repeated", &cc[5], "from_model", &cc[6], "sampled",
-                        &cc[7])) {
+                        &fallback, "counts", "failed", &cc[0], "valid", &cc[1],
+                        "repaired", &cc[2], "rejected", &cc[3], "repeated",
+                        &cc[4], "from_model", &cc[5], "sampled", &cc[6])) {
     json_decref(o);
     return heron_error_set(err, HERON_EPARSE,
                            "llm: %s is not an llm state file", path);
@@ -380,10 +379,10 @@ static int llm_load_state(void *self, const char *path, heron_error *err) {
   llm_chat_set_calls(st->chat, (int)calls);
   st->useless_run = (int)useless;
   st->fallback = fallback;
-  long *dst[8] = {&st->n.calls,      &st->n.failed,   &st->n.valid,
-                  &st->n.repaired,   &st->n.rejected, &st->n.repeated,
-                  &st->n.from_model, &st->n.sampled};
-  for (int i = 0; i < 8; i++)
+  long *dst[7] = {&st->n.failed,   &st->n.valid,    &st->n.repaired,
+                  &st->n.rejected, &st->n.repeated, &st->n.from_model,
+                  &st->n.sampled};
+  for (int i = 0; i < 7; i++)
     *dst[i] = (long)cc[i];
   json_decref(o);
   return HERON_OK;
