@@ -47,6 +47,7 @@ typedef struct llm_state {
   int nvars;
   int64_t per_call, examples, failures, max_useless, repair;
   llm_chat *chat;
+  char *fixed; /* the prompt's task, knobs and rules (llm_prompt_fixed) */
   llm_counts n;
   int useless_run; /* useless calls in a row */
   int fallback;    /* 1 once the run has fallen back to random sampling */
@@ -154,8 +155,14 @@ static int llm_create(const heron_strategy_env *env, const heron_param *params,
       .record = heron_param_get(params, nparams, "record", ""),
       .replay = replay,
   };
+  st->fixed = llm_prompt_fixed(env);
+  if (!st->fixed) {
+    free(st);
+    return heron_error_set(err, HERON_ENOMEM, "llm: out of memory");
+  }
   rc = llm_chat_open(&o, &st->chat, err);
   if (rc) {
+    free(st->fixed);
     free(st);
     return rc;
   }
@@ -185,8 +192,8 @@ static int seen(const llm_state *st, const int64_t *cfg, const int64_t *out,
 static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
   const heron_strategy_env *env = st->env;
   int call = llm_chat_calls(st->chat) + 1;
-  char *prompt =
-      llm_prompt(env, k, (int)st->examples, (int)st->failures, out, *n);
+  char *prompt = llm_prompt(env, st->fixed, k, (int)st->examples,
+                            (int)st->failures, out, *n);
   if (!prompt) {
     snprintf(st->last_why, sizeof st->last_why, "out of memory");
     return 0;
@@ -335,6 +342,7 @@ static void llm_destroy(void *self) {
                c->rejected, c->from_model, c->repeated, c->sampled,
                st->fallback ? " (fell back to random sampling)" : "");
   llm_chat_close(st->chat);
+  free(st->fixed);
   free(st);
 }
 

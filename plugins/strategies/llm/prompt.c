@@ -1,6 +1,6 @@
 /* plugins/strategies/llm/prompt.c - the prompt, built from the space (see
  * prompt.h).  The text grows in a small string builder; any allocation
- * failure makes llm_prompt return NULL. */
+ * failure makes llm_prompt_fixed or llm_prompt return NULL. */
 #include "prompt.h"
 
 #include <stdarg.h>
@@ -150,10 +150,16 @@ static void add_examples(sbuf *b, const heron_strategy_env *env, int examples,
   free(ok);
 }
 
-char *llm_prompt(const heron_strategy_env *env, int want, int examples,
-                 int failures, const int64_t *pending, int npending) {
+/* Returns b's text, or NULL (freeing it) when any step failed. */
+static char *sb_done(sbuf *b) {
+  if (!b->failed)
+    return b->s;
+  free(b->s);
+  return NULL;
+}
+
+char *llm_prompt_fixed(const heron_strategy_env *env) {
   const heron_space *sp = env->space;
-  int nvars = heron_space_nvars(sp);
   sbuf b = {0};
   sb_add(&b,
          "Task: %s (operator/shape/element type/target). Find the "
@@ -181,7 +187,17 @@ char *llm_prompt(const heron_strategy_env *env, int want, int examples,
     heron_space_constraint_str(sp, c, text, sizeof text);
     sb_add(&b, "- %s\n", text);
   }
+  return sb_done(&b);
+}
 
+char *llm_prompt(const heron_strategy_env *env, const char *fixed, int want,
+                 int examples, int failures, const int64_t *pending,
+                 int npending) {
+  const heron_space *sp = env->space;
+  int nvars = heron_space_nvars(sp);
+  int nk = heron_space_nknobs(sp);
+  sbuf b = {0};
+  sb_add(&b, "%s", fixed);
   sb_add(&b, "\n");
   add_examples(&b, env, examples, failures);
   if (npending > 0) {
@@ -205,9 +221,5 @@ char *llm_prompt(const heron_strategy_env *env, int want, int examples,
     sb_add(&b, "%s%s: VALUE", i ? ", " : "",
            heron_space_var_name(sp, heron_space_knob(sp, i)));
   sb_add(&b, " ##\n");
-  if (b.failed) {
-    free(b.s);
-    return NULL;
-  }
-  return b.s;
+  return sb_done(&b);
 }

@@ -19,12 +19,19 @@
 /* The fixed system message of every request. */
 extern const char llm_system_message[];
 
-/* Builds the user message asking for `want` configs.  examples: how many of
- * the best ok measurements to show; failures: how many failed ones (shown
- * with perf 0).  pending[npending * nvars]: configs proposed this round and
- * not measured yet, listed so the model does not repeat them.  Returns a
+/* The part of every user message that depends only on the task: the task,
+ * the knobs and their domains, the rules.  Built once per run.  Returns a
  * malloc'ed string (the caller frees it), NULL when out of memory. */
-char *llm_prompt(const heron_strategy_env *env, int want, int examples,
-                 int failures, const int64_t *pending, int npending);
+char *llm_prompt_fixed(const heron_strategy_env *env);
+
+/* The user message asking for `want` configs: `fixed` (llm_prompt_fixed's)
+ * followed by the examples and the request.  examples: how many of the best
+ * ok measurements to show; failures: how many failed ones (shown with perf
+ * 0).  pending[npending * nvars]: configs proposed this round and not
+ * measured yet, listed so the model does not repeat them.  Returns a
+ * malloc'ed string (the caller frees it), NULL when out of memory. */
+char *llm_prompt(const heron_strategy_env *env, const char *fixed, int want,
+                 int examples, int failures, const int64_t *pending,
+                 int npending);
 
 #endif
