@@ -5,6 +5,11 @@
  * heron_model_predict / heron_model_importance.  Calls into the plugin get
  * a private heron_error so that the message the host passes on can say
  * which model failed and in which call ("model xgb: fit failed: ...").
+ *
+ * Every call into the plugin is bracketed by guard_in / guard_out, so that
+ * with a guard set (heron__model_set_guard) a crash or a hang in the model
+ * ends the run with a message naming the file and the call
+ * (core/plugin/guard.h); without one they cost a NULL test.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -33,6 +38,19 @@ static void model_log(const heron_model_env *env, int level, const char *fmt,
   /* One fprintf, so lines from several threads do not interleave. */
   fprintf(stderr, "[%s] %s%s\n", m && m->desc ? m->desc->name : "model", tag,
           line);
+}
+
+/* Marks the start and the end of a call into the plugin, for the guard. */
+static void guard_in(const heron_model *m, const char *fn) {
+  heron__guard_enter(m->guard, "model", m->lib.path, fn, m->guard_limit_s);
+}
+static void guard_out(const heron_model *m) { heron__guard_leave(m->guard); }
+
+void heron__model_set_guard(heron_model *m, heron__guard *g, double limit_s) {
+  if (!m)
+    return;
+  m->guard = g;
+  m->guard_limit_s = g ? limit_s : 0;
 }
 
 /* Passes a plugin's failure on, prefixed with the model and the call.  A
@@ -108,6 +126,14 @@ static int check_host_params(heron_model *m, const char *load, const char *save,
 int heron__model_open(const char *name, const heron_param *params, int n,
                       int nfeatures, uint64_t seed, heron_model **out,
                       heron_error *err) {
+  return heron__model_open_guarded(name, params, n, nfeatures, seed, NULL, 0,
+                                   out, err);
+}
+
+int heron__model_open_guarded(const char *name, const heron_param *params,
+                              int n, int nfeatures, uint64_t seed,
+                              heron__guard *g, double limit_s,
+                              heron_model **out, heron_error *err) {
   if (!out || nfeatures < 1)
     return heron_error_set(err, HERON_EINVAL,
                            "heron__model_open: bad arguments (nfeatures %d)",
@@ -123,6 +149,7 @@ int heron__model_open(const char *name, const heron_param *params, int n,
   }
   m->desc = m->lib.desc;
   m->nfeatures = nfeatures;
+  heron__model_set_guard(m, g, limit_s);
 
   /* The plugin sees only its own parameters; load= and save= are ours. */
   heron_param *own = malloc((size_t)(n > 0 ? n : 1) * sizeof *own);
@@ -157,7 +184,9 @@ int heron__model_open(const char *name, const heron_param *params, int n,
   };
   heron_error inner = {0};
   void *self = NULL;
+  guard_in(m, "create");
   rc = m->desc->create(&m->env, own, nown, &self, &inner);
+  guard_out(m);
   free(own);
   if (rc != HERON_OK) {
     rc = call_failed(m, "create", rc, &inner, err);
@@ -199,7 +228,9 @@ int heron__model_fit(heron_model *m, const double *X, const double *y, int n,
                            "model %s: fit with %d features, expected %d",
                            m->desc->name, d, m->nfeatures);
   heron_error inner = {0};
+  guard_in(m, "fit");
   int rc = m->desc->fit(m->self, X, y, n, d, &inner);
+  guard_out(m);
   if (rc != HERON_OK)
     return call_failed(m, "fit", rc, &inner, err);
   m->trained = 1;
@@ -217,7 +248,9 @@ int heron__model_save(heron_model *m, const char *path, heron_error *err) {
                            "model %s cannot save itself (no save member)",
                            m->desc->name);
   heron_error inner = {0};
+  guard_in(m, "save");
   int rc = m->desc->save(m->self, path, &inner);
+  guard_out(m);
   return rc == HERON_OK ? HERON_OK : call_failed(m, "save", rc, &inner, err);
 }
 
@@ -231,7 +264,9 @@ int heron__model_load(heron_model *m, const char *path, heron_error *err) {
                            "member)",
                            m->desc->name);
   heron_error inner = {0};
+  guard_in(m, "load");
   int rc = m->desc->load(m->self, path, &inner);
+  guard_out(m);
   if (rc != HERON_OK)
     return call_failed(m, "load", rc, &inner, err);
   m->trained = 1;
@@ -241,8 +276,11 @@ int heron__model_load(heron_model *m, const char *path, heron_error *err) {
 void heron__model_close(heron_model *m) {
   if (!m)
     return;
-  if (m->self && m->desc)
+  if (m->self && m->desc) {
+    guard_in(m, "destroy");
     m->desc->destroy(m->self);
+    guard_out(m);
+  }
   heron__plugin_close(&m->lib);
   free(m->save_path);
   free(m);
@@ -269,7 +307,9 @@ HERON_API int heron_model_predict(const heron_model *m, const double *X, int n,
   if (n == 0)
     return HERON_OK;
   heron_error inner = {0};
+  guard_in(m, "predict");
   int rc = m->desc->predict(m->self, X, n, d, out, &inner);
+  guard_out(m);
   return rc == HERON_OK ? HERON_OK : call_failed(m, "predict", rc, &inner, err);
 }
 
@@ -290,7 +330,9 @@ HERON_API int heron_model_importance(const heron_model *m, double *scores,
                            "model %s: importance for %d features, expected %d",
                            m->desc->name, d, m->nfeatures);
   heron_error inner = {0};
+  guard_in(m, "importance");
   int rc = m->desc->importance(m->self, scores, d, &inner);
+  guard_out(m);
   return rc == HERON_OK ? HERON_OK
                         : call_failed(m, "importance", rc, &inner, err);
 }

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "core/plugin/guard.h"
 #include "heron/model.h"
 #include "heron/strategy.h"
 
@@ -54,6 +55,10 @@ struct heron_model {
   int trained;
   int nfeatures;
   char *save_path; /* the host parameter save=FILE, or NULL */
+  /* Every call into the plugin goes through this guard (NULL: none), with
+   * this time limit in seconds (<= 0: none); see heron__model_set_guard. */
+  heron__guard *guard;
+  double guard_limit_s;
 };
 
 /* Parameters the host takes for every model, on top of the plugin's own:
@@ -69,6 +74,21 @@ extern const heron_param_doc heron__model_host_params[];
 int heron__model_open(const char *name, const heron_param *params, int n,
                       int nfeatures, uint64_t seed, heron_model **out,
                       heron_error *err);
+/* heron__model_open with the guard set from the start, so that the
+ * plugin's create (and the load of load=FILE) are guarded too; then as
+ * heron__model_set_guard(*out, g, limit_s).  A NULL g is heron__model_open. */
+int heron__model_open_guarded(const char *name, const heron_param *params,
+                              int n, int nfeatures, uint64_t seed,
+                              heron__guard *g, double limit_s,
+                              heron_model **out, heron_error *err);
+/* Routes every later call into the model plugin (fit, predict, importance,
+ * save, load, destroy) through guard `g` (core/plugin/guard.h), each call
+ * limited to `limit_s` seconds (<= 0: no limit), so that a crash or a hang
+ * in the plugin ends the run with a message naming the plugin file and the
+ * call.  NULL g turns guarding off.  The guard must stay open until
+ * heron__model_close returns or the guard is set to NULL.  NULL m is
+ * accepted. */
+void heron__model_set_guard(heron_model *m, heron__guard *g, double limit_s);
 /* Fits the model on X[n*d], y[n]; marks it trained on success. */
 int heron__model_fit(heron_model *m, const double *X, const double *y, int n,
                      int d, heron_error *err);
