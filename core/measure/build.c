@@ -7,9 +7,18 @@
  * posix_spawns the compiler in its own process group and polls it until it
  * exits or the timeout passes, when the whole group (the compiler driver and
  * the cc1/as/ld it started) is killed.  A failing candidate never fails the
- * batch; only the machinery (writing files) does.  Every thread is joined
- * before heron__build_all returns, because the runs that follow fork and
- * must do so from a single-threaded process.
+ * batch, and neither does the machinery: a source or log that cannot be
+ * written is that candidate's failure.  Every thread is joined before
+ * heron__build_all returns, because the runs that follow fork and must do so
+ * from a single-threaded process.
+ *
+ * A failure that says nothing about the config - the compiler cannot be
+ * started, a file cannot be written, the compiler's diagnostics blame the
+ * disk or its temporary files - marks the candidate env_failure, so the
+ * engine does not teach the strategy and the model that the config is bad.
+ * heron__bench_check_toolchain builds a trivial kernel the same way, to
+ * tell before the first trial (and after a round of compile errors) that
+ * the toolchain works at all.
  *
  * A cuda bench (cuda_sm > 0) writes k<seq>.cu instead and its threads
  * compile in-process with NVRTC (nvrtc.c) into k<seq>.cubin; the pool, the
@@ -38,6 +47,50 @@ extern char **environ;
  * the first fatal error and the summary usually are, is what people read. */
 #define LOG_TAIL_BYTES 2048
 #define MAX_ARGS 128
+
+/* The toolchain check's files, <work_dir>/toolchain-check.{c,so,log} (or
+ * .cu and .cubin): named apart from the candidates' k<seq>, whose numbering
+ * it leaves alone. */
+#define CHECK_NAME "toolchain-check"
+
+/* The check's C kernel: the smallest one the cpu worker could load, with a
+ * prototype so that strict warning flags in the template's cflags pass. */
+static const char check_c_source[] =
+    "/* heron toolchain check: a trivial kernel, built as candidates are */\n"
+    "void heron_kernel(void *const *bufs);\n"
+    "void heron_kernel(void *const *bufs) { (void)bufs; }\n";
+
+/* The check's CUDA kernel, after the launch line and the include block
+ * every generated source has (core/codegen/cuda_kernel.h). */
+static const char check_cu_body[] =
+    "extern \"C\" __global__ void heron_cuda_kernel(const __half *in0,\n"
+    "    const __half *in1, __half *out, const __half *bias) {\n"
+    "  if (threadIdx.x == 0 && out) out[0] = in0[0];\n"
+    "}\n";
+
+/* Phrases of a compiler's (or NVRTC's) diagnostics that blame the machine
+ * rather than the source: a full disk or quota, a read-only or forbidden
+ * folder, temporary files, missing parts of the toolchain (headers,
+ * libraries, cc1), exhausted processes or descriptors, and NVRTC's refusal
+ * of the target's architecture.  A generated source never names files or
+ * libraries of its own, so none of these can come from a config. */
+static const char *const env_phrases[] = {
+    "No space left on device",
+    "Disk quota exceeded",
+    "Read-only file system",
+    "Permission denied",
+    "annot create temporary file", /* gcc capitalises it, others do not */
+    "cannot open output file",
+    "error writing to",
+    "Input/output error",
+    "Too many open files",
+    "Resource temporarily unavailable",
+    "cannot execute '",
+    "No such file or directory",
+    "cannot find -l",
+    "cannot open source file",
+    "invalid value for --gpu-architecture",
+};
 
 /* Shared by the pool's threads: the work list and the next index to take. */
 typedef struct build_pool {
@@ -111,6 +164,54 @@ static char *log_tail(const char *path) {
   return text;
 }
 
+const char *heron__env_diagnostic(const char *log) {
+  if (!log)
+    return NULL;
+  for (size_t i = 0; i < sizeof env_phrases / sizeof env_phrases[0]; i++)
+    if (strstr(log, env_phrases[i]))
+      return env_phrases[i];
+  return NULL;
+}
+
+/* Writes `len` bytes to `path` (created or truncated, mode 0644).  Returns
+ * 0, or the errno of the first failure, close's included (a quota or a
+ * network file system may only report there); unlike heron__write_file it
+ * keeps the errno, which tells the environment's failures apart. */
+static int write_all(const char *path, const void *data, size_t len) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errno;
+  const char *p = data;
+  int e = 0;
+  while (len > 0 && !e) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      e = w < 0 ? errno : EIO;
+      break;
+    }
+    p += w;
+    len -= (size_t)w;
+  }
+  if (close(fd) != 0 && !e && errno != EINTR)
+    e = errno;
+  return e;
+}
+
+/* "cannot write in work folder D: <reason> (F)" for file `path` of the
+ * work dir and errno `e`. */
+static void work_dir_error(const heron__bench *b, const char *path, int e,
+                           char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  char ebuf[128];
+  /* The precisions only keep the compiler's truncation check quiet: the
+   * text is cut to fit either way. */
+  snprintf(out, cap, "cannot write in work folder %.400s: %.100s (%.100s)",
+           b->work_dir, strerror_r(e, ebuf, sizeof ebuf),
+           slash ? slash + 1 : path);
+}
+
 /* Records a failure message for candidate `c` (malloc'ed; on allocation
  * failure the status alone has to do). */
 static void set_error(heron__candidate *c, int status, const char *fmt, ...)
@@ -126,10 +227,29 @@ static void set_error(heron__candidate *c, int status, const char *fmt, ...) {
   c->error = heron__buf_take(&buf);
 }
 
-/* Spawns the compiler for candidate `c` (source `src`, log `logp`) and waits
- * for it with the timeout; fills status, error and build_seconds. */
-static void compile_one(const heron__bench *b, heron__candidate *c,
-                        const char *src, const char *logp) {
+/* How one compiler process ended, or why it never ran. */
+enum cc_end {
+  CC_EXITED,     /* code: its exit status */
+  CC_SIGNALED,   /* code: the signal that ended it */
+  CC_TIMED_OUT,  /* killed (with its process group) at the timeout */
+  CC_NO_COMMAND, /* opts.cc and cflags make no argv (empty or too long) */
+  CC_NO_LOG,     /* code: the errno of creating the log */
+  CC_NO_START,   /* code: the errno of starting the compiler (exec) */
+  CC_LOST        /* code: the errno of waitpid */
+};
+
+typedef struct cc_run {
+  int end;         /* enum cc_end */
+  int code;        /* see enum cc_end */
+  char argv0[256]; /* the program started: opts.cc's first word */
+  double seconds;  /* wall time, start to end */
+} cc_run;
+
+/* Spawns `<cc> <cflags> -o out src` with its output in `logp` and waits
+ * for it with the timeout; fills *r. */
+static void run_compiler(const heron__bench *b, const char *src,
+                         const char *out, const char *logp, cc_run *r) {
+  memset(r, 0, sizeof *r);
   double t0 = heron__now();
   char store[4096];
   size_t used = 0;
@@ -138,16 +258,27 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
   if (argc > 0)
     argc = split_words(b->cflags, store, sizeof store, &used, argv, argc);
   if (argc <= 0) {
-    set_error(c, HERON_MEAS_COMPILE_ERROR,
-              "compiler command too long or empty: '%s' '%s'", b->opts.cc,
-              b->cflags);
-    c->build_seconds = heron__now() - t0;
+    r->end = CC_NO_COMMAND;
+    r->seconds = heron__now() - t0;
     return;
   }
+  snprintf(r->argv0, sizeof r->argv0, "%s", argv[0]);
   argv[argc++] = "-o";
-  argv[argc++] = c->so_path;
+  argv[argc++] = (char *)out;
   argv[argc++] = (char *)src;
   argv[argc] = NULL;
+
+  /* The log is opened here rather than by the spawn, so that a log that
+   * cannot be created (a full or read-only disk) is not mistaken for a
+   * compiler that cannot be executed: posix_spawn reports both alike.
+   * O_CLOEXEC keeps it out of the compilers other build threads start. */
+  int logfd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (logfd < 0) {
+    r->end = CC_NO_LOG;
+    r->code = errno;
+    r->seconds = heron__now() - t0;
+    return;
+  }
 
   /* The compiler reads nothing, writes its diagnostics to the log, gets a
    * process group of its own (so a timeout kills its sub-processes too) and
@@ -157,9 +288,8 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+  posix_spawn_file_actions_adddup2(&fa, logfd, 2);
   posix_spawnattr_init(&attr);
   sigset_t none, dfl;
   sigemptyset(&none);
@@ -178,11 +308,11 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
   int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
+  close(logfd);
   if (rc != 0) {
-    char ebuf[128];
-    set_error(c, HERON_MEAS_COMPILE_ERROR, "cannot run the compiler '%s': %s",
-              argv[0], strerror_r(rc, ebuf, sizeof ebuf));
-    c->build_seconds = heron__now() - t0;
+    r->end = CC_NO_START;
+    r->code = rc;
+    r->seconds = heron__now() - t0;
     return;
   }
 
@@ -190,37 +320,105 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
    * threads; the pause grows from 1 ms to 20 ms, which costs nothing next
    * to a compile and keeps short builds from waiting long. */
   double deadline = t0 + b->opts.timeout_s, pause = 1;
-  int st = 0, timed_out = 0;
+  int st = 0;
   for (;;) {
     pid_t w = waitpid(pid, &st, WNOHANG);
     if (w == pid)
       break;
     if (w < 0 && errno != EINTR) {
-      st = 0;
-      set_error(c, HERON_MEAS_COMPILE_ERROR, "lost the compiler process");
-      c->build_seconds = heron__now() - t0;
+      r->end = CC_LOST;
+      r->code = errno;
+      r->seconds = heron__now() - t0;
       return;
     }
     if (heron__now() >= deadline) {
       kill(-pid, SIGKILL);
       while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-      timed_out = 1;
-      break;
+      r->end = CC_TIMED_OUT;
+      r->seconds = heron__now() - t0;
+      return;
     }
     sleep_ms(pause);
     if (pause < 20)
       pause *= 1.5;
   }
-  c->build_seconds = heron__now() - t0;
+  r->seconds = heron__now() - t0;
+  if (WIFEXITED(st)) {
+    r->end = CC_EXITED;
+    r->code = WEXITSTATUS(st);
+  } else {
+    r->end = CC_SIGNALED;
+    r->code = WTERMSIG(st);
+  }
+}
 
-  if (timed_out) {
+/* Why a compiler never ran (r->end is CC_NO_COMMAND, _NO_LOG, _NO_START or
+ * _LOST), in words naming the compiler as given. */
+static void no_run_reason(const heron__bench *b, const cc_run *r,
+                          const char *logp, char *out, size_t cap) {
+  char ebuf[128];
+  const char *why = strerror_r(r->code, ebuf, sizeof ebuf);
+  switch (r->end) {
+  case CC_NO_COMMAND:
+    snprintf(out, cap, "compiler command too long or empty: '%s' '%s'",
+             b->opts.cc, b->cflags);
+    return;
+  case CC_NO_LOG:
+    work_dir_error(b, logp, r->code, out, cap);
+    return;
+  case CC_NO_START:
+    if (r->code == ENOENT && !strchr(r->argv0, '/'))
+      snprintf(out, cap, "compiler '%s' not found in PATH", r->argv0);
+    else if (r->code == ENOENT && access(r->argv0, F_OK) != 0)
+      snprintf(out, cap, "compiler '%s' not found", r->argv0);
+    else if (r->code == ENOENT) /* there, but its interpreter is not */
+      snprintf(out, cap,
+               "cannot run the compiler '%s': %s (its interpreter or "
+               "loader is missing)",
+               r->argv0, why);
+    else if (r->code == EACCES)
+      snprintf(out, cap, "compiler '%s' is not executable (%s)", r->argv0, why);
+    else
+      snprintf(out, cap, "cannot run the compiler '%s': %s", r->argv0, why);
+    return;
+  default:
+    snprintf(out, cap, "lost the compiler process '%s': %s", r->argv0, why);
+    return;
+  }
+}
+
+/* 1 when `path` exists. */
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* Compiles candidate `c` (source `src`, log `logp`): fills status, error,
+ * build_seconds and env_failure. */
+static void compile_one(const heron__bench *b, heron__candidate *c,
+                        const char *src, const char *logp) {
+  cc_run r;
+  run_compiler(b, src, c->so_path, logp, &r);
+  c->build_seconds = r.seconds;
+  if (r.end == CC_TIMED_OUT) {
     set_error(c, HERON_MEAS_TIMEOUT, "build exceeded the %.1f s timeout",
               b->opts.timeout_s);
     return;
   }
-  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-    c->status = HERON_MEAS_OK;
+  if (r.end != CC_EXITED && r.end != CC_SIGNALED) {
+    char why[768];
+    no_run_reason(b, &r, logp, why, sizeof why);
+    set_error(c, HERON_MEAS_COMPILE_ERROR, "%s", why);
+    c->env_failure = 1;
+    return;
+  }
+  if (r.end == CC_EXITED && r.code == 0) {
+    if (exists(c->so_path)) {
+      c->status = HERON_MEAS_OK;
+      return;
+    }
+    set_error(c, HERON_MEAS_COMPILE_ERROR,
+              "the compiler '%s' exited with status 0 but wrote no %s", r.argv0,
+              c->so_path);
+    c->env_failure = 1;
     return;
   }
   char *tail = log_tail(logp);
@@ -228,14 +426,18 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
     c->status = HERON_MEAS_COMPILE_ERROR;
     free(c->error);
     c->error = tail;
-  } else if (WIFEXITED(st)) {
-    set_error(c, HERON_MEAS_COMPILE_ERROR,
-              "the compiler exited with status %d and printed nothing",
-              WEXITSTATUS(st));
-  } else {
-    set_error(c, HERON_MEAS_COMPILE_ERROR,
-              "the compiler was killed by signal %d", WTERMSIG(st));
+    c->env_failure = heron__env_diagnostic(tail) != NULL;
+    return;
   }
+  /* A compiler rejects a bad source with a message; failing without one
+   * means its log could not be written or something outside killed it. */
+  if (r.end == CC_EXITED)
+    set_error(c, HERON_MEAS_COMPILE_ERROR,
+              "the compiler exited with status %d and printed nothing", r.code);
+  else
+    set_error(c, HERON_MEAS_COMPILE_ERROR,
+              "the compiler was killed by signal %d", r.code);
+  c->env_failure = 1;
 }
 
 /* Derives the candidate's file names from its output path (k<seq>.so or
@@ -255,7 +457,8 @@ static const char *source_ext(const heron__bench *b) {
   return b->cuda_sm > 0 ? ".cu" : ".c";
 }
 
-/* One pool thread: takes candidates until none are left. */
+/* One pool thread: takes candidates until none are left.  A candidate
+ * whose source could not be written (env_failure already set) is skipped. */
 static void *build_worker(void *arg) {
   build_pool *p = arg;
   for (;;) {
@@ -265,6 +468,8 @@ static void *build_worker(void *arg) {
     if (i < 0)
       return NULL;
     heron__candidate *c = &p->c[i];
+    if (c->env_failure)
+      continue;
     char src[620], logp[620];
     sibling_path(c->so_path, source_ext(p->b), src, sizeof src);
     sibling_path(c->so_path, ".log", logp, sizeof logp);
@@ -277,20 +482,26 @@ static void *build_worker(void *arg) {
 
 int heron__build_all(heron__bench *b, heron__candidate *c, int n,
                      heron_error *err) {
-  /* Sources are written here, on the calling thread, so that file-name
-   * numbering stays in candidate order and write errors stop the batch
-   * before any compiler starts. */
+  /* Every failure is a candidate's own now (measure.h), so err stays
+   * untouched; the parameter stays for callers written against the older
+   * contract. */
+  (void)err;
   for (int i = 0; i < n; i++) {
     /* Until its compiler reports, a candidate counts as not built. */
     c[i].status = HERON_MEAS_COMPILE_ERROR;
     c[i].build_seconds = 0;
     c[i].error = NULL;
+    c[i].env_failure = 0;
     c[i].so_path[0] = '\0';
     memset(&c[i].launch, 0, sizeof c[i].launch);
     c[i].entry[0] = '\0';
     c[i].regs = c[i].spill_bytes = 0;
     c[i].smem_bytes = 0;
   }
+  /* Sources are written here, on the calling thread, so that file-name
+   * numbering stays in candidate order.  A source that cannot be written
+   * (a full or read-only disk) fails its candidate as the environment's,
+   * and the others still get their chance. */
   for (int i = 0; i < n; i++) {
     int seq = b->seq++;
     char src[620];
@@ -301,9 +512,13 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
      * not pass for this candidate's when its compiler fails silently. */
     unlink(c[i].so_path);
     const char *text = c[i].source ? c[i].source : "";
-    int rc = heron__write_file(src, text, strlen(text), err);
-    if (rc != HERON_OK)
-      return rc;
+    int e = write_all(src, text, strlen(text));
+    if (e != 0) {
+      char why[768];
+      work_dir_error(b, src, e, why, sizeof why);
+      set_error(&c[i], HERON_MEAS_COMPILE_ERROR, "%s", why);
+      c[i].env_failure = 1;
+    }
   }
   if (n <= 0)
     return HERON_OK;
@@ -328,4 +543,150 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
     pthread_join(tids[t], NULL);
   pthread_mutex_destroy(&pool.lock);
   return HERON_OK;
+}
+
+/* ---- the toolchain check ------------------------------------------------ */
+
+/* The check's file <work_dir>/toolchain-check-<pid><ext>. */
+static void check_path(const heron__bench *b, const char *ext, char *out,
+                       size_t cap) {
+  /* The pid keeps two runs given one --work-dir from sharing the file. */
+  snprintf(out, cap, "%s/" CHECK_NAME "-%ld%s", b->work_dir, (long)getpid(),
+           ext);
+}
+
+/* The line of a compiler log that says most, for a one-line message: one
+ * naming an environment problem, else the first that reports an error,
+ * else the first non-empty one.  "" for an empty log. */
+static void telling_line(const char *log, char *out, size_t cap) {
+  out[0] = '\0';
+  if (!log)
+    return;
+  const char *p = heron__env_diagnostic(log);
+  p = p ? strstr(log, p) : strstr(log, "error");
+  if (!p) {
+    p = log;
+    while (*p == '\n' || *p == ' ' || *p == '\t')
+      p++;
+  }
+  while (p > log && p[-1] != '\n')
+    p--;
+  size_t n = strcspn(p, "\n");
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(out, p, n);
+  out[n] = '\0';
+}
+
+/* The check for builds by the C compiler; fills why[] on failure and
+ * returns 1 when the trivial kernel built. */
+static int check_cc(const heron__bench *b, char *why, size_t cap) {
+  char src[600], so[600], logp[600];
+  check_path(b, ".c", src, sizeof src);
+  check_path(b, ".so", so, sizeof so);
+  check_path(b, ".log", logp, sizeof logp);
+  unlink(so);
+  int e = write_all(src, check_c_source, strlen(check_c_source));
+  if (e != 0) {
+    work_dir_error(b, src, e, why, cap);
+    return 0;
+  }
+  cc_run r;
+  run_compiler(b, src, so, logp, &r);
+  int ok = 0;
+  if (r.end == CC_EXITED && r.code == 0) {
+    ok = exists(so);
+    if (!ok)
+      snprintf(why, cap, "compiler '%s' exited with status 0 but wrote no %s",
+               b->opts.cc, so);
+  } else if (r.end == CC_EXITED) {
+    char *tail = log_tail(logp);
+    char line[400];
+    telling_line(tail, line, sizeof line);
+    free(tail);
+    if (line[0])
+      snprintf(why, cap, "compiler '%s' cannot build a trivial kernel: %s",
+               b->opts.cc, line);
+    else
+      snprintf(why, cap,
+               "compiler '%s' exited with status %d on a trivial kernel and "
+               "printed nothing",
+               b->opts.cc, r.code);
+  } else if (r.end == CC_SIGNALED) {
+    snprintf(why, cap,
+             "compiler '%s' was killed by signal %d building a trivial kernel",
+             b->opts.cc, r.code);
+  } else if (r.end == CC_TIMED_OUT) {
+    snprintf(why, cap,
+             "compiler '%s' did not build a trivial kernel within the %.1f s "
+             "timeout",
+             b->opts.cc, b->opts.timeout_s);
+  } else {
+    no_run_reason(b, &r, logp, why, cap);
+  }
+  if (!b->opts.keep_files) {
+    unlink(src);
+    unlink(so);
+    unlink(logp);
+  }
+  return ok;
+}
+
+/* The check for NVRTC builds: the same source files and cubin as a
+ * candidate's, compiled for the bench's SM. */
+static int check_nvrtc(const heron__bench *b, char *why, size_t cap) {
+  char src[600], cubin[600];
+  check_path(b, ".cu", src, sizeof src);
+  check_path(b, ".cubin", cubin, sizeof cubin);
+  heron__buf s = {0};
+  char launch[160];
+  heron__cuda_launch l = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
+  heron__cuda_launch_format(&l, launch, (int)sizeof launch);
+  heron__buf_puts(&s, launch);
+  heron__buf_puts(&s, heron__cuda_includes());
+  heron__buf_puts(&s, check_cu_body);
+  char *text = heron__buf_take(&s);
+  if (!text) {
+    snprintf(why, cap, "out of memory for the toolchain check");
+    return 0;
+  }
+  int ok = 0;
+  int e = write_all(src, text, strlen(text));
+  if (e != 0) {
+    work_dir_error(b, src, e, why, cap);
+  } else {
+    heron__nvrtc_result r;
+    heron_error ne;
+    heron_error_clear(&ne);
+    if (heron__nvrtc_compile(text, b->cuda_sm, &r, &ne) != HERON_OK) {
+      /* NVRTC's messages start "NVRTC (sm_XX): "; the prefix is said once. */
+      const char *msg = ne.text;
+      if (strncmp(msg, "NVRTC (", 7) == 0 && strstr(msg, "): "))
+        msg = strstr(msg, "): ") + 3;
+      snprintf(why, cap, "NVRTC cannot build a trivial kernel for sm_%d: %s",
+               b->cuda_sm, msg);
+    } else if ((e = write_all(cubin, r.cubin, r.cubin_size)) != 0) {
+      work_dir_error(b, cubin, e, why, cap);
+    } else {
+      ok = 1;
+    }
+    heron__nvrtc_result_free(&r);
+  }
+  free(text);
+  if (!b->opts.keep_files) {
+    unlink(src);
+    unlink(cubin);
+  }
+  return ok;
+}
+
+int heron__bench_check_toolchain(heron__bench *b, heron_error *err) {
+  if (!b || !b->op || !b->work_dir[0])
+    return heron_error_set(err, HERON_EINVAL,
+                           "toolchain check: the bench is not initialised");
+  char why[768];
+  why[0] = '\0';
+  int ok = b->cuda_sm > 0 ? check_nvrtc(b, why, sizeof why)
+                          : check_cc(b, why, sizeof why);
+  return ok ? HERON_OK : heron_error_set(err, HERON_EBUILD, "%s", why);
 }

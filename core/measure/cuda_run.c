@@ -1,10 +1,11 @@
 /* core/measure/cuda_run.c - the worker that runs one cubin on the GPU.
  *
  * Forked by the runner like a cpu worker (run.c owns the parent side: the
- * pipe, the timeout, the crash report), it is the only kind of process
- * that initialises the CUDA driver: a context does not survive fork, so
- * the tuner and the runner never touch the driver and every run starts
- * from a clean process.  The worker
+ * report pipe, the timeout, the crash report and the capture of what the
+ * worker prints on stdout), it is the only kind of process that
+ * initialises the CUDA driver: a context does not survive fork, so the
+ * tuner and the runner never touch the driver and every run starts from a
+ * clean process.  The worker
  *
  *   opens libcuda.so.1 (dlopen), cuInit, retains device 0's primary
  *   context, loads the cubin and looks up the kernel, raises the dynamic

@@ -29,6 +29,14 @@
  * compiled by the C compiler instead and its exported heron_kernel, which
  * runs the whole grid on the CPU, is run once and checked by the cpu
  * worker.
+ *
+ * What the kernel prints never reaches the tuner's stdout: a worker's fd 1
+ * is a pipe the runner drains while it waits (keeping the first bytes and
+ * counting the rest), and the measurement's error text says how much was
+ * printed.  A failure of the environment rather than the config (the
+ * compiler cannot run, the disk is full) marks the candidate env_failure,
+ * and heron__bench_check_toolchain tells whether the toolchain works at
+ * all.
  */
 #ifndef HERON_CORE_MEASURE_H
 #define HERON_CORE_MEASURE_H
@@ -99,6 +107,9 @@ typedef struct heron__kernel_ref {
   char entry[256];           /* cubin: the kernel's (lowered) symbol */
 } heron__kernel_ref;
 
+/* How many bytes of a kernel's stdout are kept; the rest is counted. */
+#define HERON__STDOUT_KEEP 200
+
 /* Runs one kernel in a forked worker of *this* process, as heron__run_one
  * describes; the runner's half of heron__run_one / heron__run_candidate.
  * The process must have no other threads. */
@@ -114,6 +125,15 @@ typedef struct heron__candidate {
   double build_seconds; /* out */
   char *error;          /* out: malloc'ed compiler diagnostics (tail) or NULL;
                            the caller frees */
+  int env_failure;      /* out: 1 when the build failed for a reason that is
+                           not the config's (status COMPILE_ERROR, error
+                           saying what): the compiler cannot be started, a
+                           source, log or output file cannot be written, the
+                           diagnostics blame the disk, temporary files or a
+                           missing part of the toolchain
+                           (heron__env_diagnostic), or the compiler failed
+                           without a word; 0 otherwise.  The engine should
+                           not count such a trial against the config. */
   /* out, NVRTC builds only (zero otherwise): */
   heron__cuda_launch launch; /* line 1 of the source */
   char entry[256];           /* the lowered name of heron_cuda_kernel */
@@ -129,12 +149,48 @@ typedef struct heron__candidate {
  * files are k<seq>.cu, .cubin and .log, each thread compiles with NVRTC
  * (heron__nvrtc_compile) and fills the statistics; a compile that outlasts
  * the timeout cannot be stopped and is recorded as a timeout when it
- * returns.  All threads are joined before it returns.  Returns HERON_OK
- * unless the machinery itself failed (cannot write a source file:
- * HERON_EIO; the remaining candidates are then left COMPILE_ERROR with no
- * error text). */
+ * returns.  All threads are joined before it returns.
+ *
+ * Always returns HERON_OK (err is never set): every failure, the
+ * machinery's included, is the candidate's own.  A source file that cannot
+ * be written fails that candidate (COMPILE_ERROR, env_failure 1, "cannot
+ * write in work folder D: No space left on device (k7.c)") and the others
+ * are still built.  (Before env_failure existed this returned HERON_EIO
+ * for an unwritable source.)  A timeout never sets env_failure: a hanging
+ * compiler and a config too big to compile look alike; the toolchain check
+ * tells them apart. */
 int heron__build_all(heron__bench *b, heron__candidate *c, int n,
                      heron_error *err);
+
+/* Builds a trivial kernel exactly as the bench's candidates are built, to
+ * tell whether the toolchain works at all: before the first trial, and
+ * again after a round with compile errors (if the trivial kernel fails too,
+ * every failure of that round is the environment's, not its configs').
+ * For a C build (cpu target, CUDA emulation) it writes
+ * <work_dir>/toolchain-check.c and compiles it with opts.cc and the bench's
+ * cflags, with the build timeout; for a bench with cuda_sm > 0 it writes
+ * toolchain-check.cu (the launch line and the include block of a generated
+ * source) and compiles it with NVRTC for sm_<cuda_sm> into
+ * toolchain-check.cubin.  The files are removed unless opts.keep_files;
+ * b->seq is left alone.  Cheap: one small compile (0.1-0.4 s).  Call it
+ * from the tuner's thread, not while heron__build_all runs.
+ *
+ * HERON_OK, or HERON_EBUILD with a message naming the compiler as given and
+ * the reason: "compiler '/nonexistent/gcc' not found", "compiler 'X' is
+ * not executable (Permission denied)", "compiler 'X' cannot build a trivial
+ * kernel: <the telling line of its diagnostics>", "... did not build a
+ * trivial kernel within the 30.0 s timeout", "cannot write in work folder
+ * D: No space left on device (toolchain-check.c)", "NVRTC cannot build a
+ * trivial kernel for sm_XX: ...".  HERON_EINVAL for a bench not
+ * initialised. */
+int heron__bench_check_toolchain(heron__bench *b, heron_error *err);
+
+/* The phrase of a compiler's or NVRTC's diagnostics that blames the
+ * environment rather than the source ("No space left on device",
+ * "Read-only file system", "Permission denied", "annot create temporary
+ * file", "cannot open source file", ...; a static string), or NULL when
+ * `log` (may be NULL) has none. */
+const char *heron__env_diagnostic(const char *log);
 
 /* Runs candidate c, built by heron__build_all with status OK: its .so as
  * heron__run_one does, or, for a cuda bench, its cubin in a worker that
@@ -183,7 +239,7 @@ void heron__nvrtc_result_free(heron__nvrtc_result *r);
 /* One candidate's NVRTC build for heron__build_all (on a build thread):
  * compiles c->source for sm_<b->cuda_sm>, writes the cubin to c->so_path
  * and NVRTC's log to `logp`, and fills status, error, build_seconds,
- * launch, entry and the statistics. */
+ * env_failure, launch, entry and the statistics. */
 void heron__nvrtc_build_one(const heron__bench *b, heron__candidate *c,
                             const char *logp);
 
@@ -206,7 +262,17 @@ int heron__ptxas_stats(const char *log, const char *entry, int *regs,
  * *error (or a static "" when OK), so it stays valid until the caller frees
  * *error; m->trial, config and build_seconds are left alone.  The timeout
  * covers the whole run (loading, warm-up, timing).  Returns HERON_OK unless the
- * machinery failed (fork, pipe: HERON_ERUN). */
+ * machinery failed (fork, pipe: HERON_ERUN).
+ *
+ * The worker's stdout (fd 1) is a pipe the runner drains as the kernel
+ * writes, so a kernel that prints neither reaches the tuner's stdout nor
+ * blocks; its stderr is inherited.  Printing is not a failure (the status
+ * is what the run earned), but it is recorded in the error text, after
+ * any failure text and "; ": "stdout: N bytes: '<all of it>'" for up to
+ * HERON__STDOUT_KEEP bytes, else "stdout: N bytes (dropped): '<the first
+ * ~64 bytes>...'"; non-printable bytes, quotes and backslashes escaped
+ * (\n, \t, \xNN).  So an OK run that printed has *error set too.  The
+ * whole text stays under the runner's 1024-byte reply. */
 int heron__run_one(heron__bench *b, const char *so_path, double flops,
                    heron_measurement *m, char **error, heron_error *err);
 

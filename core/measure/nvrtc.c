@@ -315,6 +315,12 @@ void heron__nvrtc_build_one(const heron__bench *b, heron__candidate *c,
     }
   } else {
     c->status = HERON_MEAS_COMPILE_ERROR;
+    /* Not the config's failures: a cubin that cannot be written, a
+     * libheron without NVRTC, no memory, or NVRTC blaming the toolkit
+     * (missing headers, an architecture it does not know). */
+    c->env_failure =
+        rc == HERON_EIO || rc == HERON_EUNSUPPORTED || rc == HERON_ENOMEM ||
+        (rc == HERON_EBUILD && heron__env_diagnostic(r.log) != NULL);
     /* NVRTC's own log says most; messages of ours (no launch line, no
      * NVRTC, a file that cannot be written) are the error text. */
     if (r.log && rc == HERON_EBUILD && strncmp(e.text, "NVRTC (", 7) == 0) {

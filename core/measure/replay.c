@@ -260,7 +260,9 @@ static int read_log(heron__replay *rp, const char *path, heron_rng *rng,
     rc = heron__log_parse(o, rp->sp, rp->task->replay_key, rng, &m, cfg, &valid,
                           NULL, lineno, path, err);
     st->records += rc == HERON_OK;
-    if (rc == HERON_OK && !valid)
+    /* An untimed record (compile-only, emulated) or one the environment
+     * failed says nothing of the config: not an answer to replay. */
+    if (rc == HERON_OK && (!valid || heron__log_flags(o, &m) != 0))
       st->skipped++;
     else if (rc == HERON_OK) {
       m.config = cfg;

@@ -41,7 +41,8 @@ typedef struct heron__replay heron__replay;
 typedef struct heron__replay_stats {
   int logs;              /* logs read */
   int records;           /* records read from them */
-  int skipped;           /* records whose config is not valid in this space */
+  int skipped;           /* records whose config is not valid in this space,
+                            untimed ones and environment failures */
   int distinct;          /* distinct configs answered from the records */
   int ok;                /* ok records the surrogate was fitted on */
   double median_build_s; /* build time given to simulated answers */

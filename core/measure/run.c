@@ -19,6 +19,12 @@
  * cuda_run.c's.  A CUDA emulation (opts.emulate) is run by the cpu worker,
  * but only once: its time means nothing, so it is checked and reported
  * without timing.
+ *
+ * A worker's stdout is a second pipe, which the parent drains whenever it
+ * waits (for the report, for the worker's exit), so a kernel that prints -
+ * even tens of megabytes - never blocks on a full pipe and never writes
+ * into the tuner's output.  The parent keeps the first HERON__STDOUT_KEEP
+ * bytes, counts the rest and notes both in the error text.
  */
 #include "core/measure/worker.h"
 
@@ -188,6 +194,11 @@ void heron__worker_prepare(heron__bench *b) {
 }
 
 void heron__worker_finish(int fd, const run_report *r) {
+  /* What the kernel printed through stdio goes down the stdout pipe before
+   * the report, so the parent has all of it once the report arrives; the
+   * buffer holds only the worker's own output (the parent flushed its
+   * stdio before forking). */
+  fflush(stdout);
   ssize_t w;
   do
     w = write(fd, r, sizeof *r);
@@ -332,21 +343,84 @@ static char *format_error(const char *fmt, ...) {
   return heron__buf_take(&buf);
 }
 
+/* The worker's stdout as the parent sees it: the pipe's read end, the
+ * first bytes and the count of all. */
+typedef struct out_capture {
+  int fd;                        /* non-blocking read end; -1 at its end */
+  char head[HERON__STDOUT_KEEP]; /* the first bytes printed */
+  size_t kept;                   /* bytes in head */
+  unsigned long long total;      /* bytes printed in all */
+} out_capture;
+
+/* One read from the stdout pipe (it never blocks): keeps what fits in the
+ * head and counts everything.  Closes the pipe at end of file or on an
+ * error; returns the bytes read (0 when there was nothing). */
+static size_t capture_read(out_capture *c) {
+  char buf[65536];
+  if (c->fd < 0)
+    return 0;
+  ssize_t n;
+  do
+    n = read(c->fd, buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return 0;
+  if (n <= 0) {
+    close(c->fd);
+    c->fd = -1;
+    return 0;
+  }
+  size_t room = sizeof c->head - c->kept;
+  size_t keep = (size_t)n < room ? (size_t)n : room;
+  memcpy(c->head + c->kept, buf, keep);
+  c->kept += keep;
+  c->total += (unsigned long long)n;
+  return (size_t)n;
+}
+
+/* Drains what is left in the stdout pipe once the worker is gone: until
+ * end of file, or until it is empty when something the kernel started
+ * still holds it open, for at most a short while if that keeps writing. */
+static void capture_finish(out_capture *c) {
+  double until = heron__now() + 0.2;
+  while (c->fd >= 0 && capture_read(c) > 0 && heron__now() < until)
+    ;
+  if (c->fd >= 0)
+    close(c->fd);
+  c->fd = -1;
+}
+
+/* Waits up to `ms` milliseconds for the stdout pipe, or simply sleeps
+ * when it is closed (poll ignores a negative fd), and reads once if it has
+ * data.  A kernel that prints is thus drained while the parent waits. */
+static void capture_wait(out_capture *c, int ms) {
+  struct pollfd p = {.fd = c->fd, .events = POLLIN};
+  if (poll(&p, 1, ms) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
+    capture_read(c);
+}
+
 /* Reads the report until it is complete, the worker closes the pipe, or
- * the deadline passes.  Returns the number of bytes read. */
-static size_t read_report(int fd, run_report *r, double deadline) {
+ * the deadline passes, draining the worker's stdout meanwhile.  Returns
+ * the number of bytes of the report read. */
+static size_t read_report(int fd, run_report *r, double deadline,
+                          out_capture *out) {
   size_t got = 0;
   while (got < sizeof *r) {
     double left = deadline - heron__now();
     if (left <= 0)
       break;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                          {.fd = out->fd, .events = POLLIN}};
     int ms = (int)(left * 1000) + 1;
-    int pr = poll(&p, 1, ms);
+    int pr = poll(p, 2, ms);
     if (pr < 0 && errno == EINTR)
       continue;
     if (pr <= 0)
       continue; /* timed out: the loop head sees the deadline */
+    if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+      capture_read(out);
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+      continue;
     ssize_t n = read(fd, (char *)r + got, sizeof *r - got);
     if (n < 0 && errno == EINTR)
       continue;
@@ -357,9 +431,10 @@ static size_t read_report(int fd, run_report *r, double deadline) {
   return got;
 }
 
-/* Waits for the worker to exit until the deadline, then kills it.  Returns
- * 1 when it had to be killed. */
-static int reap_worker(pid_t pid, int *st, double deadline) {
+/* Waits for the worker to exit until the deadline, then kills it, draining
+ * its stdout meanwhile (a worker flushing a full stdio buffer must not
+ * block on the pipe).  Returns 1 when it had to be killed. */
+static int reap_worker(pid_t pid, int *st, double deadline, out_capture *out) {
   double pause = 0.5;
   for (;;) {
     pid_t w = waitpid(pid, st, WNOHANG);
@@ -371,11 +446,104 @@ static int reap_worker(pid_t pid, int *st, double deadline) {
         ;
       return 1;
     }
-    struct timespec ts = {0, (long)(pause * 1e6)};
-    nanosleep(&ts, NULL);
+    capture_wait(out, (int)pause + 1);
     if (pause < 20)
       pause *= 1.5;
   }
+}
+
+/* Appends `n` bytes of `s` to `b` inside single quotes, escaped so that
+ * the text stays one printable line: \n \r \t \\ \' and \xNN for other
+ * bytes outside printable ASCII.  The quote ends in "..." when the escaped
+ * text would pass `max` characters or when `cut` says the bytes are only
+ * the start of the output. */
+static void put_quoted(heron__buf *b, const char *s, size_t n, size_t max,
+                       int cut) {
+  heron__buf_puts(b, "'");
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    char e[8];
+    if (ch == '\n' || ch == '\r' || ch == '\t')
+      snprintf(e, sizeof e, "\\%c", ch == '\n' ? 'n' : ch == '\r' ? 'r' : 't');
+    else if (ch == '\\' || ch == '\'')
+      snprintf(e, sizeof e, "\\%c", ch);
+    else if (ch < 0x20 || ch >= 0x7f)
+      snprintf(e, sizeof e, "\\x%02x", ch);
+    else
+      snprintf(e, sizeof e, "%c", ch);
+    size_t el = strlen(e);
+    if (len + el > max) {
+      cut = 1;
+      break;
+    }
+    heron__buf_puts(b, e);
+    len += el;
+  }
+  heron__buf_puts(b, cut ? "...'" : "'");
+}
+
+/* How much of a kernel's output the error text quotes: all of it (escaped,
+ * up to OUT_QUOTE_MAX characters) when it fits in the kept head, else the
+ * first OUT_EXCERPT bytes.  With the report's text (under 384 bytes) the
+ * whole stays well inside the runner's 1024-byte reply. */
+#define OUT_QUOTE_MAX 240
+#define OUT_EXCERPT 64
+
+/* Returns the error text with the note on the kernel's stdout appended
+ * ("stdout: N bytes: '...'"), freeing `error`; `error` itself when the
+ * kernel printed nothing or memory is short. */
+static char *with_stdout_note(char *error, const out_capture *c) {
+  if (c->total == 0)
+    return error;
+  heron__buf b = {0};
+  if (error && *error)
+    heron__buf_printf(&b, "%s; ", error);
+  heron__buf_printf(&b, "stdout: %llu bytes", c->total);
+  if (c->total <= sizeof c->head) {
+    heron__buf_puts(&b, ": ");
+    put_quoted(&b, c->head, c->kept, OUT_QUOTE_MAX, 0);
+  } else {
+    heron__buf_puts(&b, " (dropped): ");
+    put_quoted(&b, c->head, c->kept < OUT_EXCERPT ? c->kept : OUT_EXCERPT,
+               OUT_QUOTE_MAX, 1);
+  }
+  char *text = heron__buf_take(&b);
+  if (!text)
+    return error;
+  free(error);
+  return text;
+}
+
+/* Makes the stdout pipe: out[0] the parent's non-blocking read end, out[1]
+ * the worker's write end, both close-on-exec.  The pipe is widened where
+ * the system allows, so a chatty kernel wakes the parent less often. */
+static int stdout_pipe(int out[2]) {
+  if (pipe2(out, O_CLOEXEC) != 0)
+    return -1;
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+#ifdef F_SETPIPE_SZ
+  fcntl(out[0], F_SETPIPE_SZ, 1 << 20); /* best effort */
+#endif
+  return 0;
+}
+
+/* In the freshly forked worker: makes the stdout pipe its fd 1 (dup2
+ * clears close-on-exec on the copy) and closes the rest.  `report` is the
+ * report pipe's write end, moved off fd 1 should the parent's stdout have
+ * been closed and the pipe taken that number.  Returns the report fd. */
+static int worker_stdout(int report, const int out[2]) {
+  if (report == STDOUT_FILENO)
+    report = fcntl(report, F_DUPFD_CLOEXEC, 3);
+  if (out[0] != STDOUT_FILENO)
+    close(out[0]);
+  if (out[1] != STDOUT_FILENO) {
+    dup2(out[1], STDOUT_FILENO);
+    close(out[1]);
+  } else {
+    fcntl(STDOUT_FILENO, F_SETFD, 0);
+  }
+  return report;
 }
 
 int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
@@ -387,10 +555,17 @@ int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
   m->simulated = 0;
   *error = NULL;
 
-  int fds[2];
+  int fds[2], out[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     return heron_error_set(err, HERON_ERUN, "cannot create a pipe: %s",
                            strerror(errno));
+  if (stdout_pipe(out) != 0) {
+    int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return heron_error_set(err, HERON_ERUN, "cannot create a pipe: %s",
+                           strerror(e));
+  }
   /* Anything buffered in stdio now would otherwise be printed twice if the
    * worker flushed it; the worker uses _exit, but a kernel may call exit. */
   fflush(NULL);
@@ -400,26 +575,34 @@ int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
     int e = errno;
     close(fds[0]);
     close(fds[1]);
+    close(out[0]);
+    close(out[1]);
     return heron_error_set(err, HERON_ERUN, "cannot fork a worker: %s",
                            strerror(e));
   }
   if (pid == 0) {
     close(fds[0]);
+    int report = worker_stdout(fds[1], out);
     if (k->cubin)
-      heron__cuda_worker_main(b, k, fds[1]);
-    worker_main(b, k->path, fds[1]);
+      heron__cuda_worker_main(b, k, report);
+    worker_main(b, k->path, report);
     _exit(127); /* not reached */
   }
   close(fds[1]);
+  close(out[1]);
 
+  out_capture cap;
+  memset(&cap, 0, sizeof cap);
+  cap.fd = out[0];
   double deadline = t0 + b->opts.timeout_s;
   run_report r;
   memset(&r, 0, sizeof r);
-  size_t got = read_report(fds[0], &r, deadline);
+  size_t got = read_report(fds[0], &r, deadline, &cap);
   close(fds[0]);
   int st = 0;
-  int killed =
-      reap_worker(pid, &st, got == sizeof r ? heron__now() + 1.0 : deadline);
+  int killed = reap_worker(
+      pid, &st, got == sizeof r ? heron__now() + 1.0 : deadline, &cap);
+  capture_finish(&cap);
 
   if (killed && got < sizeof r) {
     m->status = HERON_MEAS_TIMEOUT;
@@ -452,6 +635,7 @@ int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
       *error = format_error("%s", r.text);
     }
   }
+  *error = with_stdout_note(*error, &cap);
   if (*error)
     m->error = *error;
   return HERON_OK;

@@ -9,6 +9,7 @@
  * here; only a real GPU can check real cubins (the lead's GPU runs).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,7 +86,8 @@ static char *renamed_kernel(const char *src) {
 enum host_variant {
   HOST_GOOD,     /* computes the op (and the bias) correctly */
   HOST_NO_WRITE, /* returns without writing */
-  HOST_COUNTED   /* correct, and appends a byte to $HERON_TEST_CALLS */
+  HOST_COUNTED,  /* correct, and appends a byte to $HERON_TEST_CALLS */
+  HOST_PRINTS    /* correct, and prints a line on every call */
 };
 
 /* The flat offset of tensor `t` at the loop point, as C source. */
@@ -123,6 +125,8 @@ static char *host_kernel(const heron__op *op, enum host_variant v,
   if (v == HOST_COUNTED)
     heron__buf_puts(&s, "  FILE *f = fopen(getenv(\"HERON_TEST_CALLS\"), "
                         "\"a\");\n  if (f) { fputc('x', f); fclose(f); }\n");
+  if (v == HOST_PRINTS)
+    heron__buf_puts(&s, "  printf(\"launched\\n\");\n");
   heron__buf_printf(&s, "  float *acc = calloc(%lld, sizeof(float));\n",
                     (long long)heron__tensor_elems(&op->out));
   for (int a = 0; a < op->naxes; a++)
@@ -424,6 +428,9 @@ TEST(build_all_compiles_cuda_candidates_on_two_jobs_with_their_own_results) {
   CHECK_EQ(c[0].launch.block[0], 64);
   CHECK(c[2].spill_bytes > 0);
   CHECK_EQ(c[1].regs, 0);
+  /* A bad source and a missing launch line are the configs' failures. */
+  for (int i = 0; i < 5; i++)
+    CHECK_EQ(c[i].env_failure, 0);
   /* Files are numbered in candidate order: k0.cu .. k4.cu. */
   char path[700];
   snprintf(path, sizeof path, "%s/k4.cu", b.work_dir);
@@ -456,6 +463,83 @@ TEST(cuda_build_longer_than_the_timeout_is_recorded_as_timeout_afterwards) {
   CHECK(c.regs > 0); /* the statistics of the finished build are kept */
   free(c.error);
   heron__bench_free(&b);
+}
+
+TEST(toolchain_check_of_a_cuda_bench_builds_a_trivial_kernel_with_nvrtc) {
+  REQUIRE_NVRTC();
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  heron_measure_options o = quick_options();
+  heron__bench b;
+  heron_error err = {0}, *ep = &err;
+  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  int rc80 = heron__bench_check_toolchain(&b, &err);
+  /* An architecture this NVRTC does not know fails every candidate. */
+  b.cuda_sm = 12;
+  heron_error e12 = {0};
+  int rc12 = heron__bench_check_toolchain(&b, &e12);
+  /* So do CUDA headers that are not where NVRTC looks. */
+  b.cuda_sm = 80;
+  setenv("HERON_CUDA_INCLUDE", "/nonexistent/cuda/include", 1);
+  heron_error einc = {0};
+  int rcinc = heron__bench_check_toolchain(&b, &einc);
+  unsetenv("HERON_CUDA_INCLUDE");
+  int seq = b.seq;
+  heron__bench_free(&b);
+  CHECK_OK(rc80, ep);
+  CHECK_EQ(seq, 0);
+  CHECK_EQ(rc12, HERON_EBUILD);
+  CHECK_STR_CONTAINS(e12.text, "NVRTC cannot build a trivial kernel for sm_12");
+  CHECK_STR_CONTAINS(e12.text, "gpu-architecture");
+  CHECK_EQ(rcinc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(einc.text, "cannot open source file");
+}
+
+TEST(toolchain_check_of_an_emulating_cuda_bench_uses_the_c_compiler) {
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  heron_measure_options o = quick_options();
+  o.emulate = 1;
+  heron__bench b;
+  heron_error err = {0}, *ep = &err;
+  CHECK_OK(
+      heron__bench_init_cuda(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 80, &err),
+      &err);
+  int rc = heron__bench_check_toolchain(&b, &err);
+  heron_error e2 = {0};
+  b.opts.cc = "/nonexistent/gcc";
+  int rc2 = heron__bench_check_toolchain(&b, &e2);
+  heron__bench_free(&b);
+  CHECK_OK(rc, ep);
+  CHECK_EQ(rc2, HERON_EBUILD);
+  CHECK_STR_CONTAINS(e2.text, "compiler '/nonexistent/gcc' not found");
+}
+
+TEST(nvrtc_build_without_the_cuda_headers_is_an_environment_failure) {
+  REQUIRE_NVRTC();
+  heron__op op;
+  CHECK_OK(make_op(&op, 0), NULL);
+  heron_measure_options o = quick_options();
+  heron__bench b;
+  heron_error err = {0};
+  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  heron__candidate c[2];
+  memset(c, 0, sizeof c);
+  c[0].source = good_cu;
+  c[1].source = syntax_error_cu;
+  setenv("HERON_CUDA_INCLUDE", "/nonexistent/cuda/include", 1);
+  int rc = heron__build_all(&b, c, 2, &err);
+  unsetenv("HERON_CUDA_INCLUDE");
+  heron__bench_free(&b);
+  CHECK_OK(rc, &err);
+  CHECK_EQ(c[0].status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_EQ(c[0].env_failure, 1);
+  CHECK_STR_CONTAINS(c[0].error, "cuda_fp16.h");
+  /* syntax_error_cu includes nothing: its failure is its own. */
+  CHECK_EQ(c[1].status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_EQ(c[1].env_failure, 0);
+  for (int i = 0; i < 2; i++)
+    free(c[i].error);
 }
 
 TEST(cuda_bench_without_an_sm_is_einval_unless_emulated) {
@@ -654,6 +738,52 @@ TEST(cubin_run_without_a_driver_is_runtime_error_naming_libcuda) {
   CHECK_EQ(m.status, HERON_MEAS_RUNTIME_ERROR);
   CHECK_STR_CONTAINS(text, "no CUDA driver");
   free(text);
+}
+
+/* This process's stdout sent to a file while a run happens (the runner
+ * inherits it at bench_init); returns the saved descriptor, or -1. */
+static int trap_stdout(const char *path) {
+  fflush(stdout);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int saved = fd >= 0 ? dup(STDOUT_FILENO) : -1;
+  if (saved >= 0 && dup2(fd, STDOUT_FILENO) < 0) {
+    close(saved);
+    saved = -1;
+  }
+  if (fd >= 0)
+    close(fd);
+  return saved;
+}
+
+/* Restores stdout from `saved`; returns the bytes that reached `path`. */
+static int release_stdout(int saved, const char *path) {
+  fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  int n = file_size(path);
+  unlink(path);
+  return n;
+}
+
+TEST(cubin_kernel_output_goes_to_the_error_text_not_to_stdout) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/heron-test-stdout-%d", (int)getpid());
+  int saved = trap_stdout(path);
+  CHECK(saved >= 0);
+  fake_run f;
+  run_on_fake(NULL, 0, HOST_PRINTS, 0, &f);
+  int leaked = release_stdout(saved, path);
+  CHECK_OK(f.rc, &f.err);
+  CHECK_EQ(leaked, 0);
+  CHECK_MSG(f.m.status == HERON_MEAS_OK, "%s: %s",
+            heron_meas_status_name(f.m.status), f.m.error);
+  CHECK(f.m.seconds > 0);
+  /* One line per launch, and the warm-up and calibration launches vary:
+   * the count is not fixed, the start of the quote is. */
+  CHECK_STR_CONTAINS(f.error, "stdout: ");
+  CHECK_STR_CONTAINS(f.error, " bytes");
+  CHECK_STR_CONTAINS(f.error, "'launched\\nlaunched\\n");
+  free(f.error);
 }
 
 /* ---- emulation ---------------------------------------------------------- */

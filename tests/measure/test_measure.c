@@ -5,6 +5,7 @@
  * affine index maps), so the tests hold whatever tensor layout the op
  * module chooses; the broken kernels are that kernel with one thing wrong.
  */
+#include <fcntl.h>
 #include <float.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -30,8 +31,16 @@ enum variant {
   SLOW,        /* correct, but each call sleeps 0.6 s */
   LATE_BREAK,  /* correct on the first call only */
   NO_SYMBOL,   /* exports the kernel under another name */
-  NO_COMPILE   /* not C */
+  NO_COMPILE,  /* not C */
+  PRINT_LINE,  /* correct, and prints one short line on its first call */
+  PRINT_WRONG, /* prints a line with a tab, a control byte and quotes on its
+                  first call, and writes one value wrong */
+  PRINT_FLOOD  /* correct, and writes 45 MiB to stdout on its first call */
 };
+
+/* What PRINT_LINE prints, and the size of PRINT_FLOOD's output. */
+#define PRINTED_LINE "heron says hi\n"
+#define FLOOD_BYTES (45LL << 20)
 
 static int make_gemm(heron__op *op) {
   const int64_t shape[3] = {64, 48, 32};
@@ -68,6 +77,8 @@ static char *kernel_source(const heron__op *op, enum variant v) {
                     "int heron_kernel(void) { return undeclared_thing; }\n");
     return heron__buf_take(&s);
   }
+  if (v == PRINT_LINE || v == PRINT_WRONG || v == PRINT_FLOOD)
+    heron__buf_puts(&s, "#include <stdio.h>\n#include <string.h>\n");
   heron__buf_printf(&s, "void %s(void *const *bufs) {\n",
                     v == NO_SYMBOL ? "other_kernel" : "heron_kernel");
   heron__buf_printf(&s, "  float *out = bufs[%d];\n", op->ninputs);
@@ -100,8 +111,27 @@ static char *kernel_source(const heron__op *op, enum variant v) {
   heron__buf_puts(&s, "    out[");
   index_expr(&s, op, &op->out);
   heron__buf_puts(&s, "] += p;\n  }\n");
-  if (v == WRONG_VALUE)
+  if (v == WRONG_VALUE || v == PRINT_WRONG)
     heron__buf_puts(&s, "  out[3] += 1.0f;\n");
+  /* The output goes through stdio, as a kernel's debugging printf would:
+   * the worker must flush it before it reports. */
+  if (v == PRINT_LINE)
+    heron__buf_puts(&s,
+                    "  static int said;\n"
+                    "  if (!said++) printf(\"%s\", \"heron says hi\\n\");\n");
+  if (v == PRINT_WRONG)
+    heron__buf_puts(&s, "  static int said;\n"
+                        "  if (!said++) printf(\"tab\\there \\001'q'\\n\");\n");
+  if (v == PRINT_FLOOD)
+    heron__buf_printf(&s,
+                      "  static int said;\n"
+                      "  static char line[1 << 20];\n"
+                      "  if (!said++) {\n"
+                      "    memset(line, 'x', sizeof line);\n"
+                      "    for (long i = 0; i < %lldL; i += sizeof line)\n"
+                      "      fwrite(line, 1, sizeof line, stdout);\n"
+                      "  }\n",
+                      FLOOD_BYTES);
   if (v == LATE_BREAK)
     heron__buf_puts(&s, "  static int calls;\n"
                         "  if (++calls > 1) out[0] = 42.0f;\n");
@@ -525,34 +555,6 @@ TEST(missing_compiler_is_compile_error_naming_it) {
   outcome_free(&r);
 }
 
-/* Runs a parallel region in this (the tuner's) process, as XGBoost does
- * when the engine fits it: afterwards libgomp believes its thread pool
- * exists, and a worker forked from this process would wait forever in its
- * first parallel region.  Workers come from the runner, forked at
- * bench_init while the process was single-threaded, so they must not. */
-static double spin_up_openmp(void) {
-  double s = 0;
-#pragma omp parallel for reduction(+ : s) num_threads(2)
-  for (int i = 0; i < 100000; i++)
-    s += i;
-  return s;
-}
-
-TEST(kernel_runs_after_the_tuner_started_openmp_threads) {
-  heron__op op;
-  heron__bench b;
-  heron_measure_options o = quick_options();
-  o.timeout_s = 10;
-  CHECK_OK(bench_up(&b, &op, &o), NULL);
-  CHECK(spin_up_openmp() > 0);
-  outcome r;
-  int rc = measure_variant(&b, GOOD, &r);
-  heron__bench_free(&b);
-  CHECK_OK(rc, NULL);
-  CHECK_MSG(r.m.status == HERON_MEAS_OK, "%s", r.run_error);
-  outcome_free(&r);
-}
-
 TEST(runner_process_ends_when_the_bench_is_freed) {
   heron__op op;
   heron__bench b;
@@ -583,4 +585,373 @@ TEST(dead_runner_is_a_machinery_error_not_a_crash) {
   CHECK_EQ(rc, HERON_ERUN);
   CHECK_STR_CONTAINS(err.text, "runner");
   free(text);
+}
+
+/* ---- the toolchain check and environment failures ----------------------- */
+
+/* Writes an executable "compiler" script (mode `mode`) at `path`. */
+static int write_script(const char *path, const char *text, mode_t mode) {
+  if (heron__write_file(path, text, strlen(text), NULL) != HERON_OK)
+    return -1;
+  return chmod(path, mode);
+}
+
+/* A compiler that fails as gcc does when the disk is full. */
+static const char full_disk_cc[] =
+    "#!/bin/sh\n"
+    "echo 'cc1: fatal error: error writing to /tmp/ccX.s: No space left on "
+    "device' >&2\n"
+    "echo 'No space left on device'\n"
+    "exit 1\n";
+
+/* 1 when `dir` holds a file whose name starts with `prefix`. */
+static int has_file_starting(const char *dir, const char *prefix) {
+  char cmd[800];
+  snprintf(cmd, sizeof cmd, "ls '%s' | grep -q '^%s'", dir, prefix);
+  return system(cmd) == 0;
+}
+
+TEST(toolchain_check_passes_with_the_system_compiler_and_leaves_no_files) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  heron_error err = {0}, *ep = &err;
+  double t0 = heron__now();
+  int rc = heron__bench_check_toolchain(&b, &err);
+  double wall = heron__now() - t0;
+  int seq = b.seq;
+  int left = has_file_starting(b.work_dir, "toolchain-check");
+  heron__bench_free(&b);
+  CHECK_OK(rc, ep);
+  CHECK_MSG(wall < 5.0, "took %.2f s", wall);
+  CHECK_EQ(seq, 0); /* the candidates' numbering is untouched */
+  CHECK(!left);
+}
+
+TEST(toolchain_check_fails_naming_a_missing_compiler) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.cc = "/nonexistent/gcc";
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  heron_error err = {0};
+  int rc = heron__bench_check_toolchain(&b, &err);
+  heron_error err2 = {0};
+  b.opts.cc = "heron-no-such-compiler";
+  int rc2 = heron__bench_check_toolchain(&b, &err2);
+  heron__bench_free(&b);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err.text, "compiler '/nonexistent/gcc' not found");
+  CHECK_EQ(rc2, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err2.text,
+                     "compiler 'heron-no-such-compiler' not found in PATH");
+}
+
+TEST(toolchain_check_fails_on_a_compiler_reporting_a_full_disk) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  char cc[600];
+  snprintf(cc, sizeof cc, "%s/full-disk-cc.sh", b.work_dir);
+  int wrc = write_script(cc, full_disk_cc, 0755);
+  b.opts.cc = cc;
+  heron_error err = {0};
+  int rc = wrc == 0 ? heron__bench_check_toolchain(&b, &err) : HERON_EIO;
+  heron__bench_free(&b);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err.text,
+                     "full-disk-cc.sh' cannot build a trivial kernel");
+  CHECK_STR_CONTAINS(err.text, "No space left on device");
+}
+
+TEST(toolchain_check_fails_on_a_compiler_that_is_not_executable) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  char cc[600];
+  snprintf(cc, sizeof cc, "%s/plain-file-cc", b.work_dir);
+  /* No execute bit at all: exec refuses it even to root. */
+  int wrc = write_script(cc, "#!/bin/sh\nexit 0\n", 0644);
+  b.opts.cc = cc;
+  heron_error err = {0};
+  int rc = wrc == 0 ? heron__bench_check_toolchain(&b, &err) : HERON_EIO;
+  heron__bench_free(&b);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err.text, "plain-file-cc' is not executable");
+}
+
+TEST(toolchain_check_fails_when_the_work_folder_is_full) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  /* /dev/full opens fine and fails every write with ENOSPC: the check's
+   * source file, linked to it, is a file on a full disk. */
+  char src[600];
+  snprintf(src, sizeof src, "%s/toolchain-check-%ld.c", b.work_dir,
+           (long)getpid());
+  int lrc = symlink("/dev/full", src);
+  heron_error err = {0};
+  int rc = lrc == 0 ? heron__bench_check_toolchain(&b, &err) : HERON_EIO;
+  char want[600];
+  snprintf(want, sizeof want, "cannot write in work folder %s: ", b.work_dir);
+  heron__bench_free(&b);
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err.text, want);
+  char file[64];
+  snprintf(file, sizeof file, "No space left on device (toolchain-check-%ld.c)",
+           (long)getpid());
+  CHECK_STR_CONTAINS(err.text, file);
+}
+
+/* Builds variants with the bench's compiler and copies out what the tests
+ * below look at. */
+typedef struct built {
+  int rc, status, env_failure;
+  char error[600];
+} built;
+
+static void build_and_keep(heron__bench *b, const enum variant *v, int n,
+                           built *out) {
+  heron__candidate c[4];
+  char *src[4];
+  int rc = build_variants(b, v, n, c, src);
+  for (int i = 0; i < n; i++) {
+    out[i].rc = rc;
+    out[i].status = c[i].status;
+    out[i].env_failure = c[i].env_failure;
+    snprintf(out[i].error, sizeof out[i].error, "%s",
+             c[i].error ? c[i].error : "");
+  }
+  free_variants(c, src, n);
+}
+
+TEST(build_with_a_missing_compiler_is_an_environment_failure) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.cc = "/nonexistent/gcc";
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  enum variant v = GOOD;
+  built r;
+  build_and_keep(&b, &v, 1, &r);
+  heron__bench_free(&b);
+  CHECK_OK(r.rc, NULL);
+  CHECK_EQ(r.status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_EQ(r.env_failure, 1);
+  const char *e = r.error;
+  CHECK_STR_CONTAINS(e, "compiler '/nonexistent/gcc' not found");
+}
+
+TEST(build_with_a_compiler_reporting_a_full_disk_is_an_environment_failure) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  char cc[600];
+  snprintf(cc, sizeof cc, "%s/full-disk-cc.sh", b.work_dir);
+  int wrc = write_script(cc, full_disk_cc, 0755);
+  b.opts.cc = cc;
+  enum variant v[2] = {GOOD, NO_COMPILE};
+  built r[2];
+  if (wrc == 0)
+    build_and_keep(&b, v, 2, r);
+  heron__bench_free(&b);
+  CHECK_EQ(wrc, 0);
+  for (int i = 0; i < 2; i++) {
+    CHECK_OK(r[i].rc, NULL);
+    CHECK_EQ(r[i].status, HERON_MEAS_COMPILE_ERROR);
+    CHECK_EQ(r[i].env_failure, 1);
+    const char *e = r[i].error;
+    CHECK_STR_CONTAINS(e, "No space left on device");
+  }
+}
+
+TEST(bad_source_with_a_working_compiler_is_not_an_environment_failure) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  enum variant v[2] = {NO_COMPILE, GOOD};
+  built r[2];
+  build_and_keep(&b, v, 2, r);
+  heron__bench_free(&b);
+  CHECK_OK(r[0].rc, NULL);
+  CHECK_EQ(r[0].status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_EQ(r[0].env_failure, 0);
+  const char *e = r[0].error;
+  CHECK_STR_CONTAINS(e, "undeclared_thing");
+  CHECK_EQ(r[1].status, HERON_MEAS_OK);
+  CHECK_EQ(r[1].env_failure, 0);
+}
+
+TEST(unwritable_source_fails_only_its_candidate_as_an_environment_failure) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  /* The next candidate's source lands on a full disk (/dev/full). */
+  char src[600];
+  snprintf(src, sizeof src, "%s/k%d.c", b.work_dir, b.seq);
+  int lrc = symlink("/dev/full", src);
+  enum variant v[2] = {GOOD, GOOD};
+  built r[2];
+  if (lrc == 0)
+    build_and_keep(&b, v, 2, r);
+  heron__bench_free(&b);
+  CHECK_EQ(lrc, 0);
+  CHECK_OK(r[0].rc, NULL); /* the batch goes on: no HERON_EIO any more */
+  CHECK_EQ(r[0].status, HERON_MEAS_COMPILE_ERROR);
+  CHECK_EQ(r[0].env_failure, 1);
+  const char *e = r[0].error;
+  CHECK_STR_CONTAINS(e, "cannot write in work folder");
+  CHECK_STR_CONTAINS(e, "No space left on device (k0.c)");
+  CHECK_MSG(r[1].status == HERON_MEAS_OK, "%s", r[1].error);
+  CHECK_EQ(r[1].env_failure, 0);
+}
+
+/* ---- what a kernel prints ------------------------------------------------ */
+
+/* This process's stdout sent to a file while a test measures: the runner,
+ * forked at bench_init, inherits it, so anything a worker lets through
+ * lands in the file.  No CHECK may run between trap and release (a failed
+ * CHECK returns and would leave stdout redirected). */
+typedef struct stdout_trap {
+  int saved;
+  char path[64];
+} stdout_trap;
+
+static int stdout_trap_set(stdout_trap *t) {
+  fflush(stdout);
+  snprintf(t->path, sizeof t->path, "/tmp/heron-test-stdout-%d", (int)getpid());
+  int fd = open(t->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  t->saved = fd >= 0 ? dup(STDOUT_FILENO) : -1;
+  if (t->saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+/* Restores stdout; returns the bytes that reached the trap. */
+static long stdout_trap_release(stdout_trap *t) {
+  fflush(stdout);
+  dup2(t->saved, STDOUT_FILENO);
+  close(t->saved);
+  struct stat st;
+  long n = stat(t->path, &st) == 0 ? (long)st.st_size : -1;
+  unlink(t->path);
+  return n;
+}
+
+/* Measures variant `v` with stdout trapped; `leaked` gets what reached the
+ * test's stdout. */
+static int measure_trapped(enum variant v, outcome *r, long *leaked) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  stdout_trap t;
+  memset(r, 0, sizeof *r);
+  if (stdout_trap_set(&t) != 0)
+    return HERON_EIO;
+  int rc = bench_up(&b, &op, &o);
+  if (rc == HERON_OK) {
+    rc = measure_variant(&b, v, r);
+    heron__bench_free(&b);
+  }
+  *leaked = stdout_trap_release(&t);
+  return rc;
+}
+
+TEST(kernel_printing_a_line_is_ok_with_its_output_in_the_error_text) {
+  outcome r;
+  long leaked = -1;
+  int rc = measure_trapped(PRINT_LINE, &r, &leaked);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(leaked, 0);
+  CHECK_MSG(r.m.status == HERON_MEAS_OK, "%s", r.run_error);
+  CHECK(r.m.seconds > 0);
+  CHECK(r.m.max_error >= 0 && r.m.max_error < 1e-3);
+  CHECK_STR_CONTAINS(r.run_error, "stdout: 14 bytes: 'heron says hi\\n'");
+  CHECK(strcmp(r.m.error, r.run_error) == 0);
+  outcome_free(&r);
+}
+
+TEST(kernel_output_follows_the_failure_text_with_odd_bytes_escaped) {
+  outcome r;
+  long leaked = -1;
+  int rc = measure_trapped(PRINT_WRONG, &r, &leaked);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(leaked, 0);
+  CHECK_EQ(r.m.status, HERON_MEAS_WRONG_RESULT);
+  CHECK_STR_CONTAINS(r.run_error, "wrong result after the first call");
+  CHECK_STR_CONTAINS(r.run_error,
+                     "; stdout: 14 bytes: 'tab\\there \\x01\\'q\\'\\n'");
+  outcome_free(&r);
+}
+
+TEST(kernel_printing_45_mib_is_drained_counted_and_not_slowed) {
+  outcome good, r;
+  long leaked_good = -1, leaked = -1;
+  int rc_good = measure_trapped(GOOD, &good, &leaked_good);
+  int rc = measure_trapped(PRINT_FLOOD, &r, &leaked);
+  CHECK_OK(rc_good, NULL);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(leaked_good, 0);
+  CHECK_EQ(leaked, 0);
+  CHECK_MSG(r.m.status == HERON_MEAS_OK, "%s", r.run_error);
+  CHECK(r.m.max_error >= 0 && r.m.max_error < 1e-3);
+  char want[96];
+  snprintf(want, sizeof want, "stdout: %lld bytes (dropped): 'xxxxxxxx",
+           FLOOD_BYTES);
+  CHECK_STR_CONTAINS(r.run_error, want);
+  CHECK_STR_CONTAINS(r.run_error, "xxx...'");
+  CHECK_MSG(strlen(r.run_error) < 200, "%zu bytes of error text",
+            strlen(r.run_error));
+  /* Draining 45 MiB costs well under a second over a quiet kernel's run. */
+  CHECK_MSG(r.run_wall_s < good.run_wall_s + 3.0, "%.2f s against %.2f s",
+            r.run_wall_s, good.run_wall_s);
+  outcome_free(&good);
+  outcome_free(&r);
+}
+
+/* ---- last: OpenMP in the tuner ------------------------------------------ */
+
+/* This test stays last in the file: once it has run, libgomp in this
+ * process has a thread pool, and a bench made afterwards would fork its
+ * runner from a process with threads, which is exactly what the engine
+ * must never do (measure.h).  ctest runs each test alone; the file run as
+ * one program needs the order. */
+
+/* Runs a parallel region in this (the tuner's) process, as XGBoost does
+ * when the engine fits it: afterwards libgomp believes its thread pool
+ * exists, and a worker forked from this process would wait forever in its
+ * first parallel region.  Workers come from the runner, forked at
+ * bench_init while the process was single-threaded, so they must not. */
+static double spin_up_openmp(void) {
+  double s = 0;
+#pragma omp parallel for reduction(+ : s) num_threads(2)
+  for (int i = 0; i < 100000; i++)
+    s += i;
+  return s;
+}
+
+TEST(kernel_runs_after_the_tuner_started_openmp_threads) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  o.timeout_s = 10;
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  CHECK(spin_up_openmp() > 0);
+  outcome r;
+  int rc = measure_variant(&b, GOOD, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_MSG(r.m.status == HERON_MEAS_OK, "%s", r.run_error);
+  outcome_free(&r);
 }
