@@ -12,15 +12,48 @@
  *
  * usage: bench_cuda_compile [--op gemm] [--shape 1024,1024,1024]
  *                           [--hw a100] [--kernels 40] [--samples 20000]
+ *        bench_cuda_compile --help
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "core/measure/measure.h"
 #include "core/util/util.h"
 #include "heron/heron.h"
+
+/* ---- Options --------------------------------------------------------------
+ * One table gives the parser and --help (tools/cli.h). */
+
+enum { OPT_OP = 1, OPT_SHAPE, OPT_HW, OPT_KERNELS, OPT_SAMPLES, OPT_HELP };
+
+static const cli_option options[] = {
+    {OPT_OP, "op", "NAME", "operator whose fp16 cuda template is used", "gemm"},
+    {OPT_SHAPE, "shape", "D1,D2,...",
+     "the op's dimensions in their order (heron-space --op NAME --describe)",
+     "1024,1024,1024"},
+    {OPT_HW, "hw", "NAME|FILE",
+     "GPU description in configs/hw/ (a100, h100, h200, rtx3080, ...) or a "
+     "JSON file",
+     "a100"},
+    {OPT_KERNELS, "kernels", "N", "sampled configs compiled with NVRTC", "40"},
+    {OPT_SAMPLES, "samples", "N", "configs drawn to time the sampler", "20000"},
+    {OPT_HELP, "help", NULL, "print this help and exit", ""},
+    {0, NULL, NULL, NULL, ""}};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: bench_cuda_compile [options]\n\n"
+               "How fast the cuda target turns configs into kernels without "
+               "a GPU: valid\nconfigs per second from the sampler against "
+               "rejection sampling, and kernels\ncompiled per second by "
+               "NVRTC on 1 and 2 threads.\n\noptions:\n");
+  cli_print_options(out, options);
+  fprintf(out, "\nExit status: 0 every kernel compiled; 1 a sample, a "
+               "source or a compile failed,\nor no NVRTC; 2 a usage "
+               "error.\n");
+}
 
 typedef struct pool {
   char **src;
@@ -90,8 +123,9 @@ static double rejection_rate(const heron_space *sp, double seconds,
       const int64_t *vals;
       int n;
       heron_space_var_domain(sp, v, &lo, &hi, &vals, &n);
-      cfg[v] = vals ? vals[heron_rng_below(&rng, (uint64_t)n)]
-                    : lo + (int64_t)heron_rng_below(&rng, (uint64_t)(hi - lo + 1));
+      cfg[v] =
+          vals ? vals[heron_rng_below(&rng, (uint64_t)n)]
+               : lo + (int64_t)heron_rng_below(&rng, (uint64_t)(hi - lo + 1));
     }
     tried++;
     if (heron_space_validate(sp, &rng, cfg, cfg, NULL) == HERON_OK)
@@ -106,56 +140,53 @@ static double rejection_rate(const heron_space *sp, double seconds,
 int main(int argc, char **argv) {
   const char *op = "gemm", *shape = "1024,1024,1024", *hw = "a100";
   int kernels = 40, samples = 20000;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help")) {
-      printf("usage: %s [--op NAME] [--shape D1,D2,...] [--hw GPU] "
-             "[--kernels N] [--samples N]\n",
-             argv[0]);
-      return 0;
-    }
-    if (!v) {
-      fprintf(stderr, "%s: %s needs a value\n", argv[0], a);
-      return 2;
-    }
-    if (!strcmp(a, "--op"))
+  cli_set_prog("bench_cuda_compile");
+  cli_parser p;
+  cli_parser_init(&p, options, argc, argv);
+  const char *v;
+  int id;
+  while ((id = cli_next(&p, &v, NULL)) != 0) {
+    switch (id) {
+    case OPT_OP:
       op = v;
-    else if (!strcmp(a, "--shape"))
+      break;
+    case OPT_SHAPE:
       shape = v;
-    else if (!strcmp(a, "--hw"))
+      break;
+    case OPT_HW:
       hw = v;
-    else if (!strcmp(a, "--kernels"))
-      kernels = atoi(v);
-    else if (!strcmp(a, "--samples"))
-      samples = atoi(v);
-    else {
-      fprintf(stderr, "%s: unknown flag %s (see --help)\n", argv[0], a);
-      return 2;
+      break;
+    case OPT_KERNELS:
+      kernels = (int)cli_int("--kernels", v, 1, 1000000);
+      break;
+    case OPT_SAMPLES:
+      samples = (int)cli_int("--samples", v, 1, 100000000);
+      break;
+    case OPT_HELP:
+      usage(stdout);
+      return CLI_EXIT_OK;
     }
-    i++;
   }
-  if (kernels < 1 || samples < 1) {
-    fprintf(stderr, "%s: --kernels and --samples must be positive\n", argv[0]);
-    return 2;
-  }
-  if (!heron__nvrtc_available()) {
-    fprintf(stderr, "%s: libheron was built without NVRTC\n", argv[0]);
-    return 1;
-  }
+  cli_check_op(op);
   heron_error err = {0};
   int64_t dims[16];
   int nd = 0;
-  if (heron_parse_shape(op, shape, dims, 16, &nd, &err) != HERON_OK) {
-    fprintf(stderr, "%s: --shape: %s\n", argv[0], err.text);
-    return 2;
+  /* The library's message names --shape itself. */
+  if (heron_parse_shape(op, shape, dims, 16, &nd, &err) != HERON_OK)
+    cli_usage("%s", err.text);
+  if (!heron__nvrtc_available()) {
+    fprintf(stderr, "%s: libheron was built without NVRTC\n", cli_prog());
+    return CLI_EXIT_FAILURE;
   }
-  heron_task_spec spec = {.op = op, .shape = dims, .nshape = nd,
-                          .dtype = "fp16", .target = "cuda", .hw = hw};
+  heron_task_spec spec = {.op = op,
+                          .shape = dims,
+                          .nshape = nd,
+                          .dtype = "fp16",
+                          .target = "cuda",
+                          .hw = hw};
   heron_task *t = NULL;
-  if (heron_task_create(&spec, &t, &err) != HERON_OK) {
-    fprintf(stderr, "%s: %s\n", argv[0], err.text);
-    return 2;
-  }
+  if (heron_task_create(&spec, &t, &err) != HERON_OK)
+    cli_usage("--op %s --shape %s --hw %s: %s", op, shape, hw, err.text);
   const heron_space *sp = heron_task_space(t);
   int nv = heron_space_nvars(sp);
   printf("task %s on %s: %d knobs, %d variables, %d constraints\n",
@@ -169,7 +200,7 @@ int main(int argc, char **argv) {
   double t0 = heron__now();
   for (int i = 0; i < samples; i++)
     if (heron_space_sample(sp, &rng, cfgs + (size_t)i * (size_t)nv, &err)) {
-      fprintf(stderr, "%s: sample: %s\n", argv[0], err.text);
+      fprintf(stderr, "%s: sample: %s\n", cli_prog(), err.text);
       return 1;
     }
   double ours = samples / (heron__now() - t0);
@@ -191,7 +222,7 @@ int main(int argc, char **argv) {
   char **src = calloc((size_t)kernels, sizeof *src);
   for (int i = 0; i < kernels; i++)
     if (heron_task_source(t, cfgs + (size_t)i * (size_t)nv, &src[i], &err)) {
-      fprintf(stderr, "%s: source: %s\n", argv[0], err.text);
+      fprintf(stderr, "%s: source: %s\n", cli_prog(), err.text);
       return 1;
     }
   heron__cuda_launch l;

@@ -3,6 +3,7 @@
  *
  *   bench_gemm [--size 1024] [--trials 200] [--strategy random] [--seed 1]
  *              [--log FILE] [--resume FILE] [--number 1] [--timeout 10]
+ *   bench_gemm --help
  *
  * Tunes (or resumes) gemm SIZE^3 fp32 with heron_tune, emits the best
  * kernel, compiles it into a shared object, then times it and
@@ -11,6 +12,8 @@
  */
 #include <cblas.h>
 #include <dlfcn.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -19,9 +22,108 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "heron/heron.h"
 
 void openblas_set_num_threads(int);
+
+/* ---- Options --------------------------------------------------------------
+ * One table gives the parser and --help (tools/cli.h), so the help cannot
+ * drift from what is accepted. */
+
+enum {
+  OPT_SIZE = 1,
+  OPT_TRIALS,
+  OPT_STRATEGY,
+  OPT_SEED,
+  OPT_LOG,
+  OPT_RESUME,
+  OPT_NUMBER,
+  OPT_TIMEOUT,
+  OPT_HELP
+};
+
+/* One call per repeat (grown to 50 ms for fast kernels) keeps the 200
+ * trials of a 1024^3 search to minutes; the final comparison below times
+ * the winner and OpenBLAS with their own, longer repeats. */
+static const cli_option options[] = {
+    {OPT_SIZE, "size", "N", "tune and compare GEMM N x N x N (M = N = K)",
+     "1024"},
+    {OPT_TRIALS, "trials", "N", "trials of the search", "200"},
+    {OPT_STRATEGY, "strategy", "NAME|PATH", "search strategy plugin", "random"},
+    {OPT_SEED, "seed", "N", "random seed of the strategy", "1"},
+    {OPT_LOG, "log", "FILE", "write the search's JSON Lines log here", "none"},
+    {OPT_RESUME, "resume", "LOG", "continue the search recorded in LOG",
+     "none"},
+    {OPT_NUMBER, "number", "N", "tuning: runs averaged per repeat", "1"},
+    {OPT_TIMEOUT, "timeout", "SECONDS", "tuning: limit per build and per run",
+     "10"},
+    {OPT_HELP, "help", NULL, "print this help and exit", ""},
+    {0, NULL, NULL, NULL, ""}};
+
+typedef struct settings {
+  int size, trials, number;
+  const char *strategy, *log, *resume;
+  uint64_t seed;
+  double timeout;
+} settings;
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: bench_gemm [options]\n\n"
+               "Tunes fp32 GEMM N x N x N with Heron-C (or resumes a "
+               "search), compiles the best\nkernel, and times it against "
+               "OpenBLAS sgemm on the same inputs, on one thread\nand on "
+               "all cores; prints the ratios and checks the outputs "
+               "agree.\n\noptions:\n");
+  cli_print_options(out, options);
+  fprintf(out, "\nExit status: 0 the outputs agree; 1 the search, the "
+               "build or the check failed;\n2 a usage error.\n");
+}
+
+static void parse_args(settings *s, int argc, char **argv) {
+  s->size = 1024;
+  s->trials = 200;
+  s->strategy = "random";
+  s->seed = 1;
+  s->log = s->resume = NULL;
+  s->number = 1;
+  s->timeout = 10;
+  cli_parser p;
+  cli_parser_init(&p, options, argc, argv);
+  const char *v;
+  int id;
+  while ((id = cli_next(&p, &v, NULL)) != 0) {
+    switch (id) {
+    case OPT_SIZE:
+      s->size = (int)cli_int("--size", v, 1, 65536);
+      break;
+    case OPT_TRIALS:
+      s->trials = (int)cli_int("--trials", v, 1, INT_MAX);
+      break;
+    case OPT_STRATEGY:
+      s->strategy = v;
+      break;
+    case OPT_SEED:
+      s->seed = cli_u64("--seed", v);
+      break;
+    case OPT_LOG:
+      s->log = v;
+      break;
+    case OPT_RESUME:
+      s->resume = v;
+      break;
+    case OPT_NUMBER:
+      s->number = (int)cli_int("--number", v, 1, INT_MAX);
+      break;
+    case OPT_TIMEOUT:
+      s->timeout = cli_double("--timeout", v, DBL_MIN, INFINITY);
+      break;
+    case OPT_HELP:
+      usage(stdout);
+      exit(CLI_EXIT_OK);
+    }
+  }
+}
 
 typedef void (*kernel_fn)(void *const *);
 
@@ -74,42 +176,21 @@ static void call_heron(void *p) {
 }
 
 int main(int argc, char **argv) {
-  int size = 1024, trials = 200;
-  const char *strategy = "random", *log = NULL, *resume = NULL;
-  uint64_t seed = 1;
-  /* One call per repeat (grown to 50 ms for fast kernels) keeps the 200
-   * trials of a 1024^3 search to minutes; the final comparison below times
-   * the winner and OpenBLAS with their own, longer repeats. */
-  int number = 1;
-  double timeout = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--size"))
-      size = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--trials"))
-      trials = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--strategy"))
-      strategy = argv[i + 1];
-    else if (!strcmp(argv[i], "--seed"))
-      seed = strtoull(argv[i + 1], NULL, 10);
-    else if (!strcmp(argv[i], "--log"))
-      log = argv[i + 1];
-    else if (!strcmp(argv[i], "--resume"))
-      resume = argv[i + 1];
-    else if (!strcmp(argv[i], "--number"))
-      number = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--timeout"))
-      timeout = atof(argv[i + 1]);
-    else {
-      fprintf(stderr, "bench_gemm: unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
+  cli_set_prog("bench_gemm");
+  settings s;
+  parse_args(&s, argc, argv);
+  int size = s.size;
+  /* A misspelt strategy is a usage error now, not after the tuner set up. */
+  char path[4096];
+  heron_error err;
+  heron_error_clear(&err);
+  if (heron_plugin_resolve(s.strategy, "strategy", path, sizeof path, &err))
+    cli_usage("--strategy: %s", err.text);
   char dir[] = "/tmp/heron-bench-XXXXXX";
   if (!mkdtemp(dir)) {
     perror("bench_gemm: mkdtemp");
     return 1;
   }
-  heron_error err;
   heron_error_clear(&err);
   int64_t shape[3] = {size, size, size};
   heron_task *t = NULL;
@@ -121,16 +202,16 @@ int main(int argc, char **argv) {
   }
   heron_tune_options o;
   heron_tune_options_init(&o);
-  o.strategy = strategy;
-  o.trials = trials;
-  o.seed = seed;
-  o.log_path = log;
-  o.resume_path = resume;
+  o.strategy = s.strategy;
+  o.trials = s.trials;
+  o.seed = s.seed;
+  o.log_path = s.log;
+  o.resume_path = s.resume;
   o.emit_dir = dir;
-  o.measure.number = number;
+  o.measure.number = s.number;
   o.measure.repeat = 3;
   o.measure.min_repeat_ms = 50;
-  o.measure.timeout_s = timeout;
+  o.measure.timeout_s = s.timeout;
   o.progress = stderr;
   heron_tune_result res;
   if (heron_tune(t, &o, &res, &err)) {
@@ -175,7 +256,7 @@ int main(int argc, char **argv) {
   double flops = 2.0 * size * size * size;
   int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
   printf("\nGEMM %dx%dx%d fp32, best of %d trials (%s), trial %d\n", size, size,
-         size, res.trials, strategy, res.best_trial);
+         size, res.trials, s.strategy, res.best_trial);
   printf("output check against OpenBLAS: max relative error %.2e (%s)\n",
          maxerr, maxerr < 1e-2 ? "ok" : "MISMATCH");
   printf("| threads | Heron-C GFLOP/s | OpenBLAS GFLOP/s | ratio |\n");

@@ -15,6 +15,12 @@
  * outputs are compared, and the table of ratios is printed and written to
  * results.md and results.csv.
  *
+ * A SIGINT or SIGTERM (cli_stop_on_signals) stops the tuning run in flight
+ * in order, its log kept; no other row is tuned, the rows tuned before it
+ * are compared, the others are written as interrupted, and the exit status
+ * is 128 + the signal.  The same command again resumes the logs.  Task
+ * names go into file names, so they follow heron-bench's rule (NAME_RULE).
+ *
  * The two phases, and the child processes, exist because of fork: the
  * tuner forks a runner that forks a worker per kernel, and a fork of a
  * process whose OpenMP runtime has started its thread pool inherits a pool
@@ -32,6 +38,7 @@
  * stronger one.  FLOPs are heron_task_flops for every figure.
  */
 #include <cblas.h>
+#include <ctype.h>
 #include <dlfcn.h>
 #include <dnnl.h>
 #include <dnnl_debug.h>
@@ -134,8 +141,31 @@ typedef struct settings {
   heron_param sparams[64], mparams[64];
   int nsparams, nmparams;
   int threads[MAX_THREADS], nthreads;
-  int bias, relu; /* from --epilogue */
+  int bias, relu;                    /* from --epilogue */
+  const volatile sig_atomic_t *stop; /* cli_stop_on_signals's flag */
 } settings;
+
+/* A task's name goes into the names of its log and kernel folder in --out
+ * as it is, so it follows heron-bench's rule for names in file names: never
+ * a path, a hidden file or "..". */
+enum { NAME_MAX_LEN = 64 };
+#define NAME_RULE                                                              \
+  "1 to 64 letters, digits, '.', '_' or '-', beginning with a letter or a "    \
+  "digit, without \"__\""
+
+static int name_ok(const char *s) {
+  size_t len = strlen(s);
+  if (len == 0 || len > NAME_MAX_LEN || !isalnum((unsigned char)s[0]))
+    return 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (!(isalnum(c) || c == '.' || c == '_' || c == '-'))
+      return 0;
+    if (c == '_' && s[i + 1] == '_')
+      return 0;
+  }
+  return 1;
+}
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -146,14 +176,23 @@ static void usage(FILE *out) {
           "DIR/results.md and DIR/results.csv); the ratio\nis Heron-C's "
           "GFLOP/s over the baseline's (above 1: Heron-C is faster).\n\n"
           "Suite file (shapes name the op's dimensions; trailing ones may be "
-          "left out):\n  {\"name\": ..., \"dtype\": \"fp32\", \"target\": "
-          "\"cpu\", \"tasks\": [{\"name\": \"GEMM\", \"op\": \"gemm\",\n"
-          "   \"shape\": {\"M\": 1024, \"N\": 1024, \"K\": 1024}}, ...]}\n\n"
+          "left out;\ntask names go into file names: 1 to 64 letters, "
+          "digits, '.', '_' or '-',\nbeginning with a letter or a digit, "
+          "without \"__\"):\n"
+          "  {\"name\": ..., \"dtype\": \"fp32\", \"target\": \"cpu\",\n"
+          "   \"tasks\": [{\"name\": \"GEMM\", \"op\": \"gemm\",\n"
+          "              \"shape\": {\"M\": 1024, \"N\": 1024, \"K\": 1024}}, "
+          "...]}\n\n"
           "options:\n");
   cli_print_options(out, options);
-  fprintf(out, "\nExit status: 0 when every task was compared and agreed "
+  fprintf(out, "\nA SIGINT or SIGTERM (Ctrl-C) stops the tuning run in "
+               "flight in order, keeping\nits log; the rows that finished "
+               "are compared and written, and the same\ncommand again "
+               "resumes the rest.  A second signal ends it at once.\n"
+               "\nExit status: 0 when every task was compared and agreed "
                "with its baseline;\n1 when a task failed or MISMATCHed (the "
-               "others still run); 2 on a usage error.\n");
+               "others still run); 2 on a usage error;\n130 / 143 when a "
+               "SIGINT / SIGTERM interrupted it.\n");
 }
 
 static int cpu_count(void) {
@@ -474,6 +513,10 @@ static void load_suite(const settings *s, suite *su) {
     if (!t.name || !*t.name || !t.op)
       cli_usage("--suite %s: %s\"name\" and \"op\" are required", s->suite,
                 what);
+    if (!name_ok(t.name))
+      cli_usage("--suite %s: %stask name '%s' cannot go into file names: a "
+                "task name must be %s",
+                s->suite, what, t.name, NAME_RULE);
     for (int k = 0; k < su->ntasks; k++)
       if (!strcasecmp(su->tasks[k].name, t.name))
         cli_usage("--suite %s: task name '%s' is used twice", s->suite, t.name);
@@ -1135,7 +1178,9 @@ fail:
 
 /* ---- One comparison ------------------------------------------------------ */
 
-enum { ROW_OK, ROW_MISMATCH, ROW_FAILED };
+/* ROW_INTERRUPTED: a SIGINT / SIGTERM ended the benchmark before the row
+ * was tuned to its budget or compared; the same command again resumes it. */
+enum { ROW_OK, ROW_MISMATCH, ROW_FAILED, ROW_INTERRUPTED };
 
 typedef struct row {
   const suite_task *task;
@@ -1300,6 +1345,20 @@ done:
 
 /* ---- Tuning -------------------------------------------------------------- */
 
+/* "SIGINT" for SIGINT. */
+static const char *signal_name(int sig) {
+  return sig == SIGINT    ? "SIGINT"
+         : sig == SIGTERM ? "SIGTERM"
+                          : cli_printf("signal %d", sig);
+}
+
+/* Marks a row the signal kept from being tuned or compared. */
+static void interrupt_row(row *r, const char *before) {
+  r->status = ROW_INTERRUPTED;
+  snprintf(r->error, sizeof r->error, "interrupted by %s before %s",
+           signal_name(cli_stop_signal()), before);
+}
+
 /* Tunes row r in a child process (cli_tune_in_child; see the top of the
  * file) and records the outcome; a child that dies is a failed row, not a
  * failed benchmark. */
@@ -1330,12 +1389,27 @@ static void tune_row(const settings *s, row *r) {
   o.measure.min_repeat_ms = s->min_repeat_ms;
   o.measure.timeout_s = s->timeout;
   o.measure.threads = r->threads;
+  o.stop = s->stop;
   const char *prefix = s->quiet
                            ? NULL
                            : cli_printf("  [%s, %d thread%s] ", r->task->name,
                                         r->threads, r->threads > 1 ? "s" : "");
   cli_tune_report rep;
-  if (cli_tune_in_child(r->ht, &o, prefix, &rep) != 0) {
+  int died = cli_tune_in_child(r->ht, &o, prefix, &rep) != 0;
+  int sig = cli_stop_signal();
+  if (sig && (died || rep.rc != HERON_OK || rep.res.stopped)) {
+    /* Stopped in order (the log holds what was measured), or killed by
+     * the signal: either way the log is resumed next time. */
+    r->status = ROW_INTERRUPTED;
+    snprintf(r->error, sizeof r->error,
+             "tuning stopped by %s after %d of %d trials", signal_name(sig),
+             died ? 0 : rep.res.trials, s->trials);
+    if (died || rep.rc != HERON_OK)
+      snprintf(r->error, sizeof r->error, "tuning interrupted by %s: %s",
+               signal_name(sig), rep.err.text);
+    return;
+  }
+  if (died) {
     r->status = ROW_FAILED;
     snprintf(r->error, sizeof r->error, "%s", rep.err.text);
     return;
@@ -1455,9 +1529,14 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
   int counted[MAX_THREADS] = {0};
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
-    if (r->status == ROW_FAILED) {
-      fprintf(f, "| %s | %s | %d | failed | - | - | - | - | - | failed: %s |\n",
-              r->task->name, r->shape, r->threads, r->error);
+    if (r->status == ROW_FAILED || r->status == ROW_INTERRUPTED) {
+      /* An interrupted row's error says so itself ("tuning stopped by
+       * SIGINT after 4 of 300 trials"). */
+      int failed = r->status == ROW_FAILED;
+      fprintf(f, "| %s | %s | %d | %s | - | - | - | - | - | %s%s |\n",
+              r->task->name, r->shape, r->threads,
+              failed ? "failed" : "interrupted", failed ? "failed: " : "",
+              r->error);
       continue;
     }
     char h[32], b[32], q[32], b2[80] = "-";
@@ -1529,8 +1608,9 @@ static void write_csv(FILE *f, const settings *s, const row *rows, int n) {
     csv_field(f, r->strategy[0] ? r->strategy : s->strategy, 0);
     fprintf(f, "%d,%d,%.4g,%.1f,", r->trials, r->best_trial, r->tune_gflops,
             r->tune_seconds);
-    if (r->status == ROW_FAILED) {
-      fprintf(f, ",,,,,,,,failed,");
+    if (r->status == ROW_FAILED || r->status == ROW_INTERRUPTED) {
+      fprintf(f, ",,,,,,,,%s,",
+              r->status == ROW_FAILED ? "failed" : "interrupted");
       csv_field(f, r->error, 1);
       continue;
     }
@@ -1565,23 +1645,15 @@ static int mkdirs(const char *path) {
   return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* The row's file name: the task name made safe for a path, the epilogue
+/* The row's file name: the task name (NAME_RULE), the epilogue
  * (a task with another epilogue is another task, with its own log) and the
  * thread count. */
 static void row_file(const settings *s, row *r) {
-  char name[120];
-  size_t i = 0;
-  for (const char *p = r->task->name; *p && i + 1 < sizeof name; p++)
-    name[i++] = (strchr("-_.", *p) || (*p >= '0' && *p <= '9') ||
-                 (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
-                    ? *p
-                    : '_';
-  name[i] = '\0';
   char epi[32] = "";
   if (s->bias || s->relu)
     snprintf(epi, sizeof epi, "%s%s", s->bias ? "+bias" : "",
              s->relu ? "+relu" : "");
-  snprintf(r->file, sizeof r->file, "%s%s-t%d", name, epi, r->threads);
+  snprintf(r->file, sizeof r->file, "%s%s-t%d", r->task->name, epi, r->threads);
 }
 
 static void step(const row *r, int i, int n, const char *fmt, ...)
@@ -1604,6 +1676,11 @@ int main(int argc, char **argv) {
   load_suite(&s, &su);
   if (mkdirs(s.out) != 0)
     cli_usage("--out: cannot create '%s': %s", s.out, strerror(errno));
+  /* From here a SIGINT or SIGTERM ends the benchmark in order: the tuning
+   * run in flight stops with its log kept, no other row is tuned, the rows
+   * tuned before it are compared (a signal while comparing stops that
+   * too), and the results are written; a second signal ends it at once. */
+  s.stop = cli_stop_on_signals();
 
   int n = su.ntasks * s.nthreads;
   row *rows = calloc((size_t)n, sizeof *rows);
@@ -1648,17 +1725,26 @@ int main(int argc, char **argv) {
       step(r, i, n, "skipped: %s", r->error);
       continue;
     }
+    if (cli_stop_signal()) {
+      interrupt_row(r, "tuning");
+      continue;
+    }
     step(r, i, n, "tuning %s: %d trials with %s%s%s", heron_task_key(r->ht),
          s.trials, s.strategy, s.model ? " + " : "", s.model ? s.model : "");
     tune_row(&s, r);
     if (r->status == ROW_FAILED)
       step(r, i, n, "FAILED: %s", r->error);
+    else if (r->status == ROW_INTERRUPTED)
+      step(r, i, n, "%s; its log is kept and resumed next time", r->error);
     else
       step(r, i, n, "tuned: best %.2f GFLOP/s at trial %d of %d (%.0f s)",
            r->tune_gflops, r->best_trial, r->trials, r->tune_seconds);
   }
 
-  /* Phase 2: compare, in this process. */
+  /* Phase 2: compare, in this process: after a signal in phase 1, the rows
+   * tuned to their budget before it (what finished); a signal in phase 2
+   * stops the comparisons that are left. */
+  int tune_sig = cli_stop_signal();
   if (dnnl_engine_create(&dnn_engine, dnnl_cpu, 0) != dnnl_success ||
       dnnl_stream_create(&dnn_stream, dnn_engine, dnnl_stream_default_flags) !=
           dnnl_success) {
@@ -1668,6 +1754,12 @@ int main(int argc, char **argv) {
   int bad = 0;
   for (int i = 0; i < n; i++) {
     row *r = &rows[i];
+    if (r->status == ROW_OK && !tune_sig && cli_stop_signal())
+      interrupt_row(r, "the comparison");
+    if (r->status == ROW_INTERRUPTED) {
+      bad = 1;
+      continue;
+    }
     if (r->status != ROW_FAILED) {
       if (s.no_tune)
         read_emitted(&s, r);
@@ -1708,6 +1800,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_suite: error writing the results into %s\n", s.out);
   fprintf(stderr, "bench_suite: results in %s/results.md and results.csv\n",
           s.out);
+  int sig = cli_stop_signal();
+  if (sig) {
+    int done = 0;
+    for (int i = 0; i < n; i++)
+      done += rows[i].status == ROW_OK || rows[i].status == ROW_MISMATCH;
+    fprintf(stderr,
+            "bench_suite: the benchmark was interrupted by %s with %d of %d "
+            "rows compared; the results hold those.  Run the same command "
+            "again to resume it (complete logs are not searched again, "
+            "partial ones are resumed).\n",
+            signal_name(sig), done, n);
+  }
 
   for (int i = 0; i < n; i++)
     heron_task_free(rows[i].ht);
@@ -1715,5 +1819,7 @@ int main(int argc, char **argv) {
   dnnl_stream_destroy(dnn_stream);
   dnnl_engine_destroy(dnn_engine);
   cli_free_all();
+  if (sig)
+    return cli_stop_status(sig);
   return bad || werr ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

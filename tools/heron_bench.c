@@ -22,8 +22,19 @@
  * any strategy found, failure share) and convergence plots drawn by
  * gnuplot.  --report-only does just that part.
  *
+ * Names from the user go into those file names as they are, so they follow
+ * one rule (NAME_RULE below): a suite's task names are checked when the
+ * suite is loaded, a plugin's name (its file name without ".so") when the
+ * list is read, and a log name when the report reads it back.
+ *
+ * A SIGINT or SIGTERM stops the comparison in order (cli_stop_on_signals):
+ * the run in flight ends after its candidate with its log kept, no other
+ * run starts, the report is written from the logs there are, and the exit
+ * status is 128 + the signal.  The same command again resumes it.
+ *
  * Exit status: 0 every run finished (or was already complete); 1 a run or
- * the report failed (the other runs still ran); 2 a usage error.
+ * the report failed (the other runs still ran); 2 a usage error; 130 / 143
+ * stopped by SIGINT / SIGTERM.
  */
 /* fopencookie, timegm, getline. */
 #define _GNU_SOURCE
@@ -34,6 +45,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,8 +178,7 @@ static void keep_free_all(void) {
 }
 
 typedef struct suite_task {
-  const char *name; /* as the suite writes it */
-  const char *file; /* the name made safe for a file name */
+  const char *name; /* as the suite writes it, following NAME_RULE */
   cli_task_args args;
 } suite_task;
 
@@ -228,10 +239,21 @@ static void usage(FILE *out) {
           "(plots need gnuplot).  A strategy with a model is labelled "
           "strategy+model.\n"
           "\n"
+          "Task names and plugin names (a plugin's file name without .so) "
+          "go into the file\nnames, so each must be 1 to 64 letters, "
+          "digits, '.', '_' or '-', beginning with\na letter or a digit, "
+          "without \"__\".\n"
+          "\n"
+          "Ctrl-C (SIGINT) or SIGTERM stops the comparison in order: the run "
+          "in flight\nends with its log kept, no other starts, and the "
+          "report covers the logs there\nare.  The same command again "
+          "resumes it.  A second signal ends it at once.\n"
+          "\n"
           "Options (--flag VALUE and --flag=VALUE both work):\n");
   cli_print_options(out, options);
   fprintf(out, "\nExit status: 0 every run finished; 1 a run or the report "
-               "failed (the other\nruns still ran); 2 a usage error.\n");
+               "failed (the other\nruns still ran); 2 a usage error; 130 / "
+               "143 stopped by SIGINT / SIGTERM.\n");
 }
 
 /* Splits "a,b,c" into fresh strings; an empty item is a usage error. */
@@ -255,27 +277,48 @@ static const char **split_list(const char *flag, const char *text, int *n) {
   return v;
 }
 
-/* "genetic" for "plugins/genetic.so": the name a plugin goes by in labels. */
-static const char *plugin_short(const char *name) {
+/* ---- Names ---------------------------------------------------------------
+ * Every name from the user that becomes part of a file name follows one
+ * rule, checked where the name comes in (a suite's task names at suite
+ * load, the strategies' and models' short names with --strategies) and
+ * again where the report reads a log name back.  So a name is never a path
+ * ('/'), a hidden file or ".." (it begins with a letter or digit), never
+ * splits the log name <task>__<label>__s<seed>.jsonl ("__") or the label
+ * <strategy>+<model> ('+'), and needs no quoting in runs.csv, summary.md
+ * or plot.gp. */
+enum { NAME_MAX_LEN = 64 };
+#define NAME_RULE                                                              \
+  "1 to 64 letters, digits, '.', '_' or '-', beginning with a letter or a "    \
+  "digit, without \"__\""
+
+/* 1 when s[0, len) follows NAME_RULE. */
+static int name_ok(const char *s, size_t len) {
+  if (len == 0 || len > NAME_MAX_LEN || !isalnum((unsigned char)s[0]))
+    return 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (!(isalnum(c) || c == '.' || c == '_' || c == '-'))
+      return 0;
+    if (c == '_' && i + 1 < len && s[i + 1] == '_')
+      return 0;
+  }
+  return 1;
+}
+
+/* "genetic" for "plugins/genetic.so": the name a plugin goes by in labels
+ * and log names (the file's base name without ".so"); a usage error naming
+ * `flag` when it breaks NAME_RULE. */
+static const char *plugin_short(const char *flag, const char *name) {
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   size_t len = strlen(base);
   if (len > 3 && !strcmp(base + len - 3, ".so"))
     len -= 3;
+  if (!name_ok(base, len))
+    cli_usage("%s: '%s': the plugin's name '%.*s' (its file name without "
+              "\".so\") goes into the log names, so it must be %s",
+              flag, name, (int)len, base, NAME_RULE);
   return cli_printf("%.*s", (int)len, base);
-}
-
-/* Letters, digits and ._+- stay; anything else becomes '_', so a name can
- * be part of a file name and of the log name's "__" separated fields. */
-static const char *file_safe(const char *name) {
-  char *s = cli_strdup(name);
-  for (char *c = s; *c; c++)
-    if (!(isalnum((unsigned char)*c) || strchr(".+-", *c)))
-      *c = '_';
-  for (char *c = s; *c; c++)
-    if (c[0] == '_' && c[1] == '_')
-      c[1] = '-';
-  return s;
 }
 
 static void resolve_plugin(const char *flag, const char *name,
@@ -307,8 +350,11 @@ static void push_plugin_param(settings *s, const char *flag, const char *val,
 
 /* 1 when `name` (from --param) names plugin `given` (as listed): the name
  * as listed, or its short name ("genetic" for "plugins/genetic.so"). */
-static int names_plugin(const char *name, const char *given) {
-  return given && (!strcmp(name, given) || !strcmp(name, plugin_short(given)));
+static int names_plugin(const char *name, const char *given, int model) {
+  return given &&
+         (!strcmp(name, given) ||
+          !strcmp(name,
+                  plugin_short(model ? "--models" : "--strategies", given)));
 }
 
 /* Hands every --param / --model-param to the strategies it names; a NAME
@@ -327,7 +373,7 @@ static void assign_plugin_params(settings *s) {
     int used = 0, model = s->pp_model[k];
     for (int i = 0; i < n; i++) {
       const char *given = model ? s->models[i] : s->strategies[i];
-      if (!names_plugin(s->pp[k].plugin, given))
+      if (!names_plugin(s->pp[k].plugin, given, model))
         continue;
       if (model)
         s->mparams[i][s->nmparams[i]++] = s->pp[k].p;
@@ -391,6 +437,10 @@ static void parse_args(settings *s, int argc, char **argv) {
       s->seeds_text = val;
       break;
     case OPT_OUT:
+      /* "" would put logs/, runs.csv and the rest at the root, "/". */
+      if (!*val)
+        cli_usage("--out: an empty folder name (give a folder, such as "
+                  "runs/bench)");
       s->out = val;
       break;
     case OPT_BATCH:
@@ -406,6 +456,8 @@ static void parse_args(settings *s, int argc, char **argv) {
       s->export_t4 = val;
       break;
     case OPT_T4_OUT:
+      if (!*val)
+        cli_usage("--t4-out: an empty file name");
       s->t4_out = val;
       break;
     case OPT_QUIET:
@@ -447,10 +499,11 @@ static void check_runs(settings *s) {
     resolve_plugin("--strategies", s->strategies[i], "strategy");
     if (mdl)
       resolve_plugin(s->models ? "--models" : "--model", mdl, "model");
+    const char *sname = plugin_short("--strategies", s->strategies[i]);
     s->labels[i] =
-        file_safe(mdl ? cli_printf("%s+%s", plugin_short(s->strategies[i]),
-                                   plugin_short(mdl))
-                      : plugin_short(s->strategies[i]));
+        mdl ? cli_printf("%s+%s", sname,
+                         plugin_short(s->models ? "--models" : "--model", mdl))
+            : sname;
     for (int k = 0; k < i; k++)
       if (!strcmp(s->labels[k], s->labels[i]))
         cli_usage("--strategies: '%s' is listed twice (as %s)",
@@ -568,6 +621,7 @@ static void load_suite(settings *s) {
   const char *dtype = suite_str(s, root, "dtype", "");
   const char *target = suite_str(s, root, "target", "");
   s->st = keep_array(json_array_size(tasks), sizeof *s->st);
+  const char **names = keep_array(json_array_size(tasks), sizeof *names);
   s->ntasks = 0;
   const char *all = "";
   size_t i;
@@ -587,12 +641,20 @@ static void load_suite(settings *s) {
     if (!shape)
       cli_usage("--suite %s: task %s: \"shape\" is required", s->suite_path,
                 t.name);
-    t.file = file_safe(t.name);
-    for (int k = 0; k < s->ntasks; k++)
-      if (!strcmp(s->st[k].file, t.file))
-        cli_usage("--suite %s: task names '%s' and '%s' are the same in file "
-                  "names",
-                  s->suite_path, s->st[k].name, t.name);
+    /* The name goes into the log and plot file names as it is. */
+    if (!name_ok(t.name, strlen(t.name)))
+      cli_usage(
+          "--suite %s: %stask name '%s' cannot go into file names: a task "
+          "name must be %s",
+          s->suite_path, where, t.name, NAME_RULE);
+    /* --tasks picks names case-blind, and a case-blind file system would
+     * give two such tasks one log. */
+    for (size_t k = 0; k < i; k++)
+      if (!strcasecmp(names[k], t.name))
+        cli_usage("--suite %s: %stask name '%s' is used before, by tasks[%zu] "
+                  "('%s'); task names must differ in more than case",
+                  s->suite_path, where, t.name, k, names[k]);
+    names[i] = t.name;
     t.args = s->task;
     t.args.op = op;
     t.args.shape = suite_shape(s, t.name, op, shape);
@@ -665,60 +727,102 @@ static int run_one(const settings *s, const heron_task *t, int strat,
       t, &o, s->verbose ? cli_printf("  [%s] ", name) : NULL, rep);
 }
 
-/* Runs everything; returns the number of failed runs. */
-static int run_all(const settings *s) {
-  int total = s->ntasks * s->nstrategies * s->nseeds, k = 0, failed = 0;
+/* "SIGINT" for SIGINT. */
+static const char *signal_name(int sig) {
+  return sig == SIGINT    ? "SIGINT"
+         : sig == SIGTERM ? "SIGTERM"
+                          : cli_printf("signal %d", sig);
+}
+
+/* What run_all did. */
+typedef struct tally {
+  int total;    /* runs of the comparison */
+  int complete; /* logs at their budget: run now or before */
+  int failed;   /* runs that failed */
+  int stopped;  /* the signal that stopped the comparison, or 0 */
+} tally;
+
+/* Prints how one run went, under its "[k/N] name" prefix. */
+static void say_run(const settings *s, const char *at, int bad,
+                    const cli_tune_report *rep) {
+  const heron_tune_result *r = &rep->res;
+  if (bad || rep->rc != HERON_OK) {
+    fprintf(stderr, "%s: FAILED: %s: %s\n", at, heron_err_name(rep->rc),
+            rep->err.text[0] ? rep->err.text : heron_strerror(rep->rc));
+    return;
+  }
+  if (s->quiet && !r->stopped)
+    return;
+  const char *resumed =
+      r->resumed ? cli_printf(" (%d resumed)", r->resumed) : "";
+  const char *end =
+      r->stopped ? cli_printf("; stopped by %s, its log is kept to resume",
+                              signal_name(r->stopped))
+                 : "";
+  if (r->best_trial > 0)
+    fprintf(stderr,
+            "%s: best %.1f GFLOP/s at trial %d, %.1f s, %d trials%s%s\n", at,
+            r->best_gflops, r->best_trial, r->elapsed_s, r->trials, resumed,
+            end);
+  else
+    fprintf(stderr, "%s: no trial succeeded, %.1f s, %d trials%s%s\n", at,
+            r->elapsed_s, r->trials, resumed, end);
+}
+
+/* Runs every run whose log is short of the budget, one at a time, until
+ * all are done or a SIGINT / SIGTERM came (cli_stop_on_signals): the run
+ * in flight then ends in order (its log kept, a valid partial one) and no
+ * other starts. */
+static void run_all(const settings *s, tally *tl) {
+  memset(tl, 0, sizeof *tl);
+  tl->total = s->ntasks * s->nstrategies * s->nseeds;
+  int k = 0;
   const char *logdir = cli_printf("%s/logs", s->out);
   int e = cli_make_dirs(logdir);
   if (e)
     cli_usage("--out: cannot make '%s': %s", logdir, strerror(e));
-  for (int ti = 0; ti < s->ntasks; ti++) {
+  for (int ti = 0; ti < s->ntasks && !tl->stopped; ti++) {
     const suite_task *st = &s->st[ti];
     heron_task *t = cli_make_task(&st->args);
-    for (int si = 0; si < s->nstrategies; si++) {
-      for (int di = 0; di < s->nseeds; di++) {
+    for (int si = 0; si < s->nstrategies && !tl->stopped; si++) {
+      for (int di = 0; di < s->nseeds && !tl->stopped; di++) {
         uint64_t seed = s->seeds[di];
-        const char *log = cli_printf("%s/%s__%s__s%llu.jsonl", logdir, st->file,
+        const char *log = cli_printf("%s/%s__%s__s%llu.jsonl", logdir, st->name,
                                      s->labels[si], (unsigned long long)seed);
         const char *name = cli_printf("%s %s seed %llu", st->name,
                                       s->labels[si], (unsigned long long)seed);
-        k++;
+        const char *at = cli_printf("[%d/%d] %s", ++k, tl->total, name);
         int have = log_lines(log);
         if (have >= s->o.trials) {
+          tl->complete++;
           if (!s->quiet)
-            fprintf(stderr, "[%d/%d] %s: complete (%d trials in %s), skipped\n",
-                    k, total, name, have, log);
+            fprintf(stderr, "%s: complete (%d trials in %s), skipped\n", at,
+                    have, log);
           continue;
         }
+        /* A signal between two runs starts no new one. */
+        if ((tl->stopped = cli_stop_signal()) != 0)
+          break;
         cli_tune_report rep;
         int bad = run_one(s, t, si, seed, log, name, have > 0, &rep);
-        if (bad || rep.rc != HERON_OK) {
-          failed++;
-          fprintf(stderr, "[%d/%d] %s: FAILED: %s: %s\n", k, total, name,
-                  heron_err_name(rep.rc),
+        tl->stopped = cli_stop_signal();
+        if (tl->stopped && (bad || rep.rc != HERON_OK)) {
+          /* A run that could not end in order (it died of the signal):
+           * what its log holds is kept and resumed like any other. */
+          fprintf(stderr, "%s: interrupted by %s: %s\n", at,
+                  signal_name(tl->stopped),
                   rep.err.text[0] ? rep.err.text : heron_strerror(rep.rc));
           continue;
         }
-        if (s->quiet)
-          continue;
-        const heron_tune_result *r = &rep.res;
-        const char *resumed =
-            r->resumed ? cli_printf(" (%d resumed)", r->resumed) : "";
-        if (r->best_trial > 0)
-          fprintf(stderr,
-                  "[%d/%d] %s: best %.1f GFLOP/s at trial %d, %.1f s, %d "
-                  "trials%s\n",
-                  k, total, name, r->best_gflops, r->best_trial, r->elapsed_s,
-                  r->trials, resumed);
-        else
-          fprintf(stderr,
-                  "[%d/%d] %s: no trial succeeded, %.1f s, %d trials%s\n", k,
-                  total, name, r->elapsed_s, r->trials, resumed);
+        say_run(s, at, bad, &rep);
+        if (bad || rep.rc != HERON_OK)
+          tl->failed++;
+        else if (!rep.res.stopped)
+          tl->complete++;
       }
     }
     heron_task_free(t);
   }
-  return failed;
 }
 
 /* ---- Reading logs -------------------------------------------------------- */
@@ -840,31 +944,36 @@ static int read_log(const char *path, logrun *lr, heron_error *err) {
   return HERON_OK;
 }
 
-/* Splits "<task>__<label>__s<seed>.jsonl"; 0 when the name fits. */
+/* Splits "<task>__<strategy>[+<model>]__s<seed>.jsonl", each name
+ * following NAME_RULE (as heron-bench writes them); 0 when the name fits. */
 static int parse_log_name(const char *fname, logrun *lr) {
   size_t len = strlen(fname);
   if (len < 7 || strcmp(fname + len - 6, ".jsonl"))
     return -1;
   char *base = cli_printf("%.*s", (int)(len - 6), fname);
+  /* A name holds no "__", so the first one ends the task and the next
+   * the label. */
   char *ss = strstr(base, "__");
-  char *last = NULL;
-  for (char *p = ss; p; p = strstr(p + 2, "__"))
-    last = p;
-  if (!ss || last == ss || last[2] != 's')
+  char *last = ss ? strstr(ss + 2, "__") : NULL;
+  if (!last || strstr(last + 2, "__") || last[2] != 's')
     return -1;
   char *end = NULL;
   errno = 0;
   unsigned long long seed = strtoull(last + 3, &end, 10);
-  if (errno || !end || *end || end == last + 3)
+  if (errno || !end || *end || !isdigit((unsigned char)last[3]))
     return -1;
   *ss = '\0';
   *last = '\0';
+  const char *label = ss + 2;
+  const char *plus = strchr(label, '+');
+  size_t slen = plus ? (size_t)(plus - label) : strlen(label);
+  if (!name_ok(base, strlen(base)) || !name_ok(label, slen) ||
+      (plus && !name_ok(plus + 1, strlen(plus + 1))))
+    return -1;
   lr->task = base;
-  lr->label = ss + 2;
+  lr->label = label;
   lr->seed = seed;
-  char *plus = strchr(lr->label, '+');
-  lr->strategy =
-      plus ? cli_printf("%.*s", (int)(plus - lr->label), lr->label) : lr->label;
+  lr->strategy = plus ? cli_printf("%.*s", (int)slen, label) : label;
   lr->model = plus ? plus + 1 : "none";
   return 0;
 }
@@ -921,6 +1030,29 @@ static void write_csv(FILE *f, const logrun *runs, int n) {
               r->status, r->gflops, r->best, r->elapsed, r->simulated);
     }
   }
+}
+
+/* Names the runs of a task with fewer trials than its longest run: the
+ * partial log of an interrupted or failed run (resumed by the same command
+ * again), or a search that ran out of candidates.  Their figures are those
+ * of the trials they have. */
+static void write_short_runs(FILE *f, const logrun *runs, int lo, int hi) {
+  int most = 0, nshort = 0;
+  for (int i = lo; i < hi; i++)
+    most = runs[i].n > most ? runs[i].n : most;
+  for (int i = lo; i < hi; i++) {
+    if (runs[i].n == most)
+      continue;
+    if (!nshort++)
+      fprintf(f, "Runs with fewer trials than the task's longest (%d): ", most);
+    else
+      fprintf(f, ", ");
+    fprintf(f, "%s seed %llu (%d)", runs[i].label,
+            (unsigned long long)runs[i].seed, runs[i].n);
+  }
+  if (nshort)
+    fprintf(f, ". Interrupted, failed or out of candidates; their figures "
+               "are those of the trials they have.\n\n");
 }
 
 /* One task's table: runs[lo, hi) are its runs, sorted by label and seed. */
@@ -980,6 +1112,7 @@ static void write_task_summary(FILE *f, const logrun *runs, int lo, int hi) {
     a = b;
   }
   fprintf(f, "\n");
+  write_short_runs(f, runs, lo, hi);
 }
 
 /* Writes the convergence data of one task: per strategy (gnuplot index
@@ -1104,8 +1237,12 @@ static int run_gnuplot(const char *script) {
     _exit(127);
   }
   int wst = 0;
-  if (pid < 0 || waitpid(pid, &wst, 0) < 0)
+  if (pid < 0)
     return -1;
+  /* A SIGINT handled by cli_stop_on_signals interrupts the wait. */
+  while (waitpid(pid, &wst, 0) < 0)
+    if (errno != EINTR)
+      return -1;
   return WIFEXITED(wst) && WEXITSTATUS(wst) == 0 ? 0 : -1;
 }
 
@@ -1123,8 +1260,17 @@ static int read_all_logs(const char *out, logrun **runs_out, int *n_out) {
   while ((de = readdir(d)) != NULL) {
     logrun lr;
     memset(&lr, 0, sizeof lr);
-    if (de->d_name[0] == '.' || parse_log_name(de->d_name, &lr) != 0)
+    size_t len = strlen(de->d_name);
+    if (len < 6 || strcmp(de->d_name + len - 6, ".jsonl"))
+      continue; /* not a log: "." and "..", a plot, an editor's file */
+    if (parse_log_name(de->d_name, &lr) != 0) {
+      /* Said, not silently left out of the comparison. */
+      fprintf(stderr,
+              "%s: '%s/%s' is left out of the report: a log is named "
+              "<task>__<strategy>[+<model>]__s<seed>.jsonl, each name %s\n",
+              cli_prog(), logdir, de->d_name, NAME_RULE);
       continue;
+    }
     heron_error err;
     heron_error_clear(&err);
     int rc = read_log(cli_printf("%s/%s", logdir, de->d_name), &lr, &err);
@@ -1256,8 +1402,8 @@ static int report(const char *out, int quiet) {
     }
   }
   if (!quiet && status == 0)
-    fprintf(stderr, "%s: report of %d runs in %s (runs.csv, summary.md%s)\n",
-            cli_prog(), n, out, plotted ? ", plots/" : "");
+    fprintf(stderr, "%s: report of %d run%s in %s (runs.csv, summary.md%s)\n",
+            cli_prog(), n, n == 1 ? "" : "s", out, plotted ? ", plots/" : "");
   for (int i = 0; i < n; i++)
     free(runs[i].r);
   free(runs);
@@ -1393,11 +1539,28 @@ int main(int argc, char **argv) {
     cli_usage("--suite is required (e.g. configs/suites/cpu.json)");
   check_runs(&s);
   load_suite(&s);
-  int failed = run_all(&s);
+  /* From here a SIGINT or SIGTERM ends the comparison in order (the run in
+   * flight stopped and its log kept, the report written); a second one
+   * ends it at once. */
+  s.o.stop = cli_stop_on_signals();
+  tally tl;
+  run_all(&s, &tl);
   int rep = report(s.out, s.quiet);
-  if (failed)
-    fprintf(stderr, "%s: %d run%s failed\n", cli_prog(), failed,
-            failed > 1 ? "s" : "");
+  if (tl.failed)
+    fprintf(stderr, "%s: %d run%s failed\n", cli_prog(), tl.failed,
+            tl.failed > 1 ? "s" : "");
+  /* A signal during the report counts too: its files may be unfinished. */
+  int sig = cli_stop_signal();
+  if (sig) {
+    fprintf(stderr,
+            "%s: the comparison was interrupted by %s with %d of %d runs "
+            "complete; the report covers the logs so far, partial ones "
+            "included.  Run the same command again to resume it (complete "
+            "logs are skipped, partial ones resumed).\n",
+            cli_prog(), signal_name(sig), tl.complete, tl.total);
+    keep_free_all();
+    return cli_stop_status(sig);
+  }
   keep_free_all();
-  return failed || rep ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+  return tl.failed || rep ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

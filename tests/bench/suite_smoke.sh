@@ -7,11 +7,27 @@
 #     results.md and results.csv with one row per task and thread count,
 #     each with a positive ratio and no MISMATCH; a second run finds the
 #     complete logs and searches nothing again.
-#   suite_rejects_an_unknown_flag_with_status_2
+#   suite_refuses_task_names_that_are_no_file_names: a task "../../escape"
+#     (or hidden, or with a '/') is a usage error, status 2, naming the task,
+#     its index and the rule, before any folder is made.
+#   suite_stops_on_sigint_and_writes_the_finished_rows: SIGINT once the
+#     first row's log has a line: that tuning run stops in order (a valid
+#     partial log), no other row is tuned, results.md / results.csv hold
+#     both rows as interrupted, the exit status is 130 with a word on how to
+#     resume; the same command again resumes the log and compares both rows.
+# (Unknown flags, missing values and --help are the data-driven cases of
+# usage/.)
 set -eu
 behaviour=$1 bench=$2 suite=$3
 W=$(mktemp -d "${TMPDIR:-/tmp}/heron-bench-smoke.XXXXXX")
-trap 'rm -rf "$W"' EXIT INT TERM
+pid=
+# A benchmark left in the background by a failed check is ended too.
+cleanup() {
+  [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || :
+  rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 fail() {
   echo "FAIL: $*" >&2
@@ -75,13 +91,74 @@ PY
   grep -q "^| GEMM | 64,64,64 | 1 |" "$W/run2.out" ||
     fail "second run printed no table"
   ;;
-suite_rejects_an_unknown_flag_with_status_2)
+suite_refuses_task_names_that_are_no_file_names)
+  for name in ../../escape .hidden a/b; do
+    printf '{"tasks": [{"name": "GEMM", "op": "gemm", "shape": [8, 8, 8]},
+  {"name": "%s", "op": "gemv", "shape": [8, 8]}]}\n' "$name" >"$W/names.json"
+    status=0
+    "$bench" --suite "$W/names.json" --out "$W/out" --trials 2 \
+      >"$W/run1.out" 2>"$W/run1.err" || status=$?
+    [ "$status" -eq 2 ] || fail "task '$name': exit status $status, want 2"
+    grep -qF "tasks[1]: task name '$name' cannot go into file names" \
+      "$W/run1.err" || fail "task '$name': the message names no task"
+    grep -qF "1 to 64 letters, digits, '.', '_' or '-'" "$W/run1.err" ||
+      fail "task '$name': the message gives no rule"
+    [ ! -e "$W/out" ] || fail "a rejected run created its output folder"
+  done
+  ;;
+suite_stops_on_sigint_and_writes_the_finished_rows)
+  # One thread count, rounds of 2: the signal lands well before the first
+  # row's 12 trials are done.
+  STOP="--trials 12 --strategy random --threads 1 --batch 2 --repeat 1
+        --min-repeat-ms 1 --timeout 20 --compare-repeat 3 --compare-ms 10"
+  # shellcheck disable=SC2086
+  "$bench" --suite "$suite" --out "$W/out" $STOP >"$W/run1.out" \
+    2>"$W/run1.err" &
+  pid=$!
+  log=$W/out/GEMM-t1.jsonl
+  tries=0
+  until [ -s "$log" ]; do
+    kill -0 "$pid" 2>/dev/null || fail "bench_suite ended before the signal"
+    tries=$((tries + 1))
+    [ "$tries" -lt 600 ] || fail "no log line in 60 s"
+    sleep 0.1
+  done
+  kill -INT "$pid"
   status=0
-  "$bench" --suite "$suite" --out "$W/out" --no-such-flag 1 \
-    >"$W/run1.out" 2>"$W/run1.err" || status=$?
-  [ "$status" -eq 2 ] || fail "unknown flag: exit status $status, want 2"
-  grep -q "no-such-flag" "$W/run1.err" || fail "message does not name the flag"
-  [ ! -e "$W/out" ] || fail "a rejected run created its output folder"
+  wait "$pid" || status=$?
+  pid=
+  [ "$status" -eq 130 ] || fail "SIGINT: exit status $status, want 130"
+  n=$(wc -l <"$log")
+  if [ "$n" -lt 1 ] || [ "$n" -ge 12 ]; then
+    fail "the stopped run's log has $n lines, want 1 to 11 (stopped early)"
+  fi
+  [ ! -e "$W/out/C2D-t1.jsonl" ] || fail "a row was tuned after the signal"
+  grep -q "Run the same command again to resume it" "$W/run1.err" ||
+    fail "no word on how to resume"
+  python3 - "$W/out" <<'PY' || fail "interrupted results check failed"
+import csv, json, sys
+out = sys.argv[1]
+rows = {r["task"]: r for r in csv.DictReader(open(out + "/results.csv"))}
+assert sorted(rows) == ["C2D", "GEMM"], rows
+assert rows["GEMM"]["status"] == "interrupted", rows["GEMM"]
+assert "tuning stopped by SIGINT after" in rows["GEMM"]["error"], rows["GEMM"]
+assert rows["C2D"]["status"] == "interrupted", rows["C2D"]
+assert "before tuning" in rows["C2D"]["error"], rows["C2D"]
+md = open(out + "/results.md").read()
+assert md.count("| interrupted |") == 2, md
+data = open(out + "/GEMM-t1.jsonl").read()
+assert data.endswith("\n"), "the last log line is not ended"
+trials = [json.loads(l)["trial"] for l in data.splitlines()]
+assert trials == list(range(1, len(trials) + 1)), trials
+PY
+  # shellcheck disable=SC2086
+  "$bench" --suite "$suite" --out "$W/out" $STOP >"$W/run2.out" \
+    2>"$W/run2.err" || fail "the resumed benchmark exited with $?"
+  grep -q "resumed $n trials" "$W/run2.err" ||
+    fail "the stopped run was not resumed from its log"
+  [ "$(wc -l <"$log")" -eq 12 ] || fail "the resumed log has not 12 lines"
+  [ "$(grep -c ',ok,$' "$W/out/results.csv")" -eq 2 ] ||
+    fail "the resumed benchmark did not compare both rows"
   ;;
 *)
   echo "suite_smoke.sh: unknown behaviour '$behaviour'" >&2

@@ -25,12 +25,30 @@
 #     --t4-out, a --param / --model-param for no plugin of the comparison:
 #     each exits 2 naming the flag, and makes no output folder.  A --param
 #     reaches its strategy's runs only (a bad key fails those, exit 1).
+#     Names that would go into file names against the rule (a task
+#     "../../escape", a plugin file "a+b.so") and an empty --out are
+#     refused the same way.
+#   stops_on_sigint_with_a_report_and_status_130: heron-bench in the
+#     background on one task, one strategy, two seeds; SIGINT once the first
+#     run's log has lines: the run ends in order (its log a valid partial
+#     one), no second run starts, runs.csv / summary.md / plots cover the
+#     log there is, the last line says how to resume, exit status 130.
+#   resumes_an_interrupted_comparison_to_the_end: the same, stopped by
+#     SIGTERM (exit 143); the same command again resumes the partial log,
+#     runs the second seed and exits 0 with both logs at their budget.
 set -eu
 behaviour=$1 bench=$2
 here=$(cd "$(dirname "$0")" && pwd)
 check="python3 $here/check_bench.py"
 W=$(mktemp -d "${TMPDIR:-/tmp}/heron-bench-tool.XXXXXX")
-trap 'rm -rf "$W"' EXIT INT TERM
+pid=
+# A heron-bench left in the background by a failed check is ended too.
+cleanup() {
+  [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || :
+  rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 fail() {
   echo "FAIL: $*" >&2
@@ -48,7 +66,78 @@ RUN="--suite $here/suite.json --tasks GEMM --strategies random,genetic,becbo
      --seeds 1,2 --trials 12 --batch 6 --number 1 --repeat 1
      --min-repeat-ms 1 --timeout 20 --build-jobs 2"
 
+# One task, one strategy, two seeds, in rounds of 2: a signal lands well
+# before the first run's 12 trials are done.
+STOP="--suite $here/suite.json --tasks GEMM --strategies random --seeds 1,2
+      --trials 12 --batch 2 --number 1 --repeat 1 --min-repeat-ms 1
+      --timeout 20 --build-jobs 2"
+
+# Starts heron-bench $STOP --out $W/out in the background (pid in $pid) and
+# sends signal $1 once the first run's log has a line; the exit status
+# goes into $status.
+interrupt() {
+  # shellcheck disable=SC2086
+  "$bench" $STOP --out "$W/out" >"$W/int.out" 2>"$W/int.err" &
+  pid=$!
+  log1="$W/out/logs/GEMM__random__s1.jsonl"
+  tries=0
+  until [ -s "$log1" ]; do
+    kill -0 "$pid" 2>/dev/null || fail "heron-bench ended before the signal"
+    tries=$((tries + 1))
+    [ "$tries" -lt 600 ] || fail "no log line in 60 s"
+    sleep 0.1
+  done
+  kill "-$1" "$pid"
+  status=0
+  wait "$pid" || status=$?
+  pid=
+}
+
+# After interrupt: the stopped run's log is a partial one, valid JSON
+# Lines; no other run started; the report covers that log.
+check_interrupted() { # check_interrupted SIGNAL
+  n=$(wc -l <"$log1")
+  if [ "$n" -lt 1 ] || [ "$n" -ge 12 ]; then
+    fail "the stopped run's log has $n lines, want 1 to 11 (stopped early)"
+  fi
+  [ ! -e "$W/out/logs/GEMM__random__s2.jsonl" ] ||
+    fail "a run started after the signal"
+  $check jsonl "$W/out" || fail "a log is not valid JSON Lines"
+  $check report "$W/out" 0 || fail "the report disagrees with the logs"
+  grep -q '^| random | 1 |' "$W/out/summary.md" ||
+    fail "summary.md does not list the stopped run"
+  grep -q "GEMM random seed 1: .*stopped by $1, its log is kept" \
+    "$W/int.err" || fail "no line saying the run was stopped"
+  grep -q "the comparison was interrupted by $1 with 0 of 2 runs complete" \
+    "$W/int.err" || fail "no line saying the comparison was interrupted"
+  grep -q "Run the same command again to resume it" "$W/int.err" ||
+    fail "no word on how to resume"
+}
+
 case $behaviour in
+stops_on_sigint_with_a_report_and_status_130)
+  interrupt INT
+  [ "$status" -eq 130 ] || fail "SIGINT: exit status $status, want 130"
+  check_interrupted SIGINT
+  ;;
+resumes_an_interrupted_comparison_to_the_end)
+  interrupt TERM
+  [ "$status" -eq 143 ] || fail "SIGTERM: exit status $status, want 143"
+  check_interrupted SIGTERM
+  have=$(wc -l <"$log1")
+  # shellcheck disable=SC2086
+  "$bench" $STOP --out "$W/out" >"$W/resume.out" 2>"$W/resume.err" ||
+    fail "the resumed comparison exited with $?"
+  grep -q "GEMM random seed 1: best .*, 12 trials ($have resumed)" \
+    "$W/resume.err" || fail "the stopped run was not resumed from its log"
+  grep -q "GEMM random seed 2: best .*, 12 trials$" "$W/resume.err" ||
+    fail "the second run did not run"
+  [ "$(wc -l <"$log1")" -eq 12 ] || fail "the resumed log has not 12 lines"
+  $check jsonl "$W/out" || fail "a log is not valid JSON Lines"
+  $check report "$W/out" 12 || fail "the report disagrees with the logs"
+  ! grep -q "fewer trials" "$W/out/summary.md" ||
+    fail "summary.md still names a short run"
+  ;;
 compares_three_strategies_and_rebuilds_the_same_report)
   # shellcheck disable=SC2086
   "$bench" $RUN --out "$W/out" >"$W/run1.out" 2>"$W/run1.err" ||
@@ -115,8 +204,15 @@ compares_three_strategies_on_the_shipped_replay_dataset)
 summarises_recorded_logs_without_gnuplot)
   mkdir -p "$W/out"
   cp -r "$here/data/logs" "$W/out/logs"
+  # A log whose name breaks the naming rule (as an older heron-bench
+  # wrote for a task "../../escape") is named as left out, not skipped
+  # without a word.
+  : >"$W/out/logs/.._.._escape__random__s1.jsonl"
   PATH=/nonexistent "$bench" --out "$W/out" --report-only \
     >"$W/ro.out" 2>"$W/ro.err" || fail "--report-only exited with $?"
+  grep -q "logs/.._.._escape__random__s1.jsonl' is left out of the report" \
+    "$W/ro.err" || fail "no word about the log left out"
+  rm "$W/out/logs/.._.._escape__random__s1.jsonl"
   grep -q "gnuplot is not on PATH; plots skipped" "$W/ro.err" ||
     fail "no word about the missing gnuplot"
   [ ! -e "$W/out/plots" ] || fail "plots folder made without gnuplot"
@@ -165,6 +261,7 @@ rejects_usage_errors_with_status_2)
     expect2 "--seeds: seed 1 is listed twice" $S --out "$W/out" \
       --strategies random --seeds 1,1
     expect2 "--out is required" $S --strategies random
+    expect2 "--out: an empty folder name" $S --strategies random --out ''
     expect2 "unknown option '--no-such-flag'" $S --out "$W/out" \
       --strategies random --no-such-flag 1
     expect2 "--models: 'xgb' names 1 models for 2 strategies" $S \
@@ -181,6 +278,31 @@ rejects_usage_errors_with_status_2)
     expect2 "--model-param: 'linear' is not a cost model" $S \
       --out "$W/out" --strategies random,genetic --models none,xgb \
       --model-param linear:ridge=1
+  }
+  # Names that go into file names: a task escaping --out, a hidden one, a
+  # "__" that would split the log name, a plugin file with a '+'.
+  for name in ../../escape .hidden a__b 'a/b' ''; do
+    printf '{"target": "cpu", "tasks": [{"name": "GEMM", "op": "gemm",
+  "shape": [32, 32, 32]}, {"name": "%s", "op": "gemv",
+  "shape": [64, 64]}]}\n' "$name" >"$W/names.json"
+    word="tasks\[1\]: task name '$name' cannot go into file names"
+    [ -n "$name" ] || word='tasks\[1\]: "name" and "op" are required'
+    expect2 "$word" --suite "$W/names.json" --out "$W/out" \
+      --strategies random --trials 2
+    [ -z "$name" ] || grep -q "1 to 64 letters, digits, '.', '_' or '-'" \
+      "$W/u.err" || fail "task '$name': the message does not give the rule"
+  done
+  printf '{"tasks": [{"name": "A", "op": "gemm", "shape": [8, 8, 8]},
+  {"name": "a", "op": "gemm", "shape": [8, 8, 8]}]}\n' >"$W/case.json"
+  expect2 "tasks\[1\]: task name 'a' is used before, by tasks\[0\] ('A')" \
+    --suite "$W/case.json" --out "$W/out" --strategies random --trials 2
+  : >"$W/a+b.so"
+  # shellcheck disable=SC2086
+  {
+    expect2 "--strategies: '$W/a+b.so': the plugin's name 'a+b'" $S \
+      --out "$W/out" --strategies "random,$W/a+b.so"
+    expect2 "--model: '$W/a+b.so': the plugin's name 'a+b'" $S \
+      --out "$W/out" --strategies random --model "$W/a+b.so"
   }
   # A parameter reaches the runs of its strategy, and only those: the
   # random runs finish, genetic's fail naming the key, the exit status is 1.

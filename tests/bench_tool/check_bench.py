@@ -16,6 +16,10 @@
       a recorded config with its record, any other one marked simulated.
   check_bench.py same OUT1 OUT2
       the logs of OUT1 and OUT2 agree line for line apart from the clock.
+  check_bench.py jsonl OUT
+      every log in OUT/logs is valid JSON Lines: each line a whole JSON
+      object with an integer "trial" and a string "status", the last line
+      ended, trials numbered 1, 2, ... without gaps.
 Exits 1 with the first difference found."""
 import csv
 import datetime
@@ -291,6 +295,30 @@ def check_same(out1, out2):
             fail("%s differs between the two runs" % name)
 
 
+def check_jsonl(out):
+    names = sorted(n for n in os.listdir(out + "/logs")
+                   if n.endswith(".jsonl"))
+    if not names:
+        fail("no logs in %s/logs" % out)
+    for name in names:
+        data = open(out + "/logs/" + name).read()
+        if data and not data.endswith("\n"):
+            fail("%s: the last line is not ended" % name)
+        trials = []
+        for i, line in enumerate(data.splitlines(), 1):
+            try:
+                o = json.loads(line)
+            except ValueError as e:
+                fail("%s line %d is not JSON: %s" % (name, i, e))
+            if not isinstance(o, dict) or not isinstance(o.get("trial"), int) \
+                    or not isinstance(o.get("status"), str):
+                fail("%s line %d: no integer trial and string status" %
+                     (name, i))
+            trials.append(o["trial"])
+        if sorted(trials) != list(range(1, len(trials) + 1)):
+            fail("%s: trials %s are not 1..%d" % (name, trials, len(trials)))
+
+
 def main():
     a = sys.argv[1:]
     if len(a) >= 3 and a[0] == "report":
@@ -304,9 +332,11 @@ def main():
         check_replay(a[1], a[2])
     elif len(a) == 3 and a[0] == "same":
         check_same(a[1], a[2])
+    elif len(a) == 2 and a[0] == "jsonl":
+        check_jsonl(a[1])
     else:
         fail("usage: check_bench.py report OUT TRIALS [--no-plots] | "
-             "t4 FILE LOG | replay OUT DATASET | same OUT1 OUT2")
+             "t4 FILE LOG | replay OUT DATASET | same OUT1 OUT2 | jsonl OUT")
 
 
 if __name__ == "__main__":
