@@ -219,7 +219,9 @@ void cli_print_options(FILE *out, const cli_option *opts) {
 
 const char *cli_int_range_text(long long lo, long long hi, char *buf,
                                size_t cap) {
-  if (lo == 1 && hi >= INT_MAX)
+  if (lo == LLONG_MIN && hi == LLONG_MAX)
+    snprintf(buf, cap, "an integer");
+  else if (lo == 1 && hi >= INT_MAX)
     snprintf(buf, cap, "a positive integer");
   else if (lo == 0 && hi >= INT_MAX)
     snprintf(buf, cap, "a non-negative integer");
@@ -533,9 +535,46 @@ FILE *cli_prefixed_stderr(cli_prefix *p, const char *prefix) {
   return f;
 }
 
+/* ---- Signals --------------------------------------------------------------
+ * Process-wide by nature: a signal handler can reach nothing else. */
+static volatile sig_atomic_t stop_sig;
+static volatile pid_t run_child; /* the run of cli_tune_in_child, or 0 */
+
+static void on_stop_signal(int sig) {
+  if (stop_sig) {
+    /* The second signal: no more waiting for anything. */
+    if (run_child > 0)
+      kill(run_child, SIGKILL);
+    _exit(cli_stop_status(sig));
+  }
+  stop_sig = sig;
+  if (run_child > 0)
+    kill(run_child, sig);
+}
+
+const volatile sig_atomic_t *cli_stop_on_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  /* No SA_RESTART: a blocking read in the tool returns, so it can look at
+   * the flag; the library retries its own calls on EINTR. */
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  return &stop_sig;
+}
+
+int cli_stop_signal(void) { return stop_sig; }
+
+int cli_stop_status(int sig) { return 128 + sig; }
+
 static void tune_child(const heron_task *t, const heron_tune_options *opts,
                        const char *progress_prefix, int fd) {
   heron_tune_options o = *opts;
+  /* stdout is the parent's report: a plugin's or a library's printf in
+   * the run goes to stderr instead. */
+  fflush(stdout);
+  dup2(STDERR_FILENO, STDOUT_FILENO);
   cli_prefix po;
   FILE *progress = NULL;
   if (progress_prefix)
@@ -564,6 +603,12 @@ int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    /* Its own process group: a Ctrl-C reaches the parent only, which
+     * passes it on once (cli_stop_on_signals).  The handlers are inherited;
+     * the flag starts clear and the child has no run of its own. */
+    setpgid(0, 0);
+    run_child = 0;
+    stop_sig = 0;
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent)
       _exit(1); /* the parent died before prctl took effect */
@@ -571,11 +616,31 @@ int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
     tune_child(t, o, progress_prefix, fds[1]);
   }
   close(fds[1]);
-  ssize_t got = pid > 0 ? read(fds[0], rep, sizeof *rep) : -1;
+  if (pid > 0) {
+    run_child = pid;
+    /* A signal that came between fork and now was not passed on. */
+    if (stop_sig)
+      kill(pid, stop_sig);
+  }
+  ssize_t got = -1;
+  if (pid > 0) {
+    size_t have = 0;
+    while (have < sizeof *rep) {
+      ssize_t r = read(fds[0], (char *)rep + have, sizeof *rep - have);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      have += (size_t)r;
+    }
+    got = (ssize_t)have;
+  }
   close(fds[0]);
   int wst = 0;
   if (pid > 0)
-    waitpid(pid, &wst, 0);
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+      ;
+  run_child = 0;
   if (pid > 0 && got == (ssize_t)sizeof *rep)
     return 0;
   memset(rep, 0, sizeof *rep);

@@ -20,6 +20,7 @@
 #ifndef HERON_TOOLS_CLI_H
 #define HERON_TOOLS_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -157,6 +158,24 @@ typedef struct cli_tune_report {
  * rep->err, rep->rc a matching error code). */
 int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
                       const char *progress_prefix, cli_tune_report *rep);
+
+/* The tools' SIGINT / SIGTERM handling.  Installs handlers once and
+ * returns the flag to give heron_tune (heron_tune_options.stop): the first
+ * signal sets it to the signal's number and passes the signal on to the
+ * run in flight of cli_tune_in_child, so both end in order (the round
+ * finished or abandoned, the log written, the summary printed); a second
+ * signal kills that run and ends the process at once with status 128 +
+ * the signal.  Runs of cli_tune_in_child are put in their own process
+ * group, so a Ctrl-C in the terminal reaches them once, through here. */
+const volatile sig_atomic_t *cli_stop_on_signals(void);
+
+/* 0, or the number of the first SIGINT / SIGTERM received since
+ * cli_stop_on_signals. */
+int cli_stop_signal(void);
+
+/* The exit status of a tool stopped by signal `sig`: 130 for SIGINT, 143
+ * for SIGTERM (128 + sig). */
+int cli_stop_status(int sig);
 
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);

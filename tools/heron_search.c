@@ -30,6 +30,7 @@ enum {
   OPT_MODEL_PARAM,
   OPT_TRIALS,
   OPT_TIME_LIMIT,
+  OPT_PLUGIN_TIMEOUT,
   OPT_SEED,
   OPT_BATCH,
   OPT_LOG,
@@ -65,13 +66,19 @@ static cli_option options[] = {
     {OPT_TRIALS, "trials", "N", "total trials, resumed ones included", ""},
     {OPT_TIME_LIMIT, "time-limit", "SECONDS",
      "wall-clock budget of the search, 0 for none", ""},
+    {OPT_PLUGIN_TIMEOUT, "plugin-timeout", "SECONDS",
+     "limit on each call into a strategy or model plugin; a call that "
+     "outlasts it (or the time limit) ends the run, naming the plugin",
+     ""},
     {OPT_SEED, "seed", "N", "random seed of the strategy", ""},
     {OPT_BATCH, "batch", "N", "configs measured per round", ""},
     {OPT_LOG, "log", "FILE",
      "JSON Lines log, one measurement per line (parent folders are created)",
      "none"},
     {OPT_RESUME, "resume", "FILE",
-     "continue the search recorded in this log without re-measuring", "none"},
+     "continue the search recorded in this log without re-measuring; new "
+     "trials are appended to it unless --log names another file",
+     "none"},
     {OPT_EMIT, "emit", "DIR",
      "write the best kernel's source, config and a driver here", "none"},
     CLI_MEASURE_OPTIONS,
@@ -89,7 +96,9 @@ static cli_option options[] = {
     {OPT_CONFIG, "config", "FILE",
      "JSON file of settings; explicit flags override its values", "none"},
     {OPT_DRY_RUN, "dry-run", NULL,
-     "check everything (making the --log and --emit parent folders), print the "
+     "check everything a run checks before its first trial (plugins and "
+     "their parameters, the compiler, the resume log, the log free of "
+     "other runs; making the --log and --emit parent folders), print the "
      "settings, and stop before tuning",
      ""},
     {OPT_QUIET, "quiet", NULL, "no progress lines on stderr", ""},
@@ -140,6 +149,8 @@ static void fill_defaults(void) {
   heron_tune_options_init(&d);
   cli_set_default(options, "trials", "%d", d.trials);
   cli_set_default(options, "time-limit", "%g", d.time_limit_s);
+  cli_set_default(options, "plugin-timeout", "%g",
+                  HERON_PLUGIN_TIMEOUT_DEFAULT);
   cli_set_default(options, "seed", "%llu", (unsigned long long)d.seed);
   cli_set_default(options, "batch", "%d", d.batch);
   cli_measure_defaults(options, &d.measure);
@@ -182,7 +193,9 @@ static void usage(FILE *out) {
           "target, hw,\n"
           "  epilogue, sm, strategy, strategy_params (object), model, "
           "model_params (object),\n"
-          "  trials, time_limit, seed, batch, log, resume, emit, and measure:\n"
+          "  trials, time_limit, plugin_timeout, seed, batch, log, resume, "
+          "emit, and\n"
+          "  measure:\n"
           "  {number, repeat, min_repeat_ms, timeout, flush_cache, build_jobs, "
           "threads,\n"
           "  cc, work_dir, keep_files, compile_only, emulate}.  Unknown keys "
@@ -198,14 +211,26 @@ static void usage(FILE *out) {
           "then in the\n"
           "build and install plugin folders; a name with '/' is a path.\n"
           "\n"
+          "Signals: the first SIGINT (Ctrl-C) or SIGTERM ends the run in "
+          "order: the\n"
+          "kernel being run finishes, the rest of the round is abandoned, "
+          "the log is\n"
+          "written, the summary printed and --emit written; a second one "
+          "exits at once.\n"
+          "\n"
           "Exit status: 0 the search ran to its budget; 1 it failed while "
           "running\n"
-          "(I/O, a plugin failure, a resume log of another task); 2 a usage "
-          "error: an\n"
-          "unknown or malformed flag, a bad config file, or a value the "
-          "library rejects\n"
-          "before measuring (op, shape, dtype, target, hw, plugin, plugin "
-          "parameter).\n");
+          "(I/O, builds failing for a reason that is not the config, a "
+          "plugin failure,\n"
+          "crash or hang, a resume log of another task, a log another run "
+          "holds); 2 a\n"
+          "usage error: an unknown or malformed flag, a bad config file, a "
+          "compiler that\n"
+          "cannot build a trivial kernel, or a value the library rejects "
+          "before measuring\n"
+          "(op, shape, dtype, target, hw, plugin, plugin parameter); 130 / "
+          "143 stopped by\n"
+          "SIGINT / SIGTERM (the log and the summary are whole).\n");
 }
 
 static void help_plugin(const char *name) {
@@ -245,13 +270,18 @@ static const char *json_kind(const json_t *v) {
   }
 }
 
+static const char *shortest_double(double x);
+
 /* "got string", or the number itself when the type was right but the
  * value was not. */
 static const char *got_text(const json_t *v) {
   if (json_is_integer(v))
     return cli_printf("%lld", (long long)json_integer_value(v));
-  if (json_is_real(v))
-    return cli_printf("%g", json_real_value(v));
+  if (json_is_real(v)) {
+    /* 16.0 stays "16.0": a number written with a point is no integer. */
+    const char *t = shortest_double(json_real_value(v));
+    return strpbrk(t, ".eEn") ? t : cli_printf("%s.0", t);
+  }
   return json_kind(v);
 }
 
@@ -412,9 +442,12 @@ static void load_config(settings *s) {
       "op, shape, dtype, target, hw, epilogue, sm, replay, strategy, "
       "strategy_params, "
       "model, "
-      "model_params, trials, time_limit, seed, batch, log, resume, emit, "
-      "measure";
+      "model_params, trials, time_limit, plugin_timeout, seed, batch, log, "
+      "resume, emit, measure";
   json_error_t jerr;
+  struct stat st;
+  if (stat(s->config_path, &st) == 0 && S_ISDIR(st.st_mode))
+    cli_usage("--config: '%s' is a directory; give a JSON file", s->config_path);
   s->config = json_load_file(s->config_path, JSON_REJECT_DUPLICATES, &jerr);
   if (!s->config) {
     if (jerr.line <= 0)
@@ -466,6 +499,8 @@ static void load_config(settings *s) {
       s->o.trials = (int)cfg_int(s, k, v, 1, INT_MAX);
     else if (!strcmp(k, "time_limit"))
       s->o.time_limit_s = cfg_double(s, k, v, 0, INFINITY);
+    else if (!strcmp(k, "plugin_timeout"))
+      s->o.plugin_timeout_s = cfg_double(s, k, v, DBL_MIN, INFINITY);
     else if (!strcmp(k, "seed"))
       s->o.seed = (uint64_t)cfg_int(s, k, v, 0, LLONG_MAX);
     else if (!strcmp(k, "batch"))
@@ -596,6 +631,9 @@ static void apply_flags(int argc, char **argv, settings *s) {
     case OPT_TIME_LIMIT:
       s->o.time_limit_s = cli_double(flag, val, 0, INFINITY);
       break;
+    case OPT_PLUGIN_TIMEOUT:
+      s->o.plugin_timeout_s = cli_double(flag, val, DBL_MIN, INFINITY);
+      break;
     case OPT_SEED:
       s->o.seed = cli_u64(flag, val);
       break;
@@ -684,61 +722,93 @@ static void prepare_output(const char *flag, const char *path, int is_dir) {
               strerror(errno));
 }
 
-/* ---- Output -------------------------------------------------------------- */
+/* ---- Output --------------------------------------------------------------
+ * stdout is the summary's alone: summary_stream() keeps it for the summary
+ * and points file descriptor 1 at stderr, so whatever a plugin or library
+ * prints with printf during the run lands among the progress lines. */
 
-static void print_params(const char *label, const param_list *l) {
-  if (!l->n)
-    return;
-  printf("%-10s ", label);
-  for (int i = 0; i < l->n; i++)
-    printf("%s%s=%s", i ? " " : "", l->v[i].key, l->v[i].value);
-  printf("\n");
+static FILE *summary_stream(void) {
+  fflush(stdout);
+  int fd = dup(STDOUT_FILENO);
+  FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!out) {
+    if (fd >= 0)
+      close(fd);
+    return stdout;
+  }
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  return out;
 }
 
-static void print_settings(const settings *s, const heron_task *t) {
+static void print_params(FILE *out, const char *label, const param_list *l) {
+  if (!l->n)
+    return;
+  fprintf(out, "%-10s ", label);
+  for (int i = 0; i < l->n; i++)
+    fprintf(out, "%s%s=%s", i ? " " : "", l->v[i].key, l->v[i].value);
+  fprintf(out, "\n");
+}
+
+static void print_settings(FILE *out, const settings *s, const heron_task *t) {
   const heron_measure_options *m = &s->o.measure;
-  printf("task       %s\n", heron_task_key(t));
-  printf("strategy   %s (seed %llu)\n", s->o.strategy,
+  fprintf(out, "task       %s\n", heron_task_key(t));
+  fprintf(out, "strategy   %s (seed %llu)\n", s->o.strategy,
          (unsigned long long)s->o.seed);
-  print_params("params", &s->sparams);
-  printf("model      %s\n", s->o.model ? s->o.model : "none");
-  print_params("model-params", &s->mparams);
-  printf("budget     %d trials, batch %d, time limit %s\n", s->o.trials,
+  print_params(out, "params", &s->sparams);
+  fprintf(out, "model      %s\n", s->o.model ? s->o.model : "none");
+  print_params(out, "model-params", &s->mparams);
+  fprintf(out, "budget     %d trials, batch %d, time limit %s\n", s->o.trials,
          s->o.batch,
          s->o.time_limit_s > 0 ? cli_printf("%g s", s->o.time_limit_s)
                                : "none");
-  printf("measure    number %d, repeat %d, min-repeat-ms %g, timeout %g s, "
+  fprintf(out, "plugins    each call limited to %g s\n",
+          s->o.plugin_timeout_s > 0 ? s->o.plugin_timeout_s
+                                    : HERON_PLUGIN_TIMEOUT_DEFAULT);
+  fprintf(out, "measure    number %d, repeat %d, min-repeat-ms %g, timeout %g s, "
          "flush-cache %s, build-jobs %d, threads %d\n",
          m->number, m->repeat, m->min_repeat_ms, m->timeout_s,
          m->flush_cache ? "on" : "off", m->build_jobs, m->threads);
-  printf("log        %s\n", s->o.log_path ? s->o.log_path : "none");
-  printf("resume     %s\n", s->o.resume_path ? s->o.resume_path : "none");
-  printf("emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
+  fprintf(out, "log        %s\n", s->o.log_path ? s->o.log_path : "none");
+  fprintf(out, "resume     %s\n", s->o.resume_path ? s->o.resume_path : "none");
+  fprintf(out, "emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
 }
 
-static void print_summary(const settings *s, const heron_task *t,
+static void print_summary(FILE *out, const settings *s, const heron_task *t,
                           const heron_tune_result *r) {
-  printf("task       %s\n", heron_task_key(t));
-  printf("strategy   %s (seed %llu)\n", s->o.strategy,
+  fprintf(out, "task       %s\n", heron_task_key(t));
+  fprintf(out, "strategy   %s (seed %llu)\n", s->o.strategy,
          (unsigned long long)s->o.seed);
-  printf("trials     %d (measured %d, resumed %d; ok %d, failed %d; dropped "
+  fprintf(out, "trials     %d (measured %d, resumed %d; ok %d, failed %d; dropped "
          "%d invalid, %d duplicate proposals)\n",
          r->trials, r->measured, r->resumed, r->ok, r->failed,
          r->dropped_invalid, r->dropped_duplicate);
   const heron_measure_options *m = &s->o.measure;
   if (m->compile_only || m->emulate) {
-    printf("best       none timed (%s: %d of %d kernels %s)\n",
+    fprintf(out, "best       none timed (%s: %d of %d kernels %s)\n",
            m->compile_only ? "--compile-only" : "--emulate", r->ok, r->trials,
            m->compile_only ? "compiled" : "matched the reference on the CPU");
   } else if (r->best_trial > 0) {
-    printf("best       %.3f GFLOP/s, %.6g s, trial %d, config %s\n",
+    fprintf(out, "best       %.3f GFLOP/s, %.6g s, trial %d, config %s\n",
            r->best_gflops, r->best_seconds, r->best_trial, r->best_key);
   } else {
-    printf("best       none (no trial succeeded)\n");
+    fprintf(out, "best       none (no trial succeeded)\n");
   }
-  printf("elapsed    %.1f s\n", r->elapsed_s);
-  printf("log        %s\n", s->o.log_path ? s->o.log_path : "none");
-  printf("emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
+  fprintf(out, "elapsed    %.1f s\n", r->elapsed_s);
+  if (r->retried)
+    fprintf(out,
+            "retried    %d resumed configs measured again (untimed, or "
+            "failed by the environment)\n",
+            r->retried);
+  if (r->stopped)
+    fprintf(out,
+            "stopped    by %s before the budget was spent; --resume %s "
+            "continues\n",
+            r->stopped == SIGINT    ? "SIGINT"
+            : r->stopped == SIGTERM ? "SIGTERM"
+                                    : cli_printf("signal %d", r->stopped),
+            s->o.log_path ? s->o.log_path : "LOG");
+  fprintf(out, "log        %s\n", s->o.log_path ? s->o.log_path : "none");
+  fprintf(out, "emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -767,6 +837,9 @@ int main(int argc, char **argv) {
   if (s.o.resume_path && access(s.o.resume_path, R_OK) != 0)
     cli_usage("--resume: cannot read '%s': %s", s.o.resume_path,
               strerror(errno));
+  /* A resumed run goes on appending to the log it resumes. */
+  if (s.o.resume_path && !s.o.log_path)
+    s.o.log_path = s.o.resume_path;
   if (s.o.log_path)
     prepare_output("--log", s.o.log_path, 0);
   if (s.o.emit_dir)
@@ -779,15 +852,9 @@ int main(int argc, char **argv) {
   s.o.progress = s.quiet ? NULL : stderr;
   s.o.verbose = s.verbose;
 
-  if (s.dry_run) {
-    print_settings(&s, t);
-    heron_task_free(t);
-    json_decref(s.config);
-    free(s.sparams.v);
-    free(s.mparams.v);
-    cli_free_all();
-    return CLI_EXIT_OK;
-  }
+  FILE *out = summary_stream();
+  s.o.dry_run = s.dry_run;
+  s.o.stop = cli_stop_on_signals();
 
   heron_tune_result res;
   heron_error err;
@@ -796,17 +863,23 @@ int main(int argc, char **argv) {
   int rc = heron_tune(t, &s.o, &res, &err);
   int status = CLI_EXIT_OK;
   if (rc != HERON_OK) {
-    /* EINVAL before anything was measured is the library refusing an option
-     * or a plugin parameter: the user's mistake.  Everything else, and any
-     * failure after measuring began, is a failed run. */
-    int usage_error =
-        res.measured == 0 &&
-        (rc == HERON_EINVAL || rc == HERON_ENOTFOUND || rc == HERON_EABI);
+    /* Before anything was measured, the library refusing an option, a
+     * plugin parameter or the compiler is the user's to fix.  Everything
+     * else, and any failure after measuring began, is a failed run. */
+    int usage_error = res.measured == 0 &&
+                      (rc == HERON_EINVAL || rc == HERON_ENOTFOUND ||
+                       rc == HERON_EABI || rc == HERON_EBUILD);
     status = usage_error ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     cli_report(rc, &err, NULL);
+  } else if (res.stopped) {
+    status = cli_stop_status(res.stopped);
   }
-  if (rc == HERON_OK || res.trials > 0)
-    print_summary(&s, t, &res);
+  if (rc == HERON_OK && s.dry_run)
+    print_settings(out, &s, t);
+  else if (rc == HERON_OK || res.trials > 0)
+    print_summary(out, &s, t, &res);
+  if (out != stdout)
+    fclose(out);
 
   heron_task_free(t);
   json_decref(s.config);

@@ -22,18 +22,22 @@
  * simulated time, so strategies compared by replay spend the budget a real
  * run would.  Every run logs "elapsed", continued across --resume. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/measure/measure.h"
 #include "core/measure/replay.h"
 #include "core/op/task.h"
+#include "core/plugin/guard.h"
 #include "core/plugin/plugin.h"
+#include "core/target/hw.h"
 #include "core/target/cuda_driver.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
@@ -71,7 +75,14 @@ typedef struct run {
   heron__bench bench;
   int bench_ready;
   FILE *log;
+  int log_fd; /* the log, open and locked (flock) from before the resume
+                 until the end, or -1 */
   heron__log_ctx log_ctx;
+  heron__guard *guard; /* contains crashes and hangs of plugin calls */
+  /* Resumed configs to measure again before the strategy is asked
+   * (heron__log_retry): retry[retry_next..nretry). */
+  int64_t *retry;
+  int nretry, retry_next;
   char strategy_name[64];
   double t0;
   heron_tune_result *res;
@@ -138,6 +149,34 @@ static void env_log(const heron_strategy_env *env, int level, const char *fmt,
   fputc('\n', r->o->progress);
 }
 
+/* 1 once the tool's signal handler asked the run to stop (o->stop). */
+static int stopping(const run *r) { return r->o->stop && *r->o->stop; }
+
+/* Seconds a plugin call may take: the plugin timeout, and never past the
+ * end of the time limit (at least a second, so a call made just before
+ * it still gets to return). */
+static double call_limit(const run *r) {
+  double lim = r->o->plugin_timeout_s > 0 ? r->o->plugin_timeout_s
+                                          : HERON_PLUGIN_TIMEOUT_DEFAULT;
+  if (r->o->time_limit_s > 0) {
+    double left = r->o->time_limit_s - (heron__now() - r->t0 + r->sim_s);
+    if (left < 1)
+      left = 1;
+    if (left < lim)
+      lim = left;
+  }
+  return lim;
+}
+
+/* Brackets each call into the strategy: a crash or a hang inside it ends
+ * the process with a message naming the plugin file and `fn`. */
+static void enter(const run *r, const char *fn) {
+  heron__guard_enter(r->guard, "strategy", r->strat_lib.path, fn,
+                     call_limit(r));
+}
+
+static void leave(const run *r) { heron__guard_leave(r->guard); }
+
 static int check_options(const heron_tune_options *o, heron_error *err) {
   if (o->trials < 1)
     return heron_error_set(err, HERON_EINVAL,
@@ -149,6 +188,10 @@ static int check_options(const heron_tune_options *o, heron_error *err) {
     return heron_error_set(err, HERON_EINVAL, "time limit must be >= 0");
   if (!o->strategy || !*o->strategy)
     return heron_error_set(err, HERON_EINVAL, "no strategy given");
+  if (o->plugin_timeout_s < 0)
+    return heron_error_set(err, HERON_EINVAL,
+                           "plugin timeout must be >= 0 (got %g)",
+                           o->plugin_timeout_s);
   if (o->measure.compile_only && o->measure.emulate)
     return heron_error_set(err, HERON_EINVAL,
                            "compile-only and emulate exclude each other: one "
@@ -187,6 +230,16 @@ static int setup_target(run *r, heron_error *err) {
                              "emulate applies to the cuda target only; task "
                              "%s runs natively",
                              heron_task_key(t));
+    /* Kernels for instructions this CPU lacks build, but cannot run. */
+    char missing[128];
+    if (!r->compile_only &&
+        heron__hw_cpu_lacks(&t->hw, missing, sizeof missing))
+      return heron_error_set(err, HERON_EUNSUPPORTED,
+                             "target cpu: the hardware description '%s' "
+                             "needs %s, which this CPU lacks, so its kernels "
+                             "cannot run here; use --compile-only to build "
+                             "them, or a description of this machine",
+                             t->hw.name, missing);
     return HERON_OK;
   }
   r->sm = t->hw.sm;
@@ -243,21 +296,136 @@ static int set_aside(const char *path, run *r, heron_error *err) {
   return HERON_OK;
 }
 
-static int open_log(run *r, heron_error *err) {
+/* The process that holds a flock on the file of inode `ino`, from
+ * /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"), or 0
+ * when it cannot be told. */
+static long lock_holder(ino_t ino) {
+  FILE *f = fopen("/proc/locks", "r");
+  if (!f)
+    return 0;
+  char line[256];
+  long pid = 0;
+  while (!pid && fgets(line, sizeof line, f)) {
+    char kind[16], mode[16], dev[64];
+    long p = 0;
+    unsigned long long lino = 0;
+    const char *c = strchr(line, ':');
+    if (!c || sscanf(c + 1, "%15s %*s %15s %ld %63s", kind, mode, &p, dev) != 4)
+      continue;
+    const char *last = strrchr(dev, ':');
+    if (last && sscanf(last + 1, "%llu", &lino) == 1 &&
+        lino == (unsigned long long)ino && !strcmp(kind, "FLOCK"))
+      pid = p;
+  }
+  fclose(f);
+  return pid;
+}
+
+/* "process 4242 (heron-search)", or "another process". */
+static void describe_process(long pid, char *buf, size_t cap) {
+  if (pid <= 0) {
+    snprintf(buf, cap, "another process");
+    return;
+  }
+  char path[64], comm[64] = "";
+  snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    if (fgets(comm, sizeof comm, f))
+      comm[strcspn(comm, "\n")] = '\0';
+    fclose(f);
+  }
+  if (comm[0])
+    snprintf(buf, cap, "process %ld (%s)", pid, comm);
+  else
+    snprintf(buf, cap, "process %ld", pid);
+}
+
+/* Opens `path` (created if missing) and takes an exclusive flock on it
+ * without waiting.  A file another live run holds is refused, naming that
+ * process.  The lock is checked to be on the file the path names now (a
+ * run that just moved the file aside may have locked the old one).  *fd
+ * gets the descriptor, open for appending. */
+static int lock_file(const char *path, int *fd, heron_error *err) {
+  for (int tries = 0; tries < 100; tries++) {
+    int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (f < 0)
+      return heron_error_set(err, HERON_EIO, "cannot open log %s: %s", path,
+                             strerror(errno));
+    struct stat held, named;
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+      int e = errno;
+      char who[128];
+      describe_process(fstat(f, &held) == 0 ? lock_holder(held.st_ino) : 0,
+                       who, sizeof who);
+      close(f);
+      if (e == EWOULDBLOCK)
+        return heron_error_set(err, HERON_EIO,
+                               "log %s is in use by %s, another tuning run; "
+                               "wait for it to end, or give another --log",
+                               path, who);
+      return heron_error_set(err, HERON_EIO, "cannot lock log %s: %s", path,
+                             strerror(e));
+    }
+    if (fstat(f, &held) == 0 && stat(path, &named) == 0 &&
+        held.st_ino == named.st_ino && held.st_dev == named.st_dev) {
+      *fd = f;
+      return HERON_OK;
+    }
+    close(f); /* moved or removed since it was opened: again */
+  }
+  return heron_error_set(err, HERON_EIO,
+                         "cannot lock log %s: it keeps being replaced", path);
+}
+
+/* Takes the log for this run before anything reads or writes it: locked,
+ * so that two runs never write one log, and an older log moved aside (when
+ * the run does not resume it) so that it is never overwritten.  A dry run
+ * only checks that no other run holds it, and creates nothing. */
+static int claim_log(run *r, heron_error *err) {
   const heron_tune_options *o = r->o;
+  r->log_fd = -1;
   if (!o->log_path)
     return HERON_OK;
-  int same = o->resume_path && !strcmp(o->resume_path, o->log_path);
-  if (!same) {
-    int rc = set_aside(o->log_path, r, err);
-    if (rc)
-      return rc;
+  if (o->dry_run) {
+    if (access(o->log_path, F_OK) != 0)
+      return HERON_OK;
+    int rc = lock_file(o->log_path, &r->log_fd, err);
+    if (rc == HERON_OK) {
+      close(r->log_fd);
+      r->log_fd = -1;
+    }
+    return rc;
   }
-  r->log = fopen(o->log_path, same ? "a" : "w");
-  if (!r->log)
+  int rc = lock_file(o->log_path, &r->log_fd, err);
+  int same = o->resume_path && !strcmp(o->resume_path, o->log_path);
+  struct stat st;
+  if (rc || same || fstat(r->log_fd, &st) != 0 || st.st_size == 0)
+    return rc;
+  /* Held by this run now, so moving it aside races with nobody. */
+  rc = set_aside(o->log_path, r, err);
+  close(r->log_fd);
+  r->log_fd = -1;
+  return rc ? rc : lock_file(o->log_path, &r->log_fd, err);
+}
+
+/* Starts writing the claimed log: a fresh one gets the resumed history
+ * first; a resumed one already holds it. */
+static int open_log(run *r, heron_error *err) {
+  const heron_tune_options *o = r->o;
+  if (r->log_fd < 0)
+    return HERON_OK;
+  int same = o->resume_path && !strcmp(o->resume_path, o->log_path);
+  /* The stream gets a descriptor of its own, so that closing it leaves the
+   * lock, held by log_fd, in place until the run ends. */
+  int fd = dup(r->log_fd);
+  r->log = fd >= 0 ? fdopen(fd, "a") : NULL;
+  if (!r->log) {
+    if (fd >= 0)
+      close(fd);
     return heron_error_set(err, HERON_EIO, "cannot open log %s: %s",
                            o->log_path, strerror(errno));
-  /* Appending to the resumed log: the history already holds its lines. */
+  }
   if (same)
     return HERON_OK;
   for (int i = 0; i < r->hist.n; i++) {
@@ -281,11 +449,16 @@ static int resume(run *r, heron_error *err) {
     return HERON_OK;
   int dropped = 0;
   long valid = 0;
-  int rc =
-      heron__log_read_elapsed(path, r->sp, heron_task_key(r->task), &r->hist,
-                              &r->rng, &dropped, &valid, &r->elapsed, err);
+  /* A timed run measures again what was only built or emulated; every run
+   * measures again what the environment failed. */
+  heron__log_retry retry = {.untimed = !r->compile_only && !r->emulate};
+  int rc = heron__log_read_resume(path, r->sp, heron_task_key(r->task),
+                                  &r->hist, &r->rng, &dropped, &valid,
+                                  &r->elapsed, &retry, err);
   if (rc)
     return rc;
+  r->retry = retry.cfgs;
+  r->nretry = retry.n;
   /* New trials continue the resumed log's clock. */
   r->elapsed_cap = r->hist.n;
   for (int i = 0; i < r->hist.n; i++)
@@ -296,14 +469,15 @@ static int resume(run *r, heron_error *err) {
              "note: %s ended with a half-written line (a killed run); "
              "dropped it\n",
              path);
-    if (r->o->log_path && !strcmp(r->o->log_path, path) &&
+    if (r->o->log_path && !strcmp(r->o->log_path, path) && !r->o->dry_run &&
         truncate(path, valid) != 0)
       return heron_error_set(err, HERON_EIO, "cannot repair %s: %s", path,
                              strerror(errno));
   }
   /* A last line cut before its newline parses but must not run into the
    * next record. */
-  if (r->o->log_path && !strcmp(r->o->log_path, path) && valid > 0) {
+  if (r->o->log_path && !strcmp(r->o->log_path, path) && !r->o->dry_run &&
+      valid > 0) {
     FILE *f = fopen(path, "r+");
     if (f && fseek(f, valid - 1, SEEK_SET) == 0 && fgetc(f) != '\n') {
       fseek(f, 0, SEEK_END);
@@ -314,6 +488,12 @@ static int resume(run *r, heron_error *err) {
   }
   r->res->resumed = r->hist.n;
   progress(r, "resumed %d trials from %s\n", r->hist.n, path);
+  if (r->nretry)
+    progress(r,
+             "note: %d resumed config%s will be measured again first "
+             "(untimed by --compile-only or --emulate, or failed by the "
+             "environment)\n",
+             r->nretry, r->nretry > 1 ? "s" : "");
   return HERON_OK;
 }
 
@@ -355,8 +535,10 @@ static int open_strategy(run *r, heron_error *err) {
   r->env.host = r;
   heron_error perr;
   heron_error_clear(&perr);
+  enter(r, "create");
   rc = r->strat->create(&r->env, o->strategy_params, o->n_strategy_params,
                         &r->strat_self, &perr);
+  leave(r);
   if (rc)
     return heron_error_set(err,
                            rc == HERON_EINVAL ? HERON_EINVAL : HERON_EPLUGIN,
@@ -400,7 +582,9 @@ static int observe(run *r, const heron_measurement *res, int n,
     return HERON_OK;
   heron_error perr;
   heron_error_clear(&perr);
+  enter(r, "observe");
   int rc = r->strat->observe(r->strat_self, res, n, &perr);
+  leave(r);
   if (rc)
     return heron_error_set(err, HERON_EPLUGIN,
                            "strategy %s: observe failed: %s", r->strategy_name,
@@ -465,14 +649,48 @@ static int filter(run *r, int64_t *props, int got, uint64_t *keys) {
   return keep;
 }
 
-/* Generates, builds and runs configs cfgs[0..n), filling out[0..n). */
+/* After a round's builds: when some failed, asks whether the toolchain
+ * still builds a trivial kernel.  If it does not (the compiler gone, the
+ * disk full), those failures were the environment's, not the configs':
+ * they are marked, and *why says what is wrong. */
+static void blame_environment(run *r, heron__candidate *c, int nb, char *why,
+                              size_t cap) {
+  int failed = 0, env = 0;
+  for (int b = 0; b < nb; b++) {
+    failed += c[b].status == HERON_MEAS_COMPILE_ERROR;
+    if (c[b].env_failure && !env++)
+      snprintf(why, cap, "%s", c[b].error ? c[b].error : "");
+  }
+  if (!failed || env)
+    return;
+  heron_error terr;
+  heron_error_clear(&terr);
+  if (heron__bench_check_toolchain(&r->bench, &terr) == HERON_OK)
+    return;
+  snprintf(why, cap, "%s", terr.text);
+  for (int b = 0; b < nb; b++)
+    if (c[b].status == HERON_MEAS_COMPILE_ERROR)
+      c[b].env_failure = 1;
+}
+
+/* Generates, builds and runs configs cfgs[0..n), filling out[i] for each
+ * done[i] = 1.  A stop request (o->stop) leaves the rest of the round
+ * undone: nothing after the candidate being run.  env[i] = 1 marks a
+ * failure that was the environment's; *env_why then says what is wrong. */
 static int measure_round(run *r, const int64_t *cfgs, int n,
-                         heron_measurement *out, char **errors,
+                         heron_measurement *out, char **errors, int *done,
+                         int *env, char *env_why, size_t why_cap,
                          heron_error *err) {
+  for (int i = 0; i < n; i++)
+    done[i] = env[i] = 0;
   if (n <= 0)
     return HERON_OK;
-  if (r->replay)
-    return heron__replay_measure(r->rp, cfgs, n, out, errors, err);
+  if (r->replay) {
+    int rc = heron__replay_measure(r->rp, cfgs, n, out, errors, err);
+    for (int i = 0; rc == HERON_OK && i < n; i++)
+      done[i] = 1;
+    return rc;
+  }
   heron__candidate *c = calloc((size_t)n, sizeof *c);
   char **srcs = calloc((size_t)n, sizeof *srcs);
   int rc = (c && srcs) ? HERON_OK
@@ -486,6 +704,7 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
     if (heron_task_source(r->task, cfg, &srcs[i], &gerr) != HERON_OK) {
       out[i].status = HERON_MEAS_COMPILE_ERROR;
       errors[i] = strdup(gerr.text);
+      done[i] = 1;
       continue;
     }
     c[i].source = srcs[i];
@@ -504,12 +723,16 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
     rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
   if (rc == HERON_OK && nb > 0)
     rc = heron__build_all(&r->bench, c, nb, err);
-  for (int b = 0; rc == HERON_OK && b < nb; b++) {
+  if (rc == HERON_OK && nb > 0)
+    blame_environment(r, c, nb, env_why, why_cap);
+  for (int b = 0; rc == HERON_OK && b < nb && !stopping(r); b++) {
     heron_measurement *m = &out[idx[b]];
     m->build_seconds = c[b].build_seconds;
     m->regs = c[b].regs;
     m->spill_bytes = c[b].spill_bytes;
     m->smem_bytes = c[b].smem_bytes;
+    done[idx[b]] = 1;
+    env[idx[b]] = c[b].env_failure;
     if (c[b].status != HERON_MEAS_OK || r->compile_only) {
       /* A compile-only trial is its build: ok (with the statistics) or
        * the build's failure; seconds and gflops stay 0. */
@@ -527,8 +750,11 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
     if (!r->o->measure.keep_files)
       unlink(c[b].so_path);
   }
-  for (int b = 0; c && b < nb; b++)
+  for (int b = 0; c && b < nb; b++) {
     free(c[b].error);
+    if (!done[idx[b]] && !r->o->measure.keep_files)
+      unlink(c[b].so_path);
+  }
   for (int i = 0; srcs && i < n; i++)
     free(srcs[i]);
   free(idx);
@@ -570,8 +796,8 @@ static void print_progress(run *r, int round_ok, int round_failed) {
 
 /* Records a round's measurements: history, log (flushed), counters. */
 static int record_round(run *r, heron_measurement *ms, char **errors, int n,
-                        const uint64_t *keys, const heron_measurement **stored,
-                        heron_error *err) {
+                        const uint64_t *keys, const int *env,
+                        const heron_measurement **stored, heron_error *err) {
   int ok = 0;
   for (int i = 0; i < n; i++) {
     heron_measurement *m = &ms[i];
@@ -603,6 +829,7 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
                heron_meas_status_name(m->status), m->seconds * 1e3, m->gflops,
                m->simulated ? " (simulated)" : "", m->error);
     if (r->log) {
+      r->log_ctx.env_failure = env[i];
       int rc = heron__log_write(r->log, r->sp, &r->log_ctx, stored[i], err);
       if (rc)
         return rc;
@@ -622,45 +849,108 @@ static int state_path(const run *r, char *buf, size_t cap) {
   return 1;
 }
 
+/* Asks the strategy for up to `want` configs, or takes them from the
+ * resumed configs to measure again, which come first. */
+static int propose(run *r, int want, int64_t *props, int *got,
+                   heron_error *err) {
+  if (r->retry_next < r->nretry) {
+    int k = r->nretry - r->retry_next;
+    if (k > want)
+      k = want;
+    memcpy(props, r->retry + (size_t)r->retry_next * (size_t)r->nvars,
+           (size_t)k * (size_t)r->nvars * sizeof *props);
+    r->retry_next += k;
+    r->res->retried += k;
+    *got = k;
+    return HERON_OK;
+  }
+  heron_error perr;
+  heron_error_clear(&perr);
+  *got = 0;
+  enter(r, "propose");
+  int rc = r->strat->propose(r->strat_self, want, props, got, &perr);
+  leave(r);
+  if (rc)
+    return heron_error_set(err, HERON_EPLUGIN,
+                           "strategy %s: propose failed: %s", r->strategy_name,
+                           perr.text[0] ? perr.text : heron_strerror(rc));
+  if (*got < 0 || *got > want)
+    return heron_error_set(err, HERON_EPLUGIN,
+                           "strategy %s: propose returned %d configs for %d "
+                           "wanted",
+                           r->strategy_name, *got, want);
+  return HERON_OK;
+}
+
+/* Keeps the entries i of a round with done[i], in order; returns how many
+ * (the keys, errors and env flags move with their measurements). */
+static int keep_done(heron_measurement *ms, char **errors, uint64_t *keys,
+                     int *env, const int *done, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (!done[i]) {
+      free(errors[i]);
+      errors[i] = NULL;
+      continue;
+    }
+    ms[k] = ms[i];
+    errors[k] = errors[i];
+    keys[k] = keys[i];
+    env[k] = env[i];
+    if (k != i)
+      errors[i] = NULL;
+    k++;
+  }
+  return k;
+}
+
 static int run_round(run *r, int64_t *props, uint64_t *keys,
-                     heron_measurement *ms, char **errors,
+                     heron_measurement *ms, char **errors, int *done, int *env,
                      const heron_measurement **stored, int *got_new,
                      heron_error *err) {
   int want = r->o->trials - r->hist.n;
   if (want > r->o->batch)
     want = r->o->batch;
   int got = 0;
-  heron_error perr;
-  heron_error_clear(&perr);
-  int rc = r->strat->propose(r->strat_self, want, props, &got, &perr);
+  int rc = propose(r, want, props, &got, err);
   if (rc)
-    return heron_error_set(err, HERON_EPLUGIN,
-                           "strategy %s: propose failed: %s", r->strategy_name,
-                           perr.text[0] ? perr.text : heron_strerror(rc));
-  if (got < 0 || got > want)
-    return heron_error_set(err, HERON_EPLUGIN,
-                           "strategy %s: propose returned %d configs for %d "
-                           "wanted",
-                           r->strategy_name, got, want);
+    return rc;
   int n = filter(r, props, got, keys);
   *got_new = n;
   if (n == 0)
     return HERON_OK;
   memset(errors, 0, (size_t)n * sizeof *errors);
-  rc = measure_round(r, props, n, ms, errors, err);
-  if (rc == HERON_OK)
-    rc = record_round(r, ms, errors, n, keys, stored, err);
+  char env_why[512] = "";
+  rc = measure_round(r, props, n, ms, errors, done, env, env_why,
+                     sizeof env_why, err);
+  n = keep_done(ms, errors, keys, env, done, n);
+  int nenv = 0;
+  for (int i = 0; i < n; i++)
+    nenv += env[i];
+  if (rc == HERON_OK && n > 0)
+    rc = record_round(r, ms, errors, n, keys, env, stored, err);
   for (int i = 0; i < n; i++)
     free(errors[i]);
   if (rc)
     return rc;
-  rc = learn(r, stored, n, err);
+  if (nenv)
+    return heron_error_set(err, HERON_EIO,
+                           "builds fail for a reason that is not the config: "
+                           "%s; the run stops (%d trial%s of this round "
+                           "recorded as failed by the environment, measured "
+                           "again on --resume)",
+                           env_why[0] ? env_why : "the toolchain is broken",
+                           nenv, nenv > 1 ? "s" : "");
+  rc = n > 0 ? learn(r, stored, n, err) : HERON_OK;
   char sp[4200];
-  if (rc == HERON_OK && HERON__PLUGIN_HAS(r->strat, save_state) &&
+  if (rc == HERON_OK && n > 0 && HERON__PLUGIN_HAS(r->strat, save_state) &&
       state_path(r, sp, sizeof sp)) {
     heron_error serr;
     heron_error_clear(&serr);
-    if (r->strat->save_state(r->strat_self, sp, &serr) != HERON_OK)
+    enter(r, "save_state");
+    int src = r->strat->save_state(r->strat_self, sp, &serr);
+    leave(r);
+    if (src != HERON_OK)
       progress(r, "warning: strategy %s could not save its state: %s\n",
                r->strategy_name, serr.text);
   }
@@ -674,11 +964,13 @@ static int tune_loop(run *r, heron_error *err) {
   heron_measurement *ms = malloc(b * sizeof *ms);
   char **errors = calloc(b, sizeof *errors);
   const heron_measurement **stored = malloc(b * sizeof *stored);
-  int rc = (props && keys && ms && errors && stored)
+  int *done = malloc(b * sizeof *done);
+  int *env = malloc(b * sizeof *env);
+  int rc = (props && keys && ms && errors && stored && done && env)
                ? HERON_OK
                : heron_error_set(err, HERON_ENOMEM, "out of memory");
   int empty = 0;
-  while (rc == HERON_OK && r->hist.n < r->o->trials) {
+  while (rc == HERON_OK && r->hist.n < r->o->trials && !stopping(r)) {
     /* Real time, plus the simulated measuring time of a replay run. */
     if (r->o->time_limit_s > 0 &&
         heron__now() - r->t0 + r->sim_s >= r->o->time_limit_s) {
@@ -686,7 +978,12 @@ static int tune_loop(run *r, heron_error *err) {
       break;
     }
     int got_new = 0;
-    rc = run_round(r, props, keys, ms, errors, stored, &got_new, err);
+    /* The model's calls get the limit the strategy's get, time limit
+     * included. */
+    if (r->model)
+      heron__model_set_guard(r->model, r->guard, call_limit(r));
+    rc = run_round(r, props, keys, ms, errors, done, env, stored, &got_new,
+                   err);
     empty = got_new ? 0 : empty + 1;
     if (empty >= MAX_EMPTY_ROUNDS) {
       progress(r,
@@ -701,6 +998,16 @@ static int tune_loop(run *r, heron_error *err) {
   free(ms);
   free(errors);
   free(stored);
+  free(done);
+  free(env);
+  if (rc == HERON_OK && stopping(r)) {
+    r->res->stopped = (int)*r->o->stop;
+    progress(r,
+             "stopped by signal %d with %d trials%s%s; --resume continues "
+             "the run\n",
+             r->res->stopped, r->hist.n, r->o->log_path ? " in " : "",
+             r->o->log_path ? r->o->log_path : "");
+  }
   return rc;
 }
 
@@ -724,7 +1031,10 @@ static int warm_start(run *r, heron_error *err) {
       state_path(r, sp, sizeof sp) && access(sp, R_OK) == 0) {
     heron_error serr;
     heron_error_clear(&serr);
-    if (r->strat->load_state(r->strat_self, sp, &serr) != HERON_OK)
+    enter(r, "load_state");
+    int lrc = r->strat->load_state(r->strat_self, sp, &serr);
+    leave(r);
+    if (lrc != HERON_OK)
       progress(r, "warning: strategy %s could not load %s: %s\n",
                r->strategy_name, sp, serr.text);
   }
@@ -766,16 +1076,24 @@ static void summarize(run *r) {
 }
 
 static void run_free(run *r) {
-  if (r->strat_self && r->strat)
+  if (r->strat_self && r->strat) {
+    enter(r, "destroy");
     r->strat->destroy(r->strat_self);
+    leave(r);
+  }
   heron__plugin_close(&r->strat_lib);
   heron__model_close(r->model);
+  heron__guard_close(r->guard);
+  free(r->retry);
   if (r->bench_ready)
     heron__bench_free(&r->bench);
   heron__replay_free(r->rp);
   free(r->elapsed);
   if (r->log)
     fclose(r->log);
+  /* The lock goes last: the log is whole by now. */
+  if (r->log_fd >= 0)
+    close(r->log_fd);
   heron__history_free(&r->hist);
 }
 
@@ -790,6 +1108,7 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
     return rc;
   run r;
   memset(&r, 0, sizeof r);
+  r.log_fd = -1;
   r.task = t;
   r.o = o;
   r.res = res;
@@ -806,6 +1125,7 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   /* Before anything is forked or loaded: a cuda run without a GPU stops
    * here, and the probe's child is forked from a thread-free process. */
   rc = setup_target(&r, err);
+  r.log_ctx.untimed = r.compile_only || r.emulate;
   /* A replay of cuda logs answers with their ptxas statistics. */
   r.log_ctx.cuda = r.cuda || (r.replay && !strcmp(t->target, "cuda"));
   /* The measurement runner is forked first, while this process has no
@@ -823,15 +1143,42 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
     rc = heron__bench_init(&r.bench, &t->op, heron__template_cflags(t->tmpl),
                            &o->measure, err);
   r.bench_ready = rc == HERON_OK;
+  /* The toolchain is not the config: a compiler that cannot build a
+   * trivial kernel stops the run here, before any config is blamed. */
+  if (!rc && !r.replay)
+    rc = heron__bench_check_toolchain(&r.bench, err);
+  /* Crashes and hangs in plugin calls end the run with their name.  The
+   * guard's watchdog is a thread, so it starts after the runner's fork. */
+  {
+    char where[4200];
+    if (o->log_path && !o->dry_run)
+      snprintf(where, sizeof where,
+               "The log %s holds every trial measured before this round.",
+               o->log_path);
+    else
+      snprintf(where, sizeof where, "No log was being written.");
+    if (!rc)
+      rc = heron__guard_open(&r.guard, STDERR_FILENO, where, err);
+  }
   /* Everything that can be wrong with the input is checked before the
    * first (slow) measurement: plugins, parameters, logs. */
-  if (!rc && o->model)
-    rc = heron__model_open(o->model, o->model_params, o->n_model_params,
-                           heron_space_nfeatures(r.sp), o->seed, &r.model, err);
+  if (!rc && o->model) {
+    rc = heron__model_open_guarded(o->model, o->model_params,
+                                   o->n_model_params,
+                                   heron_space_nfeatures(r.sp), o->seed,
+                                   r.guard, call_limit(&r), &r.model, err);
+  }
   if (!rc)
     rc = open_strategy(&r, err);
   if (!rc)
+    rc = claim_log(&r, err);
+  if (!rc)
     rc = resume(&r, err);
+  if (!rc && o->dry_run) {
+    summarize(&r);
+    run_free(&r);
+    return HERON_OK;
+  }
   if (!rc)
     rc = open_log(&r, err);
   if (!rc && o->emit_dir)

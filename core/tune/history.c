@@ -91,7 +91,7 @@ heron__history_add(heron_history *h, const heron_measurement *m, uint64_t key) {
   r->error = error;
   h->items[h->n] = r;
   keys_insert(h->keys, h->keys_cap, slot_key(key));
-  if (r->status == HERON_MEAS_OK &&
+  if (r->status == HERON_MEAS_OK && r->seconds > 0 &&
       (h->best < 0 || r->seconds < h->items[h->best]->seconds))
     h->best = h->n;
   h->n++;

@@ -55,6 +55,11 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
   json_object_set_new(o, "strategy", json_string(c->strategy));
   json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
   json_object_set_new(o, "simulated", json_boolean(m->simulated));
+  /* Only where they hold, so ordinary lines stay as they were. */
+  if (c->untimed && m->status == HERON_MEAS_OK)
+    json_object_set_new(o, "untimed", json_true());
+  if (c->env_failure)
+    json_object_set_new(o, "cause", json_string("environment"));
   /* ptxas statistics exist only for cuda builds; cpu lines stay as they
    * were, so their logs do not change. */
   if (c->cuda) {
@@ -177,6 +182,19 @@ int heron__log_parse(json_t *o, const heron_space *sp, const char *task_key,
   return HERON_OK;
 }
 
+int heron__log_flags(json_t *o, const heron_measurement *m) {
+  int f = 0;
+  /* An ok line without a time is untimed even without the field: logs of
+   * compile-only runs older than it have such lines. */
+  if (m->status == HERON_MEAS_OK &&
+      (json_is_true(json_object_get(o, "untimed")) || !(m->seconds > 0)))
+    f |= HERON__REC_UNTIMED;
+  const char *cause = json_string_value(json_object_get(o, "cause"));
+  if (cause && !strcmp(cause, "environment"))
+    f |= HERON__REC_ENV;
+  return f;
+}
+
 int heron__log_read(const char *path, const heron_space *sp,
                     const char *task_key, heron_history *h, heron_rng *rng,
                     int *dropped_tail, long *valid_bytes, heron_error *err) {
@@ -203,6 +221,52 @@ int heron__log_read_elapsed(const char *path, const heron_space *sp,
                             heron_rng *rng, int *dropped_tail,
                             long *valid_bytes, double **elapsed,
                             heron_error *err) {
+  return heron__log_read_resume(path, sp, task_key, h, rng, dropped_tail,
+                                valid_bytes, elapsed, NULL, err);
+}
+
+/* Sets cfg aside in retry, once per config. */
+static int set_aside_cfg(heron__log_retry *retry, const int64_t *cfg,
+                         int nvars) {
+  for (int i = 0; i < retry->n; i++)
+    if (!memcmp(retry->cfgs + (size_t)i * (size_t)nvars, cfg,
+                (size_t)nvars * sizeof *cfg))
+      return HERON_OK;
+  int64_t *grown = realloc(retry->cfgs, (size_t)(retry->n + 1) *
+                                            (size_t)nvars * sizeof *grown);
+  if (!grown)
+    return HERON_ENOMEM;
+  retry->cfgs = grown;
+  memcpy(grown + (size_t)retry->n * (size_t)nvars, cfg,
+         (size_t)nvars * sizeof *cfg);
+  retry->n++;
+  return HERON_OK;
+}
+
+/* Drops the configs set aside that the history measured after all. */
+static void drop_measured(heron__log_retry *retry, const heron_space *sp,
+                          const heron_history *h) {
+  int nvars = heron_space_nvars(sp), keep = 0;
+  for (int i = 0; i < retry->n; i++) {
+    const int64_t *c = retry->cfgs + (size_t)i * (size_t)nvars;
+    if (heron__history_has(h, heron__config_key(sp, c)))
+      continue;
+    memmove(retry->cfgs + (size_t)keep * (size_t)nvars, c,
+            (size_t)nvars * sizeof *c);
+    keep++;
+  }
+  retry->n = keep;
+}
+
+int heron__log_read_resume(const char *path, const heron_space *sp,
+                           const char *task_key, heron_history *h,
+                           heron_rng *rng, int *dropped_tail,
+                           long *valid_bytes, double **elapsed,
+                           heron__log_retry *retry, heron_error *err) {
+  if (retry) {
+    retry->cfgs = NULL;
+    retry->n = 0;
+  }
   int nel = 0, capel = 0;
   if (elapsed)
     *elapsed = NULL;
@@ -247,7 +311,13 @@ int heron__log_read_elapsed(const char *path, const heron_space *sp,
     double el = 0;
     rc = heron__log_parse(o, sp, task_key, rng, &m, cfg, NULL, &el, lineno,
                           path, err);
-    if (rc == HERON_OK) {
+    int flags = rc == HERON_OK ? heron__log_flags(o, &m) : 0;
+    if (rc == HERON_OK && retry &&
+        ((flags & HERON__REC_ENV) ||
+         (retry->untimed && (flags & HERON__REC_UNTIMED)))) {
+      if (set_aside_cfg(retry, cfg, heron_space_nvars(sp)) != HERON_OK)
+        rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+    } else if (rc == HERON_OK) {
       m.trial = h->n + 1;
       if (!heron__history_add(h, &m, heron__config_key(sp, cfg)) ||
           (elapsed && push_double(elapsed, &nel, &capel, el) != HERON_OK))
@@ -263,6 +333,13 @@ int heron__log_read_elapsed(const char *path, const heron_space *sp,
   if (rc && elapsed) {
     free(*elapsed);
     *elapsed = NULL;
+  }
+  if (rc && retry) {
+    free(retry->cfgs);
+    retry->cfgs = NULL;
+    retry->n = 0;
+  } else if (retry) {
+    drop_measured(retry, sp, h);
   }
   return rc;
 }

@@ -26,7 +26,9 @@ void heron__history_free(heron_history *h);
  * is kept as given.  Returns the stored record or NULL when out of memory. */
 const heron_measurement *
 heron__history_add(heron_history *h, const heron_measurement *m, uint64_t key);
-/* 1 when `key` (heron_space_key parsed as a 64-bit number) was measured. */
+/* 1 when `key` (heron_space_key parsed as a 64-bit number) was measured.
+ * The best record is the fastest ok one with a time: an untimed ok record
+ * (compile-only, emulated) is never the best. */
 int heron__history_has(const heron_history *h, uint64_t key);
 
 /* The numeric form of a config's heron_space_key. */
@@ -44,7 +46,32 @@ typedef struct heron__log_ctx {
    * recorded build_seconds and 3 x its seconds (the runs of a
    * measurement). */
   double elapsed;
+  /* 1: the run builds without timing (compile-only) or checks without
+   * timing (emulation); its ok lines say "untimed": true, so no later run
+   * takes their zero time for a result. */
+  int untimed;
+  /* Per line: 1 when the record failed for a reason that was not the
+   * config's (the compiler gone, a full disk): "cause": "environment",
+   * retried on resume. */
+  int env_failure;
 } heron__log_ctx;
+
+/* What heron__log_parse tells of a record besides the measurement. */
+enum {
+  HERON__REC_UNTIMED = 1, /* ok but never timed ("untimed", or an ok line
+                             with no time, as older compile-only logs) */
+  HERON__REC_ENV = 2      /* "cause": "environment" */
+};
+
+/* Records a resume sets aside to measure again instead of keeping.  Those
+ * failed by the environment always are; untimed ones when `untimed` is 1
+ * (a timed run).  A config set aside that a later line of the log measured
+ * is not returned: that line is in the history. */
+typedef struct heron__log_retry {
+  int untimed;   /* in */
+  int64_t *cfgs; /* out: malloc'ed, n configs of nvars values; free it */
+  int n;         /* out */
+} heron__log_retry;
 
 /* Writes m as one JSON line (DESIGN.md §7 fields) to f; does not flush.
  * Lines of a cuda task also carry "regs", "spill_bytes" and "smem_bytes". */
@@ -70,6 +97,15 @@ int heron__log_read_elapsed(const char *path, const heron_space *sp,
                             long *valid_bytes, double **elapsed,
                             heron_error *err);
 
+/* heron__log_read_elapsed for a resume: records `retry` describes are set
+ * aside into retry->cfgs instead of the history (retry may be NULL: keep
+ * every record). */
+int heron__log_read_resume(const char *path, const heron_space *sp,
+                           const char *task_key, heron_history *h,
+                           heron_rng *rng, int *dropped_tail,
+                           long *valid_bytes, double **elapsed,
+                           heron__log_retry *retry, heron_error *err);
+
 struct json_t;
 
 /* Parses one log line's object o (of file `path`, line `lineno`, for the
@@ -84,5 +120,8 @@ int heron__log_parse(struct json_t *o, const heron_space *sp,
                      const char *task_key, heron_rng *rng, heron_measurement *m,
                      int64_t *cfg, int *complete, double *elapsed, int lineno,
                      const char *path, heron_error *err);
+
+/* The HERON__REC_* flags of a line parsed into m by heron__log_parse. */
+int heron__log_flags(struct json_t *o, const heron_measurement *m);
 
 #endif

@@ -14,6 +14,7 @@
 #ifndef HERON_TUNE_H
 #define HERON_TUNE_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -73,7 +74,27 @@ typedef struct heron_tune_options {
   heron_measure_options measure;
   FILE *progress; /* progress lines and summary; NULL = silent */
   int verbose;    /* 1: also log every measurement */
+  /* When not NULL, read by the engine between candidates: once *stop is
+   * non-zero (a signal handler of the tool sets it to the signal's number),
+   * the run ends in order.  The candidate being run finishes, the round's
+   * measured trials are recorded and logged, the rest of the round is
+   * abandoned (never recorded), the best kernel is emitted, and heron_tune
+   * returns HERON_OK with result.stopped set to *stop. */
+  const volatile sig_atomic_t *stop;
+  /* Limit in seconds on each call into a strategy or model plugin; a call
+   * that outlasts it (or the time limit, whichever ends first) ends the
+   * process with status 1 and a message naming the plugin and the call, as
+   * a crash inside a plugin call does.  0 = HERON_PLUGIN_TIMEOUT_DEFAULT. */
+  double plugin_timeout_s;
+  /* 1: check everything a run checks before its first trial (the toolchain
+   * by building a trivial kernel, the plugins created with their
+   * parameters, the resume log, the log file free of another run) and
+   * return HERON_OK without measuring or writing anything. */
+  int dry_run;
 } heron_tune_options;
+
+/* The default of heron_tune_options.plugin_timeout_s, in seconds. */
+#define HERON_PLUGIN_TIMEOUT_DEFAULT 300.0
 
 typedef struct heron_tune_result {
   int trials;            /* measurements in the history at the end */
@@ -88,6 +109,11 @@ typedef struct heron_tune_result {
   double best_gflops;
   char best_key[17];
   double elapsed_s;
+  int stopped; /* the signal number that stopped the run early (see
+                  heron_tune_options.stop), 0 when it ran to its budget */
+  int retried; /* resumed records measured again: untimed ones (compile-only
+                  or emulated) in a timed run, and failures that were the
+                  environment's (the compiler gone, a full disk) */
 } heron_tune_result;
 
 /* Fills `o` with the defaults above. */

@@ -9,7 +9,8 @@ section 7 or one of the requested properties; exits 0 otherwise.
   --unique-configs no config (knob object) appears twice
   --all-ok         every line has status "ok" (every trial verified)
   --task KEY       every line belongs to task KEY
-  --untimed        ok lines carry no time (cuda --compile-only / --emulate):
+  --untimed        ok lines carry no time (--compile-only / cuda --emulate)
+                   and say "untimed": true:
                    seconds and gflops are 0
 """
 import argparse
@@ -62,10 +63,15 @@ def main():
         if rec["status"] == "ok" and a.untimed:
             if rec["seconds"] != 0 or rec["gflops"] != 0:
                 errors.append("line %d: untimed but seconds/gflops set" % n)
+            if rec.get("untimed") is not True:
+                errors.append("line %d: untimed but not marked \"untimed\": "
+                              "true" % n)
         elif rec["status"] == "ok":
             if not (rec["seconds"] > 0 and rec["gflops"] > 0):
                 errors.append("line %d: ok but seconds/gflops not positive" % n)
-            if rec["error"] != "":
+            # An ok kernel's error text is empty, or notes only what the
+            # kernel printed on its stdout.
+            if rec["error"] != "" and not rec["error"].startswith("stdout: "):
                 errors.append("line %d: ok but error %r" % (n, rec["error"]))
         recs.append(rec)
     if a.lines is not None and len(raw) != a.lines:
