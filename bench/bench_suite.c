@@ -19,7 +19,7 @@
  * in order, its log kept; no other row is tuned, the rows tuned before it
  * are compared, the others are written as interrupted, and the exit status
  * is 128 + the signal.  The same command again resumes the logs.  Task
- * names go into file names, so they follow heron-bench's rule (NAME_RULE).
+ * names go into file names, so they follow heron-bench's rule (CLI_NAME_RULE).
  *
  * The two phases, and the child processes, exist because of fork: the
  * tuner forks a runner that forks a worker per kernel, and a fork of a
@@ -144,28 +144,6 @@ typedef struct settings {
   int bias, relu;                    /* from --epilogue */
   const volatile sig_atomic_t *stop; /* cli_stop_on_signals's flag */
 } settings;
-
-/* A task's name goes into the names of its log and kernel folder in --out
- * as it is, so it follows heron-bench's rule for names in file names: never
- * a path, a hidden file or "..". */
-enum { NAME_MAX_LEN = 64 };
-#define NAME_RULE                                                              \
-  "1 to 64 letters, digits, '.', '_' or '-', beginning with a letter or a "    \
-  "digit, without \"__\""
-
-static int name_ok(const char *s) {
-  size_t len = strlen(s);
-  if (len == 0 || len > NAME_MAX_LEN || !isalnum((unsigned char)s[0]))
-    return 0;
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (!(isalnum(c) || c == '.' || c == '_' || c == '-'))
-      return 0;
-    if (c == '_' && s[i + 1] == '_')
-      return 0;
-  }
-  return 1;
-}
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -513,10 +491,10 @@ static void load_suite(const settings *s, suite *su) {
     if (!t.name || !*t.name || !t.op)
       cli_usage("--suite %s: %s\"name\" and \"op\" are required", s->suite,
                 what);
-    if (!name_ok(t.name))
+    if (!cli_name_ok(t.name, strlen(t.name)))
       cli_usage("--suite %s: %stask name '%s' cannot go into file names: a "
                 "task name must be %s",
-                s->suite, what, t.name, NAME_RULE);
+                s->suite, what, t.name, CLI_NAME_RULE);
     for (int k = 0; k < su->ntasks; k++)
       if (!strcasecmp(su->tasks[k].name, t.name))
         cli_usage("--suite %s: task name '%s' is used twice", s->suite, t.name);
@@ -1345,18 +1323,11 @@ done:
 
 /* ---- Tuning -------------------------------------------------------------- */
 
-/* "SIGINT" for SIGINT. */
-static const char *signal_name(int sig) {
-  return sig == SIGINT    ? "SIGINT"
-         : sig == SIGTERM ? "SIGTERM"
-                          : cli_printf("signal %d", sig);
-}
-
 /* Marks a row the signal kept from being tuned or compared. */
 static void interrupt_row(row *r, const char *before) {
   r->status = ROW_INTERRUPTED;
   snprintf(r->error, sizeof r->error, "interrupted by %s before %s",
-           signal_name(cli_stop_signal()), before);
+           cli_signal_name(cli_stop_signal()), before);
 }
 
 /* Tunes row r in a child process (cli_tune_in_child; see the top of the
@@ -1402,11 +1373,11 @@ static void tune_row(const settings *s, row *r) {
      * the signal: either way the log is resumed next time. */
     r->status = ROW_INTERRUPTED;
     snprintf(r->error, sizeof r->error,
-             "tuning stopped by %s after %d of %d trials", signal_name(sig),
+             "tuning stopped by %s after %d of %d trials", cli_signal_name(sig),
              died ? 0 : rep.res.trials, s->trials);
     if (died || rep.rc != HERON_OK)
       snprintf(r->error, sizeof r->error, "tuning interrupted by %s: %s",
-               signal_name(sig), rep.err.text);
+               cli_signal_name(sig), rep.err.text);
     return;
   }
   if (died) {
@@ -1645,7 +1616,7 @@ static int mkdirs(const char *path) {
   return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* The row's file name: the task name (NAME_RULE), the epilogue
+/* The row's file name: the task name (CLI_NAME_RULE), the epilogue
  * (a task with another epilogue is another task, with its own log) and the
  * thread count. */
 static void row_file(const settings *s, row *r) {
@@ -1810,7 +1781,7 @@ int main(int argc, char **argv) {
             "rows compared; the results hold those.  Run the same command "
             "again to resume it (complete logs are not searched again, "
             "partial ones are resumed).\n",
-            signal_name(sig), done, n);
+            cli_signal_name(sig), done, n);
   }
 
   for (int i = 0; i < n; i++)

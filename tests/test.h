@@ -5,17 +5,39 @@
  * runs one.  CMake (heron_add_test_file in tests/CMakeLists.txt) registers
  * each TEST as its own ctest, named <file>.<test>, so a test's name says the
  * behaviour it protects.
+ *
+ * SKIP(fmt, ...) ends a test that cannot run here (a CPU without AVX-512,
+ * a build without NVRTC), printing "SKIP <test>: <reason>".  A skip is never
+ * a silent pass: the executable exits 77 when no test failed and at least
+ * one skipped (1 when any failed), and CMake sets SKIP_RETURN_CODE 77 on
+ * every test, so ctest lists it as "Skipped" with the reason in its log.
+ * A test may check what does not need the missing thing first (generate and
+ * compile, say) and SKIP only the rest; its reason should say what ran.
  */
 #ifndef HERON_TEST_H
 #define HERON_TEST_H
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heron/heron.h"
+
+/* 1 in a build with AddressSanitizer (tools/test.sh's second stage, GCC's
+ * or Clang's spelling), where slow tests may sample less. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HERON_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HERON_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef HERON_TEST_SANITIZED
+#define HERON_TEST_SANITIZED 0
+#endif
 
 typedef void (*heron_test_fn)(void);
 
@@ -32,6 +54,22 @@ struct heron_test_case {
 static struct heron_test_case heron_test_cases[256];
 static int heron_test_ncases;
 static int heron_test_failed;
+static int heron_test_skipped;
+static const char *heron_test_current;
+
+/* SKIP's printing half: "SKIP <test>: <reason>" on stdout, next to the
+ * harness's "ok" and "FAIL" lines. */
+__attribute__((format(printf, 1, 2))) static inline void
+heron_test_skip(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("SKIP %s: ", heron_test_current ? heron_test_current : "?");
+  vprintf(fmt, ap);
+  putchar('\n');
+  fflush(stdout);
+  va_end(ap);
+  heron_test_skipped = 1;
+}
 
 #define TEST(fn_)                                                              \
   static void fn_(void);                                                       \
@@ -40,6 +78,14 @@ static int heron_test_failed;
     heron_test_cases[heron_test_ncases++].fn = fn_;                            \
   }                                                                            \
   static void fn_(void)
+
+/* Ends the current test (or the helper it is in, as CHECK does) as
+ * skipped, with a printf-style reason. */
+#define SKIP(...)                                                              \
+  do {                                                                         \
+    heron_test_skip(__VA_ARGS__);                                              \
+    return;                                                                    \
+  } while (0)
 
 #define CHECK(cond)                                                            \
   do {                                                                         \
@@ -88,24 +134,36 @@ static int heron_test_failed;
   CHECK_MSG((hay) && strstr((hay), (needle)), "\"%s\" lacks \"%s\"",           \
             (hay) ? (hay) : "(null)", (needle))
 
+/* The exit status ctest reads: 1 when a test failed, else 77 (CMake's
+ * SKIP_RETURN_CODE) when one skipped, else 0. */
+#define HERON_TEST_EXIT_SKIP 77
+
 int main(int argc, char **argv) {
-  int ran = 0, failed = 0;
+  int ran = 0, failed = 0, skipped = 0;
   for (int i = 0; i < heron_test_ncases; i++) {
     if (argc > 1 && strcmp(argv[1], heron_test_cases[i].name) != 0)
       continue;
     heron_test_failed = 0;
+    heron_test_skipped = 0;
+    heron_test_current = heron_test_cases[i].name;
     heron_test_cases[i].fn();
     ran++;
+    /* A test that failed before it skipped has failed. */
     if (heron_test_failed)
       failed++;
-    printf("%s %s\n", heron_test_failed ? "FAIL" : "ok",
-           heron_test_cases[i].name);
+    else if (heron_test_skipped)
+      skipped++;
+    if (heron_test_failed || !heron_test_skipped)
+      printf("%s %s\n", heron_test_failed ? "FAIL" : "ok",
+             heron_test_cases[i].name);
   }
   if (argc > 1 && ran == 0) {
     fprintf(stderr, "no test named %s\n", argv[1]);
     return 2;
   }
-  return failed ? 1 : 0;
+  if (skipped && argc == 1)
+    printf("%d of %d tests skipped\n", skipped, ran);
+  return failed ? 1 : skipped ? HERON_TEST_EXIT_SKIP : 0;
 }
 
 #endif

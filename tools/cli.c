@@ -568,6 +568,25 @@ int cli_stop_signal(void) { return stop_sig; }
 
 int cli_stop_status(int sig) { return 128 + sig; }
 
+const char *cli_signal_name(int sig) {
+  return sig == SIGINT    ? "SIGINT"
+         : sig == SIGTERM ? "SIGTERM"
+                          : cli_printf("signal %d", sig);
+}
+
+int cli_name_ok(const char *s, size_t len) {
+  if (len == 0 || len > CLI_NAME_MAX_LEN || !isalnum((unsigned char)s[0]))
+    return 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (!(isalnum(c) || c == '.' || c == '_' || c == '-'))
+      return 0;
+    if (c == '_' && i + 1 < len && s[i + 1] == '_')
+      return 0;
+  }
+  return 1;
+}
+
 static void tune_child(const heron_task *t, const heron_tune_options *opts,
                        const char *progress_prefix, int fd) {
   heron_tune_options o = *opts;

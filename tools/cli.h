@@ -177,6 +177,22 @@ int cli_stop_signal(void);
  * for SIGTERM (128 + sig). */
 int cli_stop_status(int sig);
 
+/* "SIGINT", "SIGTERM", or "signal N". */
+const char *cli_signal_name(int sig);
+
+/* The rule for a name from user text (a suite's task name, a plugin's name)
+ * that becomes part of a file name: it can never be a path ('/'), a hidden
+ * file or ".." (it begins with a letter or digit), never splits a log name
+ * <task>__<label>__s<seed>.jsonl ("__") or a label <strategy>+<model>
+ * ('+'), and needs no quoting in CSV, Markdown or gnuplot. */
+#define CLI_NAME_MAX_LEN 64
+#define CLI_NAME_RULE                                                          \
+  "1 to 64 letters, digits, '.', '_' or '-', beginning with a letter or a "    \
+  "digit, without \"__\""
+
+/* 1 when s[0, len) follows CLI_NAME_RULE. */
+int cli_name_ok(const char *s, size_t len);
+
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);
 

@@ -23,7 +23,7 @@
  * gnuplot.  --report-only does just that part.
  *
  * Names from the user go into those file names as they are, so they follow
- * one rule (NAME_RULE below): a suite's task names are checked when the
+ * one rule (CLI_NAME_RULE in cli.h): a suite's task names are checked when the
  * suite is loaded, a plugin's name (its file name without ".so") when the
  * list is read, and a log name when the report reads it back.
  *
@@ -178,7 +178,7 @@ static void keep_free_all(void) {
 }
 
 typedef struct suite_task {
-  const char *name; /* as the suite writes it, following NAME_RULE */
+  const char *name; /* as the suite writes it, following CLI_NAME_RULE */
   cli_task_args args;
 } suite_task;
 
@@ -285,39 +285,21 @@ static const char **split_list(const char *flag, const char *text, int *n) {
  * ('/'), a hidden file or ".." (it begins with a letter or digit), never
  * splits the log name <task>__<label>__s<seed>.jsonl ("__") or the label
  * <strategy>+<model> ('+'), and needs no quoting in runs.csv, summary.md
- * or plot.gp. */
-enum { NAME_MAX_LEN = 64 };
-#define NAME_RULE                                                              \
-  "1 to 64 letters, digits, '.', '_' or '-', beginning with a letter or a "    \
-  "digit, without \"__\""
-
-/* 1 when s[0, len) follows NAME_RULE. */
-static int name_ok(const char *s, size_t len) {
-  if (len == 0 || len > NAME_MAX_LEN || !isalnum((unsigned char)s[0]))
-    return 0;
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (!(isalnum(c) || c == '.' || c == '_' || c == '-'))
-      return 0;
-    if (c == '_' && i + 1 < len && s[i + 1] == '_')
-      return 0;
-  }
-  return 1;
-}
+ * or plot.gp (CLI_NAME_RULE). */
 
 /* "genetic" for "plugins/genetic.so": the name a plugin goes by in labels
  * and log names (the file's base name without ".so"); a usage error naming
- * `flag` when it breaks NAME_RULE. */
+ * `flag` when it breaks CLI_NAME_RULE. */
 static const char *plugin_short(const char *flag, const char *name) {
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   size_t len = strlen(base);
   if (len > 3 && !strcmp(base + len - 3, ".so"))
     len -= 3;
-  if (!name_ok(base, len))
+  if (!cli_name_ok(base, len))
     cli_usage("%s: '%s': the plugin's name '%.*s' (its file name without "
               "\".so\") goes into the log names, so it must be %s",
-              flag, name, (int)len, base, NAME_RULE);
+              flag, name, (int)len, base, CLI_NAME_RULE);
   return cli_printf("%.*s", (int)len, base);
 }
 
@@ -642,11 +624,11 @@ static void load_suite(settings *s) {
       cli_usage("--suite %s: task %s: \"shape\" is required", s->suite_path,
                 t.name);
     /* The name goes into the log and plot file names as it is. */
-    if (!name_ok(t.name, strlen(t.name)))
+    if (!cli_name_ok(t.name, strlen(t.name)))
       cli_usage(
           "--suite %s: %stask name '%s' cannot go into file names: a task "
           "name must be %s",
-          s->suite_path, where, t.name, NAME_RULE);
+          s->suite_path, where, t.name, CLI_NAME_RULE);
     /* --tasks picks names case-blind, and a case-blind file system would
      * give two such tasks one log. */
     for (size_t k = 0; k < i; k++)
@@ -727,13 +709,6 @@ static int run_one(const settings *s, const heron_task *t, int strat,
       t, &o, s->verbose ? cli_printf("  [%s] ", name) : NULL, rep);
 }
 
-/* "SIGINT" for SIGINT. */
-static const char *signal_name(int sig) {
-  return sig == SIGINT    ? "SIGINT"
-         : sig == SIGTERM ? "SIGTERM"
-                          : cli_printf("signal %d", sig);
-}
-
 /* What run_all did. */
 typedef struct tally {
   int total;    /* runs of the comparison */
@@ -757,7 +732,7 @@ static void say_run(const settings *s, const char *at, int bad,
       r->resumed ? cli_printf(" (%d resumed)", r->resumed) : "";
   const char *end =
       r->stopped ? cli_printf("; stopped by %s, its log is kept to resume",
-                              signal_name(r->stopped))
+                              cli_signal_name(r->stopped))
                  : "";
   if (r->best_trial > 0)
     fprintf(stderr,
@@ -810,7 +785,7 @@ static void run_all(const settings *s, tally *tl) {
           /* A run that could not end in order (it died of the signal):
            * what its log holds is kept and resumed like any other. */
           fprintf(stderr, "%s: interrupted by %s: %s\n", at,
-                  signal_name(tl->stopped),
+                  cli_signal_name(tl->stopped),
                   rep.err.text[0] ? rep.err.text : heron_strerror(rep.rc));
           continue;
         }
@@ -945,7 +920,8 @@ static int read_log(const char *path, logrun *lr, heron_error *err) {
 }
 
 /* Splits "<task>__<strategy>[+<model>]__s<seed>.jsonl", each name
- * following NAME_RULE (as heron-bench writes them); 0 when the name fits. */
+ * following CLI_NAME_RULE (as heron-bench writes them); 0 when the name fits.
+ */
 static int parse_log_name(const char *fname, logrun *lr) {
   size_t len = strlen(fname);
   if (len < 7 || strcmp(fname + len - 6, ".jsonl"))
@@ -967,8 +943,8 @@ static int parse_log_name(const char *fname, logrun *lr) {
   const char *label = ss + 2;
   const char *plus = strchr(label, '+');
   size_t slen = plus ? (size_t)(plus - label) : strlen(label);
-  if (!name_ok(base, strlen(base)) || !name_ok(label, slen) ||
-      (plus && !name_ok(plus + 1, strlen(plus + 1))))
+  if (!cli_name_ok(base, strlen(base)) || !cli_name_ok(label, slen) ||
+      (plus && !cli_name_ok(plus + 1, strlen(plus + 1))))
     return -1;
   lr->task = base;
   lr->label = label;
@@ -1268,7 +1244,7 @@ static int read_all_logs(const char *out, logrun **runs_out, int *n_out) {
       fprintf(stderr,
               "%s: '%s/%s' is left out of the report: a log is named "
               "<task>__<strategy>[+<model>]__s<seed>.jsonl, each name %s\n",
-              cli_prog(), logdir, de->d_name, NAME_RULE);
+              cli_prog(), logdir, de->d_name, CLI_NAME_RULE);
       continue;
     }
     heron_error err;
@@ -1557,7 +1533,7 @@ int main(int argc, char **argv) {
             "complete; the report covers the logs so far, partial ones "
             "included.  Run the same command again to resume it (complete "
             "logs are skipped, partial ones resumed).\n",
-            cli_prog(), signal_name(sig), tl.complete, tl.total);
+            cli_prog(), cli_signal_name(sig), tl.complete, tl.total);
     keep_free_all();
     return cli_stop_status(sig);
   }

@@ -447,7 +447,8 @@ static void load_config(settings *s) {
   json_error_t jerr;
   struct stat st;
   if (stat(s->config_path, &st) == 0 && S_ISDIR(st.st_mode))
-    cli_usage("--config: '%s' is a directory; give a JSON file", s->config_path);
+    cli_usage("--config: '%s' is a directory; give a JSON file",
+              s->config_path);
   s->config = json_load_file(s->config_path, JSON_REJECT_DUPLICATES, &jerr);
   if (!s->config) {
     if (jerr.line <= 0)
@@ -753,21 +754,22 @@ static void print_settings(FILE *out, const settings *s, const heron_task *t) {
   const heron_measure_options *m = &s->o.measure;
   fprintf(out, "task       %s\n", heron_task_key(t));
   fprintf(out, "strategy   %s (seed %llu)\n", s->o.strategy,
-         (unsigned long long)s->o.seed);
+          (unsigned long long)s->o.seed);
   print_params(out, "params", &s->sparams);
   fprintf(out, "model      %s\n", s->o.model ? s->o.model : "none");
   print_params(out, "model-params", &s->mparams);
   fprintf(out, "budget     %d trials, batch %d, time limit %s\n", s->o.trials,
-         s->o.batch,
-         s->o.time_limit_s > 0 ? cli_printf("%g s", s->o.time_limit_s)
-                               : "none");
+          s->o.batch,
+          s->o.time_limit_s > 0 ? cli_printf("%g s", s->o.time_limit_s)
+                                : "none");
   fprintf(out, "plugins    each call limited to %g s\n",
           s->o.plugin_timeout_s > 0 ? s->o.plugin_timeout_s
                                     : HERON_PLUGIN_TIMEOUT_DEFAULT);
-  fprintf(out, "measure    number %d, repeat %d, min-repeat-ms %g, timeout %g s, "
-         "flush-cache %s, build-jobs %d, threads %d\n",
-         m->number, m->repeat, m->min_repeat_ms, m->timeout_s,
-         m->flush_cache ? "on" : "off", m->build_jobs, m->threads);
+  fprintf(out,
+          "measure    number %d, repeat %d, min-repeat-ms %g, timeout %g s, "
+          "flush-cache %s, build-jobs %d, threads %d\n",
+          m->number, m->repeat, m->min_repeat_ms, m->timeout_s,
+          m->flush_cache ? "on" : "off", m->build_jobs, m->threads);
   fprintf(out, "log        %s\n", s->o.log_path ? s->o.log_path : "none");
   fprintf(out, "resume     %s\n", s->o.resume_path ? s->o.resume_path : "none");
   fprintf(out, "emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
@@ -777,19 +779,20 @@ static void print_summary(FILE *out, const settings *s, const heron_task *t,
                           const heron_tune_result *r) {
   fprintf(out, "task       %s\n", heron_task_key(t));
   fprintf(out, "strategy   %s (seed %llu)\n", s->o.strategy,
-         (unsigned long long)s->o.seed);
-  fprintf(out, "trials     %d (measured %d, resumed %d; ok %d, failed %d; dropped "
-         "%d invalid, %d duplicate proposals)\n",
-         r->trials, r->measured, r->resumed, r->ok, r->failed,
-         r->dropped_invalid, r->dropped_duplicate);
+          (unsigned long long)s->o.seed);
+  fprintf(out,
+          "trials     %d (measured %d, resumed %d; ok %d, failed %d; dropped "
+          "%d invalid, %d duplicate proposals)\n",
+          r->trials, r->measured, r->resumed, r->ok, r->failed,
+          r->dropped_invalid, r->dropped_duplicate);
   const heron_measure_options *m = &s->o.measure;
   if (m->compile_only || m->emulate) {
     fprintf(out, "best       none timed (%s: %d of %d kernels %s)\n",
-           m->compile_only ? "--compile-only" : "--emulate", r->ok, r->trials,
-           m->compile_only ? "compiled" : "matched the reference on the CPU");
+            m->compile_only ? "--compile-only" : "--emulate", r->ok, r->trials,
+            m->compile_only ? "compiled" : "matched the reference on the CPU");
   } else if (r->best_trial > 0) {
     fprintf(out, "best       %.3f GFLOP/s, %.6g s, trial %d, config %s\n",
-           r->best_gflops, r->best_seconds, r->best_trial, r->best_key);
+            r->best_gflops, r->best_seconds, r->best_trial, r->best_key);
   } else {
     fprintf(out, "best       none (no trial succeeded)\n");
   }
@@ -803,12 +806,15 @@ static void print_summary(FILE *out, const settings *s, const heron_task *t,
     fprintf(out,
             "stopped    by %s before the budget was spent; --resume %s "
             "continues\n",
-            r->stopped == SIGINT    ? "SIGINT"
-            : r->stopped == SIGTERM ? "SIGTERM"
-                                    : cli_printf("signal %d", r->stopped),
-            s->o.log_path ? s->o.log_path : "LOG");
+            cli_signal_name(r->stopped), s->o.log_path ? s->o.log_path : "LOG");
   fprintf(out, "log        %s\n", s->o.log_path ? s->o.log_path : "none");
-  fprintf(out, "emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
+  if (s->o.emit_dir && r->best_trial <= 0)
+    /* Untimed kernels are never emitted as the best (heron-space --source
+     * prints any config's source). */
+    fprintf(out, "emit       nothing written to %s: no timed kernel\n",
+            s->o.emit_dir);
+  else
+    fprintf(out, "emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -866,9 +872,9 @@ int main(int argc, char **argv) {
     /* Before anything was measured, the library refusing an option, a
      * plugin parameter or the compiler is the user's to fix.  Everything
      * else, and any failure after measuring began, is a failed run. */
-    int usage_error = res.measured == 0 &&
-                      (rc == HERON_EINVAL || rc == HERON_ENOTFOUND ||
-                       rc == HERON_EABI || rc == HERON_EBUILD);
+    int usage_error =
+        res.measured == 0 && (rc == HERON_EINVAL || rc == HERON_ENOTFOUND ||
+                              rc == HERON_EABI || rc == HERON_EBUILD);
     status = usage_error ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     cli_report(rc, &err, NULL);
   } else if (res.stopped) {

@@ -555,10 +555,7 @@ static void check_path(const heron__bench *b, const char *ext, char *out,
            ext);
 }
 
-/* The line of a compiler log that says most, for a one-line message: one
- * naming an environment problem, else the first that reports an error,
- * else the first non-empty one.  "" for an empty log. */
-static void telling_line(const char *log, char *out, size_t cap) {
+void heron__telling_line(const char *log, char *out, size_t cap) {
   out[0] = '\0';
   if (!log)
     return;
@@ -602,7 +599,7 @@ static int check_cc(const heron__bench *b, char *why, size_t cap) {
   } else if (r.end == CC_EXITED) {
     char *tail = log_tail(logp);
     char line[400];
-    telling_line(tail, line, sizeof line);
+    heron__telling_line(tail, line, sizeof line);
     free(tail);
     if (line[0])
       snprintf(why, cap, "compiler '%s' cannot build a trivial kernel: %s",

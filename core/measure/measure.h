@@ -192,6 +192,12 @@ int heron__bench_check_toolchain(heron__bench *b, heron_error *err);
  * `log` (may be NULL) has none. */
 const char *heron__env_diagnostic(const char *log);
 
+/* The line of a compiler's or NVRTC's log that says most, for a one-line
+ * message, into out[cap] (cut to fit): one naming an environment problem
+ * (heron__env_diagnostic), else the first that reports an error, else the
+ * first non-empty one.  "" for a NULL or empty log. */
+void heron__telling_line(const char *log, char *out, size_t cap);
+
 /* Runs candidate c, built by heron__build_all with status OK: its .so as
  * heron__run_one does, or, for a cuda bench, its cubin in a worker that
  * initialises the driver, copies the inputs to the device, fills the

@@ -147,24 +147,6 @@ static char *log_tail(const char *log) {
   return t;
 }
 
-/* The first line of the log that reports an error, for the one-line
- * message in heron_error; the whole tail stays in r->log. */
-static void first_error_line(const char *log, char *out, size_t cap) {
-  out[0] = '\0';
-  if (!log)
-    return;
-  const char *p = strstr(log, "error");
-  if (!p)
-    p = log;
-  while (p > log && p[-1] != '\n')
-    p--;
-  size_t n = strcspn(p, "\n");
-  if (n >= cap)
-    n = cap - 1;
-  memcpy(out, p, n);
-  out[n] = '\0';
-}
-
 /* Where the CUDA headers are: $HERON_CUDA_INCLUDE, else the toolkit CMake
  * found when libheron was built. */
 static const char *include_dir(void) {
@@ -213,7 +195,7 @@ static int compile_program(const char *src, int sm, heron__nvrtc_result *r,
   int rc = HERON_OK;
   if (res != NVRTC_SUCCESS) {
     char first[140];
-    first_error_line(log, first, sizeof first);
+    heron__telling_line(log, first, sizeof first);
     rc = heron_error_set(err, HERON_EBUILD, "NVRTC (sm_%d): %s", sm,
                          first[0] ? first : nvrtcGetErrorString(res));
   } else {

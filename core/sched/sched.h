@@ -54,8 +54,11 @@ int heron__codegen(const heron__template *t, const heron_space *sp,
  * GFLOP/s) used by --emit next to the kernel source. */
 void heron__codegen_driver(const heron__op *op, heron__buf *out);
 
-/* The compiler flags a kernel of this template needs ("-O3 -march=native
- * -fopenmp"), static string. */
+/* The compiler flags a kernel of this template is built with as a shared
+ * object: "-O3 -march=native", the ISA of the template's hardware
+ * description made explicit (-mavx512f, or -mno-avx512f -mavx2 for an AVX2
+ * description, so that its code builds on any machine), "-fopenmp -fPIC
+ * -shared"; the emulation's flags for a cuda template.  Static string. */
 const char *heron__template_cflags(const heron__template *t);
 
 /* 1 for a cuda (Tensor Core) template, whose sources are CUDA in the

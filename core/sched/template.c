@@ -14,8 +14,7 @@
 #include "core/codegen/cuda_template.h"
 #include "core/space/builder.h"
 
-typedef int (*rules_fn)(heron__template *t, heron_space *sp,
-                        heron_error *err);
+typedef int (*rules_fn)(heron__template *t, heron_space *sp, heron_error *err);
 
 /* Makes a template and a space, lets the target's rules fill them, and
  * freezes the space. */
@@ -86,12 +85,37 @@ void heron__template_free(heron__template *t) {
   free(t);
 }
 
+/* The cpu template's flags, one static string per instruction-set case.
+ * -march=native tunes for the building machine, and the -m flags after it
+ * follow the hardware description, not that machine: an AVX-512
+ * description enables the _mm512 and _mm256 FMA intrinsics the micro-kernel
+ * emits (so its kernels compile on any x86 machine, and run where
+ * heron__hw_cpu_lacks finds nothing missing); a description without
+ * AVX-512 (or AVX2, or FMA) forbids them, so an AVX2 description yields
+ * AVX2 code even on an AVX-512 machine, as on the AVX2 CPU it describes.
+ * GCC's -mno-avx512f also clears every AVX-512 extension, -mno-avx2 clears
+ * AVX-512 too. */
+#define CPU_CFLAGS(isa) "-O3 -march=native " isa " -fopenmp -fPIC -shared"
+
+static const char *cpu_cflags(const heron__hw *hw) {
+  if (hw->has_avx512)
+    return CPU_CFLAGS("-mavx512f -mavx2 -mfma");
+  if (hw->has_avx2)
+    return hw->has_fma ? CPU_CFLAGS("-mno-avx512f -mavx2 -mfma")
+                       : CPU_CFLAGS("-mno-avx512f -mavx2 -mno-fma");
+  return hw->has_fma ? CPU_CFLAGS("-mno-avx512f -mno-avx2 -mfma")
+                     : CPU_CFLAGS("-mno-avx512f -mno-avx2 -mno-fma");
+}
+
 const char *heron__template_cflags(const heron__template *t) {
   /* A cuda template's sources are built by NVRTC; the host compiler only
    * builds them for the CPU check, as the emulation. */
   if (t && t->is_cuda)
     return HERON__CUDA_EMU_CFLAGS;
-  return "-O3 -march=native -fopenmp -fPIC -shared";
+  /* No template (a caller asking for the defaults): this machine's ISA. */
+  if (!t)
+    return "-O3 -march=native -fopenmp -fPIC -shared";
+  return cpu_cflags(&t->hw);
 }
 
 int heron__template_is_cuda(const heron__template *t) {

@@ -2,6 +2,7 @@
  * JSON descriptions (configs/hw/NAME.json) strictly. */
 #include "core/target/hw.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,45 @@ static void cpu_model(char *buf, size_t cap) {
   fclose(f);
 }
 
-static void detect_isa(heron__hw *hw) {
+/* Instruction-set levels, lowest first, as HERON_CPU_ISA names them. */
+enum { ISA_SSE, ISA_AVX2, ISA_AVX512, ISA_NATIVE, ISA_UNKNOWN };
+
+/* The level HERON_CPU_ISA caps detection at: ISA_NATIVE when unset, empty
+ * or "native", ISA_UNKNOWN for a value that names no level.  Case and
+ * blanks around the word are forgiven; anything else is unknown. */
+static int isa_cap(void) {
+  const char *v = getenv("HERON_CPU_ISA");
+  if (!v)
+    return ISA_NATIVE;
+  while (isspace((unsigned char)*v))
+    v++;
+  char word[16];
+  size_t n = 0;
+  while (*v && !isspace((unsigned char)*v)) {
+    if (n + 1 >= sizeof word)
+      return ISA_UNKNOWN;
+    word[n++] = (char)tolower((unsigned char)*v++);
+  }
+  word[n] = '\0';
+  while (isspace((unsigned char)*v))
+    v++;
+  if (*v)
+    return ISA_UNKNOWN;
+  static const struct {
+    const char *name;
+    int level;
+  } names[] = {{"", ISA_NATIVE},       {"native", ISA_NATIVE},
+               {"avx512", ISA_AVX512}, {"avx512f", ISA_AVX512},
+               {"avx2", ISA_AVX2},     {"sse", ISA_SSE}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(word, names[i].name))
+      return names[i].level;
+  return ISA_UNKNOWN;
+}
+
+/* The ISA flags of this CPU, capped at `cap` (an ISA_* level), and the
+ * vector sizes that follow from them. */
+static void detect_isa(heron__hw *hw, int cap) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   hw->has_fma = __builtin_cpu_supports("fma") != 0;
@@ -107,8 +146,22 @@ static void detect_isa(heron__hw *hw) {
    * CPUs has different intrinsics that the code generator does not emit. */
   hw->has_vnni = hw->has_avx512 && __builtin_cpu_supports("avx512vnni") != 0;
 #endif
+  if (cap < ISA_AVX512)
+    hw->has_avx512 = hw->has_vnni = 0;
+  /* AVX2-class CPUs (Haswell, Zen) all have FMA; below them neither. */
+  if (cap < ISA_AVX2)
+    hw->has_avx2 = hw->has_fma = 0;
   hw->vector_bytes = hw->has_avx512 ? 64 : hw->has_avx2 ? 32 : 16;
   hw->vector_regs = hw->has_avx512 ? 32 : 16;
+}
+
+/* The ISA level of detected flags, for the name. */
+static int isa_level(const heron__hw *hw) {
+  return hw->has_avx512 ? ISA_AVX512 : hw->has_avx2 ? ISA_AVX2 : ISA_SSE;
+}
+
+static const char *isa_word(int level) {
+  return level == ISA_AVX512 ? "avx512" : level == ISA_AVX2 ? "avx2" : "sse";
 }
 
 void heron__hw_detect_cpu(heron__hw *hw) {
@@ -119,12 +172,73 @@ void heron__hw_detect_cpu(heron__hw *hw) {
   hw->l2_bytes = cache_size(2, 1024 * 1024);
   /* Without a known L3 the L2 is the last level the tiling can count on. */
   hw->l3_bytes = cache_size(3, hw->l2_bytes);
-  detect_isa(hw);
+  int cap = isa_cap();
+  heron__hw native;
+  memset(&native, 0, sizeof native);
+  detect_isa(&native, ISA_NATIVE);
+  detect_isa(hw, cap == ISA_UNKNOWN ? ISA_NATIVE : cap);
+  /* The ISA tag, saying when HERON_CPU_ISA lowered it or was not
+   * understood, so that a run's log shows which machine it tuned for. */
+  char tag[48];
+  int level = isa_level(hw);
+  snprintf(tag, sizeof tag, "%s%s", isa_word(level),
+           cap == ISA_UNKNOWN           ? ", HERON_CPU_ISA ignored"
+           : level < isa_level(&native) ? " by HERON_CPU_ISA"
+                                        : "");
   char model[128];
   cpu_model(model, sizeof model);
-  const char *isa = hw->has_avx512 ? "avx512" : hw->has_avx2 ? "avx2" : "sse";
   /* The model string is truncated to leave room for the ISA tag. */
-  snprintf(hw->name, sizeof hw->name, "this machine (%.40s, %s)", model, isa);
+  int room = (int)sizeof hw->name - 1 - (int)strlen("this machine (, )") -
+             (int)strlen(tag);
+  char full[256];
+  snprintf(full, sizeof full, "this machine (%.*s, %s)", room > 8 ? room : 8,
+           model, tag);
+  size_t len = strlen(full);
+  if (len >= sizeof hw->name)
+    len = sizeof hw->name - 1;
+  memcpy(hw->name, full, len);
+  hw->name[len] = '\0';
+}
+
+/* The feature names of one description's needs that `have` lacks, joined
+ * by ", " into missing[cap]; returns how many. */
+static int lacks(const heron__hw *need, const heron__hw *have, char *missing,
+                 size_t cap) {
+  /* The template's flags for an AVX-512 description also enable AVX2 and
+   * FMA (its vec-8 micro-kernel is _mm256_fmadd_ps). */
+  const struct {
+    const char *name;
+    int needed, present;
+  } feats[] = {
+      {"avx512f", need->has_avx512, have->has_avx512},
+      {"avx2", need->has_avx2 || need->has_avx512, have->has_avx2},
+      {"fma", need->has_fma || need->has_avx512, have->has_fma},
+  };
+  int n = 0;
+  size_t len = 0;
+  for (size_t i = 0; i < sizeof feats / sizeof feats[0]; i++) {
+    if (!feats[i].needed || feats[i].present)
+      continue;
+    if (missing && cap > len) {
+      int w = snprintf(missing + len, cap - len, "%s%s", n ? ", " : "",
+                       feats[i].name);
+      len += w > 0 ? (size_t)w : 0;
+    }
+    n++;
+  }
+  return n;
+}
+
+int heron__hw_cpu_lacks(const heron__hw *hw, char *missing, size_t cap) {
+  if (missing && cap)
+    missing[0] = '\0';
+  if (!hw || !strcmp(hw->target, "cuda"))
+    return 0;
+  int cap_level = isa_cap();
+  heron__hw here;
+  memset(&here, 0, sizeof here);
+  detect_isa(&here, cap_level == ISA_UNKNOWN ? ISA_NATIVE : cap_level);
+  return lacks(hw, &here, missing, cap) > 0;
 }
 
 /* ---- Loading --------------------------------------------------------------

@@ -7,6 +7,7 @@
 #ifndef HERON_CORE_HW_H
 #define HERON_CORE_HW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "heron/status.h"
@@ -34,8 +35,33 @@ typedef struct heron__hw {
 } heron__hw;
 
 /* Fills *hw from this machine for the cpu target. Never fails: unknown
- * values get conservative defaults (32 KiB L1, 1 MiB L2, 16-byte vectors). */
+ * values get conservative defaults (32 KiB L1, 1 MiB L2, 16-byte vectors).
+ *
+ * The environment variable HERON_CPU_ISA caps the instruction sets found,
+ * so that one machine can test (or tune for) a smaller one:
+ *   avx512 (or avx512f)  no cap on an AVX-512 CPU; the same as the CPU below
+ *   avx2                 has_avx512 and has_vnni cleared: 32-byte vectors,
+ *                        16 registers, like an AVX2-only CPU (Zen 3)
+ *   sse                  has_avx2 and has_fma cleared as well: 16 bytes
+ *   native, empty, unset no cap
+ * The cap only lowers: HERON_CPU_ISA=avx512 on an AVX2 CPU finds AVX2.
+ * Case and surrounding blanks do not matter.  A value that names none of
+ * these is ignored (detection never fails), and the description's name says
+ * so ("this machine (..., avx512, HERON_CPU_ISA ignored)"); a cap that
+ * lowers the level is named there too ("avx2 by HERON_CPU_ISA"). */
 void heron__hw_detect_cpu(heron__hw *hw);
+
+/* Whether kernels built for the cpu description `hw` need instructions this
+ * machine lacks: the template's flags (heron__template_cflags) enable
+ * AVX-512F, AVX2 and FMA where the description has them, so a description
+ * with has_avx512 needs avx512f, avx2 and fma; one with has_avx2 needs avx2,
+ * one with has_fma needs fma.  This machine is what heron__hw_detect_cpu
+ * finds, HERON_CPU_ISA's cap included.  Returns 1 and writes the missing
+ * features, as cpuid and gcc name them ("avx512f" or "avx2, fma"), into
+ * missing[cap] (truncated to fit; `missing` may be NULL); returns 0 and
+ * writes "" when nothing is missing, for a NULL `hw` and for a cuda
+ * description (kernels for a GPU never run on this CPU's vector units). */
+int heron__hw_cpu_lacks(const heron__hw *hw, char *missing, size_t cap);
 
 /* Loads a description: `name_or_path` containing '/' or ending in ".json"
  * is a file, otherwise configs/hw/<name>.json found next to the build or

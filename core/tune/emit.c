@@ -75,11 +75,8 @@ static int emit_cuda(const heron_task *t, const heron_measurement *best,
         l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
         (long long)l.smem_bytes, t->hw.sm, best->regs, best->spill_bytes,
         (long long)best->smem_bytes, best->trial, t->key);
-    /* A compile-only or emulated run has no time to quote. */
-    if (best->seconds > 0)
-      heron__buf_printf(&b, ", %.2f GFLOP/s when tuned.\n", best->gflops);
-    else
-      heron__buf_puts(&b, ", not timed (compile-only or emulated run).\n");
+    /* Only a timed kernel is ever the best (heron_history_best). */
+    heron__buf_printf(&b, ", %.2f GFLOP/s when tuned.\n", best->gflops);
     readme = heron__buf_take(&b);
     rc = readme ? write_in(dir, "README.txt", readme, err)
                 : heron_error_set(err, HERON_ENOMEM, "out of memory");
@@ -115,6 +112,13 @@ int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
              : heron_error_set(err, HERON_ENOMEM, "out of memory");
   }
   if (!rc) {
+    /* The flags the kernel was tuned with (its ISA: an AVX2 description
+     * builds AVX2 code on any machine), less those of a shared object. */
+    char flags[256];
+    snprintf(flags, sizeof flags, "%s", heron__template_cflags(t->tmpl));
+    char *so = strstr(flags, " -fPIC -shared");
+    if (so)
+      *so = '\0';
     heron__buf_printf(&b,
                       "#!/bin/sh\n"
                       "# Builds and times the best kernel of %s\n"
@@ -122,8 +126,7 @@ int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
                       "set -e\ncd \"$(dirname \"$0\")\"\n"
                       "${CC:-cc} %s -o bench driver.c kernel.c -lm\n"
                       "./bench \"$@\"\n",
-                      t->key, best->trial, best->gflops,
-                      "-O3 -march=native -fopenmp");
+                      t->key, best->trial, best->gflops, flags);
     char *sh = heron__buf_take(&b);
     char path[4200];
     snprintf(path, sizeof path, "%s/build.sh", dir);

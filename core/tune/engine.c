@@ -37,8 +37,8 @@
 #include "core/op/task.h"
 #include "core/plugin/guard.h"
 #include "core/plugin/plugin.h"
-#include "core/target/hw.h"
 #include "core/target/cuda_driver.h"
+#include "core/target/hw.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
 #include "heron/tune.h"
@@ -356,8 +356,8 @@ static int lock_file(const char *path, int *fd, heron_error *err) {
     if (flock(f, LOCK_EX | LOCK_NB) != 0) {
       int e = errno;
       char who[128];
-      describe_process(fstat(f, &held) == 0 ? lock_holder(held.st_ino) : 0,
-                       who, sizeof who);
+      describe_process(fstat(f, &held) == 0 ? lock_holder(held.st_ino) : 0, who,
+                       sizeof who);
       close(f);
       if (e == EWOULDBLOCK)
         return heron_error_set(err, HERON_EIO,
@@ -417,8 +417,10 @@ static int open_log(run *r, heron_error *err) {
     return HERON_OK;
   int same = o->resume_path && !strcmp(o->resume_path, o->log_path);
   /* The stream gets a descriptor of its own, so that closing it leaves the
-   * lock, held by log_fd, in place until the run ends. */
-  int fd = dup(r->log_fd);
+   * lock, held by log_fd, in place until the run ends.  Close-on-exec like
+   * log_fd: a compiler started by this run must not inherit the file (and
+   * with it the lock, which would outlive a killed run). */
+  int fd = fcntl(r->log_fd, F_DUPFD_CLOEXEC, 0);
   r->log = fd >= 0 ? fdopen(fd, "a") : NULL;
   if (!r->log) {
     if (fd >= 0)
@@ -982,8 +984,8 @@ static int tune_loop(run *r, heron_error *err) {
      * included. */
     if (r->model)
       heron__model_set_guard(r->model, r->guard, call_limit(r));
-    rc = run_round(r, props, keys, ms, errors, done, env, stored, &got_new,
-                   err);
+    rc =
+        run_round(r, props, keys, ms, errors, done, env, stored, &got_new, err);
     empty = got_new ? 0 : empty + 1;
     if (empty >= MAX_EMPTY_ROUNDS) {
       progress(r,
@@ -1163,8 +1165,7 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   /* Everything that can be wrong with the input is checked before the
    * first (slow) measurement: plugins, parameters, logs. */
   if (!rc && o->model) {
-    rc = heron__model_open_guarded(o->model, o->model_params,
-                                   o->n_model_params,
+    rc = heron__model_open_guarded(o->model, o->model_params, o->n_model_params,
                                    heron_space_nfeatures(r.sp), o->seed,
                                    r.guard, call_limit(&r), &r.model, err);
   }

@@ -232,8 +232,8 @@ static int set_aside_cfg(heron__log_retry *retry, const int64_t *cfg,
     if (!memcmp(retry->cfgs + (size_t)i * (size_t)nvars, cfg,
                 (size_t)nvars * sizeof *cfg))
       return HERON_OK;
-  int64_t *grown = realloc(retry->cfgs, (size_t)(retry->n + 1) *
-                                            (size_t)nvars * sizeof *grown);
+  int64_t *grown = realloc(retry->cfgs, (size_t)(retry->n + 1) * (size_t)nvars *
+                                            sizeof *grown);
   if (!grown)
     return HERON_ENOMEM;
   retry->cfgs = grown;
@@ -260,9 +260,9 @@ static void drop_measured(heron__log_retry *retry, const heron_space *sp,
 
 int heron__log_read_resume(const char *path, const heron_space *sp,
                            const char *task_key, heron_history *h,
-                           heron_rng *rng, int *dropped_tail,
-                           long *valid_bytes, double **elapsed,
-                           heron__log_retry *retry, heron_error *err) {
+                           heron_rng *rng, int *dropped_tail, long *valid_bytes,
+                           double **elapsed, heron__log_retry *retry,
+                           heron_error *err) {
   if (retry) {
     retry->cfgs = NULL;
     retry->n = 0;

@@ -102,9 +102,9 @@ int heron__log_read_elapsed(const char *path, const heron_space *sp,
  * every record). */
 int heron__log_read_resume(const char *path, const heron_space *sp,
                            const char *task_key, heron_history *h,
-                           heron_rng *rng, int *dropped_tail,
-                           long *valid_bytes, double **elapsed,
-                           heron__log_retry *retry, heron_error *err);
+                           heron_rng *rng, int *dropped_tail, long *valid_bytes,
+                           double **elapsed, heron__log_retry *retry,
+                           heron_error *err);
 
 struct json_t;
 

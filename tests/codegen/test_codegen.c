@@ -1,7 +1,15 @@
 /* tests/codegen/test_codegen.c - generated cpu kernels compile, run and
  * match the op's reference for random valid configs of every op at small,
  * odd shapes (primes, strides, padding, dilation), overwrite their output,
- * and invalid configs are refused. */
+ * and invalid configs are refused.
+ *
+ * Most cases build the template for this machine (heron__hw_detect_cpu, so
+ * HERON_CPU_ISA=avx2 makes an AVX-512 machine test like an AVX2 one).  The
+ * micro-kernel cases build it for a fixed description (configs/hw/
+ * cpu-avx512.json at vec 16, cpu-avx2.json at vec 8): their kernels are
+ * generated and compiled with the description's flags on every machine,
+ * and run only where this CPU has the instructions they need; elsewhere
+ * the case is skipped, naming what the CPU lacks. */
 #include "test.h"
 
 #include <dlfcn.h>
@@ -13,20 +21,34 @@
 #include "core/space/builder.h"
 #include "core/target/hw.h"
 
-/* Generated kernels are compiled the way the measure module would, minus
- * -O3 (faster builds; the code paths are the same). */
-#define CC_FLAGS "-O2 -march=native -fopenmp -shared -fPIC"
+/* Generated kernels are compiled the way the measure module would, with
+ * the template's flags (heron__template_cflags), but at -O2: faster
+ * builds, the same code paths. */
+#define CC_OPT "-O2"
 #define NCONFIGS 20
 #define MAX_CONFIGS 50
 
+/* Under the sanitizers (the second stage of tools/test.sh) every case
+ * samples half as many configs: the kernels are built by cc without
+ * sanitizers, so running them again is the Release stage's check twice,
+ * while half the configs still take the generator under ASan and UBSan
+ * through every path of a case. */
+#define CONFIG_DIVISOR (HERON_TEST_SANITIZED ? 2 : 1)
+
 /* What a case varies beyond op and shape: the fused epilogue, how many
- * configs, and knobs fixed to a value (the rest sampled). */
+ * configs, knobs fixed to a value (the rest sampled), and the hardware
+ * description the template is built for. */
 typedef struct case_opts {
   int epilogue;
   int nconfigs; /* 0: NCONFIGS */
   const char *fix_name[4];
   int64_t fix_val[4];
+  const char *hw; /* configs/hw/<hw>.json; NULL: this machine */
 } case_opts;
+
+/* How far a case got: a failure, every kernel compiled and run, or every
+ * kernel compiled but none run (this CPU lacks the description's ISA). */
+enum { CASE_FAILED, CASE_RAN, CASE_COMPILED_ONLY };
 
 typedef void (*kernel_fn)(void *const *bufs);
 
@@ -38,10 +60,12 @@ typedef struct built {
 } built;
 
 static int build_epi(built *b, const char *op, const int64_t *shape, int n,
-                     int epilogue, heron_error *err) {
+                     int epilogue, const char *hw, heron_error *err) {
   memset(b, 0, sizeof *b);
   heron__hw_detect_cpu(&b->hw);
-  int rc = heron__op_build(op, shape, n, HERON__FP32, &b->op, err);
+  int rc = hw ? heron__hw_load(hw, &b->hw, err) : HERON_OK;
+  if (rc == HERON_OK)
+    rc = heron__op_build(op, shape, n, HERON__FP32, &b->op, err);
   if (rc == HERON_OK)
     rc = heron__op_set_epilogue(&b->op, epilogue, err);
   if (rc != HERON_OK)
@@ -51,7 +75,7 @@ static int build_epi(built *b, const char *op, const int64_t *shape, int n,
 
 static int build(built *b, const char *op, const int64_t *shape, int n,
                  heron_error *err) {
-  return build_epi(b, op, shape, n, 0, err);
+  return build_epi(b, op, shape, n, 0, NULL, err);
 }
 
 static void unbuild(built *b) {
@@ -66,16 +90,36 @@ static int scratch(char *dir, size_t cap) {
   return mkdtemp(dir) ? 0 : -1;
 }
 
-/* Compiles dir/k<i>.c to dir/k<i>.so for i < n, two compilers at a time;
- * diagnostics go to dir/k<i>.err. */
-static int compile_all(const char *dir, int n) {
+/* Compiles dir/k<i>.c to dir/k<i>.so for i < n with `cflags`, two
+ * compilers at a time; diagnostics go to dir/k<i>.err. */
+static int compile_all(const char *dir, int n, const char *cflags) {
   char cmd[1024];
   snprintf(cmd, sizeof cmd,
            "cd '%s' && i=0; while [ $i -lt %d ]; do echo $i; i=$((i+1)); "
-           "done | xargs -P 2 -I@ sh -c 'cc " CC_FLAGS
+           "done | xargs -P 2 -I@ sh -c 'cc %s " CC_OPT
            " k@.c -o k@.so 2> k@.err'",
-           dir, n);
+           dir, n, cflags);
   return system(cmd);
+}
+
+/* The first of dir/k<i>.so (i < n) the compiler did not make, with its
+ * diagnostics, into why[cap]; 1 when all were made. */
+static int all_built(const char *dir, int n, char *why, size_t cap) {
+  for (int c = 0; c < n; c++) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/k%d.so", dir, c);
+    if (access(path, R_OK) == 0)
+      continue;
+    char *diag = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/k%d.err", dir, c);
+    heron__read_file(path, &diag, &len, NULL);
+    snprintf(why, cap, "config %d (%s/k%d.c) did not build: %.200s", c, dir, c,
+             diag ? diag : "");
+    free(diag);
+    return 0;
+  }
+  return 1;
 }
 
 /* Fills a buffer of `n` floats with NaN, so that a kernel that leaves any
@@ -87,7 +131,10 @@ static void poison(float *p, int64_t n) {
 
 /* Samples NCONFIGS configs, generates, compiles, runs each twice on a
  * poisoned output and checks both runs against the reference.  Reports the
- * first failure with its config and source path. */
+ * first failure with its config and source path, and returns a CASE_*:
+ * where the CPU lacks what the description needs, every kernel must
+ * compile and none runs (CASE_COMPILED_ONLY, why[] saying what is
+ * missing). */
 static int random_configs_match(const char *opname, const int64_t *shape,
                                 int nshape, uint64_t seed, const case_opts *o,
                                 char *why, size_t cap) {
@@ -96,15 +143,19 @@ static int random_configs_match(const char *opname, const int64_t *shape,
   int ncfg = o->nconfigs > 0 ? o->nconfigs : NCONFIGS;
   if (ncfg > MAX_CONFIGS)
     ncfg = MAX_CONFIGS;
-  if (build_epi(&b, opname, shape, nshape, o->epilogue, &err) != HERON_OK) {
+  ncfg = (ncfg + CONFIG_DIVISOR - 1) / CONFIG_DIVISOR;
+  if (build_epi(&b, opname, shape, nshape, o->epilogue, o->hw, &err) !=
+      HERON_OK) {
     snprintf(why, cap, "build: %s", err.text);
-    return 0;
+    return CASE_FAILED;
   }
+  char missing[64];
+  int lacks = heron__hw_cpu_lacks(&b.hw, missing, sizeof missing);
   char dir[256];
   if (scratch(dir, sizeof dir)) {
     unbuild(&b);
     snprintf(why, cap, "no scratch folder");
-    return 0;
+    return CASE_FAILED;
   }
   int nv = heron_space_nvars(b.sp), ok = 1;
   int64_t *cfgs = malloc((size_t)nv * ncfg * sizeof *cfgs);
@@ -140,8 +191,23 @@ static int random_configs_match(const char *opname, const int64_t *shape,
     heron__buf_free(&src);
   }
   free(fix);
+  const char *cflags = heron__template_cflags(b.t);
   if (ok)
-    compile_all(dir, ncfg);
+    compile_all(dir, ncfg, cflags);
+  if (ok && lacks) {
+    /* Kernels for an ISA this CPU lacks must build, and cannot run. */
+    ok = all_built(dir, ncfg, why, cap);
+    if (ok) {
+      heron__rmtree(dir);
+      snprintf(why, cap,
+               "%s on %s: generated and compiled %d configs (%s); ran none: "
+               "this CPU lacks %s",
+               opname, o->hw ? o->hw : "this machine", ncfg, cflags, missing);
+    }
+    free(cfgs);
+    unbuild(&b);
+    return ok ? CASE_COMPILED_ONLY : CASE_FAILED;
+  }
 
   void *bufs[HERON__MAX_TENSORS + 2], *ref[HERON__MAX_TENSORS + 2];
   int have = ok && heron__op_alloc_buffers(&b.op, bufs, &err) == HERON_OK;
@@ -204,22 +270,40 @@ static int random_configs_match(const char *opname, const int64_t *shape,
     heron__op_free_buffers(&b.op, ref);
   }
   /* A failing case keeps its folder for inspection. */
-  if (ok)
+  if (ok) {
     heron__rmtree(dir);
+    /* Say what ran, for the described cases whose twins may skip. */
+    if (o->hw)
+      printf("%s on %s: generated, compiled and ran %d configs (%s)\n", opname,
+             o->hw, ncfg, cflags);
+  }
   free(cfgs);
   unbuild(&b);
-  return ok;
+  return ok ? CASE_RAN : CASE_FAILED;
 }
 
-/* Runs one case and reports the first failure. */
+/* Runs one case and reports the first failure; 1 when it ran and
+ * matched. */
 static int run_case_opts(const char *op, const int64_t *shape, int n,
                          uint64_t seed, const case_opts *o) {
   char why[400] = "";
-  int ok = random_configs_match(op, shape, n, seed, o, why, sizeof why);
-  if (!ok)
+  int st = random_configs_match(op, shape, n, seed, o, why, sizeof why);
+  if (st != CASE_RAN)
     fprintf(stderr, "%s: %s\n", op, why);
-  return ok;
+  return st == CASE_RAN;
 }
+
+/* Runs a case on the hardware description o->hw (the shape, its length
+ * and the seed in ...): fails as CHECK does, or skips when the kernels
+ * compiled but this CPU cannot run them. */
+#define CHECK_DESCRIBED_CASE(o, op, ...)                                       \
+  do {                                                                         \
+    char why_[400] = "";                                                       \
+    int st_ = random_configs_match(op, __VA_ARGS__, o, why_, sizeof why_);     \
+    if (st_ == CASE_COMPILED_ONLY)                                             \
+      SKIP("%s", why_);                                                        \
+    CHECK_MSG(st_ == CASE_RAN, "%s: %s", op, why_);                            \
+  } while (0)
 
 static int run_case(const char *op, const int64_t *shape, int n,
                     uint64_t seed) {
@@ -317,12 +401,29 @@ TEST(suite_scan_5x13x11_50_configs_match_reference) {
 
 /* ---- Packing, the micro-kernel and the epilogue ------------------------- */
 
-/* Every input packed, vectorized at 16 lanes (the _mm512 micro-kernel
- * where the machine has AVX-512, vector extensions elsewhere). */
-TEST(gemm_all_inputs_packed_vec16_match_reference) {
+/* The micro-kernel cases come in twins, one per description, each with
+ * fewer configs than a plain case: their knobs are fixed, so the sampled
+ * space is narrower, and the twins together sample more than the one case
+ * each replaced. */
+#define TWIN_CONFIGS 12
+
+/* Every input packed, vectorized at 16 lanes: the _mm512 micro-kernel of
+ * an AVX-512 description (compiled everywhere, run where the CPU has
+ * AVX-512F), and at 8 lanes, the _mm256 one of an AVX2 description. */
+TEST(gemm_all_inputs_packed_vec16_on_avx512_match_reference) {
   case_opts o = {.fix_name = {"A.pack", "B.pack", "vec"},
-                 .fix_val = {1, 1, 16}};
-  CHECK(run_case_opts("gemm", (const int64_t[]){24, 48, 20}, 3, 21, &o));
+                 .fix_val = {1, 1, 16},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(&o, "gemm", (const int64_t[]){24, 48, 20}, 3, 21);
+}
+
+TEST(gemm_all_inputs_packed_vec8_on_avx2_match_reference) {
+  case_opts o = {.fix_name = {"A.pack", "B.pack", "vec"},
+                 .fix_val = {1, 1, 8},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(&o, "gemm", (const int64_t[]){24, 48, 20}, 3, 21);
 }
 
 /* Packing resolves padding, stride and dilation once per element. */
@@ -357,19 +458,114 @@ TEST(c1d_relu_only_epilogue_matches_reference) {
 
 /* Rows of 7 are no multiple of any vector width, so the rules vectorize
  * along the 16 output channels: lanes stored a plane apart, the bias
- * loaded as a vector, weights gathered or packed along co. */
-TEST(c2d_vectorized_along_channels_matches_reference) {
+ * loaded as a vector, weights gathered or packed along co.  At 16 lanes on
+ * the AVX-512 description, at 8 on the AVX2 one. */
+TEST(c2d_vectorized_along_channels_vec16_on_avx512_matches_reference) {
   case_opts o = {.epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
                  .fix_name = {"vec"},
-                 .fix_val = {16}};
-  CHECK(run_case_opts("c2d", (const int64_t[]){1, 7, 7, 3, 16, 3, 3, 1, 1, 1},
-                      10, 27, &o));
+                 .fix_val = {16},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 7, 7, 3, 16, 3, 3, 1, 1, 1}, 10, 27);
 }
 
-TEST(c1d_odd_length_vectorized_along_channels_matches_reference) {
-  case_opts o = {.fix_name = {"vec", "weight.pack"}, .fix_val = {16, 1}};
-  CHECK(run_case_opts("c1d", (const int64_t[]){1, 13, 5, 32, 3, 1, 4, 1}, 8, 28,
-                      &o));
+TEST(c2d_vectorized_along_channels_vec8_on_avx2_matches_reference) {
+  case_opts o = {.epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .fix_name = {"vec"},
+                 .fix_val = {8},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 7, 7, 3, 16, 3, 3, 1, 1, 1}, 10, 27);
+}
+
+/* A batch of 2 gives the 40 cores of cpu-avx512 enough outer tiles at 16
+ * lanes (the rules want a tile per core). */
+TEST(c1d_odd_length_vectorized_along_channels_vec16_on_avx512_matches) {
+  case_opts o = {.fix_name = {"vec", "weight.pack"},
+                 .fix_val = {16, 1},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(&o, "c1d", (const int64_t[]){2, 13, 5, 32, 3, 1, 4, 1},
+                       8, 28);
+}
+
+TEST(c1d_odd_length_vectorized_along_channels_vec8_on_avx2_matches) {
+  case_opts o = {.fix_name = {"vec", "weight.pack"},
+                 .fix_val = {8, 1},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(&o, "c1d", (const int64_t[]){2, 13, 5, 32, 3, 1, 4, 1},
+                       8, 28);
+}
+
+/* The assembly of one gemm kernel built for description `hw` at `vec`
+ * lanes, compiled with the template's flags on this machine; NULL (and a
+ * reason in why[cap]) on failure.  The caller frees it. */
+static char *described_assembly(const char *hw, int vec, char *why,
+                                size_t cap) {
+  built b;
+  heron_error err = {0};
+  if (build_epi(&b, "gemm", (const int64_t[]){24, 48, 20}, 3, 0, hw, &err)) {
+    snprintf(why, cap, "%s: %s", hw, err.text);
+    return NULL;
+  }
+  int nv = heron_space_nvars(b.sp);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  for (int v = 0; v < nv; v++)
+    fix[v] = HERON_UNSET;
+  fix[heron_space_find_var(b.sp, "vec")] = vec;
+  heron_rng rng;
+  heron_rng_seed(&rng, 31);
+  heron__buf src = {0};
+  int rc = heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err);
+  if (rc == HERON_OK)
+    rc = heron__codegen(b.t, b.sp, cfg, &src, &err);
+  char dir[256], path[300], cmd[1200];
+  char *text = NULL;
+  size_t len = 0;
+  if (rc == HERON_OK && scratch(dir, sizeof dir) == 0) {
+    snprintf(path, sizeof path, "%s/k.c", dir);
+    rc = heron__write_file(path, src.data, src.len, &err);
+    snprintf(cmd, sizeof cmd, "cd '%s' && cc %s " CC_OPT " -S k.c -o k.s", dir,
+             heron__template_cflags(b.t));
+    if (rc == HERON_OK && system(cmd) != 0) {
+      snprintf(why, cap, "%s: '%s' failed", hw, cmd);
+    } else if (rc == HERON_OK) {
+      snprintf(path, sizeof path, "%s/k.s", dir);
+      rc = heron__read_file(path, &text, &len, &err);
+    }
+    heron__rmtree(dir);
+  }
+  if (rc != HERON_OK)
+    snprintf(why, cap, "%s: %s", hw, err.text);
+  heron__buf_free(&src);
+  free(fix);
+  free(cfg);
+  unbuild(&b);
+  return text;
+}
+
+/* The template's flags follow the description, not -march=native alone:
+ * an AVX2 description's kernel has no AVX-512 register even when built on
+ * an AVX-512 machine, and an AVX-512 description's kernel uses them even
+ * when built on an AVX2 one. */
+TEST(kernel_isa_follows_the_description_not_the_build_machine) {
+  char why[1400] = "";
+  char *avx2 = described_assembly("cpu-avx2", 8, why, sizeof why);
+  CHECK_MSG(avx2, "%s", why);
+  int avx2_zmm = strstr(avx2, "%zmm") != NULL;
+  int avx2_ymm = strstr(avx2, "%ymm") != NULL;
+  free(avx2);
+  char *avx512 = described_assembly("cpu-avx512", 16, why, sizeof why);
+  CHECK_MSG(avx512, "%s", why);
+  int avx512_zmm = strstr(avx512, "%zmm") != NULL;
+  free(avx512);
+  CHECK_MSG(!avx2_zmm, "the cpu-avx2 kernel uses zmm registers");
+  CHECK_MSG(avx2_ymm, "the cpu-avx2 kernel at vec 8 uses no ymm register");
+  CHECK_MSG(avx512_zmm, "the cpu-avx512 kernel at vec 16 uses no zmm");
 }
 
 TEST(conv_with_odd_rows_vectorizes_along_channels) {

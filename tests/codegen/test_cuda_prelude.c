@@ -689,7 +689,7 @@ static int nvrtc_build(const char *src, int sm, char *log, size_t cap) {
 
 TEST(nvrtc_compiles_every_kernel_for_sm80_and_sm90) {
 #ifndef HERON_HAVE_NVRTC
-  printf("skipped: libheron was built without NVRTC (no CUDA toolkit)\n");
+  SKIP("libheron was built without NVRTC (no CUDA toolkit)");
 #else
   static const int sms[] = {80, 90};
   char log[8192];
@@ -715,7 +715,7 @@ TEST(nvrtc_compiles_every_kernel_for_sm80_and_sm90) {
  * compile, so the failure is the one meant. */
 TEST(nvrtc_rejects_a_layout_mismatch_and_a_bad_vector_width) {
 #ifndef HERON_HAVE_NVRTC
-  printf("skipped: libheron was built without NVRTC (no CUDA toolkit)\n");
+  SKIP("libheron was built without NVRTC (no CUDA toolkit)");
 #else
 #define FRAG_BODY(decl, load)                                                  \
   "HERON_KERNEL(heron_cuda_kernel) {\n"                                        \

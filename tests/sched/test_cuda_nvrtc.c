@@ -4,8 +4,14 @@
  * threads <= the block's register file, no static shared memory (the plan
  * is all dynamic) and the dynamic plan <= the GPU's opt-in limit.
  *
- * 200 random valid configs per op and architecture by default
- * (HERON_NVRTC_CONFIGS overrides), compiled by two processes. */
+ * Every run compiles a deterministic sample of each op: SAMPLE configs
+ * picked from a seeded pool for the limits they stress (the most estimated
+ * registers, registers per block, shared memory and threads, the fewest
+ * threads) plus random ones.  The exhaustive sweep, 200 random valid
+ * configs per op and architecture (HERON_NVRTC_CONFIGS overrides), is the
+ * *_exhaustive tests, labelled cuda_exhaustive and left out of
+ * tools/test.sh: `ctest -L cuda_exhaustive` runs it.  Kernels are compiled
+ * by two processes. */
 #include "cuda_fixtures.h"
 
 #include <sys/mman.h>
@@ -59,29 +65,119 @@ static void compile_all(const job *jobs, int n, result *res) {
       waitpid(pids[p], NULL, 0);
 }
 
+/* The exhaustive sweep's configs per op and architecture. */
 static int nconfigs(void) {
   const char *e = getenv("HERON_NVRTC_CONFIGS");
   int n = e ? atoi(e) : 200;
   return n > 0 ? n : 200;
 }
 
-/* Compiles `count` configs of case c for sm 80 and 90 and checks them. */
-static void compile_case(const cuda_case *c, int count) {
-  if (!heron__nvrtc_available()) {
-    fprintf(stderr, "skipped: libheron was built without NVRTC\n");
-    return;
+/* The sample: SAMPLE configs per op picked from a pool of POOL. */
+#define SAMPLE 6
+#define POOL 64
+
+/* What a config asks of the GPU, for picking the sample. */
+typedef struct demand {
+  int64_t regs, threads, regs_block, smem;
+} demand;
+
+static demand demand_of(const cuda_built *b, const int64_t *cfg, int regs_var) {
+  heron__cuda_launch l;
+  heron__cuda_launch_of(b->t, cfg, &l);
+  demand d;
+  d.regs = regs_var >= 0 ? cfg[regs_var] : 0;
+  d.threads = (int64_t)l.block[0] * l.block[1] * l.block[2];
+  d.regs_block = d.regs * d.threads;
+  d.smem = l.smem_bytes;
+  return d;
+}
+
+/* The quantities the sample's first configs maximize, one per criterion:
+ * estimated registers, registers per block, shared memory, threads, and
+ * the fewest threads. */
+#define NCRIT 5
+
+static int64_t criterion(const demand *d, int k) {
+  switch (k) {
+  case 0:
+    return d->regs;
+  case 1:
+    return d->regs_block;
+  case 2:
+    return d->smem;
+  case 3:
+    return d->threads;
+  default:
+    return -d->threads;
   }
+}
+
+/* Whether pool entry i is (a copy of) one of the n picked. */
+static int picked(const int *pick, int n, char (*keys)[64], int i) {
+  for (int k = 0; k < n; k++)
+    if (!strcmp(keys[pick[k]], keys[i]))
+      return 1;
+  return 0;
+}
+
+/* Picks up to `count` distinct configs of the pool's n into pick[]: for
+ * each criterion the unpicked config that maximizes it, then the rest in
+ * pool order; returns how many (fewer when the pool has fewer distinct). */
+static int pick_sample(const demand *d, char (*keys)[64], int n, int count,
+                       int *pick) {
+  int got = 0;
+  for (int k = 0; k < NCRIT && got < count; k++) {
+    int best = -1;
+    for (int i = 0; i < n; i++)
+      if (!picked(pick, got, keys, i) &&
+          (best < 0 || criterion(&d[i], k) > criterion(&d[best], k)))
+        best = i;
+    if (best >= 0)
+      pick[got++] = best;
+  }
+  for (int i = 0; i < n && got < count; i++)
+    if (!picked(pick, got, keys, i))
+      pick[got++] = i;
+  return got;
+}
+
+/* Compiles configs of case c for sm 80 and 90 and checks them: `count`
+ * random ones, or with `sample` set, the sample picked from a pool. */
+static void compile_case(const cuda_case *c, int count, int sample) {
+  if (!heron__nvrtc_available())
+    SKIP("libheron was built without NVRTC: no %s kernel compiled", c->op);
   cuda_built b;
   heron_error err = {0};
   CHECK_OK(cuda_build(&b, c, "h100", 0, &err), &err);
-  int nj = 2 * count;
-  job *jobs = calloc((size_t)nj, sizeof *jobs);
+  int nv = heron_space_nvars(b.sp);
+  int regs_var = heron_space_find_var(b.sp, "regs");
   heron_rng rng;
   heron_rng_seed(&rng, 2024);
-  int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
-  int regs_var = heron_space_find_var(b.sp, "regs");
+  /* The pool, nv values per config: the configs to compile, or those the
+   * sample is picked from. */
+  int npool = sample ? POOL : count;
+  int64_t *pool = malloc((size_t)npool * (size_t)nv * sizeof *pool);
+  for (int i = 0; i < npool; i++)
+    CHECK_OK(heron_space_sample(b.sp, &rng, pool + (size_t)i * nv, &err), &err);
+  int *pick = malloc((size_t)npool * sizeof *pick);
+  if (sample) {
+    demand *d = malloc((size_t)npool * sizeof *d);
+    char(*keys)[64] = malloc((size_t)npool * sizeof *keys);
+    for (int i = 0; i < npool; i++) {
+      d[i] = demand_of(&b, pool + (size_t)i * nv, regs_var);
+      heron_space_key(b.sp, pool + (size_t)i * nv, keys[i], sizeof keys[i]);
+    }
+    count = pick_sample(d, keys, npool, count, pick);
+    free(d);
+    free(keys);
+  } else {
+    for (int i = 0; i < count; i++)
+      pick[i] = i;
+  }
+  int nj = 2 * count;
+  job *jobs = calloc((size_t)nj, sizeof *jobs);
   for (int i = 0; i < count; i++) {
-    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    const int64_t *cfg = pool + (size_t)pick[i] * nv;
     heron__buf src = {0};
     CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
     heron__cuda_launch l;
@@ -94,7 +190,8 @@ static void compile_case(const cuda_case *c, int count) {
       j->est_regs = cfg[regs_var];
     }
   }
-  free(cfg);
+  free(pool);
+  free(pick);
   result *res = mmap(NULL, (size_t)nj * sizeof *res, PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   CHECK(res != MAP_FAILED);
@@ -157,12 +254,24 @@ static void compile_case(const cuda_case *c, int count) {
             why);
 }
 
-TEST(gemm_compiles) { compile_case(&CUDA_SUITE[0], nconfigs()); }
-TEST(bmm_compiles) { compile_case(&CUDA_SUITE[1], nconfigs()); }
-TEST(gemv_compiles) { compile_case(&CUDA_SUITE[2], nconfigs()); }
-TEST(c1d_compiles) { compile_case(&CUDA_SUITE[3], nconfigs()); }
-TEST(c2d_compiles) { compile_case(&CUDA_SUITE[4], nconfigs()); }
-TEST(c3d_compiles) { compile_case(&CUDA_SUITE[5], nconfigs()); }
-TEST(dil_compiles) { compile_case(&CUDA_SUITE[6], nconfigs()); }
-TEST(t2d_compiles) { compile_case(&CUDA_SUITE[7], nconfigs()); }
-TEST(scan_compiles) { compile_case(&CUDA_SUITE[8], nconfigs()); }
+/* The sample, on every run. */
+TEST(gemm_sample_compiles) { compile_case(&CUDA_SUITE[0], SAMPLE, 1); }
+TEST(bmm_sample_compiles) { compile_case(&CUDA_SUITE[1], SAMPLE, 1); }
+TEST(gemv_sample_compiles) { compile_case(&CUDA_SUITE[2], SAMPLE, 1); }
+TEST(c1d_sample_compiles) { compile_case(&CUDA_SUITE[3], SAMPLE, 1); }
+TEST(c2d_sample_compiles) { compile_case(&CUDA_SUITE[4], SAMPLE, 1); }
+TEST(c3d_sample_compiles) { compile_case(&CUDA_SUITE[5], SAMPLE, 1); }
+TEST(dil_sample_compiles) { compile_case(&CUDA_SUITE[6], SAMPLE, 1); }
+TEST(t2d_sample_compiles) { compile_case(&CUDA_SUITE[7], SAMPLE, 1); }
+TEST(scan_sample_compiles) { compile_case(&CUDA_SUITE[8], SAMPLE, 1); }
+
+/* The sweep (label cuda_exhaustive, see tests/sched/CMakeLists.txt). */
+TEST(gemm_compiles_exhaustive) { compile_case(&CUDA_SUITE[0], nconfigs(), 0); }
+TEST(bmm_compiles_exhaustive) { compile_case(&CUDA_SUITE[1], nconfigs(), 0); }
+TEST(gemv_compiles_exhaustive) { compile_case(&CUDA_SUITE[2], nconfigs(), 0); }
+TEST(c1d_compiles_exhaustive) { compile_case(&CUDA_SUITE[3], nconfigs(), 0); }
+TEST(c2d_compiles_exhaustive) { compile_case(&CUDA_SUITE[4], nconfigs(), 0); }
+TEST(c3d_compiles_exhaustive) { compile_case(&CUDA_SUITE[5], nconfigs(), 0); }
+TEST(dil_compiles_exhaustive) { compile_case(&CUDA_SUITE[6], nconfigs(), 0); }
+TEST(t2d_compiles_exhaustive) { compile_case(&CUDA_SUITE[7], nconfigs(), 0); }
+TEST(scan_compiles_exhaustive) { compile_case(&CUDA_SUITE[8], nconfigs(), 0); }

@@ -410,6 +410,46 @@ TEST(cflags_build_an_openmp_shared_object) {
   CHECK_STR_CONTAINS(f, "-march=native");
 }
 
+/* The cflags of a gemv template built for `hw`. */
+static const char *cflags_for(const heron__hw *hw) {
+  built b;
+  heron_error err = {0};
+  if (build(&b, "gemv", (int64_t[]){33, 17}, 2, hw, &err) != HERON_OK) {
+    fprintf(stderr, "build: %s\n", err.text);
+    return "";
+  }
+  const char *f = heron__template_cflags(b.t);
+  unbuild(&b);
+  return f;
+}
+
+/* The flags follow the description's instruction sets, after
+ * -march=native so they win: AVX-512 (with the AVX2 and FMA its vec-8
+ * micro-kernel uses) where it has it, and none of what it lacks, so an
+ * AVX2 description builds AVX2 code even on an AVX-512 machine. */
+TEST(cflags_follow_the_descriptions_instruction_sets) {
+  heron__hw hw = zen4();
+  const char *f = cflags_for(&hw);
+  CHECK_STR_CONTAINS(f, "-march=native -mavx512f -mavx2 -mfma ");
+  hw.has_avx512 = 0;
+  hw.vector_bytes = 32;
+  hw.vector_regs = 16;
+  f = cflags_for(&hw);
+  CHECK_STR_CONTAINS(f, "-march=native -mno-avx512f -mavx2 -mfma ");
+  hw.has_fma = 0;
+  f = cflags_for(&hw);
+  CHECK_STR_CONTAINS(f, "-mno-avx512f -mavx2 -mno-fma ");
+  hw.has_avx2 = 0;
+  hw.vector_bytes = 16;
+  f = cflags_for(&hw);
+  CHECK_STR_CONTAINS(f, "-mno-avx512f -mno-avx2 -mno-fma ");
+  hw.has_fma = 1;
+  f = cflags_for(&hw);
+  CHECK_STR_CONTAINS(f, "-mno-avx512f -mno-avx2 -mfma ");
+  CHECK_STR_CONTAINS(f, "-fopenmp");
+  CHECK_STR_CONTAINS(f, "-shared");
+}
+
 /* Strategies pick "key variables" among all variables, auxiliary ones
  * included; mutating an auxiliary (a footprint with a domain up to 2^40)
  * must mutate the knobs behind it, quickly, not search its whole domain. */

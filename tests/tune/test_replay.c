@@ -19,8 +19,15 @@
 #define REC_SEED 3
 
 static const char *fixture_dir(void) {
-  /* Named after what it holds, so a changed recording is made anew. */
-  return HERON_BINARY_DIR "/tests/tune/replay_fixture_gemm64_random30";
+  /* Named after what it holds, so a changed recording is made anew: the
+   * space depends on the CPU's ISA, so a run capped by HERON_CPU_ISA keeps
+   * its own recording. */
+  static char dir[400];
+  const char *isa = getenv("HERON_CPU_ISA");
+  snprintf(dir, sizeof dir,
+           HERON_BINARY_DIR "/tests/tune/replay_fixture_gemm64_random30%s%s",
+           isa && *isa ? "_isa_" : "", isa && *isa ? isa : "");
+  return dir;
 }
 
 static void fast(heron_tune_options *o) {
