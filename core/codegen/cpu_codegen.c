@@ -14,6 +14,15 @@
  * tensor element is sum over axes of L[a] * index(a) + const, with
  * L[a] = sum over dims of stride(d) * coef(d, a).  Dimensions whose index
  * can leave [0, dim) (padding) are guarded and read as zero outside.
+ *
+ * Tiles need not divide their axes (t0 = ceil(extent / tile)).  An axis
+ * whose tiles sweep past its extent is "ragged", and then: a register tile
+ * that starts past the extent is skipped; one that lies inside runs the
+ * interior micro-kernel, unchanged; one that crosses the edge runs an edge
+ * copy of it whose loads of unpacked inputs are guarded (read as zero past
+ * the edge) and whose stores are made element by element inside the
+ * extent.  Packs are zero-filled past every edge.  A ragged reduction
+ * axis bounds its inner loop by what is left of the extent.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +49,18 @@ typedef struct gen {
   int reg_from; /* first spatial level inside the register tile: 3 or 2 */
   int unroll;
   int fma; /* 1: FMA intrinsics for this vector width */
+  /* Ragged axes (the tiles sweep past the extent), which axes' indices the
+   * reads being generated must check against the extent (the edge copy of
+   * the micro-kernel: the ragged spatial axes; a pack: every ragged axis),
+   * and whether the reduction-inner loops stop at the extent. */
+  int ragged[HERON__MAX_AXES];
+  int guard_axis[HERON__MAX_AXES];
+  int bound_reduce;
+  /* Lanes along the (only) reduction axis vaxis (gemv): accumulators are
+   * vectors of partial sums, h_hsum'd at the store; with a ragged axis the
+   * steps past the last whole vector go to scalar accumulators h_s<p>. */
+  int rvec;
+  int in_store; /* the stores of an rvec tile: scalar code */
   /* Per buffer (inputs, the output at index ninputs, the bias after it):
    * the linear coefficient of every axis, the constant offset, which
    * dimensions need a guard (range or divisibility), and whether some
@@ -147,6 +168,18 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
       heron__buf_printf(cond, " && (%s) %% %lld == 0", e.data, (long long)div);
     heron__buf_free(&e);
   }
+  const heron__op *op = g->op;
+  for (int a = 0; a < op->naxes; a++) {
+    if (!g->guard_axis[a] || !heron__tensor_reads(ts, a))
+      continue;
+    int64_t k[HERON__MAX_AXES] = {0};
+    k[a] = 1;
+    heron__buf e = {0};
+    linear_text(g, k, 0, off, &e);
+    heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "", e.data,
+                      (long long)op->axes[a].extent);
+    heron__buf_free(&e);
+  }
 }
 
 /* The element offset of tensor ti at tile offset off: the linear form, or
@@ -207,7 +240,7 @@ static int contiguous_lanes(const gen *g, int ti) {
   for (int d = 0; d < ts->ndim; d++)
     if (g->guard[ti][d] && ts->index[d].coef[g->vaxis] != 0)
       return 0;
-  return 1;
+  return !g->guard_axis[g->vaxis];
 }
 
 /* The value of packed input ti at register-tile point off: its position
@@ -338,8 +371,9 @@ static void indent(const gen *g, int depth) {
   heron__buf_printf(g->o, "%*s", 2 * depth, "");
 }
 
-/* One reduction step: loads, then one multiply-add per accumulator. */
-static int emit_step(gen *g, int npts, int depth) {
+/* One reduction step: loads, then one multiply-add per accumulator
+ * (h_a<p>, or h_s<p> for the scalar tail of an rvec tile). */
+static int emit_step_into(gen *g, int npts, int depth, const char *acc) {
   const heron__op *op = g->op;
   int rc = HERON_OK;
   /* Each value is loaded right before its first use: the vectors of the
@@ -364,17 +398,21 @@ static int emit_step(gen *g, int npts, int depth) {
     indent(g, depth);
     if (g->vec > 1 && op->ninputs == 2) {
       /* The micro-kernel's instruction: one fused multiply-add. */
-      heron__buf_printf(g->o, "h_a%d = h_fma(h_l%d, h_l%d, h_a%d);\n", p, v[0],
-                        v[1], p);
+      heron__buf_printf(g->o, "%s%d = h_fma(h_l%d, h_l%d, %s%d);\n", acc, p,
+                        v[0], v[1], acc, p);
       continue;
     }
-    heron__buf_printf(g->o, "h_a%d +=", p);
+    heron__buf_printf(g->o, "%s%d +=", acc, p);
     for (int ti = 0; ti < op->ninputs; ti++)
       heron__buf_printf(g->o, "%s h_l%d", ti ? " *" : "", v[ti]);
     heron__buf_puts(g->o, ";\n");
   }
   free_loads(g);
   return rc;
+}
+
+static int emit_step(gen *g, int npts, int depth) {
+  return emit_step_into(g, npts, depth, "h_a");
 }
 
 /* How a register tile reaches the output: the first reduction-outer step
@@ -425,13 +463,14 @@ static void out_elem(const gen *g, const int64_t *off, int lane,
   heron__buf_puts(b, "]");
 }
 
-static void emit_store(gen *g, int npts, int depth, int mode) {
+/* The stores of register-tile points [from, to). */
+static void emit_points(gen *g, int from, int to, int depth, int mode) {
   const int out = g->op->ninputs;
   /* Lanes along an axis that is not the output's contiguous one (a
    * convolution vectorized along its channels) lie a stride apart: they
    * are read as a gather and written lane by lane from a spill. */
   int strided = g->vec > 1 && g->lin[out][g->vaxis] != 1;
-  for (int p = 0; p < npts; p++) {
+  for (int p = from; p < to; p++) {
     int64_t off[HERON__MAX_AXES];
     tile_points(g, p, off);
     heron__buf elem = {0}, prev = {0};
@@ -450,7 +489,12 @@ static void emit_store(gen *g, int npts, int depth, int mode) {
       heron__buf_puts(&prev, "}");
     }
     heron__buf val = {0}, acc = {0};
-    heron__buf_printf(&acc, "h_a%d", p);
+    if (g->rvec && g->ragged[g->vaxis])
+      heron__buf_printf(&acc, "(h_hsum(h_a%d) + h_s%d)", p, p);
+    else if (g->rvec)
+      heron__buf_printf(&acc, "h_hsum(h_a%d)", p);
+    else
+      heron__buf_printf(&acc, "h_a%d", p);
     if (mode == ST_ADD || mode == ST_ADD_EPI)
       heron__buf_printf(&acc, " + %s", prev.data);
     if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
@@ -485,6 +529,124 @@ static void emit_store(gen *g, int npts, int depth, int mode) {
   }
 }
 
+static void emit_store_edge(gen *g, int npts, int depth, int mode);
+
+/* The stores of the register tile: every point, or in the edge copy only
+ * those inside the extents. */
+static void emit_store(gen *g, int npts, int depth, int mode, int edge) {
+  /* An rvec tile's sums are scalars by the store. */
+  int vec = g->vec;
+  if (g->rvec)
+    g->vec = 1;
+  if (edge)
+    emit_store_edge(g, npts, depth, mode);
+  else
+    emit_points(g, 0, npts, depth, mode);
+  g->vec = vec;
+}
+
+/* The checks, against their extents, of the ragged spatial axes at tile
+ * point off ("(i_b + 3) < 383 && ..."), the vector axis left out when
+ * skip_vaxis: "" when the point lies inside on every ragged axis. */
+static void inside_text(const gen *g, const int64_t *off, int skip_vaxis,
+                        heron__buf *cond) {
+  const heron__op *op = g->op;
+  for (int a = 0; a < op->naxes; a++) {
+    if (!g->ragged[a] || op->axes[a].kind != HERON__SPATIAL ||
+        (skip_vaxis && a == g->vaxis))
+      continue;
+    int64_t k[HERON__MAX_AXES] = {0};
+    k[a] = 1;
+    heron__buf e = {0};
+    linear_text(g, k, 0, off, &e);
+    heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "", e.data,
+                      (long long)op->axes[a].extent);
+    heron__buf_free(&e);
+  }
+}
+
+/* One output element's new value in scalar code at tile point off:
+ * x, then "+ previous" and the epilogue as `mode` says. */
+static void scalar_value(const gen *g, const int64_t *off, const char *x,
+                         int mode, heron__buf *b) {
+  const heron__op *op = g->op;
+  heron__buf v = {0};
+  heron__buf_printf(&v, "(%s)", x);
+  if (mode == ST_ADD || mode == ST_ADD_EPI) {
+    heron__buf_puts(&v, " + ");
+    out_elem(g, off, 0, &v);
+  }
+  int epi = mode == ST_ADD_EPI || mode == ST_SET_EPI;
+  if (epi && (op->epilogue & HERON__EPI_BIAS)) {
+    int bi = op->ninputs + 1;
+    heron__buf_puts(&v, " + bias[");
+    linear_text(g, g->lin[bi], g->lin0[bi], off, &v);
+    heron__buf_puts(&v, "]");
+  }
+  if (epi && (op->epilogue & HERON__EPI_RELU))
+    heron__buf_printf(b, "h_relus(%s)", v.data);
+  else
+    heron__buf_puts(b, v.data);
+  heron__buf_free(&v);
+}
+
+/* The stores of an edge register tile: a point inside the extent of every
+ * ragged axis but the vector one is stored as usual; across a ragged
+ * vector axis the accumulator is spilled and its lanes inside the extent
+ * are stored one by one.  Points past an edge are not stored. */
+static void emit_store_edge(gen *g, int npts, int depth, int mode) {
+  int lanes = g->vec > 1 && g->ragged[g->vaxis];
+  for (int p = 0; p < npts; p++) {
+    int64_t off[HERON__MAX_AXES];
+    tile_points(g, p, off);
+    heron__buf cond = {0};
+    inside_text(g, off, lanes, &cond);
+    int d = depth;
+    if (cond.len) {
+      indent(g, d++);
+      heron__buf_printf(g->o, "if (%s) {\n", cond.data);
+    }
+    if (!lanes) {
+      emit_points(g, p, p + 1, d, mode);
+    } else {
+      indent(g, d);
+      heron__buf_printf(g->o, "{\n");
+      indent(g, d + 1);
+      heron__buf_printf(g->o, "float h_t[%d];\n", g->vec);
+      indent(g, d + 1);
+      heron__buf_printf(g->o, "h_st(h_t, h_a%d);\n", p);
+      for (int l = 0; l < g->vec; l++) {
+        int64_t lane[HERON__MAX_AXES];
+        memcpy(lane, off, sizeof lane);
+        lane[g->vaxis] += l;
+        heron__buf in = {0}, x = {0}, val = {0}, e = {0};
+        int64_t k[HERON__MAX_AXES] = {0};
+        k[g->vaxis] = 1;
+        linear_text(g, k, 0, lane, &in);
+        heron__buf_printf(&x, "h_t[%d]", l);
+        scalar_value(g, lane, x.data, mode, &val);
+        out_elem(g, lane, 0, &e);
+        indent(g, d + 1);
+        heron__buf_printf(g->o, "if ((%s) < %lld)\n", in.data,
+                          (long long)g->op->axes[g->vaxis].extent);
+        indent(g, d + 2);
+        heron__buf_printf(g->o, "%s = %s;\n", e.data, val.data);
+        heron__buf_free(&in);
+        heron__buf_free(&x);
+        heron__buf_free(&val);
+        heron__buf_free(&e);
+      }
+      indent(g, d);
+      heron__buf_puts(g->o, "}\n");
+    }
+    if (cond.len) {
+      indent(g, depth);
+      heron__buf_puts(g->o, "}\n");
+    }
+    heron__buf_free(&cond);
+  }
+}
+
 /* ---- the loop nest --------------------------------------------------------
  */
 
@@ -504,10 +666,18 @@ static int open_loops(gen *g, int kind, int level, int depth, int pragma) {
       heron__buf_printf(g->o, "#pragma GCC unroll %d\n", pragma);
     }
     indent(g, depth + opened);
-    heron__buf_printf(g->o,
-                      "for (int64_t %s_%d = 0; %s_%d < %lld; %s_%d++) {\n",
-                      op->axes[a].name, level, op->axes[a].name, level,
-                      (long long)g->len[a][level], op->axes[a].name, level);
+    const char *nm = op->axes[a].name;
+    if (kind == HERON__REDUCE && level == 1 && g->bound_reduce &&
+        g->ragged[a])
+      /* What is left of the extent in this slice (reduce_bounds). */
+      heron__buf_printf(g->o,
+                        "for (int64_t %s_1 = 0; %s_1 < %s_n; %s_1++) {\n", nm,
+                        nm, nm, nm);
+    else
+      heron__buf_printf(g->o,
+                        "for (int64_t %s_%d = 0; %s_%d < %lld; %s_%d++) {\n",
+                        nm, level, nm, level, (long long)g->len[a][level], nm,
+                        level);
     opened++;
   }
   return opened;
@@ -565,6 +735,29 @@ static void reduce_indices(gen *g, int depth) {
       heron__buf_printf(g->o, "const int64_t %s = %s_0;\n", n, n);
     else
       heron__buf_printf(g->o, "const int64_t %s = %s_1;\n", n, n);
+  }
+}
+
+/* In the reduction-outer loops: <r>_n, the steps of a ragged reduction
+ * axis' slice that lie inside its extent (all but the last slice's are
+ * full). */
+static void reduce_bounds(gen *g, int depth) {
+  const heron__op *op = g->op;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__REDUCE || !g->ragged[a])
+      continue;
+    const char *n = op->axes[a].name;
+    int64_t inner = g->len[a][1], outer = g->len[a][0];
+    int64_t last = op->axes[a].extent - (outer - 1) * inner;
+    indent(g, depth);
+    if (outer > 1)
+      heron__buf_printf(g->o,
+                        "const int64_t %s_n = %s_0 < %lld ? %lld : %lld;\n", n,
+                        n, (long long)(outer - 1), (long long)inner,
+                        (long long)last);
+    else
+      heron__buf_printf(g->o, "const int64_t %s_n = %lld;\n", n,
+                        (long long)last);
   }
 }
 
@@ -682,11 +875,14 @@ static void emit_pack(gen *g, int ti, int depth) {
                       o.data);
     heron__buf_free(&o);
   }
+  /* Zeros past the edge of every ragged axis. */
   int64_t zero[HERON__MAX_AXES] = {0};
+  memcpy(g->guard_axis, g->ragged, sizeof g->guard_axis);
   indent(g, d);
   heron__buf_puts(g->o, "*h_p++ = ");
   scalar_elem(g, ti, zero, g->o);
   heron__buf_puts(g->o, ";\n");
+  memset(g->guard_axis, 0, sizeof g->guard_axis);
   d -= nreg;
   close_loops(g, nreg, d);
   d -= nr;
@@ -823,6 +1019,16 @@ static void emit_header(gen *g, const heron_space *sp) {
         "static inline h_vt h_relu(h_vt v) {\n"
         "  return (h_vt)((h_it)(v > h_zero) & (h_it)v);\n}\n\n",
         4 * g->vec);
+    if (g->rvec)
+      heron__buf_printf(o,
+                        "/* The sum of a vector's lanes. */\n"
+                        "static inline float h_hsum(h_vt v) {\n"
+                        "  float t[%d], s = 0.0f;\n"
+                        "  __builtin_memcpy(t, &v, sizeof t);\n"
+                        "  for (int l = 0; l < %d; l++)\n"
+                        "    s += t[l];\n"
+                        "  return s;\n}\n\n",
+                        g->vec, g->vec);
   }
   if (g->op->epilogue & HERON__EPI_RELU)
     heron__buf_puts(o, "static inline float h_relus(float v) {\n"
@@ -914,6 +1120,164 @@ static int check_config(const heron__template *t, const heron_space *sp,
   return HERON_OK;
 }
 
+/* The reduction-inner loop of an rvec tile: whole vectors of vec steps
+ * (<r> is the first step of one), then, on a ragged axis, the steps of
+ * the slice past the last whole vector one by one into h_s<p>. */
+static int emit_reduce_vector(gen *g, int npts, int d) {
+  const heron__op *op = g->op;
+  heron__buf *out = g->o;
+  int a = g->vaxis;
+  const char *n = op->axes[a].name;
+  int64_t inner = g->len[a][1];
+  heron__buf base = {0};
+  if (g->len[a][0] > 1)
+    heron__buf_printf(&base, "%s_0 * %lld + ", n, (long long)inner);
+  heron__buf bound = {0};
+  if (g->ragged[a])
+    heron__buf_printf(&bound, "%s_n / %d", n, g->vec);
+  else
+    heron__buf_printf(&bound, "%lld", (long long)(inner / g->vec));
+  indent(g, d);
+  heron__buf_printf(out, "#pragma GCC unroll %d\n", g->unroll);
+  indent(g, d);
+  heron__buf_printf(out, "for (int64_t %s_1 = 0; %s_1 < %s; %s_1++) {\n", n, n,
+                    bound.data, n);
+  indent(g, d + 1);
+  heron__buf_printf(out, "const int64_t %s = %s%s_1 * %d;\n", n,
+                    base.len ? base.data : "", n, g->vec);
+  int rc = emit_step(g, npts, d + 1);
+  indent(g, d);
+  heron__buf_puts(out, "}\n");
+  if (rc == HERON_OK && g->ragged[a]) {
+    for (int p = 0; p < npts; p++) {
+      indent(g, d);
+      heron__buf_printf(out, "float h_s%d = 0.0f;\n", p);
+    }
+    indent(g, d);
+    heron__buf_printf(out,
+                      "for (int64_t %s_1 = %s_n / %d * %d; %s_1 < %s_n; "
+                      "%s_1++) {\n",
+                      n, n, g->vec, g->vec, n, n, n);
+    indent(g, d + 1);
+    heron__buf_printf(out, "const int64_t %s = %s%s_1;\n", n,
+                      base.len ? base.data : "", n);
+    int vec = g->vec;
+    g->vec = 1;
+    rc = emit_step_into(g, npts, d + 1, "h_s");
+    g->vec = vec;
+    indent(g, d);
+    heron__buf_puts(out, "}\n");
+  }
+  heron__buf_free(&base);
+  heron__buf_free(&bound);
+  return rc;
+}
+
+/* One register tile at origins <a>_b: pack pointers, accumulators, the
+ * reduction-inner loops of the micro-kernel, and the stores (the edge
+ * copy's when `edge`). */
+static int emit_tile_body(gen *g, int npts, int d, int has_first, int edge) {
+  heron__buf *out = g->o;
+  emit_pack_pointers(g, d);
+  for (int p = 0; p < npts; p++) {
+    indent(g, d);
+    if (g->vec > 1)
+      heron__buf_printf(out, "h_vt h_a%d = h_zero;\n", p);
+    else
+      heron__buf_printf(out, "float h_a%d = 0.0f;\n", p);
+  }
+  int rc;
+  if (g->rvec) {
+    rc = emit_reduce_vector(g, npts, d);
+  } else {
+    g->bound_reduce = 1;
+    int nr1 = open_loops(g, HERON__REDUCE, 1, d, g->unroll);
+    g->bound_reduce = 0;
+    reduce_indices(g, d + nr1);
+    emit_step_index(g, d + nr1);
+    rc = emit_step(g, npts, d + nr1);
+    close_loops(g, nr1, d);
+  }
+  if (rc != HERON_OK)
+    return rc;
+  int epi = g->op->epilogue != 0;
+  if (has_first) {
+    indent(g, d);
+    heron__buf_puts(out, "if (h_first) {\n");
+    emit_store(g, npts, d + 1, ST_SET, edge);
+    if (epi) {
+      indent(g, d);
+      heron__buf_puts(out, "} else if (h_last) {\n");
+      emit_store(g, npts, d + 1, ST_ADD_EPI, edge);
+    }
+    indent(g, d);
+    heron__buf_puts(out, "} else {\n");
+    emit_store(g, npts, d + 1, ST_ADD, edge);
+    indent(g, d);
+    heron__buf_puts(out, "}\n");
+  } else {
+    emit_store(g, npts, d, epi ? ST_SET_EPI : ST_SET, edge);
+  }
+  return HERON_OK;
+}
+
+/* The register tile at origins <a>_b: without ragged spatial axes the
+ * micro-kernel alone; with them, nothing for a tile that starts past an
+ * extent, the micro-kernel for one inside every extent, and its edge copy
+ * (guarded reads of unpacked inputs, stores inside the extents) for one
+ * that crosses an edge. */
+static int emit_tiles(gen *g, int npts, int d, int has_first) {
+  const heron__op *op = g->op;
+  heron__buf start = {0}, inside = {0};
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || !g->ragged[a])
+      continue;
+    const char *nm = op->axes[a].name;
+    long long ext = (long long)op->axes[a].extent;
+    heron__buf_printf(&start, "%s%s_b < %lld", start.len ? " && " : "", nm,
+                      ext);
+    heron__buf_printf(&inside, "%s%s_b <= %lld", inside.len ? " && " : "", nm,
+                      ext - g->reg[a]);
+  }
+  /* Register tiles one point long on every ragged axis are inside
+   * whenever they start inside: no edge copy. */
+  int wide = 0;
+  for (int a = 0; a < op->naxes; a++)
+    wide |= g->ragged[a] && op->axes[a].kind == HERON__SPATIAL &&
+            g->reg[a] > 1;
+  if (start.len && !wide) {
+    indent(g, d);
+    heron__buf_printf(g->o, "if (%s) {\n", start.data);
+    int rc = emit_tile_body(g, npts, d + 1, has_first, 0);
+    indent(g, d);
+    heron__buf_puts(g->o, "}\n");
+    heron__buf_free(&start);
+    heron__buf_free(&inside);
+    return rc;
+  }
+  if (!start.len)
+    return emit_tile_body(g, npts, d, has_first, 0);
+  indent(g, d);
+  heron__buf_printf(g->o, "if (%s) {\n", start.data);
+  indent(g, d + 1);
+  heron__buf_printf(g->o, "if (%s) {\n", inside.data);
+  int rc = emit_tile_body(g, npts, d + 2, has_first, 0);
+  indent(g, d + 1);
+  heron__buf_puts(g->o, "} else { /* the edge */\n");
+  for (int a = 0; a < op->naxes; a++)
+    g->guard_axis[a] = g->ragged[a] && op->axes[a].kind == HERON__SPATIAL;
+  if (rc == HERON_OK)
+    rc = emit_tile_body(g, npts, d + 2, has_first, 1);
+  memset(g->guard_axis, 0, sizeof g->guard_axis);
+  indent(g, d + 1);
+  heron__buf_puts(g->o, "}\n");
+  indent(g, d);
+  heron__buf_puts(g->o, "}\n");
+  heron__buf_free(&start);
+  heron__buf_free(&inside);
+  return rc;
+}
+
 int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                        const int64_t *cfg, heron__buf *out, heron_error *err) {
   int rc = check_config(t, sp, cfg, err);
@@ -929,6 +1293,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   g.unroll = (int)(u > 0 ? 4 * u : 1);
   g.vaxis = t->vec_axis;
   g.vec = t->vec_axis >= 0 ? (int)cfg[t->vec] : 1;
+  g.rvec = t->vec_reduce && g.vec > 1;
   for (int a = 0; a < g.op->naxes; a++) {
     int levels = heron__cpu_levels(t, a);
     for (int l = 0; l < levels; l++)
@@ -938,6 +1303,10 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
     g.reg[a] = g.op->axes[a].kind == HERON__SPATIAL
                    ? g.len[a][3] * (g.acc_at ? g.len[a][2] : 1)
                    : 1;
+    int64_t cover = 1;
+    for (int l = 0; l < levels; l++)
+      cover *= g.len[a][l];
+    g.ragged[a] = cover > g.op->axes[a].extent;
   }
   g.reg_from = g.acc_at ? 2 : 3;
   g.fma =
@@ -955,6 +1324,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   d += par;
   int nr0 = open_loops(&g, HERON__REDUCE, 0, d, 0);
   d += nr0;
+  reduce_bounds(&g, d);
   /* The first step of the reduction-outer loops stores, later ones add,
    * and the last one applies the epilogue. */
   int has_first = nr0 > 0;
@@ -984,39 +1354,9 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   for (int a = 0; a < g.op->naxes; a++)
     if (g.op->axes[a].kind == HERON__SPATIAL && g.op->axes[a].extent > 1)
       tile_origin(&g, a, d);
-  emit_pack_pointers(&g, d);
-  for (int p = 0; p < npts; p++) {
-    indent(&g, d);
-    if (g.vec > 1)
-      heron__buf_printf(out, "h_vt h_a%d = h_zero;\n", p);
-    else
-      heron__buf_printf(out, "float h_a%d = 0.0f;\n", p);
-  }
-  int nr1 = open_loops(&g, HERON__REDUCE, 1, d, g.unroll);
-  reduce_indices(&g, d + nr1);
-  emit_step_index(&g, d + nr1);
-  rc = emit_step(&g, npts, d + nr1);
+  rc = emit_tiles(&g, npts, d, has_first);
   if (rc != HERON_OK)
     return heron_error_set(err, rc, "codegen: out of memory");
-  close_loops(&g, nr1, d);
-  int epi = g.op->epilogue != 0;
-  if (has_first) {
-    indent(&g, d);
-    heron__buf_puts(out, "if (h_first) {\n");
-    emit_store(&g, npts, d + 1, ST_SET);
-    if (epi) {
-      indent(&g, d);
-      heron__buf_puts(out, "} else if (h_last) {\n");
-      emit_store(&g, npts, d + 1, ST_ADD_EPI);
-    }
-    indent(&g, d);
-    heron__buf_puts(out, "} else {\n");
-    emit_store(&g, npts, d + 1, ST_ADD);
-    indent(&g, d);
-    heron__buf_puts(out, "}\n");
-  } else {
-    emit_store(&g, npts, d, epi ? ST_SET_EPI : ST_SET);
-  }
   d -= n2;
   close_loops(&g, n2, d);
   d -= n1;

@@ -5,7 +5,9 @@
  * The template is one compute stage (the op's single reduction) with a
  * local accumulator stage attached to it.  Its loop nest, outermost first:
  *
- *   parallel for f < fused            (fused = product of every spatial t0)
+ *   parallel for f < fused            (fused = product of every spatial t0;
+ *                                      t0 = ceil(extent / tile): the last
+ *                                      tile of an axis may be cut short)
  *     for every reduction axis r: r.0 < r.t0      (reduction outer)
  *       pack every input whose pack knob is 1    (Add-Multi-Level-SPM: the
  *                                                 thread's tile of it for
@@ -54,6 +56,14 @@ struct heron__template {
   /* tile[a][l]: variable index of loop level l of op axis a. */
   int tile[HERON__MAX_AXES][HERON__CPU_SPATIAL_LEVELS];
   int has_knobs[HERON__MAX_AXES]; /* 0 for extent-1 axes (all levels 1) */
+  /* Tiles need not divide their axis: level 0 is the rounded-up count of
+   * tiles, cover[a] the aux product of all levels (>= the extent; the
+   * generator handles the edge tiles of an axis whose cover exceeds its
+   * extent), padded the aux product of every cover, bounded by
+   * max_padded_work_pct of the real product. */
+  int cover[HERON__MAX_AXES];
+  int padded;
+  int64_t padded_limit;
 
   int fused; /* aux: product of the spatial level-0 lengths */
   /* pack[i]: knob (0/1) of input i: copy its tile into a contiguous
@@ -69,6 +79,10 @@ struct heron__template {
   int unroll;        /* knob: 0..5, max unroll step max(1, 4 * v) */
   int vec;           /* knob: vector width (a constant 1 without an axis) */
   int vec_axis;      /* the op axis vectorized, or -1 */
+  int vec_reduce;    /* 1 when vec_axis is a reduction axis (gemv): each
+                        accumulator is a vector of partial sums over vec
+                        consecutive reduction steps, summed across its
+                        lanes at the store; no input is packed */
   int acc_floats;    /* aux: accumulator elements at the chosen position */
   int acc_vecs;      /* aux: accumulator vector registers */
   int acc_vec_limit; /* the register-file bound on acc_vecs */

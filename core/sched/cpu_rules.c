@@ -50,39 +50,64 @@ static void rule_always_inline(ctx *c) {
 /* ---- Multi-Level-Tiling ------------------------------------------------- */
 
 /* Splits every spatial axis into [parallel outer, cache tile, register
- * outer, register inner] and every reduction axis into [outer, inner]; the
- * loop-split rule makes the lengths multiply to the extent.  Axes of extent
- * 1 get no knobs: every level is the constant 1, which keeps gemv and
- * batch-1 ops free of variables that cannot change anything. */
+ * outer, register inner] and every reduction axis into [outer, inner].
+ * The inner levels are tile sizes that need not divide the extent
+ * (heron__r_tile_sizes: its divisors, powers of two and three times those)
+ * and the outer level is the rounded-up number of tiles, so a prime extent
+ * tiles as well as a power of two; the generator cuts the edge tiles short.
+ * A padded-work rule bounds the product of the swept extents (covers) by
+ * max_padded_work_pct of the real iteration count, which keeps configs
+ * that mostly compute padding out of the space; exactly dividing configs
+ * have no padding.  Axes of extent 1 get no knobs: every level is the
+ * constant 1, which keeps gemv and batch-1 ops free of variables that
+ * cannot change anything. */
 static void rule_multi_level_tiling(ctx *c) {
   heron__template *t = c->t;
   const heron__op *op = &t->op;
+  int covers[HERON__MAX_AXES], ncovers = 0;
+  int64_t real = 1;
   for (int a = 0; a < op->naxes && !c->r.rc; a++) {
     int levels = heron__cpu_levels(t, a);
     int64_t ext = op->axes[a].extent;
     t->has_knobs[a] = ext > 1;
-    for (int l = 0; l < levels; l++) {
+    t->cover[a] = -1;
+    /* The tile sizes are created (and so decided by the solver) before the
+     * outer count, which they then fix by propagation. */
+    for (int i = 1; i <= levels; i++) {
+      int l = i % levels;
       if (ext == 1) {
         t->tile[a][l] = heron__r_const(&c->r, 1);
         continue;
       }
       char name[40];
       snprintf(name, sizeof name, "%s.t%d", op->axes[a].name, l);
-      t->tile[a][l] = heron__r_divisors(&c->r, name, 1, ext);
+      t->tile[a][l] = l == 0 ? heron__r_range(&c->r, name, 1, 1, ext)
+                             : heron__r_tile_sizes(&c->r, name, ext);
     }
     if (ext > 1) {
-      char what[48];
-      snprintf(what, sizeof what, "the split of %s", op->axes[a].name);
-      heron__r_post(&c->r, HERON_C_PROD, heron__r_const(&c->r, ext), t->tile[a], levels, NULL, 0, what);
+      t->cover[a] =
+          heron__r_ceil_split(&c->r, op->axes[a].name, ext, t->tile[a], levels);
+      covers[ncovers++] = t->cover[a];
+      real = heron__mul_sat(real, ext);
     }
   }
+  int pct = t->hw.max_padded_work_pct > 0 ? t->hw.max_padded_work_pct : 125;
+  t->padded_limit = real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX
+                                                   : real * pct / 100;
+  if (t->padded_limit < real)
+    t->padded_limit = real;
+  t->padded = heron__r_prod(&c->r, "padded", covers, ncovers);
+  heron__r_post(&c->r, HERON_C_LE, t->padded,
+                (int[]){heron__r_const(&c->r, t->padded_limit)}, 1, NULL, 0,
+                "padded work");
   char sp[96], rd[96];
   heron__axis_list(op, HERON__SPATIAL, sp, sizeof sp);
   heron__axis_list(op, HERON__REDUCE, rd, sizeof rd);
   heron__rule_note_add(t->rules, &t->nrules, "Multi-Level-Tiling",
        "spatial %s into 4 levels (parallel, cache, register outer, register "
-       "inner); reduction %s into 2 (outer, inner)",
-       sp, rd);
+       "inner); reduction %s into 2 (outer, inner); tiles need not divide "
+       "(t0 = ceil(extent / tile)), padded work <= %d%% of the real",
+       sp, rd, pct);
 }
 
 /* ---- Parallel over fused outer tiles ------------------------------------ */
@@ -180,9 +205,59 @@ static int choose_vector_axis(const heron__op *op, int lanes_max) {
   return a;
 }
 
+/* Whether input ts reads axis a contiguously: its last dimension's index
+ * is a alone with coefficient 1. */
+static int reads_contiguously(const heron__op *op, const heron__tensor *ts,
+                              int a) {
+  if (ts->ndim < 1)
+    return 0;
+  const heron__affine *last = &ts->index[ts->ndim - 1];
+  if (last->coef[a] != 1)
+    return 0;
+  for (int b = 0; b < op->naxes; b++)
+    if (b != a && last->coef[b] != 0)
+      return 0;
+  for (int d = 0; d < ts->ndim - 1; d++)
+    if (ts->index[d].coef[a] != 0)
+      return 0;
+  return 1;
+}
+
+/* The reduction axis to vectorize instead of the spatial axis `a`, or -1:
+ * when no input reads `a` contiguously (gemv's A reads its rows a row
+ * apart, x not at all), lanes along `a` would be gathers; when the op has
+ * a single reduction axis longer than one vector of 4 that every input
+ * reading it reads contiguously, its vectors are plain loads and each
+ * accumulator sums vec reduction steps at once (a horizontal sum at the
+ * store). */
+static int reduction_vector_axis(const heron__op *op, int a) {
+  for (int i = 0; a >= 0 && i < op->ninputs; i++)
+    if (reads_contiguously(op, &op->in[i], a))
+      return -1;
+  int r = -1;
+  for (int b = 0; b < op->naxes; b++) {
+    if (op->axes[b].kind != HERON__REDUCE || op->axes[b].extent == 1)
+      continue;
+    if (r >= 0)
+      return -1;
+    r = b;
+  }
+  if (r < 0 || op->axes[r].extent < 4)
+    return -1;
+  int any = 0;
+  for (int i = 0; i < op->ninputs; i++) {
+    if (!heron__tensor_reads(&op->in[i], r))
+      continue;
+    if (!reads_contiguously(op, &op->in[i], r) || op->in[i].bounded)
+      return -1;
+    any = 1;
+  }
+  return any ? r : -1;
+}
+
 /* Vectorizes the register-inner loop of the output's contiguous axis: the
  * knob `vec` takes a vector width the hardware has (4 floats per 16 bytes
- * up to the widest register) that divides the axis extent, and the
+ * up to the widest register) no longer than the axis, and the
  * DLA-specific rule "the vector width divides the register-inner tile"
  * is the product vec * vec.q == t3. */
 static void rule_vectorize(ctx *c) {
@@ -192,6 +267,28 @@ static void rule_vectorize(ctx *c) {
   int contiguous = find_vector_axis(op);
   int a = choose_vector_axis(op, (int)(lanes_max < 16 ? lanes_max : 16));
   t->vec_axis = -1;
+  int r = lanes_max >= 4 ? reduction_vector_axis(op, a) : -1;
+  if (r >= 0) {
+    int64_t cand[5];
+    int n = 0;
+    cand[n++] = 1;
+    for (int64_t w = 4; w <= lanes_max && w <= 16; w *= 2)
+      if (w <= op->axes[r].extent)
+        cand[n++] = w;
+    t->vec_axis = r;
+    t->vec_reduce = 1;
+    t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
+    int q = heron__r_range(&c->r, "vec.q", 0, 1, op->axes[r].extent);
+    heron__r_post(&c->r, HERON_C_PROD, t->tile[r][1], (int[]){t->vec, q}, 2,
+                  NULL, 0, "vec divides the reduction-inner tile");
+    heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
+         "reduction-inner loop of %s, vec in {1, 4, ...%lld} dividing %s.t1 "
+         "(no input reads %s contiguously): each accumulator holds vec "
+         "partial sums, added across lanes at the store",
+         op->axes[r].name, (long long)cand[n - 1], op->axes[r].name,
+         a >= 0 ? op->axes[a].name : "an output axis");
+    return;
+  }
   if (a < 0 || op->axes[a].extent == 1) {
     t->vec = heron__r_const(&c->r, 1);
     heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
@@ -201,8 +298,10 @@ static void rule_vectorize(ctx *c) {
   int64_t cand[5];
   int n = 0;
   cand[n++] = 1;
+  /* A width need not divide the extent: the edge tiles store the lanes
+   * inside the axis. */
   for (int64_t w = 4; w <= lanes_max && w <= 16; w *= 2)
-    if (op->axes[a].extent % w == 0)
+    if (w <= op->axes[a].extent)
       cand[n++] = w;
   t->vec_axis = a;
   t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
@@ -275,8 +374,13 @@ static void rule_cache_stage(ctx *c, int *l2_sizes) {
   int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
   t->acc_vec_limit = regs - 2;
   t->acc_vecs = heron__r_range(&c->r, "acc.vecs", 0, 1, t->acc_vec_limit);
-  heron__r_post(&c->r, HERON_C_PROD, t->acc_floats, (int[]){t->vec, t->acc_vecs}, 2, NULL, 0,
-       "acc.vecs");
+  /* Along a reduction axis every accumulator is a whole vector. */
+  if (t->vec_reduce)
+    heron__r_post(&c->r, HERON_C_PROD, t->acc_floats, (int[]){t->acc_vecs}, 1,
+                  NULL, 0, "acc.vecs");
+  else
+    heron__r_post(&c->r, HERON_C_PROD, t->acc_floats,
+                  (int[]){t->vec, t->acc_vecs}, 2, NULL, 0, "acc.vecs");
   heron__rule_note_add(t->rules, &t->nrules, "Add-Cache-Stage",
        "cache_write: local accumulator in registers at acc_at (0: t3 tile, "
        "1: t2*t3 tile); acc.vecs = acc.floats / vec");
@@ -397,6 +501,13 @@ static void rule_pack(ctx *c) {
     }
     char name[48];
     snprintf(name, sizeof name, "%s.pack", ts->name);
+    /* The pack layout puts a spatial vector axis innermost; with lanes
+     * along the reduction, inputs are read in place. */
+    if (t->vec_reduce) {
+      t->pack[i] = t->pack_elems[i] = heron__r_const(&c->r, 0);
+      sizes[nsizes++] = t->pack_elems[i];
+      continue;
+    }
     t->pack[i] = heron__r_range(&c->r, name, 1, 0, 1);
     snprintf(name, sizeof name, "%s.pack.tile", ts->name);
     int tile = heron__r_prod(&c->r, name, xs, n);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/op/op.h"
 #include "core/space/builder.h"
@@ -78,6 +79,50 @@ int heron__r_range(heron__rules *r, const char *name, int is_knob, int64_t lo,
   return v;
 }
 
+int heron__r_tile_sizes(heron__rules *r, const char *name, int64_t n) {
+  if (r->rc)
+    return -1;
+  /* Divisors come in pairs (d, n / d) below sqrt(n); 1 << 14 values is far
+   * more than any extent has. */
+  enum { CAP = 1 << 14 };
+  int64_t *vals = calloc(CAP, sizeof *vals);
+  if (!vals) {
+    check(r, HERON_ENOMEM, name);
+    return -1;
+  }
+  int k = 0;
+  for (int64_t d = 1; d * d <= n && k < CAP - 2; d++)
+    if (n % d == 0) {
+      vals[k++] = d;
+      vals[k++] = n / d;
+    }
+  for (int64_t p = 1; p <= n && k < CAP - 2; p *= 2) {
+    vals[k++] = p;
+    if (3 * p <= n)
+      vals[k++] = 3 * p;
+  }
+  int v = heron__r_set(r, name, 1, vals, k);
+  free(vals);
+  return v;
+}
+
+int heron__r_ceil_split(heron__rules *r, const char *axis, int64_t n,
+                        const int *lens, int nlens) {
+  if (r->rc || nlens < 1)
+    return -1;
+  char name[64], what[64];
+  snprintf(what, sizeof what, "the split of %s", axis);
+  snprintf(name, sizeof name, "%s.cover", axis);
+  int cover = heron__r_prod(r, name, lens, nlens);
+  snprintf(name, sizeof name, "%s.tile", axis);
+  int tile = nlens == 2 ? lens[1] : heron__r_prod(r, name, lens + 1, nlens - 1);
+  snprintf(name, sizeof name, "%s.cover_lt", axis);
+  int limit = heron__r_sum(r, name, (int[]){heron__r_const(r, n), tile}, 2);
+  heron__r_post(r, HERON_C_LE, heron__r_const(r, n), &cover, 1, NULL, 0, what);
+  heron__r_post(r, HERON_C_LT, cover, &limit, 1, NULL, 0, what);
+  return cover;
+}
+
 void heron__r_post(heron__rules *r, int kind, int z, const int *xs, int nx,
                    const int64_t *vals, int nvals, const char *what) {
   if (r->rc)
@@ -104,7 +149,9 @@ int heron__r_sum(heron__rules *r, const char *name, const int *xs, int n) {
   int64_t ub = 0;
   for (int i = 0; i < n; i++)
     ub = heron__add_sat(ub, heron__r_ub(r, xs[i]));
-  int z = heron__r_range(r, name, 0, 1, ub < 1 ? 1 : ub);
+  /* From 0: a sum of terms that may all be 0 (the pack sizes when no input
+   * is packed) is 0. */
+  int z = heron__r_range(r, name, 0, 0, ub < 1 ? 1 : ub);
   heron__r_post(r, HERON_C_SUM, z, xs, n, NULL, 0, name);
   return z;
 }

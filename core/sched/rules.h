@@ -55,6 +55,20 @@ int heron__r_set(heron__rules *r, const char *name, int is_knob,
 int heron__r_range(heron__rules *r, const char *name, int is_knob, int64_t lo,
                    int64_t hi);
 
+/* A tile-size knob for a loop of extent n whose tiles need not divide it:
+ * the divisors of n, the powers of two and three times the powers of two,
+ * all <= n (1 included).  -1 after a failure. */
+int heron__r_tile_sizes(heron__rules *r, const char *name, int64_t n);
+
+/* The split of loop `axis` (of extent n) with a rounded-up outer extent:
+ * lens[0] is the outer loop's length and lens[1..nlens) the tile (P, their
+ * product, as aux "<axis>.tile" when there are several); posts cover = lens[0] * P (aux
+ * "<axis>.cover") with n <= cover < n + P, i.e. lens[0] = ceil(n / P).
+ * Returns cover (the extent the tiles sweep, >= n), or -1 after a
+ * failure. */
+int heron__r_ceil_split(heron__rules *r, const char *axis, int64_t n,
+                        const int *lens, int nlens);
+
 /* Posts an unconditional constraint (see heron__space_post); `what` names
  * it in the error message should the builder refuse it. */
 void heron__r_post(heron__rules *r, int kind, int z, const int *xs, int nx,

@@ -227,7 +227,9 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
                     op->out.name, op->out.name);
   heron__buf_puts(out, "loop nest:\n");
   int d = 1;
-  line(out, d++, "parallel for f < fused  (splits into every spatial x.0)");
+  line(out, d++,
+       "parallel for f < fused  (splits into every spatial x.0; x.t0 = "
+       "ceil(extent / tile), packs zero-filled past the edges)");
   loop_line(t, out, d++, HERON__REDUCE, 0, "  (reduction outer)");
   for (int i = 0; i < op->ninputs; i++)
     line(out, d,
@@ -238,10 +240,15 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
   loop_line(t, out, d++, HERON__SPATIAL, 2,
             "  (register outer; only when "
             "acc_at == 0)");
+  line(out, d,
+       "(a register tile past an extent is skipped; one across an edge runs "
+       "the edge copy: guarded loads of unpacked inputs, stores inside the "
+       "extents)");
   line(out, d, "%s.local = 0  (the t3 tile, or t2*t3 when acc_at == 1)",
        op->out.name);
   loop_line(t, out, d++, HERON__REDUCE, 1,
-            "  (#pragma GCC unroll max(1, 4*unroll))");
+            "  (#pragma GCC unroll max(1, 4*unroll); the last slice stops at "
+            "the extent)");
   heron__buf b = {0};
   heron__buf_printf(&b, "%s.local += ", op->out.name);
   for (int i = 0; i < op->ninputs; i++) {

@@ -270,6 +270,7 @@ static const key_desc keys[] = {
     KEY("has_avx2", K_BOOL, has_avx2),
     KEY("has_avx512", K_BOOL, has_avx512),
     KEY("has_vnni", K_BOOL, has_vnni),
+    KEY("max_padded_work_pct", K_INT, max_padded_work_pct),
     KEY("sm", K_INT, sm),
     KEY("smem_per_block", K_I64, smem_per_block),
     KEY("smem_per_block_optin", K_I64, smem_per_block_optin),

@@ -23,6 +23,10 @@ typedef struct heron__hw {
   int vector_bytes; /* widest SIMD register: 64 (AVX-512), 32 (AVX2), 16 */
   int vector_regs;  /* architectural vector registers: 32 or 16 */
   int has_fma, has_avx2, has_avx512, has_vnni;
+  /* Tiles need not divide their loops; the rounded-up work of a config over
+   * the op's real work is at most this, in percent (125: a quarter more).
+   * 0 (absent from a description) means 125. */
+  int max_padded_work_pct;
   /* cuda (filled from JSON or the device; unused by the cpu target) */
   int sm;                       /* compute capability * 10, e.g. 80 */
   int64_t smem_per_block;       /* default static limit, bytes */

@@ -24,7 +24,7 @@
 /* Generated kernels are compiled the way the measure module would, with
  * the template's flags (heron__template_cflags), but at -O2: faster
  * builds, the same code paths. */
-#define CC_OPT "-O2"
+#define CC_OPT "-O2" KERNEL_SAN
 #define NCONFIGS 20
 #define MAX_CONFIGS 50
 
@@ -35,6 +35,15 @@
  * through every path of a case. */
 #define CONFIG_DIVISOR (HERON_TEST_SANITIZED ? 2 : 1)
 
+/* Under the sanitizers the kernels are built with AddressSanitizer too, so
+ * a read or write past the end of a tensor (an edge tile whose guard is
+ * missing) stops the test. */
+#if HERON_TEST_SANITIZED
+#define KERNEL_SAN " -fsanitize=address -fno-omit-frame-pointer"
+#else
+#define KERNEL_SAN ""
+#endif
+
 /* What a case varies beyond op and shape: the fused epilogue, how many
  * configs, knobs fixed to a value (the rest sampled), and the hardware
  * description the template is built for. */
@@ -44,6 +53,9 @@ typedef struct case_opts {
   const char *fix_name[4];
   int64_t fix_val[4];
   const char *hw; /* configs/hw/<hw>.json; NULL: this machine */
+  /* At least this many of the sampled configs must have tiles that do
+   * not divide their axis (edge tiles); 0: no requirement. */
+  int min_ragged;
 } case_opts;
 
 /* How far a case got: a failure, every kernel compiled and run, or every
@@ -129,6 +141,18 @@ static void poison(float *p, int64_t n) {
     p[i] = NAN;
 }
 
+/* 1 when some axis' tiles of cfg sweep past its extent (edge tiles). */
+static int is_ragged(const built *b, const int64_t *cfg) {
+  for (int a = 0; a < b->op.naxes; a++) {
+    int64_t cover = 1;
+    for (int l = 0; l < heron__cpu_levels(b->t, a); l++)
+      cover *= heron__cpu_tile(b->t, cfg, a, l);
+    if (cover > b->op.axes[a].extent)
+      return 1;
+  }
+  return 0;
+}
+
 /* Samples NCONFIGS configs, generates, compiles, runs each twice on a
  * poisoned output and checks both runs against the reference.  Reports the
  * first failure with its config and source path, and returns a CASE_*:
@@ -173,6 +197,7 @@ static int random_configs_match(const char *opname, const int64_t *shape,
   }
   heron_rng rng;
   heron_rng_seed(&rng, seed);
+  int ragged = 0;
   for (int c = 0; c < ncfg && ok; c++) {
     int64_t *cfg = cfgs + (size_t)c * nv;
     heron__buf src = {0};
@@ -182,6 +207,7 @@ static int random_configs_match(const char *opname, const int64_t *shape,
       snprintf(why, cap, "config %d: %s", c, err.text);
       ok = 0;
     } else {
+      ragged += is_ragged(&b, cfg);
       char path[300];
       snprintf(path, sizeof path, "%s/k%d.c", dir, c);
       ok = heron__write_file(path, src.data, src.len, &err) == HERON_OK;
@@ -191,6 +217,12 @@ static int random_configs_match(const char *opname, const int64_t *shape,
     heron__buf_free(&src);
   }
   free(fix);
+  int need = (o->min_ragged + CONFIG_DIVISOR - 1) / CONFIG_DIVISOR;
+  if (ok && ragged < need) {
+    snprintf(why, cap, "%d of %d configs have edge tiles, wanted %d", ragged,
+             ncfg, need);
+    ok = 0;
+  }
   const char *cflags = heron__template_cflags(b.t);
   if (ok)
     compile_all(dir, ncfg, cflags);
@@ -273,9 +305,9 @@ static int random_configs_match(const char *opname, const int64_t *shape,
   if (ok) {
     heron__rmtree(dir);
     /* Say what ran, for the described cases whose twins may skip. */
-    if (o->hw)
-      printf("%s on %s: generated, compiled and ran %d configs (%s)\n", opname,
-             o->hw, ncfg, cflags);
+    printf("%s on %s: generated, compiled and ran %d configs (%d with edge "
+           "tiles; %s)\n",
+           opname, o->hw ? o->hw : "this machine", ncfg, ragged, cflags);
   }
   free(cfgs);
   unbuild(&b);
@@ -311,10 +343,11 @@ static int run_case(const char *op, const int64_t *shape, int n,
   return run_case_opts(op, shape, n, seed, &o);
 }
 
-/* The suite's cases: 50 random valid configs per op. */
+/* The suite's cases: 50 random valid configs per op, at least 5 of them
+ * with edge tiles (the shapes are odd, so most are). */
 static int run_suite_case(const char *op, const int64_t *shape, int n,
                           uint64_t seed) {
-  case_opts o = {.nconfigs = 50};
+  case_opts o = {.nconfigs = 50, .min_ragged = 5};
   return run_case_opts(op, shape, n, seed, &o);
 }
 
@@ -399,13 +432,91 @@ TEST(suite_scan_5x13x11_50_configs_match_reference) {
   CHECK(run_suite_case("scan", (const int64_t[]){5, 13, 11}, 3, 20));
 }
 
-/* ---- Packing, the micro-kernel and the epilogue ------------------------- */
+/* ---- Tiles that do not divide their axes --------------------------------- */
 
 /* The micro-kernel cases come in twins, one per description, each with
  * fewer configs than a plain case: their knobs are fixed, so the sampled
  * space is narrower, and the twins together sample more than the one case
  * each replaced. */
 #define TWIN_CONFIGS 12
+
+/* Prime extents with tile sizes that cannot divide them: every config has
+ * edge tiles along i (4 rows into 37) and a short last reduction slice
+ * (8 into 29); the other knobs sampled, packs on and off. */
+TEST(gemm_prime_37x41x29_edge_tiles_match_reference) {
+  case_opts o = {.fix_name = {"i.t3", "k.t1"},
+                 .fix_val = {4, 8},
+                 .min_ragged = 20};
+  CHECK(run_case_opts("gemm", (const int64_t[]){37, 41, 29}, 3, 31, &o));
+}
+
+/* Edge tiles with unpacked inputs: the edge copy's loads are guarded. */
+TEST(gemm_prime_edge_tiles_unpacked_match_reference) {
+  case_opts o = {.fix_name = {"A.pack", "B.pack", "i.t3"},
+                 .fix_val = {0, 0, 3},
+                 .min_ragged = 20};
+  CHECK(run_case_opts("gemm", (const int64_t[]){31, 19, 23}, 3, 32, &o));
+}
+
+/* The vector axis itself ragged (41 columns in 16- or 8-lane vectors): the
+ * edge tile stores its lanes inside the extent one by one.  At 16 lanes on
+ * the AVX-512 description, at 8 on the AVX2 one; packs sampled. */
+TEST(gemm_vector_axis_edge_vec16_on_avx512_match_reference) {
+  case_opts o = {.fix_name = {"vec"},
+                 .fix_val = {16},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx512",
+                 .min_ragged = TWIN_CONFIGS};
+  CHECK_DESCRIBED_CASE(&o, "gemm", (const int64_t[]){29, 41, 11}, 3, 33);
+}
+
+TEST(gemm_vector_axis_edge_vec8_on_avx2_match_reference) {
+  case_opts o = {.fix_name = {"vec"},
+                 .fix_val = {8},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx2",
+                 .min_ragged = TWIN_CONFIGS};
+  CHECK_DESCRIBED_CASE(&o, "gemm", (const int64_t[]){29, 41, 11}, 3, 33);
+}
+
+/* gemv's lanes run along the reduction (A's rows are contiguous in k, no
+ * input reads i contiguously): vector partial sums added across lanes at
+ * the store, the ragged last slice's tail in scalar code.  101 = 12 * 8 +
+ * 5 = 6 * 16 + 5. */
+TEST(gemv_lanes_along_the_reduction_vec16_on_avx512_match_reference) {
+  case_opts o = {.fix_name = {"vec"},
+                 .fix_val = {16},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx512",
+                 .min_ragged = TWIN_CONFIGS};
+  CHECK_DESCRIBED_CASE(&o, "gemv", (const int64_t[]){67, 101}, 2, 36);
+}
+
+TEST(gemv_lanes_along_the_reduction_vec8_on_avx2_match_reference) {
+  case_opts o = {.fix_name = {"vec"},
+                 .fix_val = {8},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx2",
+                 .min_ragged = TWIN_CONFIGS};
+  CHECK_DESCRIBED_CASE(&o, "gemv", (const int64_t[]){67, 101}, 2, 36);
+}
+
+/* Attention at an odd sequence length, and a 3-channel stem (7x7, stride
+ * 2, pad 3) on an odd image, with the fused epilogue on the edges. */
+TEST(bmm_odd_sequence_edge_tiles_match_reference) {
+  case_opts o = {.min_ragged = 10};
+  CHECK(run_case_opts("bmm", (const int64_t[]){3, 17, 17, 9}, 4, 34, &o));
+}
+
+TEST(c2d_stem_odd_image_edge_tiles_bias_relu_match_reference) {
+  case_opts o = {.epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .min_ragged = 10};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 19, 19, 3, 12, 7, 7, 2, 3, 1},
+                      10, 35, &o));
+}
+
+/* ---- Packing, the micro-kernel and the epilogue ------------------------- */
+
 
 /* Every input packed, vectorized at 16 lanes: the _mm512 micro-kernel of
  * an AVX-512 description (compiled everywhere, run where the CPU has

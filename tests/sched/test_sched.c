@@ -124,12 +124,22 @@ TEST(vector_widths_follow_the_hardware_and_the_extent) {
            3);
   CHECK_STR_CONTAINS(axis, "i");
   CHECK_EQ(vals[2], 8);
-  /* M = 36 and N = 12: neither takes 8, so the contiguous j with 4. */
+  /* M = 36 and N = 12: neither divides by 8, so the contiguous j, whose
+   * widths need not divide it (the edge tile stores the lanes inside). */
   CHECK_EQ(vec_domain("gemm", (int64_t[]){36, 12, 32}, 3, &hw, &axis, vals, 8),
-           2);
+           3);
   CHECK_STR_CONTAINS(axis, "j");
   CHECK_EQ(vals[0], 1);
   CHECK_EQ(vals[1], 4);
+  CHECK_EQ(vals[2], 8);
+  /* N = 6: no width longer than the axis. */
+  CHECK_EQ(vec_domain("gemm", (int64_t[]){36, 6, 32}, 3, &hw, &axis, vals, 8),
+           2);
+  CHECK_STR_CONTAINS(axis, "j");
+  CHECK_EQ(vals[1], 4);
+  /* gemv: no input reads i contiguously, so the lanes run along k. */
+  CHECK_EQ(vec_domain("gemv", (int64_t[]){64, 40}, 2, &hw, &axis, vals, 8), 3);
+  CHECK_STR_CONTAINS(axis, "k");
   /* N = 32 takes the widest vector itself. */
   CHECK_EQ(vec_domain("gemm", (int64_t[]){36, 32, 32}, 3, &hw, &axis, vals, 8),
            3);
@@ -166,13 +176,14 @@ TEST(knobs_come_from_the_description_of_conv2d) {
     CHECK_MSG(has_knob(b.sp, names[i]), "missing knob %s", names[i]);
   /* A reduction axis has two levels only. */
   CHECK(heron_space_find_var(b.sp, "ci.t2") < 0);
-  /* ow (5 outputs) admits no vector width but 1. */
+  /* ow (5 outputs) admits widths no longer than itself: 1 and 4. */
   const int64_t *vals;
   int nvals;
   CHECK_OK(heron_space_var_domain(b.sp, heron_space_find_var(b.sp, "vec"), NULL,
                                   NULL, &vals, &nvals),
            NULL);
-  CHECK_EQ(nvals, 1);
+  CHECK_EQ(nvals, 2);
+  CHECK_EQ(vals[1], 4);
   unbuild(&b);
 }
 
@@ -244,13 +255,15 @@ static int64_t footprint(const heron__op *op, const heron__tensor *ts,
 }
 
 /* Checks a config against limits recomputed from the knob values alone:
- * splits multiply to the extents, the accumulator fits the registers, the
+ * the outer levels are the rounded-up tile counts, the padded work is at
+ * most 125% of the real, the accumulator fits the registers, the
  * vector width divides the register-inner tile, the working sets fit the
  * caches. */
 static int config_within_limits(const built *b, const heron__hw *hw,
                                 const int64_t *cfg, char *why, size_t cap) {
   const heron__op *op = &b->op;
   int64_t l1[HERON__MAX_AXES], l2[HERON__MAX_AXES], acc0 = 1, acc1 = 1;
+  int64_t padded = 1, real = 1;
   int64_t vec = val(b->sp, cfg, "vec");
   if (vec < 0)
     vec = 1;
@@ -265,11 +278,16 @@ static int config_within_limits(const built *b, const heron__hw *hw,
       t[l] = v < 0 ? 1 : v;
       prod *= t[l];
     }
-    if (prod != op->axes[a].extent) {
-      snprintf(why, cap, "%s splits into %lld", op->axes[a].name,
-               (long long)prod);
+    /* The outer level is the rounded-up count of tiles. */
+    int64_t tile = prod / t[0];
+    if (t[0] != (op->axes[a].extent + tile - 1) / tile) {
+      snprintf(why, cap, "%s: %lld tiles of %lld for extent %lld",
+               op->axes[a].name, (long long)t[0], (long long)tile,
+               (long long)op->axes[a].extent);
       return 0;
     }
+    padded *= prod;
+    real *= op->axes[a].extent;
     /* L1 holds the register tile's slice, L2 one cache tile's. */
     l1[a] = spatial ? t[3] : t[1];
     l2[a] = spatial ? t[2] * t[3] : t[1];
@@ -282,6 +300,11 @@ static int config_within_limits(const built *b, const heron__hw *hw,
                (long long)vec, op->axes[a].name, (long long)t[3]);
       return 0;
     }
+  }
+  if (padded * 100 > real * 125) {
+    snprintf(why, cap, "padded work %lld over real %lld", (long long)padded,
+             (long long)real);
+    return 0;
   }
   int64_t acc = val(b->sp, cfg, "acc_at") ? acc1 : acc0;
   /* At least one loaded vector and one broadcast share the file. */
@@ -311,8 +334,11 @@ TEST(sampled_configs_fit_registers_and_caches) {
     int n;
   } cases[] = {
       {"gemm", {1024, 1024, 1024}, 3},
+      {"gemm", {383, 641, 199}, 3},
       {"bmm", {3, 16, 24, 8}, 4},
+      {"bmm", {12, 77, 77, 64}, 4},
       {"c2d", {16, 56, 56, 64, 64, 3, 3, 2, 1, 2}, 10},
+      {"c2d", {1, 224, 224, 3, 64, 7, 7, 2, 3, 1}, 10},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     built b;
@@ -381,7 +407,10 @@ TEST(describe_names_rules_loops_and_knobs) {
                                         "Unroll",
                                         "parallel for",
                                         "A[i, k] * B[k, j]",
-                                        "i.t3 in {1, 2, 4, 8, 16, 32, 64, 128}",
+                                        "i.t3 in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}",
+                                        "i.t0 in [1, 128]",
+                                        "padded work",
+                                        "edge",
                                         "acc_at in",
                                         "unroll in"};
   int ok = 1;

@@ -20,13 +20,24 @@
 
 static const char *fixture_dir(void) {
   /* Named after what it holds, so a changed recording is made anew: the
-   * space depends on the CPU's ISA, so a run capped by HERON_CPU_ISA keeps
-   * its own recording. */
+   * space (its size stands for its shape) depends on the template and on
+   * the CPU's ISA, so a changed template or a run capped by HERON_CPU_ISA
+   * gets its own recording. */
   static char dir[400];
+  int64_t shape[3] = {64, 64, 64};
+  heron_task_spec spec = {.op = "gemm", .shape = shape, .nshape = 3};
+  heron_task *t = NULL;
+  int nv = 0, nc = 0;
+  if (heron_task_create(&spec, &t, NULL) == HERON_OK) {
+    nv = heron_space_nvars(heron_task_space(t));
+    nc = heron_space_nconstraints(heron_task_space(t));
+  }
+  heron_task_free(t);
   const char *isa = getenv("HERON_CPU_ISA");
   snprintf(dir, sizeof dir,
-           HERON_BINARY_DIR "/tests/tune/replay_fixture_gemm64_random30%s%s",
-           isa && *isa ? "_isa_" : "", isa && *isa ? isa : "");
+           HERON_BINARY_DIR
+           "/tests/tune/replay_fixture_gemm64_random30_v%dc%d%s%s",
+           nv, nc, isa && *isa ? "_isa_" : "", isa && *isa ? isa : "");
   return dir;
 }
 
