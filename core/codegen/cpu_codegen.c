@@ -938,9 +938,20 @@ static void emit_step_index(gen *g, int depth) {
   heron__buf_free(&b);
 }
 
-/* Per-thread pack buffers: allocated once per kernel call and thread.  A
- * failed allocation traps, which the harness records as a runtime error. */
+/* Per-thread pack buffers, kept across calls: each OpenMP thread (up to
+ * H_KEEP of them) takes its buffer from h_keep, made on its first call and
+ * freed when the kernel is unloaded, so that a call no longer allocates and
+ * page-faults its packs.  A call made while another is running (from
+ * another host thread) does not own the kept buffers and allocates its own
+ * (h_own).  A failed allocation traps, which the harness records as a
+ * runtime error. */
 static void emit_pack_alloc(gen *g, int depth) {
+  if (!any_packed(g))
+    return;
+  indent(g, depth);
+  heron__buf_puts(g->o, "const int h_tn = omp_get_thread_num();\n");
+  indent(g, depth);
+  heron__buf_puts(g->o, "const int h_kept = h_own && h_tn < H_KEEP;\n");
   for (int ti = 0; ti < g->op->ninputs; ti++) {
     if (!g->packed[ti])
       continue;
@@ -948,8 +959,9 @@ static void emit_pack_alloc(gen *g, int depth) {
     bytes = (bytes + 63) / 64 * 64;
     indent(g, depth);
     heron__buf_printf(g->o,
-                      "float *restrict h_pk%d = aligned_alloc(64, %lld);\n", ti,
-                      (long long)(bytes ? bytes : 64));
+                      "float *restrict h_pk%d = h_take(h_kept ? "
+                      "&h_keep[%d][h_tn] : 0, %lld);\n",
+                      ti, ti, (long long)(bytes ? bytes : 64));
     indent(g, depth);
     heron__buf_printf(g->o, "if (!h_pk%d)\n", ti);
     indent(g, depth + 1);
@@ -961,8 +973,33 @@ static void emit_pack_free(gen *g, int depth) {
   for (int ti = 0; ti < g->op->ninputs; ti++)
     if (g->packed[ti]) {
       indent(g, depth);
+      heron__buf_printf(g->o, "if (!h_kept)\n");
+      indent(g, depth + 1);
       heron__buf_printf(g->o, "free(h_pk%d);\n", ti);
     }
+}
+
+/* The kept pack buffers' storage, their release at unload, and h_take. */
+static void emit_pack_keep(gen *g) {
+  if (!any_packed(g))
+    return;
+  heron__buf_printf(
+      g->o,
+      "/* Pack buffers kept across calls, per input and OpenMP thread. */\n"
+      "#define H_KEEP 256\n"
+      "static float *h_keep[%d][H_KEEP];\n"
+      "static int h_busy; /* a call owns h_keep */\n"
+      "__attribute__((destructor)) static void h_release(void) {\n"
+      "  for (int i = 0; i < %d; i++)\n"
+      "    for (int t = 0; t < H_KEEP; t++)\n"
+      "      free(h_keep[i][t]);\n}\n"
+      "/* The kept buffer of *slot (made on first use), or a new one when\n"
+      " * slot is NULL. */\n"
+      "static float *h_take(float **slot, size_t bytes) {\n"
+      "  if (!slot)\n    return aligned_alloc(64, bytes);\n"
+      "  if (!*slot)\n    *slot = aligned_alloc(64, bytes);\n"
+      "  return *slot;\n}\n\n",
+      g->op->ninputs, g->op->ninputs);
 }
 
 static void emit_header(gen *g, const heron_space *sp) {
@@ -984,6 +1021,8 @@ static void emit_header(gen *g, const heron_space *sp) {
                     (long long)g->cfg[g->t->acc_floats],
                     (long long)g->cfg[g->t->acc_vecs]);
   heron__buf_puts(o, "#include <stdint.h>\n#include <stdlib.h>\n");
+  if (any_packed(g))
+    heron__buf_puts(o, "#include <omp.h>\n");
   if (g->vec > 1 && g->fma)
     heron__buf_puts(o, "#include <immintrin.h>\n");
   heron__buf_puts(o, "\n");
@@ -1033,8 +1072,12 @@ static void emit_header(gen *g, const heron_space *sp) {
   if (g->op->epilogue & HERON__EPI_RELU)
     heron__buf_puts(o, "static inline float h_relus(float v) {\n"
                        "  return v > 0.0f ? v : 0.0f;\n}\n\n");
+  emit_pack_keep(g);
   heron__buf_puts(o, "void heron_kernel(void *const *bufs);\n"
                      "void heron_kernel(void *const *bufs) {\n");
+  if (any_packed(g))
+    heron__buf_puts(o, "  const int h_own = !__atomic_exchange_n(&h_busy, 1, "
+                       "__ATOMIC_ACQUIRE);\n");
   for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
     const heron__tensor *ts = tensor_at(g, ti);
     const char *cst = ti != op->ninputs ? "const " : "";
@@ -1365,6 +1408,9 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   close_loops(&g, nr0, d);
   d -= par;
   close_parallel(&g, par, d);
+  if (any_packed(&g))
+    heron__buf_puts(out, "  if (h_own)\n    __atomic_store_n(&h_busy, 0, "
+                         "__ATOMIC_RELEASE);\n");
   heron__buf_puts(out, "}\n");
   if (out->failed)
     return heron_error_set(err, HERON_ENOMEM, "codegen: out of memory");
