@@ -319,14 +319,16 @@ TEST(the_prompt_holds_knobs_rules_examples_and_failures) {
              "- %s: ", heron_space_var_name(t.sp, heron_space_knob(t.sp, i)));
     CHECK_STR_CONTAINS(first, want);
   }
-  CHECK_STR_CONTAINS(first, "- i.t0: one of {1, 2, 4, 8, 16, 32, 64}");
+  CHECK_STR_CONTAINS(first,
+                     "- i.t1: one of {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}");
+  CHECK_STR_CONTAINS(first, "- i.t0: an integer from 1 to 64");
   CHECK_STR_CONTAINS(first, "- unroll: an integer from 0 to 5");
   for (int c = 0; c < heron_space_nconstraints(t.sp); c++) {
     char rule[512];
     heron_space_constraint_str(t.sp, c, rule, sizeof rule);
     CHECK_STR_CONTAINS(first, rule);
   }
-  CHECK_STR_CONTAINS(first, "## i.t0: VALUE, i.t1: VALUE");
+  CHECK_STR_CONTAINS(first, "## i.t1: VALUE, i.t2: VALUE");
   free(first);
   /* More rounds: the best ok configs first, then a failure with perf 0. */
   for (int r = 0; r < 3; r++)

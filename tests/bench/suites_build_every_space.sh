@@ -1,0 +1,49 @@
+#!/bin/sh
+# suites_build_every_space.sh HERON_SPACE SUITES_DIR - every task of every
+# suite in SUITES_DIR (configs/suites/*.json) names a known op with a valid
+# shape whose search space has valid configs on the suite's target: the
+# suite loads, and a benchmark of it would not stop at a bad task.  Prints
+# one line per task; fails naming the first suite and task that do not.
+set -u
+HERON_SPACE=$1
+SUITES=$2
+exec python3 - "$HERON_SPACE" "$SUITES" <<'PY'
+import glob, json, subprocess, sys
+
+space, folder = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(folder + "/*.json"))
+if not files:
+    sys.exit("no suite in " + folder)
+for path in files:
+    with open(path) as f:
+        suite = json.load(f)
+    target = suite.get("target", "cpu")
+    for task in suite["tasks"]:
+        op = task["op"]
+        desc = subprocess.run([space, "--op", op, "--describe"],
+                              capture_output=True, text=True)
+        line = [l for l in desc.stdout.splitlines()
+                if l.startswith("dimensions (--shape order):")]
+        if desc.returncode != 0 or not line:
+            sys.exit("%s: task %s: op %s unknown: %s"
+                     % (path, task["name"], op, desc.stderr.strip()))
+        names = line[0].split(":", 1)[1].split()
+        shape = task["shape"]
+        if isinstance(shape, dict):
+            unknown = set(shape) - set(names)
+            if unknown:
+                sys.exit("%s: task %s: unknown dimensions %s"
+                         % (path, task["name"], sorted(unknown)))
+            given = [n for n in names if n in shape]
+            shape = [shape[n] for n in given]
+        cmd = [space, "--op", op, "--shape", ",".join(str(x) for x in shape),
+               "--target", target, "--count", "--count-limit", "1"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        count = r.stdout.strip()
+        if r.returncode != 0 or "about 0 " in count or ": 0 " in count:
+            sys.exit("%s: task %s: %s: %s %s"
+                     % (path, task["name"], " ".join(cmd), count,
+                        r.stderr.strip()))
+        print("%s: %s %s: %s" % (path.split("/")[-1], task["name"], op, count))
+print("ok")
+PY
