@@ -24,6 +24,10 @@ typedef struct knobs {
   int64_t at[2], pad[2], vec[2], kc[2], ld[2], bytes[2];
   int64_t cpad, ldc, cbytes, ovec, unroll;
   int m_inner; /* C.shared is M-inner */
+  /* What the tiles sweep of M, N and K (b * w * f * wmma; >= the padded
+   * extent: tiles need not divide it, the last ones are cut short by the
+   * guards). */
+  int64_t cover[3];
 } knobs;
 
 static void read_knobs(const heron__template *t, const int64_t *cfg,
@@ -39,6 +43,9 @@ static void read_knobs(const heron__template *t, const int64_t *cfg,
   k->bn = k->sp[1][1] * k->sp[1][2] * k->wn;
   k->kc1 = k->sp[2][2] * k->wk;
   k->kc0 = k->sp[2][1] * k->kc1;
+  k->cover[0] = k->sp[0][0] * k->bm;
+  k->cover[1] = k->sp[1][0] * k->bn;
+  k->cover[2] = k->sp[2][0] * k->kc0;
   k->warps = k->sp[0][1] * k->sp[1][1];
   k->threads = 32 * k->warps;
   for (int i = 0; i < 2; i++) {
@@ -91,6 +98,12 @@ void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
   l->block[1] = (int)k.warps;
   l->block[2] = 1;
   l->smem_bytes = p.total;
+}
+
+/* What the tiles sweep of group q (HERON__GM, GN or GK). */
+static int64_t cover_of(const knobs *k, int q) {
+  return q == HERON__GM ? k->cover[0] : q == HERON__GN ? k->cover[1]
+                                                       : k->cover[2];
 }
 
 /* ---- emission helpers ---------------------------------------------------- */
@@ -282,9 +295,9 @@ static void emit_load(gen *g, int depth, int i, const char *k0) {
   split_group(g, d, HERON__GK, "gk", need);
   heron__buf cond = {0};
   heron__buf_puts(&cond, "1");
-  if (gs->padded != gs->extent)
+  if (cover_of(k, o->group) != gs->extent)
     heron__buf_printf(&cond, " && gs < %lld", (long long)gs->extent);
-  if (gk->padded != gk->extent)
+  if (cover_of(k, HERON__GK) != gk->extent)
     heron__buf_printf(&cond, " && gk < %lld", (long long)gk->extent);
   tensor_index(g, d, ts, "gi", &cond);
   const char *elems = i == 0 ? "HERON_IN0_ELEMS" : "HERON_IN1_ELEMS";
@@ -321,9 +334,9 @@ static void emit_store(gen *g, int depth) {
        k->m_inner ? "q" : "o", k->m_inner ? "o" : "q");
   heron__buf cond = {0};
   heron__buf_puts(&cond, "1");
-  if (gm->padded != gm->extent)
+  if (cover_of(k, HERON__GM) != gm->extent)
     heron__buf_printf(&cond, " && gm < %lld", (long long)gm->extent);
-  if (gn->padded != gn->extent)
+  if (cover_of(k, HERON__GN) != gn->extent)
     heron__buf_printf(&cond, " && gn < %lld", (long long)gn->extent);
   emit(g, d, "if (%s) {", cond.data);
   heron__buf_free(&cond);
@@ -474,8 +487,8 @@ static void emit_header(gen *g, const int64_t *cfg) {
   heron__buf_puts(g->out, "\n");
 }
 
-/* Whether 32-bit indices suffice: every tensor and padded extent, with
- * room for the guards' out-of-range values. */
+/* Whether 32-bit indices suffice: every tensor and swept extent (below
+ * twice the padded one), with room for the guards' out-of-range values. */
 static int small_indices(const heron__template *t) {
   const heron__op *op = &t->op;
   int64_t lim = (int64_t)1 << 30;
@@ -485,7 +498,7 @@ static int small_indices(const heron__template *t) {
       return 0;
   }
   for (int q = 0; q < HERON__NGROUPS; q++)
-    if (t->cuda->g[q].padded >= lim)
+    if (2 * t->cuda->g[q].padded >= lim)
       return 0;
   return 1;
 }

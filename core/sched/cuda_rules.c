@@ -265,27 +265,39 @@ static void rule_tensorize(ctx *c) {
 
 /* Multi-Level-Tiling: M and N into block (blockIdx.x), warp (threadIdx.y)
  * and fragments per warp, times the wmma shape; K into outer, middle and
- * fragment steps, times wmma_k.  The loop-split rule: the levels multiply
- * to the padded extent. */
+ * fragment steps, times wmma_k.  The tiles need not divide the padded
+ * extent: the warp and fragment counts take its divisors, powers of two and
+ * three times those (heron__r_tile_sizes), and the block (K: outer) count is
+ * the rounded-up number of tiles (heron__r_ceil_split); the guards of the
+ * global loads and stores cut the last tiles short.  The padded work, the
+ * product of the three swept extents, stays within max_padded_work_pct of
+ * the padded extents' product. */
 static void rule_tiling(ctx *c) {
   heron__cuda_sched *s = c->s;
   static const char *const names[3][3] = {
       {"i.b", "i.w", "i.f"}, {"j.b", "j.w", "j.f"}, {"k.o", "k.m", "k.f"}};
+  static const char *const dims[3] = {"M", "N", "K"};
   const int grp[3] = {HERON__GM, HERON__GN, HERON__GK};
   const int shape[3] = {s->wm, s->wn, s->wk};
+  int covers[3];
+  int64_t real = 1;
   for (int d = 0; d < 3; d++) {
     int64_t p = s->g[grp[d]].padded;
-    for (int l = 0; l < 3; l++)
-      s->split[d][l] = heron__r_divisors(&c->r, names[d][l], 1, p);
-    char what[48];
-    snprintf(what, sizeof what, "the split of %s", d == 0   ? "M"
-                                                    : d == 1 ? "N"
-                                                             : "K");
-    heron__r_post(&c->r, HERON_C_PROD, konst(c, p),
-                  (int[]){s->split[d][0], s->split[d][1], s->split[d][2],
-                          shape[d]},
-                  4, NULL, 0, what);
+    /* The tile sizes first, so that the solver fixes the count from them. */
+    for (int l = 1; l < 3; l++)
+      s->split[d][l] = heron__r_tile_sizes(&c->r, names[d][l], p);
+    s->split[d][0] = heron__r_range(&c->r, names[d][0], 1, 1, p);
+    covers[d] = heron__r_ceil_split(
+        &c->r, dims[d], p,
+        (int[]){s->split[d][0], s->split[d][1], s->split[d][2], shape[d]}, 4);
+    real = heron__mul_sat(real, p);
   }
+  int pct = c->t->hw.max_padded_work_pct > 0 ? c->t->hw.max_padded_work_pct
+                                             : 125;
+  int64_t limit =
+      real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX : real * pct / 100;
+  le(c, prod(c, "padded", covers, 3), limit < real ? real : limit,
+     "padded work");
   s->bm = prod(c, "block.m", (int[]){s->split[0][1], s->split[0][2], s->wm}, 3);
   s->bn = prod(c, "block.n", (int[]){s->split[1][1], s->split[1][2], s->wn}, 3);
   s->kc1 = prod(c, "chunk.k1", (int[]){s->split[2][2], s->wk}, 2);

@@ -16,7 +16,25 @@
  * the generator and the measuring code through every path under ASan. */
 #define CONFIGS (HERON_TEST_SANITIZED ? 25 : 50)
 
-static void emulate_case(const cuda_case *c, int epilogue) {
+/* 1 when the tiles of cfg sweep past a padded extent of M, N or K (the
+ * block or K-outer count rounded up: the last tile cut short). */
+static int sweeps_past(const cuda_built *b, const int64_t *cfg) {
+  const heron__cuda_sched *s = b->t->cuda;
+  const int grp[3] = {HERON__GM, HERON__GN, HERON__GK};
+  const int shape[3] = {s->wm, s->wn, s->wk};
+  for (int d = 0; d < 3; d++) {
+    int64_t cover = cfg[shape[d]];
+    for (int l = 0; l < 3; l++)
+      cover *= cfg[s->split[d][l]];
+    if (cover > s->g[grp[d]].padded)
+      return 1;
+  }
+  return 0;
+}
+
+/* Emulates CONFIGS random configs of case c; at least min_ragged of them
+ * must have tiles that do not divide a padded extent. */
+static void emulate_ragged(const cuda_case *c, int epilogue, int min_ragged) {
   cuda_built b;
   heron_error err = {0};
   CHECK_OK(cuda_build(&b, c, "a100", epilogue, &err), &err);
@@ -35,7 +53,7 @@ static void emulate_case(const cuda_case *c, int epilogue) {
   heron__buf *srcs = calloc(CONFIGS, sizeof *srcs);
   heron_rng rng;
   heron_rng_seed(&rng, 77);
-  int n = 0;
+  int n = 0, ragged = 0;
   for (int tries = 0; n < CONFIGS && tries < 20 * CONFIGS; tries++) {
     int64_t *cfg = cfgs + (size_t)n * (size_t)nv;
     CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
@@ -46,6 +64,7 @@ static void emulate_case(const cuda_case *c, int epilogue) {
     if (dup)
       continue;
     CHECK_OK(heron__codegen(b.t, b.sp, cfg, &srcs[n], &err), &err);
+    ragged += sweeps_past(&b, cfg);
     cand[n].source = srcs[n].data;
     n++;
   }
@@ -70,8 +89,10 @@ static void emulate_case(const cuda_case *c, int epilogue) {
     }
     free(why);
   }
-  fprintf(stderr, "%s: %d of %d distinct configs match the reference\n", c->op,
-          ok, n);
+  fprintf(stderr,
+          "%s: %d of %d distinct configs match the reference (%d with tiles "
+          "that do not divide a padded extent)\n",
+          c->op, ok, n, ragged);
   for (int i = 0; i < n; i++) {
     free(cand[i].error);
     heron__buf_free(&srcs[i]);
@@ -84,6 +105,13 @@ static void emulate_case(const cuda_case *c, int epilogue) {
   cuda_unbuild(&b);
   CHECK_EQ(ok, n);
   CHECK(n >= 10);
+  int div = HERON_TEST_SANITIZED ? 2 : 1;
+  CHECK_MSG(ragged >= (min_ragged + div - 1) / div,
+            "%d configs with cut-short tiles, wanted %d", ragged, min_ragged);
+}
+
+static void emulate_case(const cuda_case *c, int epilogue) {
+  emulate_ragged(c, epilogue, 0);
 }
 
 TEST(gemm_padded) { emulate_case(&CUDA_SMALL[0], 0); }
@@ -100,3 +128,13 @@ TEST(c3d) { emulate_case(&CUDA_SMALL[6], 0); }
 TEST(dil_pad2) { emulate_case(&CUDA_SMALL[7], HERON__EPI_RELU); }
 TEST(t2d_stride2_output_padding) { emulate_case(&CUDA_SMALL[8], 0); }
 TEST(scan) { emulate_case(&CUDA_SMALL[9], 0); }
+
+/* Prime extents padded to 208 x 160 x 112 whose tiles (powers of two and
+ * three times those) need not divide them: predicated loads of the
+ * cut-short tiles zero-fill shared memory, the stores skip what lies
+ * outside.  (Small extents admit no cut-short tile within the padded-work
+ * bound.) */
+TEST(gemm_prime_tiles_cut_short) {
+  static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
+  emulate_ragged(&prime, HERON__EPI_BIAS, 10);
+}
