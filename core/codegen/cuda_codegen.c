@@ -30,8 +30,7 @@ typedef struct knobs {
   int64_t cover[3];
 } knobs;
 
-static void read_knobs(const heron__template *t, const int64_t *cfg,
-                       knobs *k) {
+static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
   const heron__cuda_sched *s = t->cuda;
   k->wm = cfg[s->wm];
   k->wn = cfg[s->wn];
@@ -102,8 +101,9 @@ void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
 
 /* What the tiles sweep of group q (HERON__GM, GN or GK). */
 static int64_t cover_of(const knobs *k, int q) {
-  return q == HERON__GM ? k->cover[0] : q == HERON__GN ? k->cover[1]
-                                                       : k->cover[2];
+  return q == HERON__GM   ? k->cover[0]
+         : q == HERON__GN ? k->cover[1]
+                          : k->cover[2];
 }
 
 /* ---- emission helpers ---------------------------------------------------- */
@@ -114,7 +114,7 @@ typedef struct gen {
   const heron__cuda_sched *s;
   knobs k;
   heron__buf *out;
-  const char *it;   /* index type: "int" or "long long" */
+  const char *it;    /* index type: "int" or "long long" */
   int64_t regs_free; /* registers per thread left beside the fragments */
 } gen;
 
@@ -393,8 +393,7 @@ static void emit_mma(gen *g, int depth) {
   /* The k.f loop holds only whole-fragment indices, so it may stay rolled
    * when long; the i and j loops inside are always unrolled. */
   emit(g, depth, "#pragma unroll %s", k->sp[2][2] <= UNROLL_CAP ? "" : "1");
-  emit(g, depth, "for (int kf = 0; kf < %lld; kf++) {",
-       (long long)k->sp[2][2]);
+  emit(g, depth, "for (int kf = 0; kf < %lld; kf++) {", (long long)k->sp[2][2]);
   int d = depth + 1;
   for (int i = 0; i < 2; i++)
     emit(g, d, "const int k%c = %skf * %lld;", i == 0 ? 'a' : 'b',
@@ -403,24 +402,28 @@ static void emit_mma(gen *g, int depth) {
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
   if (s->op[0].k_inner)
-    emit(g, d + 1, "HERON_LOAD_A(fa[i], As + (wi * %lld + i * %lld) * %lld + ka, "
+    emit(g, d + 1,
+         "HERON_LOAD_A(fa[i], As + (wi * %lld + i * %lld) * %lld + ka, "
          "%lld, row);",
          (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
          (long long)k->ld[0], (long long)k->ld[0]);
   else
-    emit(g, d + 1, "HERON_LOAD_A(fa[i], As + ka * %lld + wi * %lld + i * %lld, "
+    emit(g, d + 1,
+         "HERON_LOAD_A(fa[i], As + ka * %lld + wi * %lld + i * %lld, "
          "%lld, col);",
          (long long)k->ld[0], (long long)(k->sp[0][2] * k->wm),
          (long long)k->wm, (long long)k->ld[0]);
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
   if (s->op[1].k_inner)
-    emit(g, d + 1, "HERON_LOAD_B(fb[j], Bs + (wj * %lld + j * %lld) * %lld + kb, "
+    emit(g, d + 1,
+         "HERON_LOAD_B(fb[j], Bs + (wj * %lld + j * %lld) * %lld + kb, "
          "%lld, col);",
          (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
          (long long)k->ld[1], (long long)k->ld[1]);
   else
-    emit(g, d + 1, "HERON_LOAD_B(fb[j], Bs + kb * %lld + wj * %lld + j * %lld, "
+    emit(g, d + 1,
+         "HERON_LOAD_B(fb[j], Bs + kb * %lld + wj * %lld + j * %lld, "
          "%lld, row);",
          (long long)k->ld[1], (long long)(k->sp[1][2] * k->wn),
          (long long)k->wn, (long long)k->ld[1]);
@@ -504,8 +507,7 @@ static int small_indices(const heron__template *t) {
 }
 
 int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
-                        const int64_t *cfg, heron__buf *out,
-                        heron_error *err) {
+                        const int64_t *cfg, heron__buf *out, heron_error *err) {
   (void)sp;
   gen g = {.t = t, .op = &t->op, .s = t->cuda, .out = out};
   read_knobs(t, cfg, &g.k);
@@ -549,7 +551,8 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "(void)gb;");
   emit(&g, 1, "enum { CHUNK0 = %lld, CHUNK1 = %lld };", (long long)k->kc0,
        (long long)k->kc1);
-  emit(&g, 1, "HERON_FRAG_ACC(acc, %lld);", (long long)(k->sp[0][2] * k->sp[1][2]));
+  emit(&g, 1, "HERON_FRAG_ACC(acc, %lld);",
+       (long long)(k->sp[0][2] * k->sp[1][2]));
   emit(&g, 1, "HERON_FRAG_A(fa, %lld, %s);", (long long)k->sp[0][2],
        s->op[0].k_inner ? "row" : "col");
   emit(&g, 1, "HERON_FRAG_B(fb, %lld, %s);", (long long)k->sp[1][2],
@@ -578,8 +581,9 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit_mma(&g, 3);
   emit(&g, 2, "}");
   emit(&g, 1, "}");
-  emit(&g, 1, "HERON_SYNC(); /* A.shared and B.shared die; C.shared reuses "
-              "their space */");
+  emit(&g, 1,
+       "HERON_SYNC(); /* A.shared and B.shared die; C.shared reuses "
+       "their space */");
   emit(&g, 1, "#pragma unroll");
   emit(&g, 1, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
   emit(&g, 2, "#pragma unroll");
@@ -588,16 +592,16 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
     emit(&g, 3,
          "HERON_STORE_ACC(Cs + (wj * %lld + j * %lld) * %lld + wi * %lld + i "
          "* %lld, acc[i * %lld + j], %lld, col);",
-         (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
-         (long long)k->ldc, (long long)(k->sp[0][2] * k->wm),
-         (long long)k->wm, (long long)k->sp[1][2], (long long)k->ldc);
+         (long long)(k->sp[1][2] * k->wn), (long long)k->wn, (long long)k->ldc,
+         (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
+         (long long)k->sp[1][2], (long long)k->ldc);
   else
     emit(&g, 3,
          "HERON_STORE_ACC(Cs + (wi * %lld + i * %lld) * %lld + wj * %lld + j "
          "* %lld, acc[i * %lld + j], %lld, row);",
-         (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
-         (long long)k->ldc, (long long)(k->sp[1][2] * k->wn),
-         (long long)k->wn, (long long)k->sp[1][2], (long long)k->ldc);
+         (long long)(k->sp[0][2] * k->wm), (long long)k->wm, (long long)k->ldc,
+         (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
+         (long long)k->sp[1][2], (long long)k->ldc);
   emit(&g, 1, "HERON_SYNC();");
   emit_store(&g, 1);
   emit(&g, 0, "}");
@@ -605,7 +609,8 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   return HERON_OK;
 }
 
-/* ---- describe ------------------------------------------------------------- */
+/* ---- describe -------------------------------------------------------------
+ */
 
 void heron__cuda_describe(const heron__template *t, heron__buf *out) {
   const heron__op *op = &t->op;

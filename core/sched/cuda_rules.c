@@ -202,8 +202,7 @@ static int build_view(ctx *c) {
     o->group = i == 0 ? HERON__GM : HERON__GN;
     int ca = contiguous_axis(op, ts);
     o->k_inner = ca < 0 || op->axes[ca].kind == HERON__REDUCE;
-    o->vec_max =
-        vec_max_of(op, ts, &s->g[o->k_inner ? HERON__GK : o->group]);
+    o->vec_max = vec_max_of(op, ts, &s->g[o->k_inner ? HERON__GK : o->group]);
   }
   int oa = contiguous_axis(op, &op->out);
   s->out_inner_axis = oa;
@@ -219,7 +218,8 @@ static int build_view(ctx *c) {
   return HERON_OK;
 }
 
-/* ---- rules ---------------------------------------------------------------- */
+/* ---- rules ----------------------------------------------------------------
+ */
 
 static void rule_always_inline(ctx *c) {
   int epi = c->t->op.epilogue;
@@ -292,8 +292,8 @@ static void rule_tiling(ctx *c) {
         (int[]){s->split[d][0], s->split[d][1], s->split[d][2], shape[d]}, 4);
     real = heron__mul_sat(real, p);
   }
-  int pct = c->t->hw.max_padded_work_pct > 0 ? c->t->hw.max_padded_work_pct
-                                             : 125;
+  int pct =
+      c->t->hw.max_padded_work_pct > 0 ? c->t->hw.max_padded_work_pct : 125;
   int64_t limit =
       real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX : real * pct / 100;
   le(c, prod(c, "padded", covers, 3), limit < real ? real : limit,
@@ -330,12 +330,10 @@ static void rule_tiling(ctx *c) {
 static void rule_threads(ctx *c) {
   heron__cuda_sched *s = c->s;
   const heron__hw *hw = &c->t->hw;
-  s->warps = prod(c, "threadIdx.y", (int[]){s->split[0][1], s->split[1][1]},
-                  2);
+  s->warps = prod(c, "threadIdx.y", (int[]){s->split[0][1], s->split[1][1]}, 2);
   s->threads = prod(c, "threads", (int[]){konst(c, 32), s->warps}, 2);
-  int64_t max_threads = hw->max_threads_per_block > 0
-                            ? hw->max_threads_per_block
-                            : 1024;
+  int64_t max_threads =
+      hw->max_threads_per_block > 0 ? hw->max_threads_per_block : 1024;
   int64_t max_y = hw->max_threads_dim[1] > 0 ? hw->max_threads_dim[1] : 1024;
   le(c, s->threads, max_threads, "threads <= max threads per block");
   le(c, s->warps, max_y, "threadIdx.y <= max block dim y");
@@ -376,8 +374,8 @@ static void rule_operand_spm(ctx *c, int i) {
   snprintf(name, sizeof name, "%s.chunk.k", nm);
   int64_t kub = heron__r_ub(&c->r, s->kc0);
   o->kc = heron__r_range(&c->r, name, 0, 1, kub < 1 ? 1 : kub);
-  heron__r_post(&c->r, HERON_C_SELECT, o->kc, (int[]){o->at, s->kc0, s->kc1},
-                3, NULL, 0, name);
+  heron__r_post(&c->r, HERON_C_SELECT, o->kc, (int[]){o->at, s->kc0, s->kc1}, 3,
+                NULL, 0, name);
   snprintf(name, sizeof name, "%s.shared_pad", nm);
   o->pad = heron__r_set(&c->r, name, 1, PADS, NPADS);
   int64_t vals[4];
@@ -406,15 +404,14 @@ static void rule_scope_spm(ctx *c) {
   int m_inner = s->out_group == HERON__GM;
   int inner = m_inner ? s->bm : s->bn, outer = m_inner ? s->bn : s->bm;
   int pitch = sum(c, "C.shared_pitch", (int[]){inner, s->c_pad}, 2);
-  s->c_bytes =
-      prod(c, "C.shared_bytes", (int[]){konst(c, 4), outer, pitch}, 3);
+  s->c_bytes = prod(c, "C.shared_bytes", (int[]){konst(c, 4), outer, pitch}, 3);
   int64_t vals[4];
   int nv = 0;
   for (int64_t v = 1; v <= s->out_vec_max && v <= 8; v *= 2)
     vals[nv++] = v;
   s->out_vec = heron__r_set(&c->r, "out.vec", 1, vals, nv);
-  s->ab_bytes = sum(c, "AB.shared_bytes",
-                    (int[]){s->op[0].bytes, s->op[1].bytes}, 2);
+  s->ab_bytes =
+      sum(c, "AB.shared_bytes", (int[]){s->op[0].bytes, s->op[1].bytes}, 2);
   s->smem_limit = hw->smem_per_block_optin > hw->smem_per_block
                       ? hw->smem_per_block_optin
                       : hw->smem_per_block;
@@ -431,8 +428,7 @@ static void rule_scope_spm(ctx *c) {
   NOTE(c, "Add-Multi-Scope-SPM",
        "wmma.accumulator -> C.shared (%s-inner, reusing the A/B space) -> "
        "global, out.vec <= %lld; live sets after reuse <= %lld bytes%s",
-       m_inner ? "M" : "N", (long long)s->out_vec_max,
-       (long long)s->smem_limit,
+       m_inner ? "M" : "N", (long long)s->out_vec_max, (long long)s->smem_limit,
        s->smem_limit > 49152 ? " (dynamic, opt-in above 48 KiB)" : "");
 }
 

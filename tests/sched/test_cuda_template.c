@@ -4,7 +4,6 @@
  * memory plan after reuse, vector widths against the index maps). */
 #include "cuda_fixtures.h"
 
-
 static const char *const GPUS[] = {"a100", "h100", "h200", "rtx3080"};
 
 TEST(gemm_template_has_herons_knobs) {
@@ -114,7 +113,8 @@ TEST(fp32_and_three_input_ops_are_refused_by_name) {
   CHECK(t == NULL && sp == NULL);
 }
 
-/* ---- properties of sampled configs ---------------------------------------- */
+/* ---- properties of sampled configs ----------------------------------------
+ */
 
 /* The flat element index of tensor ts at axis values ax[], or -1 when the
  * point reads zero (padding, an index not divisible by its divisor):
@@ -171,8 +171,8 @@ static int vector_ok(const heron__op *op, const heron__cuda_sched *s,
     memcpy(base, ax, sizeof base);
     int64_t f0 = 0;
     for (int i = 0; i < s->g[inner].naxes; i++)
-      f0 = f0 * op->axes[s->g[inner].axes[i]].extent +
-           base[s->g[inner].axes[i]];
+      f0 =
+          f0 * op->axes[s->g[inner].axes[i]].extent + base[s->g[inner].axes[i]];
     for (int64_t l = 0; l < v; l++) {
       unfuse(op, &s->g[inner], f0 + l, ax);
       int64_t e = element(op, ts, ax);
@@ -213,9 +213,22 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
       sp3[d][l] = cuda_val(sp, cfg, nm[d][l]);
   int64_t shp[3] = {wm, wn, wk};
   const int grp[3] = {HERON__GM, HERON__GN, HERON__GK};
-  for (int d = 0; d < 3; d++)
-    if (sp3[d][0] * sp3[d][1] * sp3[d][2] * shp[d] != s->g[grp[d]].padded)
-      return snprintf(why, cap, "split %d", d), 0;
+  /* The outer count is the rounded-up number of tiles of the padded
+   * extent, and the swept extents stay within 125% of the padded ones. */
+  int64_t swept = 1, padded = 1;
+  for (int d = 0; d < 3; d++) {
+    int64_t tile = sp3[d][1] * sp3[d][2] * shp[d], p = s->g[grp[d]].padded;
+    if (sp3[d][0] != (p + tile - 1) / tile)
+      return snprintf(why, cap, "split %d: %lld tiles of %lld for %lld", d,
+                      (long long)sp3[d][0], (long long)tile, (long long)p),
+             0;
+    swept *= sp3[d][0] * tile;
+    padded *= p;
+  }
+  if (100 * swept > 125 * padded)
+    return snprintf(why, cap, "padded work %lld of %lld", (long long)swept,
+                    (long long)padded),
+           0;
   int64_t warps = sp3[0][1] * sp3[1][1];
   if (32 * warps > b->hw.max_threads_per_block ||
       warps > b->hw.max_threads_dim[1])
@@ -234,8 +247,8 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
     bytes[i] = s->op[i].k_inner ? 2 * rows * (kc + pad) : 2 * kc * (rows + pad);
   }
   int64_t cpad = cuda_val(sp, cfg, "C.shared_pad");
-  bytes[2] = s->out_group == HERON__GM ? 4 * bn * (bm + cpad)
-                                       : 4 * bm * (bn + cpad);
+  bytes[2] =
+      s->out_group == HERON__GM ? 4 * bn * (bm + cpad) : 4 * bm * (bn + cpad);
   heron__cuda_smem_plan plan;
   heron__cuda_smem_plan_of(b->t, cfg, &plan);
   int64_t limit = b->hw.smem_per_block_optin > b->hw.smem_per_block
@@ -278,8 +291,8 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
       for (int64_t k = 0; k < kc; k += 16) {
         int64_t off = s->op[i].k_inner ? r * pitch + k : k * pitch + r;
         if ((2 * off) % 32 != 0 || pitch % 8 != 0)
-          return snprintf(why, cap, "%s fragment at (%lld, %lld) misaligned",
-                          p, (long long)r, (long long)k),
+          return snprintf(why, cap, "%s fragment at (%lld, %lld) misaligned", p,
+                          (long long)r, (long long)k),
                  0;
       }
   }
@@ -361,8 +374,7 @@ TEST(shared_memory_is_bounded_after_reuse_not_by_the_sum) {
 TEST(source_starts_with_the_launch_of_the_config) {
   cuda_built b;
   heron_error err = {0};
-  CHECK_OK(cuda_build(&b, &CUDA_SMALL[0], "a100", HERON__EPI_BIAS, &err),
-           &err);
+  CHECK_OK(cuda_build(&b, &CUDA_SMALL[0], "a100", HERON__EPI_BIAS, &err), &err);
   heron_rng rng;
   heron_rng_seed(&rng, 9);
   int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);

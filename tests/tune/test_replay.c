@@ -20,24 +20,39 @@
 
 static const char *fixture_dir(void) {
   /* Named after what it holds, so a changed recording is made anew: the
-   * space (its size stands for its shape) depends on the template and on
-   * the CPU's ISA, so a changed template or a run capped by HERON_CPU_ISA
+   * space (a hash of its domains and constraints) depends on the template and
+   * on the CPU's ISA, so a changed template or a run capped by HERON_CPU_ISA
    * gets its own recording. */
   static char dir[400];
   int64_t shape[3] = {64, 64, 64};
   heron_task_spec spec = {.op = "gemm", .shape = shape, .nshape = 3};
   heron_task *t = NULL;
-  int nv = 0, nc = 0;
+  /* FNV-1a over every variable's domain and every constraint's text. */
+  uint64_t h = 1469598103934665603ULL;
   if (heron_task_create(&spec, &t, NULL) == HERON_OK) {
-    nv = heron_space_nvars(heron_task_space(t));
-    nc = heron_space_nconstraints(heron_task_space(t));
+    const heron_space *sp = heron_task_space(t);
+    char text[512];
+    for (int v = 0; v < heron_space_nvars(sp); v++) {
+      int64_t lo = 0, hi = 0;
+      heron_space_var_domain(sp, v, &lo, &hi, NULL, NULL);
+      snprintf(text, sizeof text, "%s[%lld,%lld]", heron_space_var_name(sp, v),
+               (long long)lo, (long long)hi);
+      for (const char *p = text; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    }
+    for (int c = 0; c < heron_space_nconstraints(sp); c++) {
+      heron_space_constraint_str(sp, c, text, sizeof text);
+      for (const char *p = text; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    }
   }
   heron_task_free(t);
   const char *isa = getenv("HERON_CPU_ISA");
   snprintf(dir, sizeof dir,
            HERON_BINARY_DIR
-           "/tests/tune/replay_fixture_gemm64_random30_v%dc%d%s%s",
-           nv, nc, isa && *isa ? "_isa_" : "", isa && *isa ? isa : "");
+           "/tests/tune/replay_fixture_gemm64_random30_%016llx%s%s",
+           (unsigned long long)h, isa && *isa ? "_isa_" : "",
+           isa && *isa ? isa : "");
   return dir;
 }
 
@@ -244,9 +259,8 @@ TEST(recorded_configs_are_answered_exactly_and_others_are_simulated) {
  * cfg[nvars], completed into full[nvars] and measured.  HERON_EUNSAT when
  * the record's config is not valid in sp. */
 static int answer_record(heron__replay *rp, const heron_space *sp,
-                         heron_rng *rng, json_t *o, int64_t *cfg,
-                         int64_t *full, heron_measurement *m, char **e,
-                         heron_error *err) {
+                         heron_rng *rng, json_t *o, int64_t *cfg, int64_t *full,
+                         heron_measurement *m, char **e, heron_error *err) {
   int nv = heron_space_nvars(sp);
   for (int v = 0; v < nv; v++)
     cfg[v] = HERON_UNSET;
@@ -546,7 +560,8 @@ static void ranks(const double *v, int n, double *r) {
 
 /* Spearman's rank correlation of a[n] and b[n]. */
 static double spearman(const double *a, const double *b, int n) {
-  double *ra = malloc((size_t)n * sizeof *ra), *rb = malloc((size_t)n * sizeof *rb);
+  double *ra = malloc((size_t)n * sizeof *ra),
+         *rb = malloc((size_t)n * sizeof *rb);
   ranks(a, n, ra);
   ranks(b, n, rb);
   double d2 = 0;
