@@ -205,22 +205,21 @@ static int choose_vector_axis(const heron__op *op, int lanes_max) {
   return a;
 }
 
-/* Whether input ts reads axis a contiguously: its last dimension's index
- * is a alone with coefficient 1. */
+/* Whether input ts reads axis a contiguously: consecutive values of a are
+ * consecutive elements (its row-major stride is 1; dimensions of size 1,
+ * such as gemm's N of 1, do not count). */
 static int reads_contiguously(const heron__op *op, const heron__tensor *ts,
                               int a) {
-  if (ts->ndim < 1)
-    return 0;
-  const heron__affine *last = &ts->index[ts->ndim - 1];
-  if (last->coef[a] != 1)
-    return 0;
-  for (int b = 0; b < op->naxes; b++)
-    if (b != a && last->coef[b] != 0)
+  (void)op;
+  int64_t stride = 1, lin = 0;
+  for (int d = ts->ndim - 1; d >= 0; d--) {
+    lin += stride * ts->index[d].coef[a];
+    stride *= ts->dims[d];
+  }
+  for (int d = 0; d < ts->ndim; d++)
+    if (heron__affine_div(&ts->index[d]) > 1)
       return 0;
-  for (int d = 0; d < ts->ndim - 1; d++)
-    if (ts->index[d].coef[a] != 0)
-      return 0;
-  return 1;
+  return lin == 1;
 }
 
 /* The reduction axis to vectorize instead of the spatial axis `a`, or -1:
@@ -231,6 +230,8 @@ static int reads_contiguously(const heron__op *op, const heron__tensor *ts,
  * accumulator sums vec reduction steps at once (a horizontal sum at the
  * store). */
 static int reduction_vector_axis(const heron__op *op, int a) {
+  if (a >= 0 && op->axes[a].extent == 1)
+    a = -1;
   for (int i = 0; a >= 0 && i < op->ninputs; i++)
     if (reads_contiguously(op, &op->in[i], a))
       return -1;
@@ -283,10 +284,11 @@ static void rule_vectorize(ctx *c) {
                   NULL, 0, "vec divides the reduction-inner tile");
     heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
          "reduction-inner loop of %s, vec in {1, 4, ...%lld} dividing %s.t1 "
-         "(no input reads %s contiguously): each accumulator holds vec "
+         "(no input reads %s%s contiguously): each accumulator holds vec "
          "partial sums, added across lanes at the store",
          op->axes[r].name, (long long)cand[n - 1], op->axes[r].name,
-         a >= 0 ? op->axes[a].name : "an output axis");
+         a >= 0 && op->axes[a].extent > 1 ? "" : "an output axis longer than 1",
+         a >= 0 && op->axes[a].extent > 1 ? op->axes[a].name : "");
     return;
   }
   if (a < 0 || op->axes[a].extent == 1) {

@@ -501,6 +501,12 @@ TEST(gemv_lanes_along_the_reduction_vec8_on_avx2_match_reference) {
   CHECK_DESCRIBED_CASE(&o, "gemv", (const int64_t[]){67, 101}, 2, 36);
 }
 
+/* A GEMM with N of 1 is a gemv: lanes along k as well. */
+TEST(gemm_n1_lanes_along_the_reduction_match_reference) {
+  case_opts o = {.fix_name = {"vec"}, .fix_val = {4}, .min_ragged = 10};
+  CHECK(run_case_opts("gemm", (const int64_t[]){37, 1, 101}, 3, 37, &o));
+}
+
 /* Attention at an odd sequence length, and a 3-channel stem (7x7, stride
  * 2, pad 3) on an odd image, with the fused epilogue on the edges. */
 TEST(bmm_odd_sequence_edge_tiles_match_reference) {

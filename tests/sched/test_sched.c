@@ -140,6 +140,10 @@ TEST(vector_widths_follow_the_hardware_and_the_extent) {
   /* gemv: no input reads i contiguously, so the lanes run along k. */
   CHECK_EQ(vec_domain("gemv", (int64_t[]){64, 40}, 2, &hw, &axis, vals, 8), 3);
   CHECK_STR_CONTAINS(axis, "k");
+  /* gemm with N of 1 is a gemv: lanes along k. */
+  CHECK_EQ(vec_domain("gemm", (int64_t[]){64, 1, 40}, 3, &hw, &axis, vals, 8),
+           3);
+  CHECK_STR_CONTAINS(axis, "k");
   /* N = 32 takes the widest vector itself. */
   CHECK_EQ(vec_domain("gemm", (int64_t[]){36, 32, 32}, 3, &hw, &axis, vals, 8),
            3);
