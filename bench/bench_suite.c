@@ -883,6 +883,21 @@ static void blas_gemv_call(void *p) {
   epilogue_pass(c);
 }
 
+/* A STREAM-like copy, c[i] = a[i] over n floats on the row's threads: the
+ * bandwidth a memory-bound kernel can hope for, timed beside it. */
+typedef struct copy_ctx {
+  const float *a;
+  float *c;
+  int64_t n;
+} copy_ctx;
+
+static void copy_call(void *p) {
+  copy_ctx *c = p;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < c->n; i++)
+    c->c[i] = c->a[i];
+}
+
 /* SCAN as a user writes it without a library: a running sum per row, the
  * rows shared among the threads. */
 static void prefix_call(void *p) {
@@ -1192,6 +1207,11 @@ typedef struct row {
   char base[80], base2[80];
   double base_gflops, base2_gflops;
   double max_err;
+  /* Memory-bound rows (gemv, a gemm with M or N of 1): the bytes the op
+   * must move (its inputs and output once), Heron-C's and the baseline's
+   * GB/s at that, and a STREAM-like copy's GB/s timed in the same run; 0
+   * on other rows. */
+  double bytes, heron_gbs, base_gbs, copy_gbs;
 } row;
 
 /* Largest error of out against ref, relative to a tolerance that grows with
@@ -1333,6 +1353,27 @@ static void compare_row(const settings *s, row *r) {
     rs[2] = t;
   }
   double flops = heron_task_flops(r->ht);
+  if (g.fam == FAM_GEMV ||
+      (g.fam == FAM_GEMM && (g.M == 1 || g.N == 1) && g.B <= 1)) {
+    r->bytes = 4.0 * (double)(g.in_elems[0] + g.in_elems[1] + g.out_elems);
+    int64_t n = g.in_elems[0] > g.in_elems[1] ? g.in_elems[0] : g.in_elems[1];
+    float *src = malloc((size_t)n * sizeof *src);
+    float *dst = malloc((size_t)n * sizeof *dst);
+    if (src && dst) {
+      fill_random(src, n, 4);
+      copy_ctx cc = {src, dst, n};
+      runner copy = {.call = copy_call, .self = &cc};
+      snprintf(copy.name, sizeof copy.name, "STREAM copy");
+      time_runners(&copy, 1, s->compare_repeat, s->compare_ms / 1e3,
+                   r->threads);
+      /* STREAM counts the bytes read and written. */
+      r->copy_gbs = 8.0 * (double)n / copy.seconds / 1e9;
+    }
+    free(src);
+    free(dst);
+    r->heron_gbs = r->bytes / rs[0].seconds / 1e9;
+    r->base_gbs = r->bytes / rs[1].seconds / 1e9;
+  }
   r->heron_gflops = flops / rs[0].seconds / 1e9;
   snprintf(r->base, sizeof r->base, "%s", rs[1].name);
   r->base_gflops = flops / rs[1].seconds / 1e9;
@@ -1576,6 +1617,27 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
       fprintf(f, " %d thread%s -;", s->threads[k],
               s->threads[k] > 1 ? "s" : "");
   fprintf(f, "\n");
+  int membound = 0;
+  for (int i = 0; i < n; i++)
+    membound |= rows[i].bytes > 0 && rows[i].status == ROW_OK;
+  if (!membound)
+    return;
+  fprintf(f, "\nMemory-bound tasks: the bandwidth each kernel reaches on the "
+             "bytes the op must move (inputs and output once), against a "
+             "STREAM-like copy (c[i] = a[i] on the same threads, read + "
+             "written bytes) timed in the same run.\n\n");
+  fprintf(f, "| task | threads | MB moved | Heron-C GB/s | baseline GB/s | "
+             "STREAM copy GB/s | Heron-C / copy |\n");
+  fprintf(f, "|---|---:|---:|---:|---:|---:|---:|\n");
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    if (r->bytes <= 0 || r->status != ROW_OK)
+      continue;
+    fprintf(f, "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n",
+            r->task->name, r->threads, r->bytes / 1e6, r->heron_gbs,
+            r->base_gbs, r->copy_gbs,
+            r->copy_gbs > 0 ? r->heron_gbs / r->copy_gbs : 0.0);
+  }
 }
 
 /* CSV field: quoted when it holds a comma, a quote or a newline. */
@@ -1778,6 +1840,11 @@ int main(int argc, char **argv) {
          r->heron_gflops / r->base_gflops,
          r->status == ROW_MISMATCH ? "; MISMATCH: outputs differ" : "",
          r->status == ROW_OK ? "; outputs agree" : "");
+    if (r->bytes > 0)
+      step(r, i, n,
+           "memory-bound: Heron-C %.1f GB/s, %s %.1f GB/s, STREAM copy %.1f "
+           "GB/s",
+           r->heron_gbs, r->base, r->base_gbs, r->copy_gbs);
     bad |= r->status != ROW_OK;
   }
   set_threads(cpu_count());
