@@ -149,6 +149,19 @@ static void linear_text(const gen *g, const int64_t *k, int64_t c,
     heron__buf_printf(b, " + %lld", (long long)c);
 }
 
+/* Appends to `cond` the check that axis a's index at tile offset off lies
+ * below its extent ("(i_b + 3) < 383"), joined with " && ". */
+static void below_extent(const gen *g, int a, const int64_t *off,
+                         heron__buf *cond) {
+  int64_t k[HERON__MAX_AXES] = {0};
+  k[a] = 1;
+  heron__buf e = {0};
+  linear_text(g, k, 0, off, &e);
+  heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "", e.data,
+                    (long long)g->op->axes[a].extent);
+  heron__buf_free(&e);
+}
+
 /* Appends to `cond` the range checks of tensor ti's padded dimensions at
  * tile offset off ("(h) >= 0 && (h) < 9 && ..."); nothing when the tensor
  * needs no guard there. */
@@ -172,13 +185,7 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
   for (int a = 0; a < op->naxes; a++) {
     if (!g->guard_axis[a] || !heron__tensor_reads(ts, a))
       continue;
-    int64_t k[HERON__MAX_AXES] = {0};
-    k[a] = 1;
-    heron__buf e = {0};
-    linear_text(g, k, 0, off, &e);
-    heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "", e.data,
-                      (long long)op->axes[a].extent);
-    heron__buf_free(&e);
+    below_extent(g, a, off, cond);
   }
 }
 
@@ -555,13 +562,7 @@ static void inside_text(const gen *g, const int64_t *off, int skip_vaxis,
     if (!g->ragged[a] || op->axes[a].kind != HERON__SPATIAL ||
         (skip_vaxis && a == g->vaxis))
       continue;
-    int64_t k[HERON__MAX_AXES] = {0};
-    k[a] = 1;
-    heron__buf e = {0};
-    linear_text(g, k, 0, off, &e);
-    heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "", e.data,
-                      (long long)op->axes[a].extent);
-    heron__buf_free(&e);
+    below_extent(g, a, off, cond);
   }
 }
 

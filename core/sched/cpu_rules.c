@@ -256,6 +256,19 @@ static int reduction_vector_axis(const heron__op *op, int a) {
   return any ? r : -1;
 }
 
+/* The vector widths of an axis of `extent`: 1 (scalar code) and 4, 8, 16
+ * lanes up to the register's lanes_max and the extent; a width need not
+ * divide the extent (the edge tiles store the lanes inside the axis).
+ * Returns how many were written to cand[5]. */
+static int vector_widths(int64_t lanes_max, int64_t extent, int64_t *cand) {
+  int n = 0;
+  cand[n++] = 1;
+  for (int64_t w = 4; w <= lanes_max && w <= 16; w *= 2)
+    if (w <= extent)
+      cand[n++] = w;
+  return n;
+}
+
 /* Vectorizes the register-inner loop of the output's contiguous axis: the
  * knob `vec` takes a vector width the hardware has (4 floats per 16 bytes
  * up to the widest register) no longer than the axis, and the
@@ -271,11 +284,7 @@ static void rule_vectorize(ctx *c) {
   int r = lanes_max >= 4 ? reduction_vector_axis(op, a) : -1;
   if (r >= 0) {
     int64_t cand[5];
-    int n = 0;
-    cand[n++] = 1;
-    for (int64_t w = 4; w <= lanes_max && w <= 16; w *= 2)
-      if (w <= op->axes[r].extent)
-        cand[n++] = w;
+    int n = vector_widths(lanes_max, op->axes[r].extent, cand);
     t->vec_axis = r;
     t->vec_reduce = 1;
     t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
@@ -298,13 +307,7 @@ static void rule_vectorize(ctx *c) {
     return;
   }
   int64_t cand[5];
-  int n = 0;
-  cand[n++] = 1;
-  /* A width need not divide the extent: the edge tiles store the lanes
-   * inside the axis. */
-  for (int64_t w = 4; w <= lanes_max && w <= 16; w *= 2)
-    if (w <= op->axes[a].extent)
-      cand[n++] = w;
+  int n = vector_widths(lanes_max, op->axes[a].extent, cand);
   t->vec_axis = a;
   t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
   char qname[48];
