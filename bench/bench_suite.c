@@ -768,8 +768,8 @@ static void shell_quote(char *out, size_t cap, const char *s) {
 
 /* Compiles dir/kernel.c into dir/kernel.so with the flags the tuner used
  * and loads it. */
-static kernel_fn load_kernel(const char *dir, void **dl, char *why,
-                             size_t cap) {
+static kernel_fn load_kernel(const char *dir, const char *cflags, void **dl,
+                             char *why, size_t cap) {
   char src[4200], so[4200], log[4200], qsrc[8600], qso[8600], qlog[8600];
   snprintf(src, sizeof src, "%s/kernel.c", dir);
   snprintf(so, sizeof so, "%s/kernel.so", dir);
@@ -785,8 +785,8 @@ static kernel_fn load_kernel(const char *dir, void **dl, char *why,
   const char *cc = getenv("CC");
   char cmd[30000];
   snprintf(cmd, sizeof cmd,
-           "%s -O3 -march=native -fopenmp -fPIC -shared -o %s %s 2>%s",
-           cc && *cc ? cc : "cc", qso, qsrc, qlog);
+           "%s %s -o %s %s 2>%s", cc && *cc ? cc : "cc", cflags, qso, qsrc,
+           qlog);
   if (system(cmd) != 0) {
     snprintf(why, cap, "cannot build the emitted kernel (see %.300s)", log);
     return NULL;
@@ -1248,7 +1248,8 @@ static void compare_row(const settings *s, row *r) {
   snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
   void *dl = NULL;
   heron_ctx hc = {0};
-  hc.k = load_kernel(dir, &dl, r->error, sizeof r->error);
+  hc.k = load_kernel(dir, heron_task_cflags(r->ht), &dl, r->error,
+                     sizeof r->error);
   if (!hc.k) {
     r->status = ROW_FAILED;
     return;

@@ -310,3 +310,7 @@ HERON_API int heron_task_source(const heron_task *t, const int64_t *cfg,
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   return HERON_OK;
 }
+
+HERON_API const char *heron_task_cflags(const heron_task *t) {
+  return heron__template_cflags(t ? t->tmpl : NULL);
+}
