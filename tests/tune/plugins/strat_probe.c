@@ -1,6 +1,7 @@
 /* A strategy that probes the engine: every round it proposes one valid
- * sample, a duplicate of it and an invalid config (a split knob broken),
- * then fills the rest with samples.  It writes what it saw of the env to
+ * sample, a duplicate of it and an invalid config (a split knob changed
+ * after sampling, so its product breaks), then fills the rest with
+ * samples.  It writes what it saw of the env to
  * the file named by its `report` parameter when destroyed:
  *     model <0|1> trained <0|1> observed <n> history <n>
  */
@@ -50,8 +51,15 @@ static int probe_propose(void *self, int want, int64_t *out, int *got,
       int rc = heron_space_sample(sp, s->env->rng, c, err);
       if (rc)
         return rc;
-      if (i == 2) /* break the first knob: its split product fails */
-        c[heron_space_knob(sp, 0)] = 3;
+      /* Break the first knob's split product: the first knob is a tile
+       * level whose product with the other levels must equal the sampled
+       * cover, so any other value of it fails.  A fixed value would not
+       * do: one in the knob's domain is the sampled value now and then,
+       * which would leave the config valid. */
+      if (i == 2) {
+        int64_t *k0 = &c[heron_space_knob(sp, 0)];
+        *k0 = *k0 == 2 ? 4 : 2;
+      }
     }
     (*got)++;
   }
