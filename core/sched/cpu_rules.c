@@ -460,34 +460,6 @@ static void rule_tensorize(ctx *c, int vec_q) {
 
 /* ---- Add-Multi-Level-SPM: packing --------------------------------------- */
 
-/* Whether input ts, read in place, would need its vector lanes along axis
- * a gathered one by one: it depends on a, and consecutive values of a are
- * not consecutive elements (a stride, a divided index) or the dimension
- * they index may leave its range (padding), so a lane needs its own guard.
- * This mirrors the code generator's test for a plain vector load. */
-static int lanes_gathered(const heron__op *op, const heron__tensor *ts, int a) {
-  if (!heron__tensor_reads(ts, a))
-    return 0;
-  if (!reads_contiguously(op, ts, a))
-    return 1;
-  for (int d = 0; ts->bounded && d < ts->ndim; d++) {
-    const heron__affine *ix = &ts->index[d];
-    if (ix->coef[a] == 0)
-      continue;
-    int64_t lo = ix->offset, hi = ix->offset;
-    for (int b = 0; b < op->naxes; b++) {
-      int64_t span = ix->coef[b] * (op->axes[b].extent - 1);
-      if (span < 0)
-        lo += span;
-      else
-        hi += span;
-    }
-    if (lo < 0 || hi >= ts->dims[d])
-      return 1;
-  }
-  return 0;
-}
-
 /* The CPU's scratchpad is a contiguous, aligned per-thread buffer.  The
  * knob X.pack (0/1) decides whether input X is copied, at each step of the
  * reduction-outer loops, for the thread's whole tile (levels 1..3 of the
@@ -542,22 +514,6 @@ static void rule_pack(ctx *c) {
       continue;
     }
     t->pack[i] = heron__r_range(&c->r, name, 1, 0, 1);
-    /* Vector loads are unit-stride (DLA-specific rule): an input whose
-     * lanes would be gathered element by element, at every use in every
-     * register tile, is packed when vec > 1, so the gather happens once
-     * per element and the micro-kernel loads whole vectors.  As the
-     * constraint: vec <= [1, lanes][X.pack]. */
-    if (t->vec_axis >= 0 && lanes_gathered(op, ts, t->vec_axis)) {
-      char gate[48];
-      snprintf(gate, sizeof gate, "%s.vec.max", ts->name);
-      int g = heron__r_range(&c->r, gate, 0, 1, 64);
-      heron__r_post(&c->r, HERON_C_SELECT, g,
-                    (int[]){t->pack[i], heron__r_const(&c->r, 1),
-                            heron__r_const(&c->r, 64)},
-                    3, NULL, 0, gate);
-      heron__r_post(&c->r, HERON_C_LE, t->vec, &g, 1, NULL, 0,
-                    "gathered lanes are packed");
-    }
     snprintf(name, sizeof name, "%s.pack.tile", ts->name);
     int tile = heron__r_prod(&c->r, name, xs, n);
     snprintf(name, sizeof name, "%s.pack.elems", ts->name);
@@ -572,9 +528,8 @@ static void rule_pack(ctx *c) {
        "pack.elems <= cache share");
   heron__rule_note_add(t->rules, &t->nrules, "Add-Multi-Level-SPM",
        "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
-       "into a contiguous aligned buffer in micro-kernel order; an input "
-       "whose vector lanes are strided or padded is packed when vec > 1; "
-       "all packs <= %lld elements (last-level cache share)",
+       "into a contiguous aligned buffer in micro-kernel order; all packs "
+       "<= %lld elements (last-level cache share)",
        (long long)t->pack_limit);
 }
 

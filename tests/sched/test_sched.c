@@ -368,50 +368,6 @@ TEST(sampled_configs_fit_registers_and_caches) {
   }
 }
 
-/* Counts, over 300 samples of a task on the zen4 description, the configs
- * with vec > 1 whose input `in` is packed and those where it is not. */
-static void count_vector_packs(const char *op, const int64_t *shape, int n,
-                               const char *in, int *packed, int *unpacked) {
-  heron__hw hw = zen4();
-  built b;
-  heron_error err = {0};
-  *packed = *unpacked = 0;
-  CHECK_OK(build(&b, op, shape, n, &hw, &err), &err);
-  heron_rng rng;
-  heron_rng_seed(&rng, 5);
-  int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
-  char name[32];
-  snprintf(name, sizeof name, "%s.pack", in);
-  for (int s = 0; s < 300; s++) {
-    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
-    if (val(b.sp, cfg, "vec") > 1)
-      (*(val(b.sp, cfg, name) ? packed : unpacked))++;
-  }
-  free(cfg);
-  unbuild(&b);
-}
-
-/* Vector loads are unit-stride: the weights of a convolution vectorized
- * along its output channels (rows of 7) and the input of a stride-2 stem
- * vectorized along its output rows would be gathered lane by lane, so
- * with vec > 1 they are always packed; gemm's B, read along j row by row,
- * may still be read in place. */
-TEST(gathered_vector_lanes_are_packed) {
-  int packed, unpacked;
-  count_vector_packs("c2d", (int64_t[]){1, 7, 7, 512, 512, 3, 3, 1, 1, 1}, 10,
-                     "weight", &packed, &unpacked);
-  CHECK(packed > 0);
-  CHECK_EQ(unpacked, 0);
-  count_vector_packs("c2d", (int64_t[]){1, 224, 224, 3, 64, 7, 7, 2, 3, 1},
-                     10, "data", &packed, &unpacked);
-  CHECK(packed > 0);
-  CHECK_EQ(unpacked, 0);
-  count_vector_packs("gemm", (int64_t[]){383, 641, 199}, 3, "B", &packed,
-                     &unpacked);
-  CHECK(packed > 0);
-  CHECK(unpacked > 0);
-}
-
 TEST(an_oversized_register_tile_violates_the_space) {
   heron__hw hw = zen4();
   built b;
