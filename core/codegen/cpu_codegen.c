@@ -21,7 +21,9 @@
  * interior micro-kernel, unchanged; one that crosses the edge runs an edge
  * copy of it whose loads of unpacked inputs are guarded (read as zero past
  * the edge) and whose stores are made element by element inside the
- * extent.  Packs are zero-filled past every edge.  A ragged reduction
+ * extent; across a ragged vector axis, contiguous lanes are loaded and
+ * stored with masks (maskload/maskstore on AVX2, k-masks on AVX-512) where
+ * the kernel uses the ISA's vectors.  Packs are zero-filled past every edge.  A ragged reduction
  * axis bounds its inner loop by what is left of the extent.
  */
 #include <stdio.h>
@@ -61,6 +63,11 @@ typedef struct gen {
    * steps past the last whole vector go to scalar accumulators h_s<p>. */
   int rvec;
   int in_store; /* the stores of an rvec tile: scalar code */
+  /* Masked edges: the vector axis is ragged and the ISA's own vectors are
+   * in use (AVX2 vmaskmovps, AVX-512 mask registers), so the edge copy
+   * loads and stores the lanes of a vector that lie inside the extent with
+   * one masked instruction (h_ldm, h_stm) instead of lane by lane. */
+  int masked;
   /* Per buffer (inputs, the output at index ninputs, the bias after it):
    * the linear coefficient of every axis, the constant offset, which
    * dimensions need a guard (range or divisibility), and whether some
@@ -159,6 +166,19 @@ static void below_extent(const gen *g, int a, const int64_t *off,
   linear_text(g, k, 0, off, &e);
   heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "", e.data,
                     (long long)g->op->axes[a].extent);
+  heron__buf_free(&e);
+}
+
+/* "(41 - (j_b + 8))": the lanes of the vector at tile offset off that lie
+ * inside the vector axis' extent (<= 0 or >= vec at times: h_mask clamps). */
+static void lanes_left_text(const gen *g, const int64_t *off,
+                            heron__buf *b) {
+  int64_t k[HERON__MAX_AXES] = {0};
+  k[g->vaxis] = 1;
+  heron__buf e = {0};
+  linear_text(g, k, 0, off, &e);
+  heron__buf_printf(b, "(%lld - (%s))",
+                    (long long)g->op->axes[g->vaxis].extent, e.data);
   heron__buf_free(&e);
 }
 
@@ -283,8 +303,7 @@ static int packed_value(const gen *g, int ti, const int64_t *off,
  * not depend on the vector axis), a vector load, or a gather of the
  * lanes.  With vectors every value is a vector, so the micro-kernel's
  * multiply-adds all take vector operands. */
-static int input_value(const gen *g, int ti, const int64_t *off,
-                       heron__buf *b) {
+static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
   if (g->packed[ti])
     return packed_value(g, ti, off, b);
   int depends_vec = g->vec > 1 && g->lin[ti][g->vaxis] != 0;
@@ -299,6 +318,22 @@ static int input_value(const gen *g, int ti, const int64_t *off,
   if (contiguous_lanes(g, ti)) {
     guarded_read(g, ti, off, "h_ld(&", ")", "h_zero", b);
     return 1;
+  }
+  if (g->masked && g->guard_axis[g->vaxis]) {
+    /* The edge copy: the lanes inside the extent by one masked load. */
+    g->guard_axis[g->vaxis] = 0;
+    int contiguous = contiguous_lanes(g, ti);
+    if (contiguous) {
+      heron__buf close = {0};
+      heron__buf_puts(&close, ", ");
+      lanes_left_text(g, off, &close);
+      heron__buf_puts(&close, ")");
+      guarded_read(g, ti, off, "h_ldm(&", close.data, "h_zero", b);
+      heron__buf_free(&close);
+    }
+    g->guard_axis[g->vaxis] = 1;
+    if (contiguous)
+      return 1;
   }
   int64_t lane[HERON__MAX_AXES];
   memcpy(lane, off, sizeof lane);
@@ -427,9 +462,11 @@ static int emit_step(gen *g, int npts, int depth) {
  * (or the only one) also applies the fused epilogue. */
 enum { ST_SET, ST_ADD, ST_ADD_EPI, ST_SET_EPI };
 
-/* The epilogue of value `x` at tile point off: "+ bias" and ReLU. */
+/* The epilogue of value `x` at tile point off: "+ bias" and ReLU; a bias
+ * vector along the vector axis is loaded masked to `left` lanes when left
+ * is given (a masked edge store). */
 static void epilogue_text(const gen *g, const int64_t *off, const char *x,
-                          heron__buf *b) {
+                          const char *left, heron__buf *b) {
   const heron__op *op = g->op;
   heron__buf v = {0};
   heron__buf_printf(&v, "(%s)", x);
@@ -440,7 +477,9 @@ static void epilogue_text(const gen *g, const int64_t *off, const char *x,
     linear_text(g, g->lin[bi], g->lin0[bi], off, &e);
     heron__buf_puts(&e, "]");
     heron__buf w = {0};
-    if (g->vec > 1 && g->lin[bi][g->vaxis] != 0)
+    if (g->vec > 1 && g->lin[bi][g->vaxis] != 0 && left)
+      heron__buf_printf(&w, "(%s + h_ldm(&%s, %s))", v.data, e.data, left);
+    else if (g->vec > 1 && g->lin[bi][g->vaxis] != 0)
       heron__buf_printf(&w, "(%s + h_ld(&%s))", v.data, e.data);
     else if (g->vec > 1)
       heron__buf_printf(&w, "(%s + h_set1(%s))", v.data, e.data);
@@ -505,7 +544,7 @@ static void emit_points(gen *g, int from, int to, int depth, int mode) {
     if (mode == ST_ADD || mode == ST_ADD_EPI)
       heron__buf_printf(&acc, " + %s", prev.data);
     if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
-      epilogue_text(g, off, acc.data, &val);
+      epilogue_text(g, off, acc.data, NULL, &val);
     else
       heron__buf_puts(&val, acc.data);
     indent(g, depth);
@@ -591,12 +630,39 @@ static void scalar_value(const gen *g, const int64_t *off, const char *x,
   heron__buf_free(&v);
 }
 
+/* The masked store of edge point p (at tile offset off) across the ragged
+ * vector axis, the output's lanes contiguous: the previous value and a
+ * bias along the vector axis are loaded under the same mask. */
+static void emit_masked_point(gen *g, int p, const int64_t *off, int depth,
+                              int mode) {
+  heron__buf left = {0}, elem = {0}, acc = {0}, val = {0};
+  lanes_left_text(g, off, &left);
+  out_elem(g, off, 0, &elem);
+  heron__buf_printf(&acc, "h_a%d", p);
+  if (mode == ST_ADD || mode == ST_ADD_EPI)
+    heron__buf_printf(&acc, " + h_ldm(&%s, %s)", elem.data, left.data);
+  if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
+    epilogue_text(g, off, acc.data, left.data, &val);
+  else
+    heron__buf_puts(&val, acc.data);
+  indent(g, depth);
+  heron__buf_printf(g->o, "h_stm(&%s, %s, %s);\n", elem.data, val.data,
+                    left.data);
+  heron__buf_free(&left);
+  heron__buf_free(&elem);
+  heron__buf_free(&acc);
+  heron__buf_free(&val);
+}
+
 /* The stores of an edge register tile: a point inside the extent of every
  * ragged axis but the vector one is stored as usual; across a ragged
- * vector axis the accumulator is spilled and its lanes inside the extent
- * are stored one by one.  Points past an edge are not stored. */
+ * vector axis the lanes inside the extent are stored with a mask where the
+ * output's lanes are contiguous and the kernel has masks, else the
+ * accumulator is spilled and they are stored one by one.  Points past an
+ * edge are not stored. */
 static void emit_store_edge(gen *g, int npts, int depth, int mode) {
   int lanes = g->vec > 1 && g->ragged[g->vaxis];
+  int masked = lanes && g->masked && g->lin[g->op->ninputs][g->vaxis] == 1;
   for (int p = 0; p < npts; p++) {
     int64_t off[HERON__MAX_AXES];
     tile_points(g, p, off);
@@ -609,6 +675,8 @@ static void emit_store_edge(gen *g, int npts, int depth, int mode) {
     }
     if (!lanes) {
       emit_points(g, p, p + 1, d, mode);
+    } else if (masked) {
+      emit_masked_point(g, p, off, d, mode);
     } else {
       indent(g, d);
       heron__buf_printf(g->o, "{\n");
@@ -1059,6 +1127,30 @@ static void emit_header(gen *g, const heron_space *sp) {
         "static inline h_vt h_relu(h_vt v) {\n"
         "  return (h_vt)((h_it)(v > h_zero) & (h_it)v);\n}\n\n",
         4 * g->vec);
+    if (g->masked && g->vec == 16)
+      heron__buf_puts(
+          o, "/* The first n lanes (none for n <= 0, all for n >= 16). */\n"
+             "static inline __mmask16 h_mask(int64_t n) {\n"
+             "  return n >= 16 ? (__mmask16)0xffff\n"
+             "         : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);\n"
+             "}\n"
+             "static inline h_vt h_ldm(const float *p, int64_t n) {\n"
+             "  return _mm512_maskz_loadu_ps(h_mask(n), p);\n}\n"
+             "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
+             "  _mm512_mask_storeu_ps(p, h_mask(n), v);\n}\n\n");
+    else if (g->masked)
+      heron__buf_puts(
+          o, "/* The first n lanes (none for n <= 0, all for n >= 8); masked\n"
+             " * lanes are neither read nor written, so never fault. */\n"
+             "static inline __m256i h_mask(int64_t n) {\n"
+             "  const int c = n < 0 ? 0 : n > 8 ? 8 : (int)n;\n"
+             "  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c),\n"
+             "                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, "
+             "6, 7));\n}\n"
+             "static inline h_vt h_ldm(const float *p, int64_t n) {\n"
+             "  return _mm256_maskload_ps(p, h_mask(n));\n}\n"
+             "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
+             "  _mm256_maskstore_ps(p, h_mask(n), v);\n}\n\n");
     if (g->rvec)
       heron__buf_printf(o,
                         "/* The sum of a vector's lanes. */\n"
@@ -1355,6 +1447,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   g.reg_from = g.acc_at ? 2 : 3;
   g.fma =
       (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);
+  g.masked = g.fma && g.vaxis >= 0 && !g.rvec && g.ragged[g.vaxis];
   index_maps(&g);
   setup_packing(&g);
   int npts = tile_points(&g, 0, NULL);

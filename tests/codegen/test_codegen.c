@@ -459,7 +459,7 @@ TEST(gemm_prime_edge_tiles_unpacked_match_reference) {
 }
 
 /* The vector axis itself ragged (41 columns in 16- or 8-lane vectors): the
- * edge tile stores its lanes inside the extent one by one.  At 16 lanes on
+ * edge tile loads and stores its lanes inside the extent with masks.  At 16 lanes on
  * the AVX-512 description, at 8 on the AVX2 one; packs sampled. */
 TEST(gemm_vector_axis_edge_vec16_on_avx512_match_reference) {
   case_opts o = {.fix_name = {"vec"},
@@ -617,14 +617,14 @@ TEST(c1d_odd_length_vectorized_along_channels_vec8_on_avx2_matches) {
                        8, 28);
 }
 
-/* The assembly of one gemm kernel built for description `hw` at `vec`
- * lanes, compiled with the template's flags on this machine; NULL (and a
- * reason in why[cap]) on failure.  The caller frees it. */
-static char *described_assembly(const char *hw, int vec, char *why,
-                                size_t cap) {
+/* The assembly of one kernel of gemm `shape` built for description `hw`
+ * at `vec` lanes, compiled with the template's flags on this machine; NULL
+ * (and a reason in why[cap]) on failure.  The caller frees it. */
+static char *gemm_assembly(const int64_t *shape, const char *hw, int vec,
+                           char *why, size_t cap) {
   built b;
   heron_error err = {0};
-  if (build_epi(&b, "gemm", (const int64_t[]){24, 48, 20}, 3, 0, hw, &err)) {
+  if (build_epi(&b, "gemm", shape, 3, 0, hw, &err)) {
     snprintf(why, cap, "%s: %s", hw, err.text);
     return NULL;
   }
@@ -665,6 +665,11 @@ static char *described_assembly(const char *hw, int vec, char *why,
   return text;
 }
 
+static char *described_assembly(const char *hw, int vec, char *why,
+                                size_t cap) {
+  return gemm_assembly((const int64_t[]){24, 48, 20}, hw, vec, why, cap);
+}
+
 /* The template's flags follow the description, not -march=native alone:
  * an AVX2 description's kernel has no AVX-512 register even when built on
  * an AVX-512 machine, and an AVX-512 description's kernel uses them even
@@ -683,6 +688,25 @@ TEST(kernel_isa_follows_the_description_not_the_build_machine) {
   CHECK_MSG(!avx2_zmm, "the cpu-avx2 kernel uses zmm registers");
   CHECK_MSG(avx2_ymm, "the cpu-avx2 kernel at vec 8 uses no ymm register");
   CHECK_MSG(avx512_zmm, "the cpu-avx512 kernel at vec 16 uses no zmm");
+}
+
+/* A ragged vector axis (41 columns) has masked edges in the ISA's own
+ * instructions: vmaskmovps at 8 lanes on AVX2, k-mask moves at 16 on
+ * AVX-512 (both compiled on any machine; the kernels' results are checked
+ * by the vector_axis_edge cases above). */
+TEST(vector_axis_edges_are_masked_loads_and_stores) {
+  char why[1400] = "";
+  const int64_t shape[3] = {29, 41, 11};
+  char *avx2 = gemm_assembly(shape, "cpu-avx2", 8, why, sizeof why);
+  CHECK_MSG(avx2, "%s", why);
+  int avx2_mask = strstr(avx2, "vmaskmovps") != NULL;
+  free(avx2);
+  char *avx512 = gemm_assembly(shape, "cpu-avx512", 16, why, sizeof why);
+  CHECK_MSG(avx512, "%s", why);
+  int avx512_mask = strstr(avx512, "{%k") != NULL;
+  free(avx512);
+  CHECK_MSG(avx2_mask, "the cpu-avx2 edge kernel has no vmaskmovps");
+  CHECK_MSG(avx512_mask, "the cpu-avx512 edge kernel has no k-masked move");
 }
 
 TEST(conv_with_odd_rows_vectorizes_along_channels) {
