@@ -68,6 +68,14 @@ typedef struct gen {
    * loads and stores the lanes of a vector that lie inside the extent with
    * one masked instruction (h_ldm, h_stm) instead of lane by lane. */
   int masked;
+  /* The interior copy of the micro-kernel: every unpacked input's window
+   * of this register tile and reduction slice lies inside its padded
+   * dimensions, so their range checks are left out (the vector loads of a
+   * padded convolution's rows are then plain loads, not gathers). */
+  int interior;
+  /* A dimension whose range check a masked load makes (skip_ti's dimension
+   * skip_d), left out of guard_text; skip_ti -1 when none. */
+  int skip_ti, skip_d;
   /* Per buffer (inputs, the output at index ninputs, the bias after it):
    * the linear coefficient of every axis, the constant offset, which
    * dimensions need a guard (range or divisibility), and whether some
@@ -189,11 +197,12 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
                        heron__buf *cond) {
   const heron__tensor *ts = tensor_at(g, ti);
   for (int d = 0; d < ts->ndim; d++) {
-    if (!g->guard[ti][d])
+    int64_t div = heron__affine_div(&ts->index[d]);
+    if (!g->guard[ti][d] || (g->interior && div == 1) ||
+        (ti == g->skip_ti && d == g->skip_d))
       continue;
     heron__buf e = {0};
     linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
-    int64_t div = heron__affine_div(&ts->index[d]);
     heron__buf_printf(cond, "%s(%s) >= 0 && (%s) < %lld",
                       cond->len ? " && " : "", e.data, e.data,
                       (long long)(ts->dims[d] * div));
@@ -265,7 +274,8 @@ static int contiguous_lanes(const gen *g, int ti) {
     return 0;
   const heron__tensor *ts = tensor_at(g, ti);
   for (int d = 0; d < ts->ndim; d++)
-    if (g->guard[ti][d] && ts->index[d].coef[g->vaxis] != 0)
+    if (g->guard[ti][d] && ts->index[d].coef[g->vaxis] != 0 &&
+        !(g->interior && heron__affine_div(&ts->index[d]) == 1))
       return 0;
   return !g->guard_axis[g->vaxis];
 }
@@ -318,6 +328,38 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
   if (contiguous_lanes(g, ti)) {
     guarded_read(g, ti, off, "h_ld(&", ")", "h_zero", b);
     return 1;
+  }
+  if (g->fma && !g->rvec && !g->guard_axis[g->vaxis] &&
+      g->lin[ti][g->vaxis] == 1) {
+    /* Lanes of a padded row: the one range-checked dimension the lanes
+     * step along is loaded under the mask of the lanes inside it (a
+     * convolution's border tiles), the other checks guard the whole
+     * vector. */
+    const heron__tensor *ts = tensor_at(g, ti);
+    int dim = -1, other = 0;
+    for (int d = 0; d < ts->ndim; d++) {
+      if (!g->guard[ti][d] || ts->index[d].coef[g->vaxis] == 0 ||
+          (g->interior && heron__affine_div(&ts->index[d]) == 1))
+        continue;
+      if (dim < 0 && ts->index[d].coef[g->vaxis] == 1 &&
+          heron__affine_div(&ts->index[d]) == 1)
+        dim = d;
+      else
+        other = 1;
+    }
+    if (dim >= 0 && !other) {
+      heron__buf e = {0}, close = {0};
+      linear_text(g, ts->index[dim].coef, ts->index[dim].offset, off, &e);
+      heron__buf_printf(&close, ", -(%s), %lld - (%s))", e.data,
+                        (long long)ts->dims[dim], e.data);
+      g->skip_ti = ti;
+      g->skip_d = dim;
+      guarded_read(g, ti, off, "h_ldr(&", close.data, "h_zero", b);
+      g->skip_ti = -1;
+      heron__buf_free(&e);
+      heron__buf_free(&close);
+      return 1;
+    }
   }
   if (g->masked && g->guard_axis[g->vaxis]) {
     /* The edge copy: the lanes inside the extent by one masked load. */
@@ -1127,7 +1169,7 @@ static void emit_header(gen *g, const heron_space *sp) {
         "static inline h_vt h_relu(h_vt v) {\n"
         "  return (h_vt)((h_it)(v > h_zero) & (h_it)v);\n}\n\n",
         4 * g->vec);
-    if (g->masked && g->vec == 16)
+    if (g->fma && !g->rvec && g->vec == 16)
       heron__buf_puts(
           o, "/* The first n lanes (none for n <= 0, all for n >= 16). */\n"
              "static inline __mmask16 h_mask(int64_t n) {\n"
@@ -1137,8 +1179,12 @@ static void emit_header(gen *g, const heron_space *sp) {
              "static inline h_vt h_ldm(const float *p, int64_t n) {\n"
              "  return _mm512_maskz_loadu_ps(h_mask(n), p);\n}\n"
              "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
-             "  _mm512_mask_storeu_ps(p, h_mask(n), v);\n}\n\n");
-    else if (g->masked)
+             "  _mm512_mask_storeu_ps(p, h_mask(n), v);\n}\n"
+             "/* Lanes lo <= l < hi of p (the others zero, never read). */\n"
+             "static inline h_vt h_ldr(const float *p, int64_t lo, int64_t hi) {\n"
+             "  return _mm512_maskz_loadu_ps((__mmask16)(h_mask(hi) & "
+             "~h_mask(lo)), p);\n}\n\n");
+    else if (g->fma && !g->rvec)
       heron__buf_puts(
           o, "/* The first n lanes (none for n <= 0, all for n >= 8); masked\n"
              " * lanes are neither read nor written, so never fault. */\n"
@@ -1150,7 +1196,11 @@ static void emit_header(gen *g, const heron_space *sp) {
              "static inline h_vt h_ldm(const float *p, int64_t n) {\n"
              "  return _mm256_maskload_ps(p, h_mask(n));\n}\n"
              "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
-             "  _mm256_maskstore_ps(p, h_mask(n), v);\n}\n\n");
+             "  _mm256_maskstore_ps(p, h_mask(n), v);\n}\n"
+             "/* Lanes lo <= l < hi of p (the others zero, never read). */\n"
+             "static inline h_vt h_ldr(const float *p, int64_t lo, int64_t hi) {\n"
+             "  return _mm256_maskload_ps(p, _mm256_andnot_si256(h_mask(lo), "
+             "h_mask(hi)));\n}\n\n");
     if (g->rvec)
       heron__buf_printf(o,
                         "/* The sum of a vector's lanes. */\n"
@@ -1357,6 +1407,86 @@ static int emit_tile_body(gen *g, int npts, int d, int has_first, int edge) {
   return HERON_OK;
 }
 
+/* Appends to `cond` the bounds of index `a` over the register tile and
+ * the reduction slice: its least (hi = 0) or greatest (hi = 1) value as
+ * text ("oh_b", "(ci_0 * 16 + 15)").  Extent-1 axes are 0. */
+static void axis_bound_text(const gen *g, int a, int hi, heron__buf *b) {
+  const heron__op *op = g->op;
+  const char *nm = op->axes[a].name;
+  if (op->axes[a].kind == HERON__SPATIAL) {
+    if (hi && g->reg[a] > 1)
+      heron__buf_printf(b, "(%s_b + %lld)", nm, (long long)(g->reg[a] - 1));
+    else
+      heron__buf_printf(b, "%s_b", nm);
+    return;
+  }
+  int64_t inner = g->len[a][1];
+  if (g->len[a][0] > 1)
+    heron__buf_printf(b, "(%s_0 * %lld + %lld)", nm, (long long)inner,
+                      (long long)(hi ? inner - 1 : 0));
+  else
+    heron__buf_printf(b, "%lld", (long long)(hi ? inner - 1 : 0));
+}
+
+/* The check that every unpacked input's padded dimensions stay in range
+ * over this register tile and reduction slice (the interior copy's
+ * condition): "" when no unpacked input has a range-checked dimension.
+ * A ragged reduction's last slice is bounded by its full inner length, so
+ * the check is conservative there. */
+static void interior_text(const gen *g, heron__buf *cond) {
+  const heron__op *op = g->op;
+  for (int ti = 0; ti < op->ninputs; ti++) {
+    if (g->packed[ti])
+      continue;
+    const heron__tensor *ts = &op->in[ti];
+    for (int d = 0; d < ts->ndim; d++) {
+      const heron__affine *ix = &ts->index[d];
+      if (!g->guard[ti][d] || heron__affine_div(ix) != 1)
+        continue;
+      for (int hi = 0; hi < 2; hi++) {
+        heron__buf e = {0};
+        heron__buf_printf(&e, "%lld", (long long)ix->offset);
+        for (int a = 0; a < op->naxes; a++) {
+          if (ix->coef[a] == 0 || op->axes[a].extent == 1)
+            continue;
+          heron__buf_printf(&e, " + %lld * ", (long long)ix->coef[a]);
+          axis_bound_text(g, a, (ix->coef[a] > 0) == hi, &e);
+        }
+        if (hi)
+          heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "",
+                            e.data, (long long)ts->dims[d]);
+        else
+          heron__buf_printf(cond, "%s(%s) >= 0", cond->len ? " && " : "",
+                            e.data);
+        heron__buf_free(&e);
+      }
+    }
+  }
+}
+
+/* A register tile inside every extent: the micro-kernel, and before it
+ * its interior copy for tiles whose unpacked inputs need no range check
+ * (a padded convolution away from the image border). */
+static int emit_inside_body(gen *g, int npts, int d, int has_first) {
+  heron__buf cond = {0};
+  interior_text(g, &cond);
+  if (!cond.len)
+    return emit_tile_body(g, npts, d, has_first, 0);
+  indent(g, d);
+  heron__buf_printf(g->o, "if (%s) { /* the interior */\n", cond.data);
+  heron__buf_free(&cond);
+  g->interior = 1;
+  int rc = emit_tile_body(g, npts, d + 1, has_first, 0);
+  g->interior = 0;
+  indent(g, d);
+  heron__buf_puts(g->o, "} else {\n");
+  if (rc == HERON_OK)
+    rc = emit_tile_body(g, npts, d + 1, has_first, 0);
+  indent(g, d);
+  heron__buf_puts(g->o, "}\n");
+  return rc;
+}
+
 /* The register tile at origins <a>_b: without ragged spatial axes the
  * micro-kernel alone; with them, nothing for a tile that starts past an
  * extent, the micro-kernel for one inside every extent, and its edge copy
@@ -1384,7 +1514,7 @@ static int emit_tiles(gen *g, int npts, int d, int has_first) {
   if (start.len && !wide) {
     indent(g, d);
     heron__buf_printf(g->o, "if (%s) {\n", start.data);
-    int rc = emit_tile_body(g, npts, d + 1, has_first, 0);
+    int rc = emit_inside_body(g, npts, d + 1, has_first);
     indent(g, d);
     heron__buf_puts(g->o, "}\n");
     heron__buf_free(&start);
@@ -1392,12 +1522,12 @@ static int emit_tiles(gen *g, int npts, int d, int has_first) {
     return rc;
   }
   if (!start.len)
-    return emit_tile_body(g, npts, d, has_first, 0);
+    return emit_inside_body(g, npts, d, has_first);
   indent(g, d);
   heron__buf_printf(g->o, "if (%s) {\n", start.data);
   indent(g, d + 1);
   heron__buf_printf(g->o, "if (%s) {\n", inside.data);
-  int rc = emit_tile_body(g, npts, d + 2, has_first, 0);
+  int rc = emit_inside_body(g, npts, d + 2, has_first);
   indent(g, d + 1);
   heron__buf_puts(g->o, "} else { /* the edge */\n");
   for (int a = 0; a < op->naxes; a++)
@@ -1448,6 +1578,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   g.fma =
       (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);
   g.masked = g.fma && g.vaxis >= 0 && !g.rvec && g.ragged[g.vaxis];
+  g.skip_ti = -1;
   index_maps(&g);
   setup_packing(&g);
   int npts = tile_points(&g, 0, NULL);

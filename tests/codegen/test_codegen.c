@@ -617,6 +617,68 @@ TEST(c1d_odd_length_vectorized_along_channels_vec8_on_avx2_matches) {
                        8, 28);
 }
 
+/* A padded convolution vectorized along its rows (16 columns: the
+ * output-contiguous axis), data read in place: tiles away from the border
+ * run the interior copy (plain vector loads, no range checks), border
+ * tiles load each row's lanes inside the image under a mask.  At 16 lanes
+ * on the AVX-512 description, at 8 on the AVX2 one. */
+TEST(c2d_rows_in_place_interior_and_masked_border_vec16_on_avx512) {
+  case_opts o = {.epilogue = HERON__EPI_BIAS,
+                 .fix_name = {"vec", "data.pack"},
+                 .fix_val = {16, 0},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10, 29);
+}
+
+TEST(c2d_rows_in_place_interior_and_masked_border_vec8_on_avx2) {
+  case_opts o = {.epilogue = HERON__EPI_BIAS,
+                 .fix_name = {"vec", "data.pack"},
+                 .fix_val = {8, 0},
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10, 29);
+}
+
+/* The source of those kernels has both copies: the interior one's loads
+ * of data are plain, the border's masked to the image. */
+TEST(padded_rows_in_place_have_an_interior_copy_and_masked_border_loads) {
+  const char *hw[2] = {"cpu-avx2", "cpu-avx512"};
+  const int64_t lanes[2] = {8, 16};
+  for (int h = 0; h < 2; h++) {
+    built b;
+    heron_error err = {0};
+    CHECK_OK(build_epi(&b, "c2d",
+                       (const int64_t[]){1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10,
+                       0, hw[h], &err),
+             &err);
+    int nv = heron_space_nvars(b.sp);
+    int64_t *fix = malloc((size_t)nv * sizeof *fix);
+    int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[heron_space_find_var(b.sp, "vec")] = lanes[h];
+    fix[heron_space_find_var(b.sp, "data.pack")] = 0;
+    heron_rng rng;
+    heron_rng_seed(&rng, 41);
+    heron__buf src = {0};
+    int rc = heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err);
+    if (rc == HERON_OK)
+      rc = heron__codegen(b.t, b.sp, cfg, &src, &err);
+    free(fix);
+    free(cfg);
+    unbuild(&b);
+    CHECK_OK(rc, &err);
+    int interior = strstr(src.data, "/* the interior */") != NULL;
+    int ldr = strstr(src.data, "h_ldr(&data[") != NULL;
+    heron__buf_free(&src);
+    CHECK_MSG(interior, "%s: no interior copy of the micro-kernel", hw[h]);
+    CHECK_MSG(ldr, "%s: no masked load of a border row", hw[h]);
+  }
+}
+
 /* The assembly of one kernel of gemm `shape` built for description `hw`
  * at `vec` lanes, compiled with the template's flags on this machine; NULL
  * (and a reason in why[cap]) on failure.  The caller frees it. */
