@@ -23,8 +23,9 @@
  * the edge) and whose stores are made element by element inside the
  * extent; across a ragged vector axis, contiguous lanes are loaded and
  * stored with masks (maskload/maskstore on AVX2, k-masks on AVX-512) where
- * the kernel uses the ISA's vectors.  Packs are zero-filled past every edge.  A ragged reduction
- * axis bounds its inner loop by what is left of the extent.
+ * the kernel uses the ISA's vectors.  Packs are zero-filled past every
+ * edge.  A ragged reduction axis bounds its inner loop by what is left of
+ * the extent.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,16 @@ static void lanes_left_text(const gen *g, const int64_t *off,
   heron__buf_free(&e);
 }
 
+/* Whether tensor ti's dimension d is checked in the code being generated:
+ * it needs a guard, and is neither a plain range check in the interior copy
+ * nor the dimension a masked load checks (skip_ti, skip_d). */
+static int checked_dim(const gen *g, int ti, int d) {
+  const heron__tensor *ts = tensor_at(g, ti);
+  if (!g->guard[ti][d] || (ti == g->skip_ti && d == g->skip_d))
+    return 0;
+  return !(g->interior && heron__affine_div(&ts->index[d]) == 1);
+}
+
 /* Appends to `cond` the range checks of tensor ti's padded dimensions at
  * tile offset off ("(h) >= 0 && (h) < 9 && ..."); nothing when the tensor
  * needs no guard there. */
@@ -197,12 +208,11 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
                        heron__buf *cond) {
   const heron__tensor *ts = tensor_at(g, ti);
   for (int d = 0; d < ts->ndim; d++) {
-    int64_t div = heron__affine_div(&ts->index[d]);
-    if (!g->guard[ti][d] || (g->interior && div == 1) ||
-        (ti == g->skip_ti && d == g->skip_d))
+    if (!checked_dim(g, ti, d))
       continue;
     heron__buf e = {0};
     linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
+    int64_t div = heron__affine_div(&ts->index[d]);
     heron__buf_printf(cond, "%s(%s) >= 0 && (%s) < %lld",
                       cond->len ? " && " : "", e.data, e.data,
                       (long long)(ts->dims[d] * div));
@@ -274,8 +284,7 @@ static int contiguous_lanes(const gen *g, int ti) {
     return 0;
   const heron__tensor *ts = tensor_at(g, ti);
   for (int d = 0; d < ts->ndim; d++)
-    if (g->guard[ti][d] && ts->index[d].coef[g->vaxis] != 0 &&
-        !(g->interior && heron__affine_div(&ts->index[d]) == 1))
+    if (checked_dim(g, ti, d) && ts->index[d].coef[g->vaxis] != 0)
       return 0;
   return !g->guard_axis[g->vaxis];
 }
@@ -338,8 +347,7 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
     const heron__tensor *ts = tensor_at(g, ti);
     int dim = -1, other = 0;
     for (int d = 0; d < ts->ndim; d++) {
-      if (!g->guard[ti][d] || ts->index[d].coef[g->vaxis] == 0 ||
-          (g->interior && heron__affine_div(&ts->index[d]) == 1))
+      if (!checked_dim(g, ti, d) || ts->index[d].coef[g->vaxis] == 0)
         continue;
       if (dim < 0 && ts->index[d].coef[g->vaxis] == 1 &&
           heron__affine_div(&ts->index[d]) == 1)

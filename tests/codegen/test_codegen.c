@@ -459,8 +459,9 @@ TEST(gemm_prime_edge_tiles_unpacked_match_reference) {
 }
 
 /* The vector axis itself ragged (41 columns in 16- or 8-lane vectors): the
- * edge tile loads and stores its lanes inside the extent with masks.  At 16 lanes on
- * the AVX-512 description, at 8 on the AVX2 one; packs sampled. */
+ * edge tile loads and stores its lanes inside the extent with masks.  At
+ * 16 lanes on the AVX-512 description, at 8 on the AVX2 one; packs
+ * sampled. */
 TEST(gemm_vector_axis_edge_vec16_on_avx512_match_reference) {
   case_opts o = {.fix_name = {"vec"},
                  .fix_val = {16},
@@ -642,6 +643,28 @@ TEST(c2d_rows_in_place_interior_and_masked_border_vec8_on_avx2) {
       &o, "c2d", (const int64_t[]){1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10, 29);
 }
 
+/* The source of one config of b's space, sampled with knobs names[i] fixed
+ * to vals[i] (i < nfix) from random seed `seed`, into src. */
+static int sampled_source(const built *b, const char *const *names,
+                          const int64_t *vals, int nfix, uint64_t seed,
+                          heron__buf *src, heron_error *err) {
+  int nv = heron_space_nvars(b->sp);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  for (int v = 0; v < nv; v++)
+    fix[v] = HERON_UNSET;
+  for (int i = 0; i < nfix; i++)
+    fix[heron_space_find_var(b->sp, names[i])] = vals[i];
+  heron_rng rng;
+  heron_rng_seed(&rng, seed);
+  int rc = heron_space_sample_restricted(b->sp, &rng, fix, NULL, cfg, err);
+  if (rc == HERON_OK)
+    rc = heron__codegen(b->t, b->sp, cfg, src, err);
+  free(fix);
+  free(cfg);
+  return rc;
+}
+
 /* The source of those kernels has both copies: the interior one's loads
  * of data are plain, the border's masked to the image. */
 TEST(padded_rows_in_place_have_an_interior_copy_and_masked_border_loads) {
@@ -654,21 +677,9 @@ TEST(padded_rows_in_place_have_an_interior_copy_and_masked_border_loads) {
                        (const int64_t[]){1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10,
                        0, hw[h], &err),
              &err);
-    int nv = heron_space_nvars(b.sp);
-    int64_t *fix = malloc((size_t)nv * sizeof *fix);
-    int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
-    for (int v = 0; v < nv; v++)
-      fix[v] = HERON_UNSET;
-    fix[heron_space_find_var(b.sp, "vec")] = lanes[h];
-    fix[heron_space_find_var(b.sp, "data.pack")] = 0;
-    heron_rng rng;
-    heron_rng_seed(&rng, 41);
     heron__buf src = {0};
-    int rc = heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err);
-    if (rc == HERON_OK)
-      rc = heron__codegen(b.t, b.sp, cfg, &src, &err);
-    free(fix);
-    free(cfg);
+    int rc = sampled_source(&b, (const char *const[]){"vec", "data.pack"},
+                            (const int64_t[]){lanes[h], 0}, 2, 41, &src, &err);
     unbuild(&b);
     CHECK_OK(rc, &err);
     int interior = strstr(src.data, "/* the interior */") != NULL;
@@ -690,18 +701,9 @@ static char *gemm_assembly(const int64_t *shape, const char *hw, int vec,
     snprintf(why, cap, "%s: %s", hw, err.text);
     return NULL;
   }
-  int nv = heron_space_nvars(b.sp);
-  int64_t *fix = malloc((size_t)nv * sizeof *fix);
-  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
-  for (int v = 0; v < nv; v++)
-    fix[v] = HERON_UNSET;
-  fix[heron_space_find_var(b.sp, "vec")] = vec;
-  heron_rng rng;
-  heron_rng_seed(&rng, 31);
   heron__buf src = {0};
-  int rc = heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err);
-  if (rc == HERON_OK)
-    rc = heron__codegen(b.t, b.sp, cfg, &src, &err);
+  int rc = sampled_source(&b, (const char *const[]){"vec"},
+                          (const int64_t[]){vec}, 1, 31, &src, &err);
   char dir[256], path[300], cmd[1200];
   char *text = NULL;
   size_t len = 0;
@@ -721,8 +723,6 @@ static char *gemm_assembly(const int64_t *shape, const char *hw, int vec,
   if (rc != HERON_OK)
     snprintf(why, cap, "%s: %s", hw, err.text);
   heron__buf_free(&src);
-  free(fix);
-  free(cfg);
   unbuild(&b);
   return text;
 }
@@ -926,22 +926,10 @@ TEST(vectorized_config_uses_vector_type_and_lists_config) {
   built b;
   heron_error err = {0};
   CHECK_OK(build(&b, "gemm", (int64_t[]){64, 64, 64}, 3, &err), &err);
-  int nv = heron_space_nvars(b.sp);
-  int64_t *fix = malloc((size_t)nv * sizeof *fix);
-  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
-  for (int v = 0; v < nv; v++)
-    fix[v] = HERON_UNSET;
-  fix[heron_space_find_var(b.sp, "vec")] = 4;
-  fix[heron_space_find_var(b.sp, "unroll")] = 2;
-  heron_rng rng;
-  heron_rng_seed(&rng, 4);
-  int rc = heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err);
   heron__buf src = {0};
-  if (rc == HERON_OK)
-    rc = heron__codegen(b.t, b.sp, cfg, &src, &err);
+  int rc = sampled_source(&b, (const char *const[]){"vec", "unroll"},
+                          (const int64_t[]){4, 2}, 2, 4, &src, &err);
   char *text = heron__buf_take(&src);
-  free(fix);
-  free(cfg);
   unbuild(&b);
   CHECK_OK(rc, &err);
   CHECK_STR_CONTAINS(text, "vector_size(16)");
