@@ -51,6 +51,9 @@ typedef struct gen {
   int acc_at;
   int reg_from; /* first spatial level inside the register tile: 3 or 2 */
   int unroll;
+  /* Software prefetch distance in steps of the innermost reduction-inner
+   * loop (axis pf_axis; -1 when no such loop), 0 for none. */
+  int prefetch, pf_axis;
   int fma; /* 1: FMA intrinsics for this vector width */
   /* Ragged axes (the tiles sweep past the extent), which axes' indices the
    * reads being generated must check against the extent (the edge copy of
@@ -463,11 +466,80 @@ static void indent(const gen *g, int depth) {
   heron__buf_printf(g->o, "%*s", 2 * depth, "");
 }
 
+/* The constant element offsets already prefetched in one reduction step,
+ * per input: a load within a cache line (64 bytes) of one of them is
+ * covered by its prefetch. */
+#define MAX_PREFETCH 64
+typedef struct prefetched {
+  int64_t at[HERON__MAX_TENSORS][MAX_PREFETCH];
+  int n[HERON__MAX_TENSORS];
+} prefetched;
+
+/* After the load of input ti at tile point off: a prefetch of the address
+ * that load reads `prefetch` steps of the innermost reduction loop later,
+ * unless a prefetch of this step already covers its cache line or the
+ * stream moves less than a line a step.  A packed
+ * input's stream moves by its register block (rp elements) a step; one
+ * read in place by its linear coefficient along the loop's axis.  The
+ * address is integer arithmetic: past the edge of a tensor it is a
+ * harmless prefetch (the instruction does not fault), never an invalid
+ * pointer. */
+static void emit_prefetch(gen *g, int ti, const int64_t *off, int depth,
+                          prefetched *pf) {
+  const heron__op *op = g->op;
+  if (g->prefetch <= 0 || g->pf_axis < 0 || g->divided[ti])
+    return;
+  int64_t c = 0, step;
+  if (g->packed[ti]) {
+    for (int a = 0; a < op->naxes; a++)
+      if (op->axes[a].kind == HERON__SPATIAL)
+        c += off[a] * g->rstride[ti][a];
+    step = g->rp[ti];
+  } else {
+    c = g->lin0[ti];
+    for (int a = 0; a < op->naxes; a++)
+      if (op->axes[a].kind == HERON__SPATIAL && op->axes[a].extent > 1)
+        c += off[a] * g->lin[ti][a];
+    step = g->lin[ti][g->pf_axis];
+  }
+  /* A stream that stays within a cache line for several steps (a packed
+   * broadcast of 3 floats a step, a row read along the reduction) is
+   * sequential, which hardware prefetchers follow; a prefetch every step
+   * would only take load slots from the micro-kernel. */
+  int64_t line = 64 / g->t->elem_bytes;
+  if (step < line && step > -line)
+    return;
+  for (int i = 0; i < pf->n[ti]; i++)
+    if (c - pf->at[ti][i] < line && pf->at[ti][i] - c < line)
+      return;
+  if (pf->n[ti] == MAX_PREFETCH)
+    return;
+  pf->at[ti][pf->n[ti]++] = c;
+  long long bytes = (long long)(g->prefetch * step * g->t->elem_bytes);
+  indent(g, depth);
+  if (g->packed[ti]) {
+    heron__buf_printf(g->o,
+                      "__builtin_prefetch((const void *)((uintptr_t)(h_q%d + "
+                      "h_k * %lld + %lld) + %lld));\n",
+                      ti, (long long)g->rp[ti], (long long)c, bytes);
+    return;
+  }
+  heron__buf e = {0};
+  linear_text(g, g->lin[ti], g->lin0[ti], off, &e);
+  heron__buf_printf(g->o,
+                    "__builtin_prefetch((const void *)((uintptr_t)%s + "
+                    "(uintptr_t)(%d * (%s) + %lld)));\n",
+                    op->in[ti].name, g->t->elem_bytes, e.data, bytes);
+  heron__buf_free(&e);
+}
+
 /* One reduction step: loads, then one multiply-add per accumulator
  * (h_a<p>, or h_s<p> for the scalar tail of an rvec tile). */
 static int emit_step_into(gen *g, int npts, int depth, const char *acc) {
   const heron__op *op = g->op;
   int rc = HERON_OK;
+  prefetched pf;
+  memset(pf.n, 0, sizeof pf.n);
   /* Each value is loaded right before its first use: the vectors of the
    * first row stay live for the later rows, each row's broadcast dies with
    * its row. */
@@ -484,6 +556,7 @@ static int emit_step_into(gen *g, int npts, int depth, const char *acc) {
         rc = HERON_ENOMEM;
         break;
       }
+      emit_prefetch(g, ti, off, depth, &pf);
     }
     if (rc != HERON_OK)
       break;
@@ -1565,6 +1638,8 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   g.acc_at = (int)cfg[t->acc_at];
   int64_t u = cfg[t->unroll];
   g.unroll = (int)(u > 0 ? 4 * u : 1);
+  g.prefetch = (int)cfg[t->prefetch];
+  g.pf_axis = -1;
   g.vaxis = t->vec_axis;
   g.vec = t->vec_axis >= 0 ? (int)cfg[t->vec] : 1;
   g.rvec = t->vec_reduce && g.vec > 1;
@@ -1582,6 +1657,13 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
       cover *= g.len[a][l];
     g.ragged[a] = cover > g.op->axes[a].extent;
   }
+  /* The innermost reduction-inner loop (open_loops' order), whose steps
+   * the prefetches look ahead along. */
+  for (int a = 0; a < g.op->naxes; a++)
+    if (g.op->axes[a].kind == HERON__REDUCE && g.len[a][1] > 1)
+      g.pf_axis = a;
+  if (g.rvec)
+    g.prefetch = 0;
   g.reg_from = g.acc_at ? 2 : 3;
   g.fma =
       (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);

@@ -23,6 +23,7 @@
  *             acc[...] += in0[...] * in1[...]     (fully unrolled register
  *                                                   tile, vectorized along
  *                                                   the vector axis)
+ *             prefetch what the vector loads read `prefetch` steps ahead
  *           out[...] = acc (first reduction-outer step) or += acc (later),
  *                      then the epilogue (bias, relu) on the last step
  *
@@ -77,6 +78,10 @@ struct heron__template {
                         vec 8 (with FMA); 0: vector extensions only */
   int acc_at;        /* knob: 0 = register-inner tile, 1 = levels 2 and 3 */
   int unroll;        /* knob: 0..5, max unroll step max(1, 4 * v) */
+  int prefetch;      /* knob: software prefetch distance in reduction-inner
+                        steps (0: none) of every vector load that moves
+                        with the innermost reduction loop; a constant 0
+                        when the lanes run along the reduction */
   int vec;           /* knob: vector width (a constant 1 without an axis) */
   int vec_axis;      /* the op axis vectorized, or -1 */
   int vec_reduce;    /* 1 when vec_axis is a reduction axis (gemv): each

@@ -672,6 +672,36 @@ static void rule_unroll(ctx *c) {
        "reduction-inner loop");
 }
 
+/* ---- Prefetch ------------------------------------------------------------
+ */
+
+/* Software prefetching, the knob OpenBLAS's and BLIS's hand-written
+ * kernels fix per CPU (their A_PR1 / B_PR1 distances): each vector load of
+ * the micro-kernel is followed by a prefetch of the address the same load
+ * reads `prefetch` steps of the innermost reduction loop later.  A packed
+ * input's stream is sequential and hardware prefetchers follow it, but an
+ * input read in place steps a whole row per reduction step (gemm's B[k, j]
+ * in a 3072-wide matrix: 12 KiB a step, across pages), which they do not.
+ * Distance 0 emits nothing, so every kernel without the knob remains in
+ * the space.  With lanes along the reduction (gemv) every load is a
+ * sequential stream and the knob is a constant 0. */
+static void rule_prefetch(ctx *c) {
+  heron__template *t = c->t;
+  if (t->vec_reduce) {
+    t->prefetch = heron__r_const(&c->r, 0);
+    heron__rule_note_add(t->rules, &t->nrules, "Prefetch",
+         "not applicable: lanes run along the reduction (sequential "
+         "streams)");
+    return;
+  }
+  static const int64_t dist[] = {0, 2, 4, 8, 16};
+  t->prefetch = heron__r_set(&c->r, "prefetch", 1, dist, 5);
+  heron__rule_note_add(t->rules, &t->nrules, "Prefetch",
+       "prefetch in {0, 2, 4, 8, 16}: every vector load of the micro-kernel "
+       "also prefetches what it reads that many reduction steps later (0: "
+       "none)");
+}
+
 int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
                            heron_error *err) {
   ctx *c = calloc(1, sizeof *c);
@@ -701,6 +731,7 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   rule_tile_for_cache(c, l2_sizes, l1_sizes);
   rule_pack(c);
   rule_unroll(c);
+  rule_prefetch(c);
 
   int rc = c->r.rc;
   free(c);

@@ -259,7 +259,12 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
   if (t->vec_axis >= 0)
     heron__buf_printf(&b, "  (fully unrolled, vec lanes along %s)",
                       op->axes[t->vec_axis].name);
-  line(out, d--, "%s", b.data ? b.data : "");
+  line(out, d, "%s", b.data ? b.data : "");
+  if (!t->vec_reduce)
+    line(out, d,
+         "prefetch what each load reads `prefetch` steps of the innermost "
+         "reduction loop ahead  (0: none)");
+  d--;
   heron__buf_free(&b);
   tensor_text(op, &op->out, &b);
   line(out, d, "%s = (first reduction-outer step ? 0 : %s) + %s.local",

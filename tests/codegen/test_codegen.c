@@ -522,6 +522,26 @@ TEST(c2d_stem_odd_image_edge_tiles_bias_relu_match_reference) {
                       10, 35, &o));
 }
 
+/* Software prefetching: a prefetch distance on odd shapes with rows read
+ * in place (B's 67-float rows, a step a row) and packed, edge tiles and a
+ * ragged reduction included.  Near the end of a tensor the prefetched
+ * address lies past it; the prefetch must neither fault nor be taken for
+ * an access (the sanitizer stage builds these kernels with ASan). */
+TEST(gemm_prefetch_past_the_last_rows_matches_reference) {
+  case_opts o = {.fix_name = {"prefetch", "B.pack"},
+                 .fix_val = {16, 0},
+                 .min_ragged = 10};
+  CHECK(run_case_opts("gemm", (const int64_t[]){31, 67, 37}, 3, 38, &o));
+  case_opts p = {.fix_name = {"prefetch", "B.pack"}, .fix_val = {4, 1}};
+  CHECK(run_case_opts("gemm", (const int64_t[]){31, 67, 37}, 3, 39, &p));
+}
+
+TEST(c2d_prefetch_with_padding_and_stride_matches_reference) {
+  case_opts o = {.fix_name = {"prefetch"}, .fix_val = {8}, .min_ragged = 5};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 13, 11, 7, 20, 3, 3, 2, 1, 1},
+                      10, 40, &o));
+}
+
 /* ---- Packing, the micro-kernel and the epilogue ------------------------- */
 
 
@@ -688,6 +708,37 @@ TEST(padded_rows_in_place_have_an_interior_copy_and_masked_border_loads) {
     CHECK_MSG(interior, "%s: no interior copy of the micro-kernel", hw[h]);
     CHECK_MSG(ldr, "%s: no masked load of a border row", hw[h]);
   }
+}
+
+/* The prefetches in the source: none at distance 0; at distance 8, B's
+ * rows read in place (3072 floats apart) are prefetched 8 rows = 98304
+ * bytes ahead, and A's broadcasts, 1 float a step, are left to the
+ * hardware. */
+TEST(prefetch_reads_rows_ahead_and_leaves_sequential_streams_alone) {
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build_epi(&b, "gemm", (const int64_t[]){96, 3072, 64}, 3, 0,
+                     "cpu-avx512", &err),
+           &err);
+  static const char *const names[] = {"prefetch", "B.pack", "A.pack", "vec"};
+  heron__buf off = {0}, on = {0};
+  int rc = sampled_source(&b, names, (const int64_t[]){0, 0, 0, 16}, 4, 42,
+                          &off, &err);
+  if (rc == HERON_OK)
+    rc = sampled_source(&b, names, (const int64_t[]){8, 0, 0, 16}, 4, 42, &on,
+                        &err);
+  unbuild(&b);
+  CHECK_OK(rc, &err);
+  int none = strstr(off.data, "__builtin_prefetch") == NULL;
+  const char *pf = strstr(on.data, "__builtin_prefetch((const void *)"
+                                   "((uintptr_t)B + ");
+  int ahead = pf && strstr(pf, "+ 98304)") != NULL;
+  int of_a = strstr(on.data, "(uintptr_t)A + ") != NULL;
+  heron__buf_free(&off);
+  heron__buf_free(&on);
+  CHECK_MSG(none, "prefetch 0 emitted a prefetch");
+  CHECK_MSG(ahead, "no prefetch of B 8 rows ahead");
+  CHECK_MSG(!of_a, "A's sequential broadcasts were prefetched");
 }
 
 /* The assembly of one kernel of gemm `shape` built for description `hw`

@@ -65,7 +65,8 @@ TEST(gemm_template_has_the_documented_knobs) {
            &err);
   static const char *const names[] = {
       "i.t0", "i.t1", "i.t2", "i.t3",   "j.t0",   "j.t1",   "j.t2",  "j.t3",
-      "k.t0", "k.t1", "vec",  "acc_at", "unroll", "A.pack", "B.pack"};
+      "k.t0", "k.t1", "vec",  "acc_at", "unroll", "A.pack", "B.pack",
+      "prefetch"};
   int n = (int)(sizeof names / sizeof names[0]);
   for (int i = 0; i < n; i++)
     CHECK_MSG(has_knob(b.sp, names[i]), "missing knob %s", names[i]);
@@ -148,6 +149,29 @@ TEST(vector_widths_follow_the_hardware_and_the_extent) {
   CHECK_EQ(vec_domain("gemm", (int64_t[]){36, 32, 32}, 3, &hw, &axis, vals, 8),
            3);
   CHECK_STR_CONTAINS(axis, "j");
+}
+
+/* The prefetch distance is a knob of {0, 2, 4, 8, 16} steps where inputs
+ * are read across rows, and no knob where the lanes run along the
+ * reduction (gemv's loads are sequential streams). */
+TEST(prefetch_is_a_distance_knob_except_along_the_reduction) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemm", (int64_t[]){77, 2304, 768}, 3, &hw, &err), &err);
+  int v = heron_space_find_var(b.sp, "prefetch");
+  CHECK(has_knob(b.sp, "prefetch"));
+  const int64_t *vals;
+  int nv = 0;
+  heron_space_var_domain(b.sp, v, NULL, NULL, &vals, &nv);
+  CHECK_EQ(nv, 5);
+  static const int64_t want[] = {0, 2, 4, 8, 16};
+  for (int i = 0; i < nv && i < 5; i++)
+    CHECK_EQ(vals[i], want[i]);
+  unbuild(&b);
+  CHECK_OK(build(&b, "gemv", (int64_t[]){1000, 2048}, 2, &hw, &err), &err);
+  CHECK(!has_knob(b.sp, "prefetch"));
+  unbuild(&b);
 }
 
 TEST(extent_one_axes_get_no_knobs) {

@@ -567,7 +567,10 @@ TEST(save_state_and_load_state_round_trip_the_population) {
 TEST(without_a_model_the_ga_improves_the_best_measured_value) {
   ga g;
   heron_error err = {0};
-  CHECK_OK(ga_open(&g, "gemm", 0, "1", NULL, 0, 21, &err), &err);
+  /* The seed is one whose first round misses the objective's optimum (0):
+   * with 4 features a round of 8 can hit it, and then nothing can improve
+   * (seed 21 did once the prefetch knob changed the sampling stream). */
+  CHECK_OK(ga_open(&g, "gemm", 0, "1", NULL, 0, 22, &err), &err);
   enum { WANT = 8, ROUNDS = 12, NRAND = 400 };
   int64_t *out = malloc((size_t)WANT * (size_t)g.nv * sizeof *out);
   double f[WANT], rnd[NRAND], late = 0;

@@ -361,7 +361,8 @@ TEST(the_prompt_holds_knobs_rules_examples_and_failures) {
  * unroll value is left open ("%d") so tests can make distinct ones. */
 #define LT_VALID                                                               \
   "i.t0: 8, i.t1: 2, i.t2: 2, i.t3: 2, j.t0: 8, j.t1: 1, j.t2: 1, j.t3: 8, "   \
-  "k.t0: 4, k.t1: 16, vec: 8, acc_at: 0, A.pack: 0, B.pack: 1, unroll: "
+  "k.t0: 4, k.t1: 16, vec: 8, acc_at: 0, A.pack: 0, B.pack: 1, prefetch: 0, "  \
+  "unroll: "
 
 TEST(malformed_replies_are_repaired_or_rejected_and_counted) {
   lt t;
