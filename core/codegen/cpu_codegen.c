@@ -92,6 +92,10 @@ typedef struct gen {
    * register tile (product over the spatial axes it reads), and each such
    * axis' stride inside that tile (the vector axis innermost). */
   int packed[HERON__MAX_TENSORS];
+  /* The output's stage (out.stage): the partial sums of the reduction-
+   * outer steps before the last go to the per-thread buffer h_stg, one
+   * block of npts * vec floats per register tile of the thread's tile. */
+  int stage;
   int64_t rp[HERON__MAX_TENSORS];
   int64_t rstride[HERON__MAX_TENSORS][HERON__MAX_AXES];
   int rorder[HERON__MAX_TENSORS][HERON__MAX_AXES]; /* those axes, outermost
@@ -1000,6 +1004,10 @@ static int any_packed(const gen *g) {
   return 0;
 }
 
+/* Whether the kernel has per-thread buffers: packs or the output's stage
+ * (slot ninputs of h_keep). */
+static int any_buffer(const gen *g) { return any_packed(g) || g->stage; }
+
 /* The spatial axes of input ti's pack blocks, with their levels, in the
  * order of the compute loops (level-major, then op order): their loop
  * indices number the blocks. */
@@ -1138,7 +1146,7 @@ static void emit_step_index(gen *g, int depth) {
  * (h_own).  A failed allocation traps, which the harness records as a
  * runtime error. */
 static void emit_pack_alloc(gen *g, int depth) {
-  if (!any_packed(g))
+  if (!any_buffer(g))
     return;
   indent(g, depth);
   heron__buf_puts(g->o, "const int h_tn = omp_get_thread_num();\n");
@@ -1159,6 +1167,18 @@ static void emit_pack_alloc(gen *g, int depth) {
     indent(g, depth + 1);
     heron__buf_puts(g->o, "__builtin_trap();\n");
   }
+  if (g->stage) {
+    int64_t bytes = (g->cfg[g->t->stage_elems] * 4 + 63) / 64 * 64;
+    indent(g, depth);
+    heron__buf_printf(g->o,
+                      "float *restrict h_stg = h_take(h_kept ? "
+                      "&h_keep[%d][h_tn] : 0, %lld);\n",
+                      g->op->ninputs, (long long)(bytes ? bytes : 64));
+    indent(g, depth);
+    heron__buf_puts(g->o, "if (!h_stg)\n");
+    indent(g, depth + 1);
+    heron__buf_puts(g->o, "__builtin_trap();\n");
+  }
 }
 
 static void emit_pack_free(gen *g, int depth) {
@@ -1169,12 +1189,19 @@ static void emit_pack_free(gen *g, int depth) {
       indent(g, depth + 1);
       heron__buf_printf(g->o, "free(h_pk%d);\n", ti);
     }
+  if (g->stage) {
+    indent(g, depth);
+    heron__buf_puts(g->o, "if (!h_kept)\n");
+    indent(g, depth + 1);
+    heron__buf_puts(g->o, "free(h_stg);\n");
+  }
 }
 
 /* The kept pack buffers' storage, their release at unload, and h_take. */
 static void emit_pack_keep(gen *g) {
-  if (!any_packed(g))
+  if (!any_buffer(g))
     return;
+  int slots = g->op->ninputs + (g->stage ? 1 : 0);
   heron__buf_printf(
       g->o,
       "/* Pack buffers kept across calls, per input and OpenMP thread. */\n"
@@ -1191,7 +1218,7 @@ static void emit_pack_keep(gen *g) {
       "  if (!slot)\n    return aligned_alloc(64, bytes);\n"
       "  if (!*slot)\n    *slot = aligned_alloc(64, bytes);\n"
       "  return *slot;\n}\n\n",
-      g->op->ninputs, g->op->ninputs);
+      slots, slots);
 }
 
 static void emit_header(gen *g, const heron_space *sp) {
@@ -1213,7 +1240,7 @@ static void emit_header(gen *g, const heron_space *sp) {
                     (long long)g->cfg[g->t->acc_floats],
                     (long long)g->cfg[g->t->acc_vecs]);
   heron__buf_puts(o, "#include <stdint.h>\n#include <stdlib.h>\n");
-  if (any_packed(g))
+  if (any_buffer(g))
     heron__buf_puts(o, "#include <omp.h>\n");
   if (g->vec > 1 && g->fma)
     heron__buf_puts(o, "#include <immintrin.h>\n");
@@ -1299,7 +1326,7 @@ static void emit_header(gen *g, const heron_space *sp) {
   emit_pack_keep(g);
   heron__buf_puts(o, "void heron_kernel(void *const *bufs);\n"
                      "void heron_kernel(void *const *bufs) {\n");
-  if (any_packed(g))
+  if (any_buffer(g))
     heron__buf_puts(o, "  const int h_own = !__atomic_exchange_n(&h_busy, 1, "
                        "__ATOMIC_ACQUIRE);\n");
   for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
@@ -1319,7 +1346,7 @@ static void emit_header(gen *g, const heron_space *sp) {
 static int emit_parallel(gen *g, int depth) {
   const heron__op *op = g->op;
   int64_t fused = g->cfg[g->t->fused];
-  int packs = any_packed(g);
+  int packs = any_buffer(g);
   if (fused <= 1) {
     emit_pack_alloc(g, depth);
     return 0;
@@ -1440,12 +1467,60 @@ static int emit_reduce_vector(gen *g, int npts, int d) {
   return rc;
 }
 
+/* The output stage's block of this register tile: h_w, at the register
+ * tile's number in the thread's tile (its level-1 and, at acc_at 0,
+ * level-2 loop indices, level-major as the loops run) times the block of
+ * npts * vec floats. */
+static void emit_stage_pointer(gen *g, int npts, int depth) {
+  const heron__op *op = g->op;
+  heron__buf b = {0};
+  int64_t stride = (int64_t)npts * g->vec;
+  for (int l = g->reg_from - 1; l >= 1; l--)
+    for (int a = op->naxes - 1; a >= 0; a--) {
+      if (op->axes[a].kind != HERON__SPATIAL || g->len[a][l] <= 1)
+        continue;
+      heron__buf_printf(&b, " + %s_%d * %lld", op->axes[a].name, l,
+                        (long long)stride);
+      stride *= g->len[a][l];
+    }
+  indent(g, depth);
+  heron__buf_printf(g->o, "float *restrict h_w = h_stg%s;\n",
+                    b.len ? b.data : "");
+  heron__buf_free(&b);
+}
+
+/* The output stage's part of the stores: the first reduction-outer step
+ * writes the accumulators to the block (ST_SET), a middle one adds them to
+ * it (ST_ADD), and the last one (ST_ADD_EPI here) adds the block to them,
+ * so that the ordinary first-step store then writes the output. */
+static void emit_stage(gen *g, int npts, int depth, int mode) {
+  for (int p = 0; p < npts; p++) {
+    indent(g, depth);
+    long long at = (long long)p * g->vec;
+    if (g->vec > 1 && mode == ST_SET)
+      heron__buf_printf(g->o, "h_st(&h_w[%lld], h_a%d);\n", at, p);
+    else if (g->vec > 1 && mode == ST_ADD)
+      heron__buf_printf(g->o, "h_st(&h_w[%lld], h_a%d + h_ld(&h_w[%lld]));\n",
+                        at, p, at);
+    else if (g->vec > 1)
+      heron__buf_printf(g->o, "h_a%d = h_a%d + h_ld(&h_w[%lld]);\n", p, p, at);
+    else if (mode == ST_SET)
+      heron__buf_printf(g->o, "h_w[%lld] = h_a%d;\n", at, p);
+    else if (mode == ST_ADD)
+      heron__buf_printf(g->o, "h_w[%lld] += h_a%d;\n", at, p);
+    else
+      heron__buf_printf(g->o, "h_a%d += h_w[%lld];\n", p, at);
+  }
+}
+
 /* One register tile at origins <a>_b: pack pointers, accumulators, the
  * reduction-inner loops of the micro-kernel, and the stores (the edge
  * copy's when `edge`). */
 static int emit_tile_body(gen *g, int npts, int d, int has_first, int edge) {
   heron__buf *out = g->o;
   emit_pack_pointers(g, d);
+  if (g->stage && has_first)
+    emit_stage_pointer(g, npts, d);
   for (int p = 0; p < npts; p++) {
     indent(g, d);
     if (g->vec > 1)
@@ -1468,7 +1543,20 @@ static int emit_tile_body(gen *g, int npts, int d, int has_first, int edge) {
   if (rc != HERON_OK)
     return rc;
   int epi = g->op->epilogue != 0;
-  if (has_first) {
+  if (has_first && g->stage) {
+    indent(g, d);
+    heron__buf_puts(out, "if (h_first) {\n");
+    emit_stage(g, npts, d + 1, ST_SET);
+    indent(g, d);
+    heron__buf_puts(out, "} else if (h_last) {\n");
+    emit_stage(g, npts, d + 1, ST_ADD_EPI);
+    emit_store(g, npts, d + 1, epi ? ST_SET_EPI : ST_SET, edge);
+    indent(g, d);
+    heron__buf_puts(out, "} else {\n");
+    emit_stage(g, npts, d + 1, ST_ADD);
+    indent(g, d);
+    heron__buf_puts(out, "}\n");
+  } else if (has_first) {
     indent(g, d);
     heron__buf_puts(out, "if (h_first) {\n");
     emit_store(g, npts, d + 1, ST_SET, edge);
@@ -1669,6 +1757,11 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
       (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);
   g.masked = g.fma && g.vaxis >= 0 && !g.rvec && g.ragged[g.vaxis];
   g.skip_ti = -1;
+  /* The stage only matters with reduction-outer steps (its constraint
+   * makes it so; a hand-made config is not trusted to). */
+  for (int a = 0; a < g.op->naxes && t->stage >= 0 && cfg[t->stage]; a++)
+    if (g.op->axes[a].kind == HERON__REDUCE && g.len[a][0] > 1)
+      g.stage = 1;
   index_maps(&g);
   setup_packing(&g);
   int npts = tile_points(&g, 0, NULL);
@@ -1689,7 +1782,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   if (has_first) {
     const char *flag[2] = {"h_first", "h_last"};
     for (int f = 0; f < 2; f++) {
-      if (f == 1 && !g.op->epilogue)
+      if (f == 1 && !g.op->epilogue && !g.stage)
         break;
       indent(&g, d);
       heron__buf_printf(out, "const int %s = ", flag[f]);
@@ -1723,7 +1816,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   close_loops(&g, nr0, d);
   d -= par;
   close_parallel(&g, par, d);
-  if (any_packed(&g))
+  if (any_buffer(&g))
     heron__buf_puts(out, "  if (h_own)\n    __atomic_store_n(&h_busy, 0, "
                          "__ATOMIC_RELEASE);\n");
   heron__buf_puts(out, "}\n");

@@ -25,7 +25,10 @@
  *                                                   the vector axis)
  *             prefetch what the vector loads read `prefetch` steps ahead
  *           out[...] = acc (first reduction-outer step) or += acc (later),
- *                      then the epilogue (bias, relu) on the last step
+ *                      then the epilogue (bias, relu) on the last step;
+ *                      with out.stage, the steps before the last keep the
+ *                      sums in a per-thread buffer instead (vector loads
+ *                      and stores), and the last step adds it and stores
  *
  * The register tile is the micro-kernel (Tensorize): rows of broadcast
  * scalars times vectors of the output-contiguous axis, one FMA intrinsic
@@ -73,6 +76,16 @@ struct heron__template {
   int pack[HERON__MAX_TENSORS];
   int pack_elems[HERON__MAX_TENSORS]; /* aux: elements of the packed tile */
   int64_t pack_limit;                 /* elements all packs may take */
+  /* stage: knob (0/1) of the output, or -1: the thread's output tile is
+   * accumulated across the reduction-outer steps in a contiguous
+   * per-thread buffer, register tile by register tile in the
+   * accumulators' own layout, and written to the output once, at the last
+   * step.  Only where the output's lanes lie a stride apart (a convolution
+   * vectorized along its channels: every partial sum would otherwise be
+   * stored and reloaded lane by lane) and the reduction is split (a
+   * constraint).  stage_elems: aux, the buffer's elements (0 when off). */
+  int stage;
+  int stage_elems;
   int regs_need;     /* aux: vector registers the micro-kernel needs */
   int fma_isa;       /* 512: _mm512 intrinsics for vec 16; 256: _mm256 for
                         vec 8 (with FMA); 0: vector extensions only */

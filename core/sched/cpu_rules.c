@@ -489,6 +489,61 @@ static void rule_tensorize(ctx *c, int vec_q) {
        regs);
 }
 
+/* ---- Add-Multi-Level-SPM: the output's stage ---------------------------- */
+
+/* The knob <out>.stage (Add-Multi-Level-SPM for the output): where the
+ * output's lanes are not contiguous (the vector axis is not the output's
+ * last dimension: a convolution vectorized along its channels in NCHW),
+ * every reduction-outer step but the last would store its partial sums
+ * lane by lane and the next step reload them the same way; staged, they
+ * go to a contiguous per-thread buffer of the thread's output tile as
+ * whole vectors, and only the last step writes the output.  The knob is 1
+ * only when the reduction is split (the product of its t0 is at least 2:
+ * rsplit == rsplit.m1 + 1, stage <= rsplit.m1), and the buffer counts
+ * toward the packs' cache share (its elements appended to sizes[]). */
+static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  t->stage = t->stage_elems = -1;
+  int splits[HERON__MAX_AXES], ns = 0;
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__REDUCE && t->has_knobs[a])
+      splits[ns++] = t->tile[a][0];
+  if (t->vec_reduce || t->vec_axis < 0 || ns == 0 ||
+      reads_contiguously(op, &op->out, t->vec_axis) || c->r.rc)
+    return;
+  int xs[HERON__MAX_AXES], n = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a])
+      continue;
+    if (thread_tile[a] < 0) {
+      char name[48];
+      snprintf(name, sizeof name, "%s.P", op->axes[a].name);
+      thread_tile[a] = heron__r_prod(&c->r, name, &t->tile[a][1], 3);
+    }
+    xs[n++] = thread_tile[a];
+  }
+  char name[48];
+  snprintf(name, sizeof name, "%s.stage", op->out.name);
+  t->stage = heron__r_range(&c->r, name, 1, 0, 1);
+  snprintf(name, sizeof name, "%s.stage.tile", op->out.name);
+  int tile = heron__r_prod(&c->r, name, xs, n);
+  snprintf(name, sizeof name, "%s.stage.elems", op->out.name);
+  int64_t ub = heron__r_ub(&c->r, tile);
+  t->stage_elems = heron__r_range(&c->r, name, 0, 0, ub);
+  heron__r_post(&c->r, HERON_C_SELECT, t->stage_elems,
+                (int[]){t->stage, heron__r_const(&c->r, 0), tile}, 3, NULL, 0,
+                name);
+  sizes[(*nsizes)++] = t->stage_elems;
+  int rsplit = heron__r_prod(&c->r, "rsplit", splits, ns);
+  int m1 = heron__r_range(&c->r, "rsplit.m1", 0, 0,
+                          heron__r_ub(&c->r, rsplit));
+  heron__r_post(&c->r, HERON_C_SUM, rsplit,
+                (int[]){m1, heron__r_const(&c->r, 1)}, 2, NULL, 0, "rsplit");
+  heron__r_post(&c->r, HERON_C_LE, t->stage, &m1, 1, NULL, 0,
+                "a stage only with a split reduction");
+}
+
 /* ---- Add-Multi-Level-SPM: packing --------------------------------------- */
 
 /* The CPU's scratchpad is a contiguous, aligned per-thread buffer.  The
@@ -554,14 +609,22 @@ static void rule_pack(ctx *c) {
          (int[]){t->pack[i], heron__r_const(&c->r, 0), tile}, 3, NULL, 0, name);
     sizes[nsizes++] = t->pack_elems[i];
   }
+  stage_output(c, thread_tile, sizes, &nsizes);
   int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
   heron__r_post(&c->r, HERON_C_LE, total, (int[]){heron__r_const(&c->r, t->pack_limit)}, 1, NULL, 0,
        "pack.elems <= cache share");
   heron__rule_note_add(t->rules, &t->nrules, "Add-Multi-Level-SPM",
        "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
-       "into a contiguous aligned buffer in micro-kernel order; all packs "
-       "<= %lld elements (last-level cache share)",
-       (long long)t->pack_limit);
+       "into a contiguous aligned buffer in micro-kernel order; %s%s%sall "
+       "packs <= %lld elements (last-level cache share)",
+       t->stage >= 0 ? op->out.name : "",
+       t->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
+                       "reduction kept in a per-thread buffer of the "
+                       "output's tile as whole vectors (its lanes lie a "
+                       "stride apart), the output written at the last "
+                       "step; "
+                     : "",
+       "", (long long)t->pack_limit);
 }
 
 /* ---- Tile for cache --------------------------------------------------- */

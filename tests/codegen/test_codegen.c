@@ -542,6 +542,34 @@ TEST(c2d_prefetch_with_padding_and_stride_matches_reference) {
                       10, 40, &o));
 }
 
+/* The output's stage: a convolution vectorized along its channels in NCHW
+ * keeps the partial sums of its reduction-outer steps in a per-thread
+ * buffer and writes the output at the last step.  Edge tiles, padding,
+ * stride, the fused epilogue, scalar code and packed inputs are sampled
+ * in; every op whose template has the knob. */
+TEST(c2d_staged_output_with_edges_and_epilogue_matches_reference) {
+  case_opts o = {.fix_name = {"out.stage"},
+                 .fix_val = {1},
+                 .epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .min_ragged = 5};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 13, 11, 9, 32, 3, 3, 2, 1, 1},
+                      10, 43, &o));
+}
+
+TEST(conv_family_staged_output_matches_reference) {
+  case_opts o = {.fix_name = {"out.stage"}, .fix_val = {1}, .nconfigs = 16};
+  CHECK(run_case_opts("c1d", (const int64_t[]){1, 37, 11, 32, 3, 2, 1, 1}, 8,
+                      44, &o));
+  CHECK(run_case_opts("c3d",
+                      (const int64_t[]){1, 5, 7, 6, 5, 16, 3, 3, 3, 1, 1, 1},
+                      12, 45, &o));
+  CHECK(run_case_opts("dil", (const int64_t[]){1, 11, 9, 6, 16, 3, 3, 1, 2, 2},
+                      10, 46, &o));
+  CHECK(run_case_opts("t2d",
+                      (const int64_t[]){1, 5, 6, 7, 16, 3, 3, 2, 1, 1, 1}, 11,
+                      47, &o));
+}
+
 /* ---- Packing, the micro-kernel and the epilogue ------------------------- */
 
 

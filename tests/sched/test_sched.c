@@ -174,6 +174,38 @@ TEST(prefetch_is_a_distance_knob_except_along_the_reduction) {
   unbuild(&b);
 }
 
+/* The output's stage is a knob where the output's lanes lie a stride apart
+ * (a convolution vectorized along its NCHW channels) and nowhere else, and
+ * a config has it on only when its reduction is split. */
+TEST(output_stage_only_for_strided_lanes_and_split_reductions) {
+  heron__hw hw = zen4();
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build(&b, "gemm", (int64_t[]){77, 2304, 768}, 3, &hw, &err), &err);
+  CHECK(heron_space_find_var(b.sp, "C.stage") < 0);
+  unbuild(&b);
+  CHECK_OK(build(&b, "c2d", (int64_t[]){1, 28, 28, 128, 128, 3, 3, 1, 1, 1},
+                 10, &hw, &err),
+           &err);
+  CHECK(has_knob(b.sp, "out.stage"));
+  int nv = heron_space_nvars(b.sp), staged = 0;
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  heron_rng rng;
+  heron_rng_seed(&rng, 9);
+  for (int i = 0; i < 300; i++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    if (!val(b.sp, cfg, "out.stage"))
+      continue;
+    staged++;
+    int64_t split = val(b.sp, cfg, "ci.t0") * val(b.sp, cfg, "kh.t0") *
+                    val(b.sp, cfg, "kw.t0");
+    CHECK_MSG(split >= 2, "config %d: out.stage 1 with the reduction whole", i);
+  }
+  CHECK(staged > 0);
+  free(cfg);
+  unbuild(&b);
+}
+
 TEST(extent_one_axes_get_no_knobs) {
   heron__hw hw = zen4();
   built b;
