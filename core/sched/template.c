@@ -269,6 +269,12 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
   tensor_text(op, &op->out, &b);
   line(out, d, "%s = (first reduction-outer step ? 0 : %s) + %s.local",
        b.data ? b.data : "", b.data ? b.data : "", op->out.name);
+  if (t->stage >= 0)
+    line(out, d,
+         "(%s.stage == 1: the steps before the last keep %s.local's sums in "
+         "a per-thread buffer of the thread's output tile, as vectors; the "
+         "last adds them and writes %s once)",
+         op->out.name, op->out.name, op->out.name);
   if (op->epilogue)
     line(out, d,
          "%s = %s%s%s%s  (Always-Inline epilogue, last reduction-outer "
