@@ -489,6 +489,17 @@ static void rule_tensorize(ctx *c, int vec_q) {
        regs);
 }
 
+/* The variable of spatial axis a's thread tile (levels 1..3: <a>.P),
+ * made on first use and shared by the packs and the output's stage. */
+static int thread_tile_var(ctx *c, int *thread_tile, int a) {
+  if (thread_tile[a] < 0) {
+    char name[48];
+    snprintf(name, sizeof name, "%s.P", c->t->op.axes[a].name);
+    thread_tile[a] = heron__r_prod(&c->r, name, &c->t->tile[a][1], 3);
+  }
+  return thread_tile[a];
+}
+
 /* ---- Add-Multi-Level-SPM: the output's stage ---------------------------- */
 
 /* The knob <out>.stage (Add-Multi-Level-SPM for the output): where the
@@ -514,14 +525,8 @@ static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
     return;
   int xs[HERON__MAX_AXES], n = 0;
   for (int a = 0; a < op->naxes; a++) {
-    if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a])
-      continue;
-    if (thread_tile[a] < 0) {
-      char name[48];
-      snprintf(name, sizeof name, "%s.P", op->axes[a].name);
-      thread_tile[a] = heron__r_prod(&c->r, name, &t->tile[a][1], 3);
-    }
-    xs[n++] = thread_tile[a];
+    if (op->axes[a].kind == HERON__SPATIAL && t->has_knobs[a])
+      xs[n++] = thread_tile_var(c, thread_tile, a);
   }
   char name[48];
   snprintf(name, sizeof name, "%s.stage", op->out.name);
@@ -581,14 +586,8 @@ static void rule_pack(ctx *c) {
         xs[n++] = t->tile[a][1];
         continue;
       }
-      if (!heron__tensor_reads(ts, a))
-        continue;
-      if (thread_tile[a] < 0) {
-        char name[48];
-        snprintf(name, sizeof name, "%s.P", op->axes[a].name);
-        thread_tile[a] = heron__r_prod(&c->r, name, &t->tile[a][1], 3);
-      }
-      xs[n++] = thread_tile[a];
+      if (heron__tensor_reads(ts, a))
+        xs[n++] = thread_tile_var(c, thread_tile, a);
     }
     char name[48];
     snprintf(name, sizeof name, "%s.pack", ts->name);
