@@ -300,13 +300,19 @@ static int contiguous_lanes(const gen *g, int ti) {
  * in the pack is the step's block (h_k * points) plus the point's offset
  * in the tensor's register layout, whose vector axis is innermost, so a
  * vector of lanes is one unit-stride load. */
+/* The offset of register-tile point off in packed input ti's block of one
+ * reduction step (its register layout, the vector axis innermost). */
+static int64_t packed_pos(const gen *g, int ti, const int64_t *off) {
+  int64_t pos = 0;
+  for (int a = 0; a < g->op->naxes; a++)
+    if (g->op->axes[a].kind == HERON__SPATIAL)
+      pos += off[a] * g->rstride[ti][a];
+  return pos;
+}
+
 static int packed_value(const gen *g, int ti, const int64_t *off,
                         heron__buf *b) {
-  const heron__op *op = g->op;
-  int64_t pos = 0;
-  for (int a = 0; a < op->naxes; a++)
-    if (op->axes[a].kind == HERON__SPATIAL)
-      pos += off[a] * g->rstride[ti][a];
+  int64_t pos = packed_pos(g, ti, off);
   int is_vec = g->vec > 1 && g->rstride[ti][g->vaxis] != 0;
   heron__buf idx = {0};
   if (g->ki > 1)
@@ -493,11 +499,9 @@ static void emit_prefetch(gen *g, int ti, const int64_t *off, int depth,
   const heron__op *op = g->op;
   if (g->prefetch <= 0 || g->pf_axis < 0 || g->divided[ti])
     return;
-  int64_t c = 0, step;
+  int64_t c, step;
   if (g->packed[ti]) {
-    for (int a = 0; a < op->naxes; a++)
-      if (op->axes[a].kind == HERON__SPATIAL)
-        c += off[a] * g->rstride[ti][a];
+    c = packed_pos(g, ti, off);
     step = g->rp[ti];
   } else {
     c = g->lin0[ti];
@@ -1017,7 +1021,7 @@ static int block_loops(const gen *g, int ti, int *axis, int *level) {
   for (int l = 1; l < g->reg_from; l++)
     for (int a = 0; a < op->naxes; a++)
       if (op->axes[a].kind == HERON__SPATIAL && g->len[a][l] > 1 &&
-          heron__tensor_reads(&op->in[ti], a)) {
+          heron__tensor_reads(tensor_at(g, ti), a)) {
         axis[n] = a;
         level[n] = l;
         n++;
@@ -1097,20 +1101,28 @@ static void emit_pack(gen *g, int ti, int depth) {
 
 /* In the compute nest, at a register tile: h_q<ti> points at the tile's
  * block of every packed input. */
+/* " + j_1 * 4608 + ...": the offset of the current block of tensor ti's
+ * per-thread buffer (a pack, or the output's stage), numbered by the block
+ * loops' indices, blocks of `block` floats. */
+static void block_offset_text(const gen *g, int ti, int64_t block,
+                              heron__buf *b) {
+  int axis[2 * HERON__MAX_AXES], level[2 * HERON__MAX_AXES];
+  int nb = block_loops(g, ti, axis, level);
+  int64_t stride = block;
+  for (int i = nb - 1; i >= 0; i--) {
+    heron__buf_printf(b, " + %s_%d * %lld", g->op->axes[axis[i]].name,
+                      level[i], (long long)stride);
+    stride *= g->len[axis[i]][level[i]];
+  }
+}
+
 static void emit_pack_pointers(gen *g, int depth) {
   const heron__op *op = g->op;
   for (int ti = 0; ti < op->ninputs; ti++) {
     if (!g->packed[ti])
       continue;
-    int axis[2 * HERON__MAX_AXES], level[2 * HERON__MAX_AXES];
-    int nb = block_loops(g, ti, axis, level);
     heron__buf b = {0};
-    int64_t stride = g->ki * g->rp[ti];
-    for (int i = nb - 1; i >= 0; i--) {
-      heron__buf_printf(&b, " + %s_%d * %lld", op->axes[axis[i]].name, level[i],
-                        (long long)stride);
-      stride *= g->len[axis[i]][level[i]];
-    }
+    block_offset_text(g, ti, g->ki * g->rp[ti], &b);
     indent(g, depth);
     heron__buf_printf(g->o, "const float *restrict h_q%d = h_pk%d%s;\n", ti, ti,
                       b.len ? b.data : "");
@@ -1145,6 +1157,31 @@ static void emit_step_index(gen *g, int depth) {
  * another host thread) does not own the kept buffers and allocates its own
  * (h_own).  A failed allocation traps, which the harness records as a
  * runtime error. */
+/* float *restrict <name> = the kept buffer of h_keep slot `slot` (made on
+ * first use) or a new one, of `elems` floats rounded up to 64 bytes; a
+ * failed allocation traps. */
+static void emit_take(gen *g, int depth, const char *name, int slot,
+                      int64_t elems) {
+  int64_t bytes = (elems * 4 + 63) / 64 * 64;
+  indent(g, depth);
+  heron__buf_printf(g->o,
+                    "float *restrict %s = h_take(h_kept ? "
+                    "&h_keep[%d][h_tn] : 0, %lld);\n",
+                    name, slot, (long long)(bytes ? bytes : 64));
+  indent(g, depth);
+  heron__buf_printf(g->o, "if (!%s)\n", name);
+  indent(g, depth + 1);
+  heron__buf_puts(g->o, "__builtin_trap();\n");
+}
+
+/* Frees buffer <name> when it was not a kept one. */
+static void emit_release(gen *g, int depth, const char *name) {
+  indent(g, depth);
+  heron__buf_puts(g->o, "if (!h_kept)\n");
+  indent(g, depth + 1);
+  heron__buf_printf(g->o, "free(%s);\n", name);
+}
+
 static void emit_pack_alloc(gen *g, int depth) {
   if (!any_buffer(g))
     return;
@@ -1155,46 +1192,23 @@ static void emit_pack_alloc(gen *g, int depth) {
   for (int ti = 0; ti < g->op->ninputs; ti++) {
     if (!g->packed[ti])
       continue;
-    int64_t bytes = g->cfg[g->t->pack_elems[ti]] * 4;
-    bytes = (bytes + 63) / 64 * 64;
-    indent(g, depth);
-    heron__buf_printf(g->o,
-                      "float *restrict h_pk%d = h_take(h_kept ? "
-                      "&h_keep[%d][h_tn] : 0, %lld);\n",
-                      ti, ti, (long long)(bytes ? bytes : 64));
-    indent(g, depth);
-    heron__buf_printf(g->o, "if (!h_pk%d)\n", ti);
-    indent(g, depth + 1);
-    heron__buf_puts(g->o, "__builtin_trap();\n");
+    char name[16];
+    snprintf(name, sizeof name, "h_pk%d", ti);
+    emit_take(g, depth, name, ti, g->cfg[g->t->pack_elems[ti]]);
   }
-  if (g->stage) {
-    int64_t bytes = (g->cfg[g->t->stage_elems] * 4 + 63) / 64 * 64;
-    indent(g, depth);
-    heron__buf_printf(g->o,
-                      "float *restrict h_stg = h_take(h_kept ? "
-                      "&h_keep[%d][h_tn] : 0, %lld);\n",
-                      g->op->ninputs, (long long)(bytes ? bytes : 64));
-    indent(g, depth);
-    heron__buf_puts(g->o, "if (!h_stg)\n");
-    indent(g, depth + 1);
-    heron__buf_puts(g->o, "__builtin_trap();\n");
-  }
+  if (g->stage)
+    emit_take(g, depth, "h_stg", g->op->ninputs, g->cfg[g->t->stage_elems]);
 }
 
 static void emit_pack_free(gen *g, int depth) {
   for (int ti = 0; ti < g->op->ninputs; ti++)
     if (g->packed[ti]) {
-      indent(g, depth);
-      heron__buf_printf(g->o, "if (!h_kept)\n");
-      indent(g, depth + 1);
-      heron__buf_printf(g->o, "free(h_pk%d);\n", ti);
+      char name[16];
+      snprintf(name, sizeof name, "h_pk%d", ti);
+      emit_release(g, depth, name);
     }
-  if (g->stage) {
-    indent(g, depth);
-    heron__buf_puts(g->o, "if (!h_kept)\n");
-    indent(g, depth + 1);
-    heron__buf_puts(g->o, "free(h_stg);\n");
-  }
+  if (g->stage)
+    emit_release(g, depth, "h_stg");
 }
 
 /* The kept pack buffers' storage, their release at unload, and h_take. */
@@ -1472,17 +1486,8 @@ static int emit_reduce_vector(gen *g, int npts, int d) {
  * level-2 loop indices, level-major as the loops run) times the block of
  * npts * vec floats. */
 static void emit_stage_pointer(gen *g, int npts, int depth) {
-  const heron__op *op = g->op;
   heron__buf b = {0};
-  int64_t stride = (int64_t)npts * g->vec;
-  for (int l = g->reg_from - 1; l >= 1; l--)
-    for (int a = op->naxes - 1; a >= 0; a--) {
-      if (op->axes[a].kind != HERON__SPATIAL || g->len[a][l] <= 1)
-        continue;
-      heron__buf_printf(&b, " + %s_%d * %lld", op->axes[a].name, l,
-                        (long long)stride);
-      stride *= g->len[a][l];
-    }
+  block_offset_text(g, g->op->ninputs, (int64_t)npts * g->vec, &b);
   indent(g, depth);
   heron__buf_printf(g->o, "float *restrict h_w = h_stg%s;\n",
                     b.len ? b.data : "");

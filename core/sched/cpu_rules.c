@@ -614,7 +614,7 @@ static void rule_pack(ctx *c) {
        "pack.elems <= cache share");
   heron__rule_note_add(t->rules, &t->nrules, "Add-Multi-Level-SPM",
        "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
-       "into a contiguous aligned buffer in micro-kernel order; %s%s%sall "
+       "into a contiguous aligned buffer in micro-kernel order; %s%sall "
        "packs <= %lld elements (last-level cache share)",
        t->stage >= 0 ? op->out.name : "",
        t->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
@@ -623,7 +623,7 @@ static void rule_pack(ctx *c) {
                        "stride apart), the output written at the last "
                        "step; "
                      : "",
-       "", (long long)t->pack_limit);
+       (long long)t->pack_limit);
 }
 
 /* ---- Tile for cache --------------------------------------------------- */
