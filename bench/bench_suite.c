@@ -95,6 +95,7 @@ enum {
   OPT_COMPARE_MS,
   OPT_NO_TUNE,
   OPT_QUIET,
+  OPT_PREPACK_WEIGHTS,
   OPT_HELP
 };
 
@@ -129,6 +130,11 @@ static cli_option options[] = {
      "comparison: each repeat calls the kernel for at least this long", "50"},
     {OPT_NO_TUNE, "no-tune", NULL,
      "search nothing: compare the kernels already emitted in --out", ""},
+    {OPT_PREPACK_WEIGHTS, "prepack-weights", NULL,
+     "the convolutions' weights are constant (inference): a kernel that packs "
+     "them packs them once, untimed, as the oneDNN baseline reorders its "
+     "weights untimed (heron-search --prepack weight)",
+     ""},
     {OPT_QUIET, "quiet", NULL, "no tuning progress (the per-step lines remain)",
      ""},
     {OPT_HELP, "help", NULL, "print this help and exit", ""},
@@ -137,6 +143,7 @@ static cli_option options[] = {
 typedef struct settings {
   const char *suite, *tasks, *out, *epilogue, *strategy, *model;
   int trials, batch, number, repeat, compare_repeat, no_tune, quiet;
+  int prepack_weights; /* --prepack-weights */
   double min_repeat_ms, timeout, compare_ms;
   uint64_t seed;
   heron_param sparams[64], mparams[64];
@@ -304,6 +311,9 @@ static void parse_args(settings *s, int argc, char **argv) {
       break;
     case OPT_NO_TUNE:
       s->no_tune = 1;
+      break;
+    case OPT_PREPACK_WEIGHTS:
+      s->prepack_weights = 1;
       break;
     case OPT_QUIET:
       s->quiet = 1;
@@ -809,6 +819,32 @@ static kernel_fn load_kernel(const char *dir, const char *cflags, void **dl,
   return k;
 }
 
+/* When the kernel exports heron_prepack (a task with prepacked inputs):
+ * packs each input it takes packed into a new buffer, packed[i], and puts
+ * that in bufs[i].  Returns nonzero with why filled in on failure. */
+static int prepack_inputs(void *dl, void **bufs, float **packed, char *why,
+                          size_t cap) {
+  void *pe = dlsym(dl, "heron_prepacked_elems");
+  void *pk = dlsym(dl, "heron_prepack");
+  if (!pe || !pk)
+    return 0;
+  int64_t (*elems)(int);
+  void (*pack)(int, const void *, void *);
+  memcpy(&elems, &pe, sizeof elems);
+  memcpy(&pack, &pk, sizeof pack);
+  for (int i = 0; i < 2; i++) {
+    int64_t n = elems(i);
+    if (n <= 0)
+      continue;
+    packed[i] = falloc(n);
+    if (!packed[i])
+      return snprintf(why, cap, "out of memory for a packed input"), -1;
+    pack(i, bufs[i], packed[i]);
+    bufs[i] = packed[i];
+  }
+  return 0;
+}
+
 /* ---- OpenBLAS baselines -------------------------------------------------- */
 
 typedef struct blas_ctx {
@@ -1284,6 +1320,13 @@ static void compare_row(const settings *s, row *r) {
   blas_ctx bc = {&g, in0, in1, bias, out_b, s->relu};
   blas_ctx pc = {&g, in0, in1, bias, out_b2, s->relu};
   dnn_ctx plain = {0}, blocked = {0};
+  /* Inputs the kernel takes packed ahead (--prepack-weights): packed once
+   * here, untimed, as the blocked baseline's weights are reordered. */
+  float *packed[2] = {NULL, NULL};
+  if (prepack_inputs(dl, hc.bufs, packed, r->error, sizeof r->error)) {
+    r->status = ROW_FAILED;
+    goto done;
+  }
   int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
   const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv" : "oneDNN conv";
   if (is_dnn) {
@@ -1383,6 +1426,8 @@ static void compare_row(const settings *s, row *r) {
     r->base2_gflops = flops / rs[2].seconds / 1e9;
   }
 done:
+  free(packed[0]);
+  free(packed[1]);
   dnn_free(&blocked);
   dnn_free(&plain);
   free(in0);
@@ -1555,7 +1600,11 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
             "count, seed %llu",
             s->strategy, s->model ? " + " : "", s->model ? s->model : "",
             s->trials, (unsigned long long)s->seed);
-  fprintf(f, "; epilogue %s.\n\n", *s->epilogue ? s->epilogue : "none");
+  fprintf(f, "; epilogue %s%s.\n\n", *s->epilogue ? s->epilogue : "none",
+          s->prepack_weights
+              ? "; convolution weights packed once ahead, untimed "
+                "(--prepack-weights)"
+              : "");
   fprintf(f,
           "Ratio = Heron-C GFLOP/s / baseline GFLOP/s (above 1: Heron-C "
           "is faster). Both are timed in this process on the same inputs, "
@@ -1710,14 +1759,22 @@ static int mkdirs(const char *path) {
   return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* The row's file name: the task name (CLI_NAME_RULE), the epilogue
- * (a task with another epilogue is another task, with its own log) and the
- * thread count. */
+/* Whether the row's op has weights that --prepack-weights prepacks. */
+static int conv_op(const char *op) {
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+    if (!strcmp(families[i].op, op))
+      return families[i].fam == FAM_CONV || families[i].fam == FAM_DECONV;
+  return 0;
+}
+
+/* The row's file name: the task name (CLI_NAME_RULE), the epilogue and
+ * prepacking (a task with another epilogue or prepacked inputs is another
+ * task, with its own log) and the thread count. */
 static void row_file(const settings *s, row *r) {
-  char epi[32] = "";
-  if (s->bias || s->relu)
-    snprintf(epi, sizeof epi, "%s%s", s->bias ? "+bias" : "",
-             s->relu ? "+relu" : "");
+  char epi[48] = "";
+  int pre = s->prepack_weights && r->task->op && conv_op(r->task->op);
+  snprintf(epi, sizeof epi, "%s%s%s", s->bias ? "+bias" : "",
+           s->relu ? "+relu" : "", pre ? "+prepack" : "");
   snprintf(r->file, sizeof r->file, "%s%s-t%d", r->task->name, epi, r->threads);
 }
 
@@ -1769,7 +1826,11 @@ int main(int argc, char **argv) {
                             .nshape = r->task->nshape,
                             .dtype = "fp32",
                             .target = "cpu",
-                            .epilogue = s.epilogue};
+                            .epilogue = s.epilogue,
+                            .prepack = s.prepack_weights &&
+                                               conv_op(r->task->op)
+                                           ? "weight"
+                                           : NULL};
     if (heron_task_create(&spec, &r->ht, &err)) {
       r->status = ROW_FAILED;
       snprintf(r->error, sizeof r->error, "%s: %s", heron_err_name(err.code),

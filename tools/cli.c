@@ -382,6 +382,7 @@ heron_task *cli_make_task(const cli_task_args *a) {
                           .target = a->target,
                           .hw = a->hw,
                           .epilogue = a->epilogue,
+                          .prepack = a->prepack,
                           .sm =
                               a->sm ? (int)cli_int("--sm", a->sm, 1, 1000) : 0,
                           .replay = a->replay,
@@ -398,7 +399,7 @@ heron_task *cli_make_task(const cli_task_args *a) {
               rc == HERON_ETASK;
   cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, rc, &err,
           "cannot create the task --op %s --shape %s --dtype %s --target %s "
-          "--hw %s%s%s%s%s%s",
+          "--hw %s%s%s%s%s%s%s%s",
           a->op, a->shape,
           a->dtype
               ? a->dtype
@@ -408,6 +409,7 @@ heron_task *cli_make_task(const cli_task_args *a) {
                 : (a->target && !strcmp(a->target, "cuda") ? "(the GPU's)"
                                                            : "(this machine)"),
           a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "",
+          a->prepack ? " --prepack " : "", a->prepack ? a->prepack : "",
           a->nreplay ? " --replay " : "", a->nreplay ? a->replay[0] : "",
           a->nreplay > 1 ? " ..." : "");
 }
@@ -434,6 +436,9 @@ int cli_task_flag(cli_task_args *a, int id, const char *val) {
     return 1;
   case CLI_OPT_SM:
     a->sm = val;
+    return 1;
+  case CLI_OPT_PREPACK:
+    a->prepack = val;
     return 1;
   case CLI_OPT_REPLAY:
     if (!a->replay_flagged)

@@ -209,6 +209,7 @@ typedef struct cli_task_args {
   const char *hw;       /* NULL: this machine */
   const char *epilogue; /* NULL: none; "bias,relu" */
   const char *sm;       /* NULL: the GPU's or the description's */
+  const char *prepack;  /* NULL: none; "weight" */
   /* --replay LOG, repeatable: the logs of target replay.  A config file
    * may fill the list first; the first --replay flag then replaces it, as
    * flags override the file. */
@@ -228,6 +229,7 @@ enum {
   CLI_OPT_EPILOGUE,
   CLI_OPT_SM,
   CLI_OPT_REPLAY,
+  CLI_OPT_PREPACK,
   CLI_OPT_TASK_END
 };
 
@@ -254,6 +256,10 @@ enum {
        "this machine / its GPU"},                                              \
       {CLI_OPT_EPILOGUE, "epilogue", "LIST",                                   \
        "fused epilogue after the op: bias, relu or bias,relu", "none"},        \
+      {CLI_OPT_PREPACK, "prepack", "LIST",                                     \
+       "inputs constant across calls (weight, B, ...): a config that packs "   \
+       "one packs it once, untimed, ahead of the calls (cpu)",                 \
+       "none"},                                                                \
   {                                                                            \
     CLI_OPT_SM, "sm", "N",                                                     \
         "cuda: compute capability x 10 to compile for (80 A100, 86 RTX 3080, " \

@@ -191,7 +191,8 @@ static void usage(FILE *out) {
           "named\n"
           "  dimensions such as {\"M\":1024,\"N\":1024,\"K\":1024}), dtype, "
           "target, hw,\n"
-          "  epilogue, sm, strategy, strategy_params (object), model, "
+          "  epilogue, prepack, sm, strategy, strategy_params (object), "
+          "model, "
           "model_params (object),\n"
           "  trials, time_limit, plugin_timeout, seed, batch, log, resume, "
           "emit, and\n"
@@ -439,7 +440,8 @@ static void cfg_replay(settings *s, const char *k, json_t *v) {
 
 static void load_config(settings *s) {
   static const char known[] =
-      "op, shape, dtype, target, hw, epilogue, sm, replay, strategy, "
+      "op, shape, dtype, target, hw, epilogue, prepack, sm, replay, "
+      "strategy, "
       "strategy_params, "
       "model, "
       "model_params, trials, time_limit, plugin_timeout, seed, batch, log, "
@@ -484,6 +486,8 @@ static void load_config(settings *s) {
       s->task.hw = cfg_string(s, k, v);
     else if (!strcmp(k, "epilogue"))
       s->task.epilogue = cfg_string(s, k, v);
+    else if (!strcmp(k, "prepack"))
+      s->task.prepack = cfg_string(s, k, v);
     else if (!strcmp(k, "sm"))
       s->task.sm = cli_printf("%lld", (long long)cfg_int(s, k, v, 1, 1000));
     else if (!strcmp(k, "replay"))

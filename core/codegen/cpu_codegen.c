@@ -92,6 +92,10 @@ typedef struct gen {
    * register tile (product over the spatial axes it reads), and each such
    * axis' stride inside that tile (the vector axis innermost). */
   int packed[HERON__MAX_TENSORS];
+  /* A packed input the task holds constant (op->prepack): packed once by
+   * heron_prepack, ahead of the calls, for the whole tensor; the kernel
+   * takes that copy in the input's place and points into it. */
+  int prepacked[HERON__MAX_TENSORS];
   /* The output's stage (out.stage): the partial sums of the reduction-
    * outer steps before the last go to the per-thread buffer h_stg, one
    * block of npts * vec floats per register tile of the thread's tile. */
@@ -982,6 +986,7 @@ static void setup_packing(gen *g) {
       g->ki *= g->len[a][1];
   for (int ti = 0; ti < op->ninputs; ti++) {
     g->packed[ti] = (int)g->cfg[g->t->pack[ti]];
+    g->prepacked[ti] = g->packed[ti] && (op->prepack >> ti & 1u);
     memset(g->rstride[ti], 0, sizeof g->rstride[ti]);
     const heron__tensor *ts = &op->in[ti];
     int *order = g->rorder[ti], n = 0;
@@ -1008,9 +1013,22 @@ static int any_packed(const gen *g) {
   return 0;
 }
 
-/* Whether the kernel has per-thread buffers: packs or the output's stage
- * (slot ninputs of h_keep). */
-static int any_buffer(const gen *g) { return any_packed(g) || g->stage; }
+/* Whether the kernel has per-thread buffers: packs made in the call or
+ * the output's stage (slot ninputs of h_keep). */
+static int any_buffer(const gen *g) {
+  for (int ti = 0; ti < g->op->ninputs; ti++)
+    if (g->packed[ti] && !g->prepacked[ti])
+      return 1;
+  return g->stage;
+}
+
+/* Whether some input is packed ahead of the calls. */
+static int any_prepacked(const gen *g) {
+  for (int ti = 0; ti < g->op->ninputs; ti++)
+    if (g->prepacked[ti])
+      return 1;
+  return 0;
+}
 
 /* The spatial axes of input ti's pack blocks, with their levels, in the
  * order of the compute loops (level-major, then op order): their loop
@@ -1029,16 +1047,17 @@ static int block_loops(const gen *g, int ti, int *axis, int *level) {
   return n;
 }
 
-/* Emits the copy of input ti's tile into h_pk<ti> (inside the
- * reduction-outer loops). */
-static void emit_pack(gen *g, int ti, int depth) {
+/* Emits the copy of input ti's tile into `dst` (inside the
+ * reduction-outer loops): h_pk<ti> in the kernel, the tile's block of the
+ * whole packed tensor in heron_prepack. */
+static void emit_pack(gen *g, int ti, int depth, const char *dst) {
   const heron__op *op = g->op;
   const heron__tensor *ts = &op->in[ti];
   indent(g, depth);
   heron__buf_printf(g->o, "{ /* pack %s */\n", ts->name);
   int d = depth + 1;
   indent(g, d);
-  heron__buf_printf(g->o, "float *restrict h_p = h_pk%d;\n", ti);
+  heron__buf_printf(g->o, "float *restrict h_p = %s;\n", dst);
   int axis[2 * HERON__MAX_AXES], level[2 * HERON__MAX_AXES];
   int nb = block_loops(g, ti, axis, level);
   for (int i = 0; i < nb; i++) {
@@ -1190,7 +1209,7 @@ static void emit_pack_alloc(gen *g, int depth) {
   indent(g, depth);
   heron__buf_puts(g->o, "const int h_kept = h_own && h_tn < H_KEEP;\n");
   for (int ti = 0; ti < g->op->ninputs; ti++) {
-    if (!g->packed[ti])
+    if (!g->packed[ti] || g->prepacked[ti])
       continue;
     char name[16];
     snprintf(name, sizeof name, "h_pk%d", ti);
@@ -1202,7 +1221,7 @@ static void emit_pack_alloc(gen *g, int depth) {
 
 static void emit_pack_free(gen *g, int depth) {
   for (int ti = 0; ti < g->op->ninputs; ti++)
-    if (g->packed[ti]) {
+    if (g->packed[ti] && !g->prepacked[ti]) {
       char name[16];
       snprintf(name, sizeof name, "h_pk%d", ti);
       emit_release(g, depth, name);
@@ -1233,6 +1252,135 @@ static void emit_pack_keep(gen *g) {
       "  if (!*slot)\n    *slot = aligned_alloc(64, bytes);\n"
       "  return *slot;\n}\n\n",
       slots, slots);
+}
+
+/* ---- inputs packed ahead of the calls (prepack) -------------------------
+ *
+ * A prepacked input's whole packed copy is the per-call packs of every
+ * thread tile and reduction-outer step laid end to end:
+ *
+ *   [level-0 index of each spatial axis it reads] [reduction-outer step]
+ *   [the pack block the kernel would have made there]
+ *
+ * heron_prepack writes it once with the kernel's own pack loops; the
+ * kernel points h_pk<ti> at the block of its tile and step. */
+
+/* The loops numbering input ti's blocks, outermost first: the level-0
+ * loops of the spatial axes it reads, then the reduction-outer loops
+ * (only those longer than 1).  Their count. */
+static int prepack_loops(const gen *g, int ti, int *axis) {
+  const heron__op *op = g->op;
+  int n = 0;
+  for (int k = 0; k < 2; k++)
+    for (int a = 0; a < op->naxes; a++) {
+      int spatial = op->axes[a].kind == HERON__SPATIAL;
+      if (spatial != (k == 0) || g->len[a][0] <= 1 ||
+          (spatial && !heron__tensor_reads(tensor_at(g, ti), a)))
+        continue;
+      axis[n++] = a;
+    }
+  return n;
+}
+
+/* Floats in one pack block of input ti: the block loops' tiles times the
+ * reduction-inner steps times the register tile's points. */
+static int64_t pack_block(const gen *g, int ti) {
+  int axis[2 * HERON__MAX_AXES], level[2 * HERON__MAX_AXES];
+  int nb = block_loops(g, ti, axis, level);
+  int64_t n = g->ki * g->rp[ti];
+  for (int i = 0; i < nb; i++)
+    n *= g->len[axis[i]][level[i]];
+  return n;
+}
+
+/* Floats in input ti's whole packed copy. */
+static int64_t prepacked_elems(const gen *g, int ti) {
+  int axis[2 * HERON__MAX_AXES];
+  int n = prepack_loops(g, ti, axis);
+  int64_t e = pack_block(g, ti);
+  for (int i = 0; i < n; i++)
+    e *= g->len[axis[i]][0];
+  return e;
+}
+
+/* " + (co_0 * 6 + ci_0) * 73728": the offset of the current block in input
+ * ti's packed copy (nothing when it has one block). */
+static void prepacked_offset_text(const gen *g, int ti, heron__buf *b) {
+  int axis[2 * HERON__MAX_AXES];
+  int n = prepack_loops(g, ti, axis);
+  if (!n)
+    return;
+  /* Horner's rule, outermost loop first: ((a_0 * L + b_0) * M + c_0). */
+  heron__buf_puts(b, " + ");
+  for (int i = 1; i < n; i++)
+    heron__buf_puts(b, "(");
+  for (int i = 0; i < n; i++) {
+    const char *nm = g->op->axes[axis[i]].name;
+    if (i == 0)
+      heron__buf_printf(b, "%s_0", nm);
+    else
+      heron__buf_printf(b, " * %lld + %s_0)", (long long)g->len[axis[i]][0],
+                        nm);
+  }
+  heron__buf_printf(b, " * %lld", (long long)pack_block(g, ti));
+}
+
+/* heron_prepacked_elems and heron_prepack, after the kernel, when some
+ * input is prepacked. */
+static void emit_prepack(gen *g) {
+  if (!any_prepacked(g))
+    return;
+  const heron__op *op = g->op;
+  heron__buf_puts(g->o,
+                  "\n/* Inputs packed once, ahead of the calls (prepack): "
+                  "heron_kernel takes\n"
+                  " * input i as heron_prepack(i, input, copy) left it, in a "
+                  "buffer of\n"
+                  " * heron_prepacked_elems(i) floats; 0 for an input taken "
+                  "as it is. */\n"
+                  "int64_t heron_prepacked_elems(int input);\n"
+                  "int64_t heron_prepacked_elems(int input) {\n"
+                  "  switch (input) {\n");
+  for (int ti = 0; ti < op->ninputs; ti++)
+    if (g->prepacked[ti])
+      heron__buf_printf(g->o, "  case %d:\n    return %lldLL;\n", ti,
+                        (long long)prepacked_elems(g, ti));
+  heron__buf_puts(g->o, "  default:\n    return 0;\n  }\n}\n\n"
+                        "void heron_prepack(int input, const void *src, "
+                        "void *dst);\n"
+                        "void heron_prepack(int input, const void *src, "
+                        "void *dst) {\n");
+  for (int ti = 0; ti < op->ninputs; ti++) {
+    if (!g->prepacked[ti])
+      continue;
+    const char *nm = op->in[ti].name;
+    heron__buf_printf(g->o,
+                      "  if (input == %d) {\n"
+                      "    const float *restrict %s = (const float *)src;\n"
+                      "    float *restrict h_dst = (float *)dst;\n",
+                      ti, nm);
+    int axis[2 * HERON__MAX_AXES];
+    int n = prepack_loops(g, ti, axis);
+    int d = 2;
+    for (int i = 0; i < n; i++) {
+      const char *an = op->axes[axis[i]].name;
+      indent(g, d++);
+      heron__buf_printf(g->o,
+                        "for (int64_t %s_0 = 0; %s_0 < %lld; %s_0++) {\n", an,
+                        an, (long long)g->len[axis[i]][0], an);
+    }
+    heron__buf b = {0};
+    heron__buf_puts(&b, "h_dst");
+    prepacked_offset_text(g, ti, &b);
+    emit_pack(g, ti, d, b.data ? b.data : "h_dst");
+    heron__buf_free(&b);
+    for (int i = n - 1; i >= 0; i--) {
+      indent(g, --d);
+      heron__buf_puts(g->o, "}\n");
+    }
+    heron__buf_puts(g->o, "  }\n");
+  }
+  heron__buf_puts(g->o, "}\n");
 }
 
 static void emit_header(gen *g, const heron_space *sp) {
@@ -1800,9 +1948,20 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
       heron__buf_puts(out, ";\n");
     }
   }
-  for (int ti = 0; ti < g.op->ninputs; ti++)
-    if (g.packed[ti])
-      emit_pack(&g, ti, d);
+  for (int ti = 0; ti < g.op->ninputs; ti++) {
+    if (g.prepacked[ti]) {
+      heron__buf b = {0};
+      prepacked_offset_text(&g, ti, &b);
+      indent(&g, d);
+      heron__buf_printf(out, "const float *restrict h_pk%d = %s%s;\n", ti,
+                        g.op->in[ti].name, b.len ? b.data : "");
+      heron__buf_free(&b);
+    } else if (g.packed[ti]) {
+      char dst[16];
+      snprintf(dst, sizeof dst, "h_pk%d", ti);
+      emit_pack(&g, ti, d, dst);
+    }
+  }
   int n1 = open_loops(&g, HERON__SPATIAL, 1, d, 0);
   d += n1;
   int n2 = g.acc_at ? 0 : open_loops(&g, HERON__SPATIAL, 2, d, 0);
@@ -1825,6 +1984,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
     heron__buf_puts(out, "  if (h_own)\n    __atomic_store_n(&h_busy, 0, "
                          "__ATOMIC_RELEASE);\n");
   heron__buf_puts(out, "}\n");
+  emit_prepack(&g);
   if (out->failed)
     return heron_error_set(err, HERON_ENOMEM, "codegen: out of memory");
   return HERON_OK;
@@ -1848,7 +2008,11 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out) {
       "#define _POSIX_C_SOURCE 199309L\n"
       "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
       "#include <string.h>\n#include <time.h>\n\n"
-      "void heron_kernel(void *const *bufs);\n\n"
+      "void heron_kernel(void *const *bufs);\n"
+      "/* Exported by kernels that take inputs packed ahead (prepack). */\n"
+      "__attribute__((weak)) int64_t heron_prepacked_elems(int input);\n"
+      "__attribute__((weak)) void heron_prepack(int input, const void *src,\n"
+      "                                         void *dst);\n\n"
       "static const double flops = %.17g;\n"
       "static const int64_t elems[%d] = {",
       op->flops, nb);
@@ -1889,6 +2053,15 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out) {
       "      else\n"
       "        ((unsigned char *)bufs[t])[i] = (unsigned char)(s >> 60);\n"
       "    }\n  }\n"
+      "  /* Inputs the kernel takes packed: packed once, untimed. */\n"
+      "  for (int t = 0; heron_prepack && t < %d; t++) {\n"
+      "    int64_t pn = heron_prepacked_elems(t);\n"
+      "    if (pn <= 0)\n      continue;\n"
+      "    void *copy = aligned_alloc(64, ((size_t)pn * 4 + 63) / 64 * 64);\n"
+      "    if (!copy) {\n"
+      "      fprintf(stderr, \"out of memory\\n\");\n      return 1;\n    }\n"
+      "    heron_prepack(t, bufs[t], copy);\n"
+      "    free(bufs[t]);\n    bufs[t] = copy;\n  }\n"
       "  for (int w = 0; w < 2; w++)\n"
       "    heron_kernel(bufs);\n"
       "  double *ms = malloc((size_t)runs * sizeof *ms);\n"
@@ -1903,5 +2076,5 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out) {
       "         flops / (med * 1e-3) / 1e9, runs);\n"
       "  for (int t = 0; t < %d; t++)\n    free(bufs[t]);\n"
       "  free(ms);\n  return 0;\n}\n",
-      nb, nb, n, nb);
+      nb, nb, n, n, nb);
 }

@@ -107,6 +107,12 @@ struct heron__op {
    * the output stays at bufs[ninputs] whether or not there is one. */
   int epilogue;
   heron__tensor bias;
+  /* Inputs constant across calls (bit i for in[i]; the task option
+   * prepack, e.g. a network's weights at inference): a kernel whose config
+   * packs such an input packs it once, ahead of the calls, into the
+   * layout its loops read (heron_prepack, a layout rewrite as oneDNN
+   * reorders its weights), and takes the packed copy in its place. */
+  unsigned prepack;
   double flops; /* exact: 2 * product of all axis extents (one
                    multiply and one add per point of the nest,
                    padded points included, as cuDNN and TVM count) */
@@ -130,6 +136,15 @@ const char *heron__epilogue_name(int flags);
  * op->bias.  HERON_EUNSUPPORTED when the op has no channel axis and a bias
  * is asked for. */
 int heron__op_set_epilogue(heron__op *op, int flags, heron_error *err);
+
+/* Parses a prepack list of input names ("weight", "B,A", "none", "" or
+ * NULL for none) into op->prepack.  HERON_EINVAL naming the op's inputs for
+ * a name it has none of or one given twice. */
+int heron__op_set_prepack(heron__op *op, const char *text, heron_error *err);
+
+/* "weight" / "A,B" / "": the names of op->prepack's inputs, in input order,
+ * into buf[cap]; returns buf. */
+const char *heron__prepack_name(const heron__op *op, char *buf, size_t cap);
 
 /* Applies the op's epilogue in place to bufs[ninputs] (the output of the
  * plain op) using bufs[ninputs + 1] as bias.  References and the

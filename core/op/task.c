@@ -45,6 +45,11 @@ static void make_key(heron_task *t) {
                     t->nreplay ? "replay" : t->target);
   if (t->op.epilogue)
     heron__buf_printf(&b, "/%s", heron__epilogue_name(t->op.epilogue));
+  if (t->op.prepack) {
+    char names[128];
+    heron__buf_printf(&b, "/prepack=%s",
+                      heron__prepack_name(&t->op, names, sizeof names));
+  }
   snprintf(t->key, sizeof t->key, "%s", b.data ? b.data : "");
   heron__buf_free(&b);
 }
@@ -218,6 +223,11 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
     rc = heron__epilogue_parse(spec->epilogue, &epi, err);
   if (!rc)
     rc = heron__op_set_epilogue(&t->op, epi, err);
+  if (!rc)
+    rc = heron__op_set_prepack(&t->op, spec->prepack, err);
+  if (!rc && t->op.prepack && !strcmp(target, "cuda"))
+    rc = heron_error_set(err, HERON_EINVAL,
+                         "--prepack applies to the cpu target only, not cuda");
   /* A replay task measures nothing, so its tensors need no memory. */
   if (!rc && !replay)
     rc = check_memory(&t->op, err);

@@ -73,6 +73,14 @@ typedef struct heron_task_spec {
    * ("gemm/512,512,512/fp32/replay").  The strings are copied. */
   const char *const *replay;
   int nreplay;
+  /* Inputs constant across calls, as at inference a network's weights: NULL,
+   * "", "none", or a list of the op's input names ("weight" for the
+   * convolutions, "B" for gemm).  A config that packs such an input packs
+   * it once, before the calls and untimed, into the layout its loops read
+   * (a layout rewrite, as oneDNN reorders its weights), and the kernel
+   * reads that copy: see heron_prepack in the README's kernel interface.
+   * cpu target only.  The key gets "/prepack=weight" appended. */
+  const char *prepack;
 } heron_task_spec;
 
 typedef struct heron_task heron_task;
@@ -96,7 +104,8 @@ HERON_API void heron_task_free(heron_task *t);
 
 /* The stable key, "op/d1,d2,.../dtype/target", e.g.
  * "gemm/1024,1024,1024/fp32/cpu", with "/bias,relu" appended when the task
- * has an epilogue. Owned by the task. */
+ * has an epilogue and "/prepack=weight" when it prepacks inputs. Owned by
+ * the task. */
 HERON_API const char *heron_task_key(const heron_task *t);
 
 /* The exact number of floating-point (or integer) operations of one run. */
