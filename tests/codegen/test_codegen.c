@@ -56,6 +56,10 @@ typedef struct case_opts {
   /* At least this many of the sampled configs must have tiles that do
    * not divide their axis (edge tiles); 0: no requirement. */
   int min_ragged;
+  /* The task option prepack ("weight", "A,B"); NULL: none.  At least
+   * min_prepacked kernels must then take an input packed ahead. */
+  const char *prepack;
+  int min_prepacked;
 } case_opts;
 
 /* How far a case got: a failure, every kernel compiled and run, or every
@@ -71,8 +75,9 @@ typedef struct built {
   heron_space *sp;
 } built;
 
-static int build_epi(built *b, const char *op, const int64_t *shape, int n,
-                     int epilogue, const char *hw, heron_error *err) {
+static int build_pre(built *b, const char *op, const int64_t *shape, int n,
+                     int epilogue, const char *hw, const char *prepack,
+                     heron_error *err) {
   memset(b, 0, sizeof *b);
   heron__hw_detect_cpu(&b->hw);
   int rc = hw ? heron__hw_load(hw, &b->hw, err) : HERON_OK;
@@ -80,9 +85,16 @@ static int build_epi(built *b, const char *op, const int64_t *shape, int n,
     rc = heron__op_build(op, shape, n, HERON__FP32, &b->op, err);
   if (rc == HERON_OK)
     rc = heron__op_set_epilogue(&b->op, epilogue, err);
+  if (rc == HERON_OK)
+    rc = heron__op_set_prepack(&b->op, prepack, err);
   if (rc != HERON_OK)
     return rc;
   return heron__template_build(&b->op, &b->hw, "cpu", &b->t, &b->sp, err);
+}
+
+static int build_epi(built *b, const char *op, const int64_t *shape, int n,
+                     int epilogue, const char *hw, heron_error *err) {
+  return build_pre(b, op, shape, n, epilogue, hw, NULL, err);
 }
 
 static int build(built *b, const char *op, const int64_t *shape, int n,
@@ -93,6 +105,55 @@ static int build(built *b, const char *op, const int64_t *shape, int n,
 static void unbuild(built *b) {
   heron__template_free(b->t);
   heron__space_free(b->sp);
+}
+
+/* When kernel h exports heron_prepack: replaces each input it takes
+ * packed ahead in kbufs with a packed copy of exactly the floats it asks
+ * for (the caller frees the copies: the kbufs that differ from the
+ * inputs), counting the kernel in *prepacked.  0 with why filled in when
+ * the exports are inconsistent. */
+static int prepack_copies(void *h, const heron__op *op, void **kbufs,
+                          int *prepacked, char *why, size_t cap) {
+  void *pe = dlsym(h, "heron_prepacked_elems");
+  void *pk = dlsym(h, "heron_prepack");
+  if (!pe != !pk) {
+    snprintf(why, cap, "kernel exports only one of heron_prepacked_elems "
+                       "and heron_prepack");
+    return 0;
+  }
+  if (!pe)
+    return 1;
+  int64_t (*elems)(int) = (int64_t(*)(int))(uintptr_t)pe;
+  void (*pack)(int, const void *, void *) =
+      (void (*)(int, const void *, void *))(uintptr_t)pk;
+  int any = 0;
+  for (int i = 0; i < op->ninputs; i++) {
+    int64_t n = elems(i);
+    if (n <= 0)
+      continue;
+    if (!(op->prepack >> i & 1u)) {
+      snprintf(why, cap, "input %s is packed ahead but not constant",
+               op->in[i].name);
+      return 0;
+    }
+    float *copy = malloc((size_t)n * sizeof *copy);
+    if (!copy) {
+      snprintf(why, cap, "out of memory");
+      return 0;
+    }
+    /* NaN everywhere first: a float the pack leaves unwritten and the
+     * kernel reads shows in the output. */
+    memset(copy, 0xff, (size_t)n * sizeof *copy);
+    pack(i, kbufs[i], copy);
+    kbufs[i] = copy;
+    any = 1;
+  }
+  if (!any) {
+    snprintf(why, cap, "kernel exports heron_prepack but packs nothing");
+    return 0;
+  }
+  *prepacked += 1;
+  return 1;
 }
 
 /* A fresh scratch folder under TMPDIR, removed by the caller. */
@@ -168,8 +229,8 @@ static int random_configs_match(const char *opname, const int64_t *shape,
   if (ncfg > MAX_CONFIGS)
     ncfg = MAX_CONFIGS;
   ncfg = (ncfg + CONFIG_DIVISOR - 1) / CONFIG_DIVISOR;
-  if (build_epi(&b, opname, shape, nshape, o->epilogue, o->hw, &err) !=
-      HERON_OK) {
+  if (build_pre(&b, opname, shape, nshape, o->epilogue, o->hw, o->prepack,
+                &err) != HERON_OK) {
     snprintf(why, cap, "build: %s", err.text);
     return CASE_FAILED;
   }
@@ -263,6 +324,7 @@ static int random_configs_match(const char *opname, const int64_t *shape,
   (void)gomp;
   int nout = b.op.ninputs;
   int64_t outn = heron__tensor_elems(&b.op.out);
+  int prepacked = 0; /* kernels that took an input packed ahead */
   for (int c = 0; c < ncfg && ok; c++) {
     char path[300];
     snprintf(path, sizeof path, "%s/k%d.so", dir, c);
@@ -281,9 +343,14 @@ static int random_configs_match(const char *opname, const int64_t *shape,
       ok = 0;
       break;
     }
+    /* Inputs the kernel takes packed ahead: copies of exactly the size it
+     * asks for (under the sanitizers a read past one stops the test). */
+    void *kbufs[HERON__MAX_TENSORS + 2];
+    memcpy(kbufs, bufs, sizeof kbufs);
+    ok = prepack_copies(h, &b.op, kbufs, &prepacked, why, cap);
     for (int run = 0; run < 2 && ok; run++) {
       poison(bufs[nout], run == 0 ? outn : 0);
-      fn(bufs);
+      fn(kbufs);
       double max_err;
       int64_t bad;
       if (!heron__op_check(&b.op, bufs[nout], ref[nout], &max_err, &bad)) {
@@ -295,11 +362,20 @@ static int random_configs_match(const char *opname, const int64_t *shape,
         ok = 0;
       }
     }
+    for (int i = 0; i < b.op.ninputs; i++)
+      if (kbufs[i] != bufs[i])
+        free(kbufs[i]);
     dlclose(h);
   }
   if (have) {
     heron__op_free_buffers(&b.op, bufs);
     heron__op_free_buffers(&b.op, ref);
+  }
+  int need_pre = (o->min_prepacked + CONFIG_DIVISOR - 1) / CONFIG_DIVISOR;
+  if (ok && prepacked < need_pre) {
+    snprintf(why, cap, "%d of %d kernels took inputs packed ahead, wanted %d",
+             prepacked, ncfg, need_pre);
+    ok = 0;
   }
   /* A failing case keeps its folder for inspection. */
   if (ok) {
@@ -568,6 +644,76 @@ TEST(conv_family_staged_output_matches_reference) {
   CHECK(run_case_opts("t2d",
                       (const int64_t[]){1, 5, 6, 7, 16, 3, 3, 2, 1, 1, 1}, 11,
                       47, &o));
+}
+
+/* ---- Inputs packed ahead of the calls (prepack) ------------------------- */
+
+/* Weights packed once, at odd shapes with padding, stride and edge tiles
+ * on every axis: the kernel reads the whole-tensor copy heron_prepack
+ * made, block by block, and matches the reference on two calls. */
+TEST(c2d_prepacked_weight_with_edges_matches_reference) {
+  case_opts o = {.fix_name = {"weight.pack"},
+                 .fix_val = {1},
+                 .prepack = "weight",
+                 .min_prepacked = 24,
+                 .nconfigs = 24,
+                 .min_ragged = 5,
+                 .epilogue = HERON__EPI_BIAS | HERON__EPI_RELU};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 13, 11, 9, 37, 3, 3, 2, 1, 1},
+                      10, 61, &o));
+}
+
+TEST(conv_family_prepacked_weight_matches_reference) {
+  case_opts o = {.fix_name = {"weight.pack"},
+                 .fix_val = {1},
+                 .prepack = "weight",
+                 .min_prepacked = 16,
+                 .nconfigs = 16};
+  CHECK(run_case_opts("c1d", (const int64_t[]){1, 37, 11, 29, 3, 2, 1, 1}, 8,
+                      62, &o));
+  CHECK(run_case_opts("c3d",
+                      (const int64_t[]){1, 5, 7, 6, 5, 19, 3, 3, 3, 1, 1, 1},
+                      12, 63, &o));
+  CHECK(run_case_opts("dil", (const int64_t[]){1, 11, 9, 6, 17, 3, 3, 1, 2, 2},
+                      10, 64, &o));
+  CHECK(run_case_opts("t2d",
+                      (const int64_t[]){1, 5, 6, 7, 13, 3, 3, 2, 1, 1, 1}, 11,
+                      65, &o));
+}
+
+/* Both operands of a prime GEMM packed ahead (a constant A too), and B
+ * alone at 16 and 8 lanes; configs that pack neither take the inputs as
+ * they are and export nothing (counted out by min_prepacked). */
+TEST(gemm_prime_prepacked_operands_match_reference) {
+  case_opts o = {.fix_name = {"A.pack", "B.pack"},
+                 .fix_val = {1, 1},
+                 .prepack = "A,B",
+                 .min_prepacked = 24,
+                 .nconfigs = 24,
+                 .min_ragged = 5};
+  CHECK(run_case_opts("gemm", (const int64_t[]){37, 41, 29}, 3, 66, &o));
+  case_opts b = {.prepack = "B", .min_prepacked = 4};
+  CHECK(run_case_opts("bmm", (const int64_t[]){3, 13, 24, 11}, 4, 67, &b));
+}
+
+TEST(gemm_prepacked_b_vec16_on_avx512_matches_reference) {
+  case_opts o = {.fix_name = {"B.pack", "vec"},
+                 .fix_val = {1, 16},
+                 .prepack = "B",
+                 .min_prepacked = TWIN_CONFIGS,
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(&o, "gemm", (const int64_t[]){29, 53, 31}, 3, 68);
+}
+
+TEST(gemm_prepacked_b_vec8_on_avx2_matches_reference) {
+  case_opts o = {.fix_name = {"B.pack", "vec"},
+                 .fix_val = {1, 8},
+                 .prepack = "B",
+                 .min_prepacked = TWIN_CONFIGS,
+                 .nconfigs = TWIN_CONFIGS,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(&o, "gemm", (const int64_t[]){29, 53, 31}, 3, 68);
 }
 
 /* ---- Packing, the micro-kernel and the epilogue ------------------------- */
