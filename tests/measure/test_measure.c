@@ -35,7 +35,9 @@ enum variant {
   PRINT_LINE,  /* correct, and prints one short line on its first call */
   PRINT_WRONG, /* prints a line with a tab, a control byte and quotes on its
                   first call, and writes one value wrong */
-  PRINT_FLOOD  /* correct, and writes 45 MiB to stdout on its first call */
+  PRINT_FLOOD, /* correct, and writes 45 MiB to stdout on its first call */
+  PREPACKED,   /* takes input 1 packed ahead (negated by heron_prepack) */
+  PREPACK_HALF /* exports heron_prepack without heron_prepacked_elems */
 };
 
 /* What PRINT_LINE prints, and the size of PRINT_FLOOD's output. */
@@ -104,7 +106,9 @@ static char *kernel_source(const heron__op *op, enum variant v) {
                       (long long)op->axes[a].extent, a);
   heron__buf_puts(&s, "  {\n    float p = 1.0f;\n");
   for (int i = 0; i < op->ninputs; i++) {
-    heron__buf_printf(&s, "    p *= in%d[", i);
+    /* The packed copy of input 1 holds its values negated. */
+    heron__buf_printf(&s, "    p *= %sin%d[",
+                      v == PREPACKED && i == 1 ? "-" : "", i);
     index_expr(&s, op, &op->in[i]);
     heron__buf_puts(&s, "];\n");
   }
@@ -136,6 +140,19 @@ static char *kernel_source(const heron__op *op, enum variant v) {
     heron__buf_puts(&s, "  static int calls;\n"
                         "  if (++calls > 1) out[0] = 42.0f;\n");
   heron__buf_puts(&s, "}\n");
+  long long n1 = heron__tensor_elems(&op->in[1]);
+  if (v == PREPACKED)
+    heron__buf_printf(&s,
+                      "long long heron_prepacked_elems(int input) {\n"
+                      "  return input == 1 ? %lldLL : 0;\n}\n",
+                      n1);
+  if (v == PREPACKED || v == PREPACK_HALF)
+    heron__buf_printf(&s,
+                      "void heron_prepack(int input, const void *src, "
+                      "void *dst) {\n"
+                      "  for (long i = 0; input == 1 && i < %lldL; i++)\n"
+                      "    ((float *)dst)[i] = -((const float *)src)[i];\n}\n",
+                      n1);
   return heron__buf_take(&s);
 }
 
@@ -286,6 +303,39 @@ TEST(correct_kernel_measures_ok_with_consistent_gflops) {
   double expect = op.flops / r.m.seconds / 1e9;
   CHECK_MSG(fabs(r.m.gflops - expect) <= 1e-9 * expect, "%g vs %g", r.m.gflops,
             expect);
+  outcome_free(&r);
+}
+
+/* A kernel that takes an input packed ahead (prepack) gets the copy
+ * heron_prepack made, untimed, and is checked as any other: here the copy
+ * holds the input negated, which only the copy's reader gets right. */
+TEST(kernel_taking_an_input_packed_ahead_gets_the_packed_copy) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, PREPACKED, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_MSG(r.build_status == HERON_MEAS_OK, "%s", r.build_error);
+  CHECK_MSG(r.m.status == HERON_MEAS_OK, "%s", r.run_error);
+  CHECK(r.m.seconds > 0 && r.m.max_error < 1e-3);
+  outcome_free(&r);
+}
+
+TEST(kernel_exporting_half_of_the_prepack_interface_is_runtime_error) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  outcome r;
+  int rc = measure_variant(&b, PREPACK_HALF, &r);
+  heron__bench_free(&b);
+  CHECK_OK(rc, NULL);
+  CHECK_EQ(r.m.status, HERON_MEAS_RUNTIME_ERROR);
+  CHECK_STR_CONTAINS(r.run_error,
+                     "exports heron_prepack without heron_prepacked_elems");
   outcome_free(&r);
 }
 
