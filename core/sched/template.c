@@ -232,10 +232,17 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
        "ceil(extent / tile), packs zero-filled past the edges)");
   loop_line(t, out, d++, HERON__REDUCE, 0, "  (reduction outer)");
   for (int i = 0; i < op->ninputs; i++)
-    line(out, d,
-         "%s.pack = the thread's tile of %s x reduction slice  (only when "
-         "%s.pack == 1)",
-         op->in[i].name, op->in[i].name, op->in[i].name);
+    if (op->prepack >> i & 1u)
+      line(out, d,
+           "%s.pack = the block of this tile and slice in the copy of %s "
+           "heron_prepack made once, ahead of the calls  (prepack; only "
+           "when %s.pack == 1)",
+           op->in[i].name, op->in[i].name, op->in[i].name);
+    else
+      line(out, d,
+           "%s.pack = the thread's tile of %s x reduction slice  (only when "
+           "%s.pack == 1)",
+           op->in[i].name, op->in[i].name, op->in[i].name);
   loop_line(t, out, d++, HERON__SPATIAL, 1, "  (cache tiles)");
   loop_line(t, out, d++, HERON__SPATIAL, 2,
             "  (register outer; only when "
