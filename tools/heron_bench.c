@@ -125,6 +125,10 @@ static cli_option options[] = {
      "this machine / its GPU"},
     {CLI_OPT_EPILOGUE, "epilogue", "LIST",
      "fused epilogue of every task: bias, relu or bias,relu", "none"},
+    {CLI_OPT_PREPACK, "prepack", "LIST",
+     "inputs every task holds constant (weight, B, ...), packed once ahead "
+     "of the calls by configs that pack them (cpu)",
+     "none"},
     {CLI_OPT_SM, "sm", "N", "cuda: compute capability x 10 to compile for",
      "the GPU's, else 80"},
     {OPT_BATCH, "batch", "N", "configs measured per round", ""},
