@@ -55,7 +55,8 @@ int heron__codegen(const heron__template *t, const heron_space *sp,
 void heron__codegen_driver(const heron__op *op, heron__buf *out);
 
 /* The compiler flags a kernel of this template is built with as a shared
- * object: "-O3 -march=native", the ISA of the template's hardware
+ * object: "-O3 -fno-predictive-commoning -march=native", the ISA of the
+ * template's hardware
  * description made explicit (-mavx512f, or -mno-avx512f -mavx2 for an AVX2
  * description, so that its code builds on any machine), "-fopenmp -fPIC
  * -shared"; the emulation's flags for a cuda template.  Static string. */

@@ -132,10 +132,10 @@ HERON_API int heron_task_source(const heron_task *t, const int64_t *cfg,
                                 char **src, heron_error *err);
 
 /* The C compiler flags a cpu kernel of this task is built with as a shared
- * object ("-O3 -march=native -mno-avx512f -mavx2 -mfma -fopenmp -fPIC
- * -shared" for an AVX2 description: the ISA of the task's hardware, not of
- * the building machine); for a cuda task, those of its CPU emulation.  A
- * static string. */
+ * object ("-O3 -fno-predictive-commoning -march=native -mno-avx512f -mavx2
+ * -mfma -fopenmp -fPIC -shared" for an AVX2 description: the ISA of the
+ * task's hardware, not of the building machine); for a cuda task, those of
+ * its CPU emulation.  A static string. */
 HERON_API const char *heron_task_cflags(const heron_task *t);
 
 #ifdef __cplusplus
