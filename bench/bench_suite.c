@@ -821,13 +821,12 @@ static kernel_fn load_kernel(const char *dir, const char *cflags, void **dl,
 
 /* When the kernel exports heron_prepack (a task with prepacked inputs):
  * packs each input it takes packed into a new buffer, packed[i], and puts
- * that in bufs[i].  Returns nonzero with why filled in on failure. */
-static int prepack_inputs(void *dl, void **bufs, float **packed, char *why,
-                          size_t cap) {
+ * that in bufs[i]. */
+static void prepack_inputs(void *dl, void **bufs, float **packed) {
   void *pe = dlsym(dl, "heron_prepacked_elems");
   void *pk = dlsym(dl, "heron_prepack");
   if (!pe || !pk)
-    return 0;
+    return;
   int64_t (*elems)(int);
   void (*pack)(int, const void *, void *);
   memcpy(&elems, &pe, sizeof elems);
@@ -836,13 +835,10 @@ static int prepack_inputs(void *dl, void **bufs, float **packed, char *why,
     int64_t n = elems(i);
     if (n <= 0)
       continue;
-    packed[i] = falloc(n);
-    if (!packed[i])
-      return snprintf(why, cap, "out of memory for a packed input"), -1;
+    packed[i] = falloc(n); /* exits when out of memory */
     pack(i, bufs[i], packed[i]);
     bufs[i] = packed[i];
   }
-  return 0;
 }
 
 /* ---- OpenBLAS baselines -------------------------------------------------- */
@@ -1323,10 +1319,7 @@ static void compare_row(const settings *s, row *r) {
   /* Inputs the kernel takes packed ahead (--prepack-weights): packed once
    * here, untimed, as the blocked baseline's weights are reordered. */
   float *packed[2] = {NULL, NULL};
-  if (prepack_inputs(dl, hc.bufs, packed, r->error, sizeof r->error)) {
-    r->status = ROW_FAILED;
-    goto done;
-  }
+  prepack_inputs(dl, hc.bufs, packed);
   int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
   const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv" : "oneDNN conv";
   if (is_dnn) {

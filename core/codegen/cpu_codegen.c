@@ -300,10 +300,6 @@ static int contiguous_lanes(const gen *g, int ti) {
   return !g->guard_axis[g->vaxis];
 }
 
-/* The value of packed input ti at register-tile point off: its position
- * in the pack is the step's block (h_k * points) plus the point's offset
- * in the tensor's register layout, whose vector axis is innermost, so a
- * vector of lanes is one unit-stride load. */
 /* The offset of register-tile point off in packed input ti's block of one
  * reduction step (its register layout, the vector axis innermost). */
 static int64_t packed_pos(const gen *g, int ti, const int64_t *off) {
@@ -314,6 +310,10 @@ static int64_t packed_pos(const gen *g, int ti, const int64_t *off) {
   return pos;
 }
 
+/* The value of packed input ti at register-tile point off: its position
+ * in the pack is the step's block (h_k * points) plus the point's offset
+ * in the tensor's register layout, whose vector axis is innermost, so a
+ * vector of lanes is one unit-stride load. */
 static int packed_value(const gen *g, int ti, const int64_t *off,
                         heron__buf *b) {
   int64_t pos = packed_pos(g, ti, off);
@@ -1118,8 +1118,6 @@ static void emit_pack(gen *g, int ti, int depth, const char *dst) {
   heron__buf_puts(g->o, "}\n");
 }
 
-/* In the compute nest, at a register tile: h_q<ti> points at the tile's
- * block of every packed input. */
 /* " + j_1 * 4608 + ...": the offset of the current block of tensor ti's
  * per-thread buffer (a pack, or the output's stage), numbered by the block
  * loops' indices, blocks of `block` floats. */
@@ -1135,6 +1133,8 @@ static void block_offset_text(const gen *g, int ti, int64_t block,
   }
 }
 
+/* In the compute nest, at a register tile: h_q<ti> points at the tile's
+ * block of every packed input. */
 static void emit_pack_pointers(gen *g, int depth) {
   const heron__op *op = g->op;
   for (int ti = 0; ti < op->ninputs; ti++) {
@@ -1169,13 +1169,6 @@ static void emit_step_index(gen *g, int depth) {
   heron__buf_free(&b);
 }
 
-/* Per-thread pack buffers, kept across calls: each OpenMP thread (up to
- * H_KEEP of them) takes its buffer from h_keep, made on its first call and
- * freed when the kernel is unloaded, so that a call no longer allocates and
- * page-faults its packs.  A call made while another is running (from
- * another host thread) does not own the kept buffers and allocates its own
- * (h_own).  A failed allocation traps, which the harness records as a
- * runtime error. */
 /* float *restrict <name> = the kept buffer of h_keep slot `slot` (made on
  * first use) or a new one, of `elems` floats rounded up to 64 bytes; a
  * failed allocation traps. */
@@ -1201,6 +1194,13 @@ static void emit_release(gen *g, int depth, const char *name) {
   heron__buf_printf(g->o, "free(%s);\n", name);
 }
 
+/* Per-thread pack buffers, kept across calls: each OpenMP thread (up to
+ * H_KEEP of them) takes its buffer from h_keep, made on its first call and
+ * freed when the kernel is unloaded, so that a call no longer allocates and
+ * page-faults its packs.  A call made while another is running (from
+ * another host thread) does not own the kept buffers and allocates its own
+ * (h_own).  A failed allocation traps, which the harness records as a
+ * runtime error. */
 static void emit_pack_alloc(gen *g, int depth) {
   if (!any_buffer(g))
     return;
