@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/plugin/dirs.h"
 #include "core/util/util.h"
 
 /* ---- Detection ------------------------------------------------------------
@@ -420,17 +421,19 @@ int heron__hw_load(const char *name_or_path, heron__hw *hw, heron_error *err) {
                              name_or_path);
     return load_file(name_or_path, hw, err);
   }
-  /* A bare name: the source tree first, so a build tree always sees the
-   * descriptions it was built with, then the installed copies. */
-  static const char *const dirs[] = {HERON_SOURCE_DIR "/configs/hw",
-                                     HERON_INSTALL_DATA_DIR "/configs/hw"};
-  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.json", dirs[i], name_or_path);
-    if (is_file(path))
-      return load_file(path, hw, err);
-  }
+  /* A bare name: configs/hw of the data folder that belongs to this
+   * libheron, the source tree's for a build tree (so it always sees the
+   * descriptions it was built with) and the installed copy otherwise,
+   * wherever the install has been moved since. */
+  heron__dirs d;
+  int rc = heron__dirs_find(&d, err);
+  if (rc != HERON_OK)
+    return rc;
+  char path[HERON__DIR_MAX + 256];
+  snprintf(path, sizeof path, "%s/hw/%s.json", d.configs, name_or_path);
+  if (is_file(path))
+    return load_file(path, hw, err);
   return heron_error_set(err, HERON_ENOTFOUND,
-                         "hw: no description '%s' in %s or %s", name_or_path,
-                         dirs[0], dirs[1]);
+                         "hw: no description '%s' in %s/hw", name_or_path,
+                         d.configs);
 }

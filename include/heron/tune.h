@@ -129,9 +129,16 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
 
 /* Resolves a plugin name as the tools do: a name containing '/' is a path
  * used as given; otherwise "<name>" and "<name>.so" are looked up in each
- * folder of $HERON_PLUGIN_PATH (colon-separated), then the build tree's and
- * the install tree's plugin folders.  kind is "strategy" or "model".  Writes
- * the path into path[cap].  HERON_ENOTFOUND lists where it looked. */
+ * folder of $HERON_PLUGIN_PATH (colon-separated, empty entries skipped),
+ * then in libheron's own plugin folder, and the first folder holding either
+ * wins.  libheron's folder is found at run time from the library's own
+ * location: <libdir>/heron/plugins next to an installed libheron.so (so an
+ * install that has been moved still finds its plugins), or the build
+ * tree's plugins/ folder for the build tree's libheron; an installed
+ * libheron never searches a build tree.  kind is "strategy" or "model"
+ * (it only words messages).  Writes the path into path[cap], owned by the
+ * caller.  HERON_ENOTFOUND names the folders searched, in order;
+ * HERON_EINVAL for a missing name or buffer, or a path longer than cap. */
 HERON_API int heron_plugin_resolve(const char *name, const char *kind,
                                    char *path, size_t cap, heron_error *err);
 
