@@ -46,6 +46,7 @@ enum {
   OPT_VERBOSE,
   OPT_HELP,
   OPT_HELP_PLUGIN,
+  OPT_LIST_PLUGINS,
   OPT_VERSION
 };
 
@@ -107,6 +108,11 @@ static cli_option options[] = {
     {OPT_HELP, "help", NULL, "print this help and exit", ""},
     {OPT_HELP_PLUGIN, "help-plugin", "NAME",
      "describe a strategy or model plugin and its parameters, then exit", ""},
+    {OPT_LIST_PLUGINS, "list-plugins", NULL,
+     "list every strategy and model plugin found by name, folder by folder "
+     "in search order (shadowed files and files that are not plugins "
+     "marked), then exit",
+     ""},
     {OPT_VERSION, "version", NULL, "print the version and exit", ""},
     {0, NULL, NULL, NULL, ""}};
 
@@ -247,6 +253,17 @@ static void help_plugin(const char *name) {
     exit(CLI_EXIT_OK);
   cli_report(rc, &serr, "--help-plugin: '%s' as a strategy", name);
   cli_die(CLI_EXIT_USAGE, mrc, &merr, "--help-plugin: '%s' as a model", name);
+}
+
+/* Every plugin the search finds, folder by folder; a broken file is a line
+ * of the listing, so only a failed write makes this fail. */
+static void list_plugins(void) {
+  heron_error err;
+  heron_error_clear(&err);
+  int rc = heron_plugin_list(stdout, &err);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_FAILURE, rc, &err, "--list-plugins");
+  exit(CLI_EXIT_OK);
 }
 
 /* ---- Config file --------------------------------------------------------- */
@@ -568,8 +585,8 @@ static const char *shape_from_object(const settings *s) {
 /* ---- Command line -------------------------------------------------------- */
 
 /* The first pass handles what ends the program at once (--help, --version,
- * --help-plugin) and finds --config, so that the file's values can be laid
- * down before the flags, whatever their order. */
+ * --help-plugin, --list-plugins) and finds --config, so that the file's
+ * values can be laid down before the flags, whatever their order. */
 static void first_pass(int argc, char **argv, settings *s) {
   cli_parser p;
   const char *val;
@@ -586,6 +603,9 @@ static void first_pass(int argc, char **argv, settings *s) {
       exit(CLI_EXIT_OK);
     case OPT_HELP_PLUGIN:
       help_plugin(val);
+      break;
+    case OPT_LIST_PLUGINS:
+      list_plugins();
       break;
     case OPT_CONFIG:
       if (s->config_path)

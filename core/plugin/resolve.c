@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -165,6 +166,11 @@ static int plugin_folders(const heron__dirs *d, folder **out) {
   return n;
 }
 
+/* How a message calls the library's own plugin folder. */
+static const char *lib_folder_label(const heron__dirs *d) {
+  return d->build_tree ? "the build tree's folder" : "libheron's folder";
+}
+
 /* ---- resolve ----------------------------------------------------------- */
 
 static int is_regular_file(const char *path) {
@@ -253,4 +259,140 @@ HERON_API int heron_plugin_resolve(const char *name, const char *kind,
   }
   free(f);
   return rc;
+}
+
+/* ---- list -------------------------------------------------------------- */
+
+/* The kind a file claims by its entry symbol ("strategy" or "model"), so
+ * that the loader's full checks run for that kind and its message is the
+ * one shown; "" when it exports neither, NULL when dlopen fails. */
+static const char *claimed_kind(const char *path) {
+  void *dl = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+  if (!dl)
+    return NULL;
+  const char *kind = dlsym(dl, HERON_STRATEGY_ENTRY) ? "strategy"
+                     : dlsym(dl, HERON_MODEL_ENTRY)  ? "model"
+                                                     : "";
+  dlclose(dl);
+  return kind;
+}
+
+/* Prints one file of folder f[i]: its kind, name, summary and path, which
+ * file shadows it, or why it is not a plugin.  Never fails: a broken file
+ * is a line of the listing, not a reason to stop. */
+static void list_file(FILE *out, const folder *f, int i, const char *file) {
+  char path[HERON__DIR_MAX], first[HERON__DIR_MAX], name[256];
+  snprintf(path, sizeof path, "%.*s/%s", f[i].len, f[i].dir, file);
+  /* The name the file answers to by; the search for that name over the
+   * folders up to this one says whether an earlier file wins. */
+  size_t len = strlen(file);
+  if (len > 3 && strcmp(file + len - 3, ".so") == 0)
+    len -= 3;
+  snprintf(name, sizeof name, "%.*s", (int)len, file);
+  int shadowed = search(f, i + 1, name, first, sizeof first) >= 0 &&
+                 strcmp(first, path) != 0;
+
+  const char *kind = claimed_kind(path);
+  heron__plugin p;
+  heron_error err;
+  heron_error_clear(&err);
+  int rc;
+  if (kind && !kind[0])
+    rc = heron_error_set(&err, HERON_EABI, "exports neither %s nor %s",
+                         HERON_STRATEGY_ENTRY, HERON_MODEL_ENTRY);
+  else if (kind && strcmp(kind, "model") == 0)
+    rc = heron__plugin_load_model(path, &p, &err);
+  else
+    rc = heron__plugin_load_strategy(path, &p, &err);
+  if (rc != HERON_OK) {
+    fprintf(out, "  not a plugin: %s\n    %s\n", path, err.text);
+    return;
+  }
+
+  const char *pname, *summary;
+  if (kind && strcmp(kind, "model") == 0) {
+    const heron_model_plugin *m = p.desc;
+    pname = m->name, summary = m->summary;
+  } else {
+    const heron_strategy_plugin *s = p.desc;
+    pname = s->name, summary = s->summary;
+  }
+  fprintf(out, "  %s %s - %s\n    file: %s\n", kind ? kind : "strategy", pname,
+          summary ? summary : "", path);
+  /* The run logs the descriptor's name, but --strategy and --model take
+   * the file's. */
+  if (strcmp(name, pname) != 0)
+    fprintf(out, "    by name: %s (the file's name)\n", name);
+  if (shadowed)
+    fprintf(out, "    shadowed by %s (found first)\n", first);
+  heron__plugin_close(&p);
+}
+
+/* Hidden files are never plugins the listing should open. */
+static int visible(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+/* Prints folder f[i] under its heading: every regular file in it, in name
+ * order, or why there are none. */
+static void list_folder(FILE *out, const heron__dirs *d, const folder *f,
+                        int i) {
+  char dir[HERON__DIR_MAX];
+  snprintf(dir, sizeof dir, "%.*s", f[i].len, f[i].dir);
+  fprintf(out, "\n%s: %s\n",
+          f[i].from_env ? "$HERON_PLUGIN_PATH" : lib_folder_label(d), dir);
+  /* A folder named twice is searched twice to no effect; list it once. */
+  for (int j = 0; j < i; j++) {
+    char earlier[HERON__DIR_MAX];
+    snprintf(earlier, sizeof earlier, "%.*s", f[j].len, f[j].dir);
+    if (same_dir(earlier, dir)) {
+      fprintf(out, "  (the same folder as %s, listed above)\n", earlier);
+      return;
+    }
+  }
+  struct dirent **names;
+  int n = scandir(dir, &names, visible, alphasort);
+  if (n < 0) {
+    fprintf(out, "  (cannot read the folder: %s)\n", strerror(errno));
+    return;
+  }
+  int files = 0;
+  for (int k = 0; k < n; k++) {
+    char path[HERON__DIR_MAX + sizeof names[k]->d_name + 1];
+    snprintf(path, sizeof path, "%s/%s", dir, names[k]->d_name);
+    if (is_regular_file(path)) {
+      list_file(out, f, i, names[k]->d_name);
+      files++;
+    }
+    free(names[k]);
+  }
+  free(names);
+  if (files == 0)
+    fprintf(out, "  (no files)\n");
+}
+
+HERON_API int heron_plugin_list(FILE *out, heron_error *err) {
+  if (!out)
+    return heron_error_set(err, HERON_EINVAL, "heron_plugin_list: no output");
+  heron__dirs d;
+  heron_error derr;
+  heron_error_clear(&derr);
+  heron__dirs_find(&d, &derr);
+  folder *f;
+  int n = plugin_folders(&d, &f);
+  if (n < 0)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  int env = n > 0 && f[0].from_env;
+  fprintf(out, "Plugin folders, in search order: %s%s%s\n",
+          env                           ? "$HERON_PLUGIN_PATH"
+          : getenv("HERON_PLUGIN_PATH") ? "$HERON_PLUGIN_PATH (empty)"
+                                        : "$HERON_PLUGIN_PATH (not set)",
+          d.plugins[0] ? ", then " : "",
+          d.plugins[0] ? lib_folder_label(&d) : "");
+  if (!d.plugins[0])
+    fprintf(out, "(no folder of libheron's own: %s)\n", derr.text);
+  for (int i = 0; i < n; i++)
+    list_folder(out, &d, f, i);
+  free(f);
+  if (fflush(out) != 0 || ferror(out))
+    return heron_error_set(err, HERON_EIO, "cannot write the plugin list");
+  return HERON_OK;
 }

@@ -142,6 +142,19 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
 HERON_API int heron_plugin_resolve(const char *name, const char *kind,
                                    char *path, size_t cap, heron_error *err);
 
+/* Prints every plugin the search of heron_plugin_resolve can find to `out`
+ * (for --list-plugins): each folder once, in search order, under a heading
+ * saying where it came from, then each regular file in it in name order
+ * with its kind, descriptor name, summary and path.  A file that an
+ * earlier file of the same name hides from the search is marked as
+ * shadowed by it; a file that is not a usable plugin (not a shared
+ * object, no entry symbol, a failed ABI check) is listed as such with the
+ * loader's reason, and the listing goes on.  Each plugin is loaded
+ * (dlopen) and closed again.  Returns HERON_OK however many files were
+ * broken; HERON_EINVAL for a NULL out, HERON_ENOMEM, HERON_EIO when `out`
+ * could not be written. */
+HERON_API int heron_plugin_list(FILE *out, heron_error *err);
+
 /* Loads the plugin and prints its name, summary and parameters to `out`
  * (for --help).  Errors as for loading: HERON_ENOTFOUND, HERON_EABI. */
 HERON_API int heron_plugin_describe(const char *name, const char *kind,
