@@ -7,11 +7,15 @@
  *   1. cp -r plugins/strategies/skeleton plugins/strategies/mine
  *   2. rename skeleton.c to mine.c, "skeleton" to "mine" in CMakeLists.txt
  *      and in the descriptor's .name below
- *   3. rebuild: cmake --build build   ->  build/plugins/mine.so
- *   4. heron-search --strategy mine --op gemm --shape 256,256,256 ...
+ *   3. rebuild: cmake --build build   ->  build/plugins/mine.so (the new
+ *      folder is picked up without configuring again)
+ *   4. heron-search --help-plugin mine   (its parameters, from the table)
+ *      heron-search --strategy mine --op gemm --shape 256,256,256 ...
  *
- * (An out-of-tree plugin needs only include/heron/ and libheron; see the
- * README.)
+ * (Out of the tree a plugin needs only an installed Heron-C: build it with
+ * pkg-config or with the CMake project installed in share/heron/skeleton/,
+ * then copy the .so into <prefix>/lib/heron/plugins to run it by name; see
+ * the README.)
  *
  * The search itself is deliberately simple, a greedy local search:
  *
@@ -37,7 +41,7 @@
  *
  * Declare every key the strategy understands, with its default as text and
  * a one-line help.  The engine rejects undeclared keys by name before
- * create() runs, and `heron-search --strategy skeleton --help` prints this
+ * create() runs, and `heron-search --help-plugin skeleton` prints this
  * table, so it doubles as documentation.  End with a {NULL} entry.
  */
 static const heron_param_doc skeleton_params[] = {
