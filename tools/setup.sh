@@ -15,6 +15,7 @@ PACKAGES=(
   libdnnl-dev                        # oneDNN 2.x: convolution baselines (bench_suite)
   gnuplot-nox                        # convergence plots
   binutils python3                   # nm for the export check; test helpers
+  python3-optuna                     # the pipe strategy's Optuna example
 )
 
 missing=()

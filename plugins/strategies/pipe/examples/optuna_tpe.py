@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""optuna_tpe.py - Optuna's TPE sampler as a heron-search strategy.
+
+Every knob becomes an Optuna distribution: categorical over the knob's
+values when its domain is a listed set (tile factors are divisors of their
+extent), an integer range [lo, hi] otherwise.  For each proposal the study
+asks a trial, the suggested knob values go through the host's "repair"
+operation (the nearest config that satisfies every constraint) and the
+repaired config is what gets measured.  The objective Optuna sees is thus
+f(repair(x)): well defined on the whole box, so TPE needs no notion of the
+constraints.
+
+Told values: the measured kernel time in seconds (minimised).  A config
+that failed (compile error, crash, timeout, wrong result) is told as a
+FAIL trial, which TPE leaves out of its model.  A suggestion whose repair
+lands on a config measured before is told that config's value at once and
+another trial is asked, so the host never sees a duplicate.
+
+Needs Optuna (Debian: python3-optuna).  Through the pipe strategy:
+
+    heron-search ... --strategy pipe \
+        --param program=plugins/strategies/pipe/examples/optuna_tpe.py
+
+or, when the first python3 in PATH lacks Optuna,
+
+        --param program=/usr/bin/python3 \
+        --param args=plugins/strategies/pipe/examples/optuna_tpe.py
+
+Arguments: --startup N (random trials before TPE, default 10),
+--multivariate (TPE over the joint distribution of the knobs).
+"""
+import argparse
+import os
+import sys
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from heron_pipe import OpError, Strategy, run  # noqa: E402
+
+import optuna  # noqa: E402
+from optuna.distributions import (CategoricalDistribution,  # noqa: E402
+                                  IntDistribution)
+from optuna.trial import TrialState, create_trial  # noqa: E402
+
+# Suggestions asked per wanted proposal before the round gives up and
+# proposes fewer (a repaired suggestion may land on a config measured or
+# proposed already).
+ASKS_PER_CONFIG = 8
+
+
+def frozen(cfg):
+    return tuple(sorted(cfg.items()))
+
+
+class OptunaTPE(Strategy):
+    def __init__(self, startup, multivariate):
+        self.startup = startup
+        self.multivariate = multivariate
+        self.pending = {}   # frozen config -> trials waiting for its result
+        self.measured = {}  # frozen config -> told value (None: failed)
+
+    def hello(self, host, msg):
+        self.dists = {}
+        for v in msg["space"]["vars"]:
+            if not v["knob"]:
+                continue
+            if "values" in v:
+                self.dists[v["name"]] = CategoricalDistribution(v["values"])
+            else:
+                self.dists[v["name"]] = IntDistribution(v["lo"], v["hi"])
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.
+                                ExperimentalWarning)
+        sampler = optuna.samplers.TPESampler(
+            seed=msg["seed"] % 2**32, n_startup_trials=self.startup,
+            multivariate=self.multivariate)
+        self.study = optuna.create_study(direction="minimize",
+                                         sampler=sampler)
+
+    def tell(self, trial, value):
+        if value is None:
+            self.study.tell(trial, state=TrialState.FAIL)
+        else:
+            self.study.tell(trial, value)
+
+    def propose(self, host, want):
+        out = []
+        for _ in range(ASKS_PER_CONFIG * want):
+            if len(out) == want:
+                break
+            trial = self.study.ask(self.dists)
+            try:
+                cfg = host.repair(dict(trial.params))
+            except OpError:  # nothing valid near it (an empty space)
+                self.study.tell(trial, state=TrialState.FAIL)
+                continue
+            key = frozen(cfg)
+            if key in self.measured:
+                self.tell(trial, self.measured[key])
+            elif key in self.pending:
+                self.pending[key].append(trial)
+            else:
+                self.pending[key] = [trial]
+                out.append(cfg)
+        return out
+
+    def observe(self, host, results, resumed):
+        for r in results:
+            if not r["config"]:
+                continue
+            key = frozen(r["config"])
+            value = r["seconds"] if r["status"] == "ok" else None
+            self.measured[key] = value
+            trials = self.pending.pop(key, [])
+            for t in trials:
+                self.tell(t, value)
+            if not trials and r["config"].keys() == self.dists.keys():
+                # A resumed (or otherwise unasked) measurement: teach the
+                # study with a finished trial of its own.
+                self.study.add_trial(create_trial(
+                    params=dict(r["config"]), distributions=self.dists,
+                    value=value,
+                    state=TrialState.COMPLETE if value is not None
+                    else TrialState.FAIL))
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--startup", type=int, default=10,
+                    help="random trials before TPE takes over (default 10)")
+    ap.add_argument("--multivariate", action="store_true",
+                    help="multivariate TPE (experimental in Optuna)")
+    a = ap.parse_args()
+    sys.exit(run(OptunaTPE(a.startup, a.multivariate)))
