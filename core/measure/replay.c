@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "core/op/task.h"
+#include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
@@ -299,12 +300,10 @@ static int open_model(heron__replay *rp, uint64_t seed, heron_error *err) {
                            "is needed for configs no log holds: %s",
                            HERON__REPLAY_MODEL, lerr.text);
   const heron_model_plugin *desc = lib.desc;
-  int has_seed = 0, has_threads = 0, has_rounds = 0;
-  for (const heron_param_doc *d = desc->params; d && d->key; d++) {
-    has_seed |= !strcmp(d->key, "seed");
-    has_threads |= !strcmp(d->key, "nthread");
-    has_rounds |= !strcmp(d->key, "rounds");
-  }
+  heron__param_table pt = heron__model_param_table(desc);
+  int has_seed = heron__param_table_has(&pt, "seed");
+  int has_threads = heron__param_table_has(&pt, "nthread");
+  int has_rounds = heron__param_table_has(&pt, "rounds");
   heron__plugin_close(&lib);
   char seedtext[32];
   snprintf(seedtext, sizeof seedtext, "%llu",

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/util/util.h"
 
@@ -165,11 +166,15 @@ int heron__model_open_guarded(const char *name, const heron_param *params,
   const char *save = heron_param_get(params, n, "save", NULL);
   char who[96];
   snprintf(who, sizeof who, "model %s", m->desc->name);
-  rc = heron_param_check(own, nown, m->desc->params, who, err);
+  heron__param_table pt = heron__model_param_table(m->desc);
+  heron_param *checked = NULL;
+  int nchecked = 0;
+  rc = heron__param_table_apply(&pt, own, nown, who, &checked, &nchecked, err);
+  free(own);
   if (rc == HERON_OK)
     rc = check_host_params(m, load, save, err);
   if (rc != HERON_OK) {
-    free(own);
+    free(checked);
     heron__model_close(m);
     return rc;
   }
@@ -185,9 +190,9 @@ int heron__model_open_guarded(const char *name, const heron_param *params,
   heron_error inner = {0};
   void *self = NULL;
   guard_in(m, "create");
-  rc = m->desc->create(&m->env, own, nown, &self, &inner);
+  rc = m->desc->create(&m->env, checked, nchecked, &self, &inner);
   guard_out(m);
-  free(own);
+  free(checked);
   if (rc != HERON_OK) {
     rc = call_failed(m, "create", rc, &inner, err);
     /* create failed, so whatever it left in self is not ours to destroy. */

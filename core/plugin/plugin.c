@@ -10,6 +10,7 @@
  *   5. abi_version matches                           -> HERON_EABI
  *   6. struct_size covers the version-1 layout       -> HERON_EABI
  *   7. name and the required members are non-NULL    -> HERON_EABI
+ *   8. the parameter declarations are well formed    -> HERON_EABI
  *
  * HERON_ENOTFOUND thus always means "no such file" and HERON_EABI "there is
  * a file, but it is not a usable plugin of this kind" (a text file called
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/plugin/param_table.h"
 #include "core/util/util.h"
 #include "heron/tune.h"
 
@@ -40,7 +42,17 @@ typedef struct kind_info {
   /* Checks the kind's required members; returns the first NULL one's name
    * or NULL when all are present. */
   const char *(*missing_member)(const void *desc);
+  /* The descriptor's parameter declarations, either form. */
+  heron__param_table (*params)(const void *desc);
 } kind_info;
+
+static heron__param_table strategy_params(const void *d) {
+  return heron__strategy_param_table(d);
+}
+
+static heron__param_table model_params(const void *d) {
+  return heron__model_param_table(d);
+}
 
 static const char *strategy_missing(const void *d) {
   const heron_strategy_plugin *s = d;
@@ -83,6 +95,7 @@ static const kind_info strategy_kind = {
     .abi = HERON_STRATEGY_ABI_VERSION,
     .v1_size = HERON__V1_END(heron_strategy_plugin, load_state),
     .missing_member = strategy_missing,
+    .params = strategy_params,
 };
 
 static const kind_info model_kind = {
@@ -93,6 +106,7 @@ static const kind_info model_kind = {
     .abi = HERON_MODEL_ABI_VERSION,
     .v1_size = HERON__V1_END(heron_model_plugin, destroy),
     .missing_member = model_missing,
+    .params = model_params,
 };
 
 /* Closes the library after a failed check (the caller has already set the
@@ -177,6 +191,14 @@ static int load(const char *name, const kind_info *k, heron__plugin *p,
                     path, missing, k->kind);
     return fail_close(p);
   }
+  /* 8. the parameter declarations are well formed          -> HERON_EABI
+   * (checked here, once, so a bad default or an empty range is the
+   * plugin's fault at load time, not the user's at run time). */
+  heron__param_table pt = k->params(desc);
+  char who[1100];
+  snprintf(who, sizeof who, "plugin %s", path);
+  if (heron__param_table_validate(&pt, who, err) != HERON_OK)
+    return fail_close(p);
   p->desc = desc;
   return HERON_OK;
 }
@@ -202,18 +224,6 @@ void heron__plugin_close(heron__plugin *p) {
 
 /* ---- describe ---------------------------------------------------------- */
 
-static void print_params(FILE *out, const heron_param_doc *docs) {
-  if (!docs || !docs[0].key) {
-    fprintf(out, "  parameters: none\n");
-    return;
-  }
-  fprintf(out, "  parameters:\n");
-  for (const heron_param_doc *d = docs; d->key; d++)
-    fprintf(out, "    %s (default %s): %s\n", d->key,
-            d->default_value ? d->default_value : "none",
-            d->help ? d->help : "");
-}
-
 HERON_API int heron_plugin_describe(const char *name, const char *kind,
                                     FILE *out, heron_error *err) {
   if (!out || !kind)
@@ -230,17 +240,19 @@ HERON_API int heron_plugin_describe(const char *name, const char *kind,
   if (rc != HERON_OK)
     return rc;
   const char *pname, *summary;
-  const heron_param_doc *docs;
+  heron__param_table pt;
   if (is_strategy) {
     const heron_strategy_plugin *s = p.desc;
-    pname = s->name, summary = s->summary, docs = s->params;
+    pname = s->name, summary = s->summary;
+    pt = heron__strategy_param_table(s);
   } else {
     const heron_model_plugin *m = p.desc;
-    pname = m->name, summary = m->summary, docs = m->params;
+    pname = m->name, summary = m->summary;
+    pt = heron__model_param_table(m);
   }
   fprintf(out, "%s %s - %s\n", kind, pname, summary ? summary : "");
   fprintf(out, "  file: %s\n", p.path);
-  print_params(out, docs);
+  heron__param_table_print(&pt, out);
   if (!is_strategy) {
     const heron_model_plugin *m = p.desc;
     fprintf(out, "  host parameters (the engine's, for every model):\n");

@@ -36,6 +36,7 @@
 #include "core/measure/replay.h"
 #include "core/op/task.h"
 #include "core/plugin/guard.h"
+#include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/target/cuda_driver.h"
 #include "core/target/hw.h"
@@ -516,13 +517,15 @@ static int open_strategy(run *r, heron_error *err) {
   r->strat = r->strat_lib.desc;
   snprintf(r->strategy_name, sizeof r->strategy_name, "%s",
            r->strat->name ? r->strat->name : "strategy");
-  if (r->strat->params)
-    rc = heron_param_check(o->strategy_params, o->n_strategy_params,
-                           r->strat->params, r->strategy_name, err);
-  else if (o->n_strategy_params > 0)
-    rc = heron_error_set(err, HERON_EINVAL,
-                         "strategy %s takes no parameters (got '%s')",
-                         r->strategy_name, o->strategy_params[0].key);
+  /* Unknown keys and, for typed declarations, bad values stop the run
+   * here (a dry run too), before create() sees anything. */
+  heron__param_table pt = heron__strategy_param_table(r->strat);
+  char who[96];
+  snprintf(who, sizeof who, "strategy %s", r->strategy_name);
+  heron_param *params = NULL;
+  int nparams = 0;
+  rc = heron__param_table_apply(&pt, o->strategy_params, o->n_strategy_params,
+                                who, &params, &nparams, err);
   if (rc)
     return rc;
   r->env.abi_version = HERON_STRATEGY_ABI_VERSION;
@@ -538,9 +541,9 @@ static int open_strategy(run *r, heron_error *err) {
   heron_error perr;
   heron_error_clear(&perr);
   enter(r, "create");
-  rc = r->strat->create(&r->env, o->strategy_params, o->n_strategy_params,
-                        &r->strat_self, &perr);
+  rc = r->strat->create(&r->env, params, nparams, &r->strat_self, &perr);
   leave(r);
+  free(params);
   if (rc)
     return heron_error_set(err,
                            rc == HERON_EINVAL ? HERON_EINVAL : HERON_EPLUGIN,
@@ -1028,9 +1031,22 @@ static int warm_start(run *r, heron_error *err) {
                  r->o->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)r->hist.n));
   int rc =
       learn(r, (const heron_measurement *const *)r->hist.items, r->hist.n, err);
+  /* The state was saved beside the log being resumed, which need not be
+   * the log this run writes (--resume A --log B): read A.state, and save
+   * to B.state from the next round on. */
   char sp[4200];
+  int have_state = 0;
   if (rc == HERON_OK && HERON__PLUGIN_HAS(r->strat, load_state) &&
-      state_path(r, sp, sizeof sp) && access(sp, R_OK) == 0) {
+      r->o->resume_path) {
+    snprintf(sp, sizeof sp, "%s.state", r->o->resume_path);
+    have_state = access(sp, R_OK) == 0;
+    if (!have_state)
+      progress(r,
+               "note: no saved state %s; strategy %s continues from the "
+               "resumed history alone\n",
+               sp, r->strategy_name);
+  }
+  if (have_state) {
     heron_error serr;
     heron_error_clear(&serr);
     enter(r, "load_state");

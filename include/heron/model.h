@@ -19,10 +19,17 @@
  * not declare them: load=FILE (right after create() the host calls load();
  * the model is then trained from the first round: Heron's pre-trained
  * mode) and save=FILE (after every successful fit() the host calls save()
- * on a temporary file and renames it over FILE).  A model that was loaded
- * should keep what it loaded when fit() is called later (continue boosting,
- * shrink toward the loaded weights, ...), so the earlier run's knowledge
- * is refined rather than thrown away.
+ * on a temporary file and renames it over FILE).
+ *
+ * Call order: create (params checked; see heron/param.h), then load when
+ * load=FILE was given, then any number of fit / predict / importance /
+ * save calls from one thread, then destroy.  fit() gets the whole training
+ * set every time (all successful measurements so far, not the last round's),
+ * so a model normally starts over; the one exception is a model that was
+ * loaded: it should build on what it loaded (continue boosting, shrink
+ * toward the loaded weights, ...), so an earlier run's knowledge is refined
+ * rather than thrown away.  Every call runs under the host's guard (a crash
+ * or a call past --plugin-timeout ends the run naming the call).
  *
  * Memory: every array is owned by the caller and only borrowed for the call.
  * A model never writes to stdout; it reports failures through `err`.
@@ -50,7 +57,8 @@ typedef struct heron_model_env {
   uint32_t struct_size; /* sizeof(heron_model_env) of the host */
   int nfeatures;        /* d of every fit/predict call */
   uint64_t seed;        /* for the model's own randomness */
-  /* Logs one line (level 0 info, 1 warning, 2 debug) through the host. */
+  /* Logs one line through the host at a HERON_LOG_* level (status.h); the
+   * host adds the "[name]" prefix and the newline. */
   void (*log)(const struct heron_model_env *env, int level, const char *fmt,
               ...) HERON_PRINTF(3, 4);
   void *host; /* the host's private data; do not touch */
@@ -62,17 +70,22 @@ typedef struct heron_model_plugin {
       struct_size;  /* sizeof(heron_model_plugin) the plugin was built with */
   const char *name; /* short name, e.g. "xgb" */
   const char *summary; /* one line for --help */
-  const heron_param_doc *
-      params; /* declared parameters, {NULL}-terminated; may be NULL for none */
+  /* Text-only declarations, {NULL}-terminated; NULL for none.  Used only
+   * when param_specs (below) is absent: plugins built before typed
+   * declarations.  New plugins leave it NULL and use HERON_PARAM_SPECS. */
+  const heron_param_doc *params;
 
   /* Creates an instance in *self.  params[0..nparams) holds only declared
-   * keys (the host checked them); create rejects bad values with
+   * keys (typed: each once, valid, defaults filled in; text-only: as given),
+   * valid during this call only; create rejects bad values with
    * HERON_EINVAL.  On failure *self is left untouched. */
   int (*create)(const heron_model_env *env, const heron_param *params,
                 int nparams, void **self, heron_error *err);
 
-  /* Trains on X[n*d] (row-major) and y[n], replacing what was learned
-   * before.  n may be small (a few rows); the model must cope. */
+  /* Trains on X[n*d] (row-major) and y[n]: the whole training set so far.
+   * A model that was not loaded replaces what it learned before; one that
+   * was loaded builds on it (see the call order above).  n may be small (a
+   * few rows); the model must cope. */
   int (*fit)(void *self, const double *X, const double *y, int n, int d,
              heron_error *err);
 
@@ -90,6 +103,13 @@ typedef struct heron_model_plugin {
 
   /* Frees the instance. NULL is accepted. */
   void (*destroy)(void *self);
+
+  /* ---- Appended after the first layout; read only when struct_size covers
+   * them.  Set both with HERON_PARAM_SPECS(array) (heron/param.h). ---- */
+  uint32_t param_spec_size; /* sizeof(heron_param_spec) the plugin saw */
+  /* Typed declarations, ending with a NULL key; when set, `params` is
+   * ignored.  The host's own load= and save= are not declared here. */
+  const heron_param_spec *param_specs;
 } heron_model_plugin;
 
 typedef const heron_model_plugin *(*heron_model_entry_fn)(void);

@@ -34,6 +34,13 @@ extern "C" {
 #endif
 
 /* X(name, value, message): the one list of status codes. */
+/* Levels of the log function plugins get in their env (strategy.h,
+ * model.h).  The host prints info and warnings on its progress stream and
+ * debug lines only under --verbose. */
+#define HERON_LOG_INFO 0
+#define HERON_LOG_WARN 1
+#define HERON_LOG_DEBUG 2
+
 #define HERON_STATUS_MAP(X)                                                    \
   X(OK, 0, "success")                                                          \
   X(EINVAL, -1, "invalid argument")                                            \

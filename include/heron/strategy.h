@@ -12,20 +12,49 @@
  * ever appended; the host reads none beyond struct_size.  Optional members
  * are NULL.
  *
- * The engine calls, per tuning run:
+ * The engine calls, per tuning run, in this order and from one thread:
  *
- *     create(env, params, n, &self)      once
- *     loop:  propose(self, want, out, &got)
- *            ... engine filters invalid / already measured configs,
- *                builds and measures the rest ...
- *            observe(self, results, n)    with every measured result
- *     destroy(self)
+ *     create(env, params, n, &self)      once.  With typed declarations
+ *                                        (param_specs) params holds every
+ *                                        declared key that has a value, once,
+ *                                        checked and with defaults filled in.
+ *     on --resume, when the resumed log holds trials:
+ *       observe(self, history, n)        ONE call with the whole resumed
+ *                                        history, in log order (ok and failed
+ *                                        trials alike), so a strategy without
+ *                                        saved state can rebuild its own;
+ *       load_state(self, path)           then, only if the member is set and
+ *                                        <resumed log>.state exists: the
+ *                                        state saved by the run that wrote
+ *                                        that log (see save_state below).
+ *     loop, until the budget is spent:
+ *       propose(self, want, out, &got)
+ *            ... the engine drops proposals that violate a constraint or
+ *                were measured before (in the history or earlier in the same
+ *                batch); dropped ones never reach observe and are only
+ *                counted (the summary's "dropped" line, a warning for invalid
+ *                ones); it builds and measures the rest ...
+ *       observe(self, results, n)        the round's measurements, n >= 1, in
+ *                                        the order measured; a round whose
+ *                                        proposals were all dropped has no
+ *                                        observe call, and after 8 such
+ *                                        rounds in a row the run ends;
+ *       save_state(self, path)           after each observed round, when the
+ *                                        run writes a log: path is
+ *                                        <log>.state (replaced atomically by
+ *                                        the plugin if it cares).
+ *     destroy(self)                      once, also after any failure.
  *
- * The engine, not the strategy, enforces the budget (trials, wall time), and
- * drops proposals that are invalid or already measured (counting them and
- * warning), so a strategy may propose freely.  The strategy must not write
- * to stdout; it logs through env->log.  No process-wide globals: all state
- * lives in `self`.  See plugins/strategies/skeleton/ for a copy-me example.
+ * The engine, not the strategy, enforces the budget (trials, wall time), so
+ * a strategy may propose freely.  The strategy must not write to stdout (the
+ * tools print results there); it logs through env->log, whose lines the
+ * host prints as "[<name>] <text>" (with " warning:" after the prefix at
+ * HERON_LOG_WARN, debug lines only under --verbose): do not repeat the
+ * name in the text.  No process-wide globals: all state lives in `self`.
+ * Every call into a strategy runs under the host's guard: a crash, or a
+ * call that outlasts --plugin-timeout, ends the run naming the plugin and
+ * the call, with the log intact.  See plugins/strategies/skeleton/ for a
+ * copy-me example (installed under <prefix>/share/heron/skeleton/).
  */
 #ifndef HERON_STRATEGY_H
 #define HERON_STRATEGY_H
@@ -60,7 +89,8 @@ typedef struct heron_strategy_env {
   const char *
       task_key; /* the task's stable key, e.g. "gemm/1024,1024,1024/fp32/cpu" */
   int batch;    /* configs measured per round (--batch) */
-  /* Logs one line (level 0 info, 1 warning, 2 debug) through the host. */
+  /* Logs one line through the host at a HERON_LOG_* level (status.h); the
+   * host adds the "[name]" prefix and the newline. */
   void (*log)(const struct heron_strategy_env *env, int level, const char *fmt,
               ...) HERON_PRINTF(3, 4);
   void *host; /* the host's private data; do not touch */
@@ -72,12 +102,17 @@ typedef struct heron_strategy_plugin {
       struct_size; /* sizeof(heron_strategy_plugin) the plugin was built with */
   const char *name;    /* short name, e.g. "random" */
   const char *summary; /* one line for --help */
-  const heron_param_doc
-      *params; /* declared parameters, {NULL}-terminated; NULL for none */
+  /* Text-only declarations, {NULL}-terminated; NULL for none.  Used only
+   * when param_specs (below) is absent: plugins built before typed
+   * declarations.  New plugins leave it NULL and use HERON_PARAM_SPECS. */
+  const heron_param_doc *params;
 
   /* Creates the strategy in *self.  params[0..nparams) holds only declared
-   * keys; create rejects a bad value with HERON_EINVAL naming it.  The env
-   * pointer stays valid until destroy().  On failure *self is untouched. */
+   * keys (typed: each once, valid, defaults filled in; text-only: as the
+   * user gave them); the array is valid during this call only, so copy what
+   * you keep.  create rejects a bad value with HERON_EINVAL naming it.  The
+   * env pointer stays valid until destroy().  On failure *self is untouched
+   * and destroy is not called for it. */
   int (*create)(const heron_strategy_env *env, const heron_param *params,
                 int nparams, void **self, heron_error *err);
 
@@ -87,20 +122,33 @@ typedef struct heron_strategy_plugin {
   int (*propose)(void *self, int want, int64_t *out, int *got,
                  heron_error *err);
 
-  /* Tells the strategy the results of the last round, results[0..n), in the
-   * order measured.  The array and the configs it points to are the
-   * engine's; copy what you keep. */
+  /* Tells the strategy results[0..n): the last round's measurements in the
+   * order measured, or, once before the first propose of a resumed run, the
+   * whole resumed history (see the call order above).  Failed trials are
+   * included (status != HERON_MEAS_OK).  The array and the configs it
+   * points to are the engine's and valid during the call; copy what you
+   * keep. */
   int (*observe)(void *self, const heron_measurement *results, int n,
                  heron_error *err);
 
   /* Frees everything the strategy owns. NULL is accepted. */
   void (*destroy)(void *self);
 
-  /* Optional: write the strategy's state to `path` after a round / read it
-   * back after create() on --resume, so a resumed run continues the search
-   * rather than only its history. */
+  /* Optional: write the strategy's state to `path` (<log>.state) after each
+   * observed round / read it back on --resume, after create() and after the
+   * resumed history's observe call, from <resumed log>.state, so a resumed
+   * run continues the search rather than only its history.  Resuming into
+   * another --log reads the resumed log's state and saves to the new log's.
+   * A failure of either is a warning, not the end of the run. */
   int (*save_state)(void *self, const char *path, heron_error *err);
   int (*load_state)(void *self, const char *path, heron_error *err);
+
+  /* ---- Appended after the first layout; read only when struct_size covers
+   * them.  Set both with HERON_PARAM_SPECS(array) (heron/param.h). ---- */
+  uint32_t param_spec_size; /* sizeof(heron_param_spec) the plugin saw */
+  /* Typed declarations, ending with a NULL key; when set, `params` is
+   * ignored.  See heron/param.h for what the host checks and fills in. */
+  const heron_param_spec *param_specs;
 } heron_strategy_plugin;
 
 typedef const heron_strategy_plugin *(*heron_strategy_entry_fn)(void);

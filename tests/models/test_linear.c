@@ -134,8 +134,8 @@ TEST(load_rejects_wrong_files_by_name_and_keeps_the_model) {
 
 TEST(bad_parameters_are_rejected_by_name) {
   static const fx_bad_param cases[] = {
-      {"lambda=-1", "parameter lambda = -1 is outside"},
-      {"lambda=abc", "parameter lambda = 'abc' is not a number"},
+      {"lambda=-1", "parameter lambda = '-1' is outside [0, 1000000000000]"},
+      {"lambda=abc", "parameter lambda = 'abc' is not a finite number"},
       {"alpha=1", "alpha"}, /* unknown key: refused by the host */
   };
   fx_check_bad_params(D, cases, (int)(sizeof cases / sizeof cases[0]));

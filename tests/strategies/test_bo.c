@@ -8,6 +8,7 @@
 
 #include "test.h"
 
+#include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/tune/tune_internal.h"
 
@@ -93,7 +94,18 @@ static int harness_open(harness *h, const char *path, const heron_param *params,
                                 .batch = batch,
                                 .log = harness_log,
                                 .host = h};
-  return h->desc->create(&h->env, params, nparams, &h->self, err);
+  /* As the engine does: the host checks the values against the typed
+   * declarations and fills in the defaults before create() sees them. */
+  heron__param_table pt = heron__strategy_param_table(h->desc);
+  heron_param *checked = NULL;
+  int nchecked = 0;
+  rc = heron__param_table_apply(&pt, params, nparams, h->desc->name, &checked,
+                                &nchecked, err);
+  if (rc)
+    return rc;
+  rc = h->desc->create(&h->env, checked, nchecked, &h->self, err);
+  free(checked);
+  return rc;
 }
 
 static void harness_close(harness *h) {

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/tune/tune_internal.h"
 #include "test.h"
@@ -186,7 +187,18 @@ static int ga_open(ga *g, const char *op, int with_model,
       .batch = 16,
       .log = ga_log,
   };
-  return g->desc->create(&g->env, params, np, &g->self, err);
+  /* As the engine does: values checked against the typed declarations,
+   * defaults filled in. */
+  heron__param_table pt = heron__strategy_param_table(g->desc);
+  heron_param *checked = NULL;
+  int nchecked = 0;
+  rc = heron__param_table_apply(&pt, params, np, "genetic", &checked, &nchecked,
+                                err);
+  if (rc)
+    return rc;
+  rc = g->desc->create(&g->env, checked, nchecked, &g->self, err);
+  free(checked);
+  return rc;
 }
 
 /* The objective of n configs. */

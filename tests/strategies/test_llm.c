@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/target/hw.h"
 #include "core/tune/tune_internal.h"
@@ -182,7 +183,12 @@ static int lt_open(lt *t, const lt_step *steps, int n,
   if (rc)
     return rc;
   t->desc = t->lib.desc;
-  rc = heron_param_check(all, na, t->desc->params, "llm", err);
+  /* As the engine does: values checked against the typed declarations,
+   * defaults filled in. */
+  heron__param_table pt = heron__strategy_param_table(t->desc);
+  heron_param *checked = NULL;
+  int nchecked = 0;
+  rc = heron__param_table_apply(&pt, all, na, "llm", &checked, &nchecked, err);
   if (rc)
     return rc;
   t->env = (heron_strategy_env){
@@ -195,7 +201,9 @@ static int lt_open(lt *t, const lt_step *steps, int n,
       .batch = 4,
       .log = lt_log,
   };
-  return t->desc->create(&t->env, all, na, &t->self, err);
+  rc = t->desc->create(&t->env, checked, nchecked, &t->self, err);
+  free(checked);
+  return rc;
 }
 
 static void lt_close(lt *t) {
@@ -293,7 +301,7 @@ TEST(a_good_reply_is_proposed_as_written) {
   CHECK(!strcmp(fake_server_auth(t.srv, 0), "")); /* no key configured */
   CHECK_EQ(log_count("reply valid, 1 config (1 new)"), 1);
   lt_close(&t);
-  CHECK_EQ(log_count("llm: 1 calls (0 failed); replies: 1 valid"), 1);
+  CHECK_EQ(log_count("1 calls (0 failed); replies: 1 valid"), 1);
   free(out);
 }
 
@@ -319,8 +327,8 @@ TEST(the_prompt_holds_knobs_rules_examples_and_failures) {
              "- %s: ", heron_space_var_name(t.sp, heron_space_knob(t.sp, i)));
     CHECK_STR_CONTAINS(first, want);
   }
-  CHECK_STR_CONTAINS(first,
-                     "- i.t1: one of {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}");
+  CHECK_STR_CONTAINS(
+      first, "- i.t1: one of {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}");
   CHECK_STR_CONTAINS(first, "- i.t0: an integer from 1 to 64");
   CHECK_STR_CONTAINS(first, "- unroll: an integer from 0 to 5");
   for (int c = 0; c < heron_space_nconstraints(t.sp); c++) {
@@ -401,7 +409,7 @@ TEST(malformed_replies_are_repaired_or_rejected_and_counted) {
   CHECK_EQ(lt_warnings, 0);
   lt_close(&t);
   CHECK_STR_CONTAINS(lt_logbuf,
-                     "llm: 8 calls (0 failed); replies: 0 valid, "
+                     "8 calls (0 failed); replies: 0 valid, "
                      "4 repaired, 4 rejected; configs: 4 from the "
                      "model, 0 repeats dropped, 1 sampled at random");
   free(out);
@@ -663,7 +671,7 @@ TEST(state_saved_after_a_round_resumes_the_fallback_and_the_counts) {
   CHECK_EQ(lt_round(&t, 4, out), 4);
   CHECK_EQ(fake_server_requests(t.srv), 0); /* still fallen back */
   lt_close(&t);
-  CHECK_STR_CONTAINS(lt_logbuf, "llm: 2 calls (0 failed)");
+  CHECK_STR_CONTAINS(lt_logbuf, "2 calls (0 failed)");
   CHECK_STR_CONTAINS(lt_logbuf, "8 sampled at random (fell back");
   /* A file that is not a state is refused by name. */
   FILE *f = fopen(path, "w");
@@ -756,7 +764,7 @@ TEST(a_30_trial_cpu_tuning_run_completes_with_the_scripted_server) {
   size_t n = fread(lt_logbuf, 1, sizeof lt_logbuf - 1, f);
   lt_logbuf[n] = '\0';
   fclose(f);
-  CHECK_STR_CONTAINS(lt_logbuf, "llm: ");
+  CHECK_STR_CONTAINS(lt_logbuf, "[llm] ");
   CHECK_STR_CONTAINS(lt_logbuf, "from the model");
   unlink(log);
   unlink(progress);

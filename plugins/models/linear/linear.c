@@ -41,11 +41,16 @@
 #include "heron/model.h"
 #include "model_file.h"
 
-static const heron_param_doc linear_params[] = {
-    {"lambda", "1",
-     "ridge penalty on standardised coefficients, 0 to 1e12 (toward the "
-     "loaded ones in pre-trained mode)"},
-    {NULL, NULL, NULL},
+static const heron_param_spec linear_params[] = {
+    {.key = "lambda",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000000000.0,
+     .help = "ridge penalty on standardised coefficients (toward the loaded "
+             "ones in pre-trained mode)"},
+    {.key = NULL},
 };
 
 /* A model file larger than this is certainly not ours. */
@@ -292,8 +297,9 @@ static int linear_fit(void *self, const double *X, const double *y, int n,
     memcpy(m->scale, scale, dd * sizeof *scale);
     m->intercept = intercept;
     m->trained = 1;
-    m->env->log(m->env, 2, "linear: fitted %d rows, %d of %d features vary%s",
-                n, st.p, d, m->prior_beta ? " (toward the loaded model)" : "");
+    m->env->log(m->env, HERON_LOG_DEBUG,
+                "fitted %d rows, %d of %d features vary%s", n, st.p, d,
+                m->prior_beta ? " (toward the loaded model)" : "");
   }
   free(mem);
   free(cols);
@@ -443,7 +449,7 @@ static const heron_model_plugin linear_plugin = {
     .struct_size = sizeof(heron_model_plugin),
     .name = "linear",
     .summary = "ridge regression on standardised features (GSL)",
-    .params = linear_params,
+    HERON_PARAM_SPECS(linear_params),
     .create = linear_create,
     .fit = linear_fit,
     .predict = linear_predict,

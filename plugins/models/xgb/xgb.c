@@ -37,23 +37,73 @@
 
 /* ---- Parameters ---------------------------------------------------------- */
 
-static const heron_param_doc xgb_params[] = {
-    {"rounds", "80", "boosting rounds (trees) added per fit, 1 to 10000"},
-    {"objective", "reg",
-     "reg (squared error on log GFLOP/s) or rank (pairwise ranking)"},
-    {"max_depth", "7", "maximum tree depth, 1 to 20 (default 3 when rank)"},
-    {"eta", "0.3", "learning rate (shrinkage per tree), 0.0001 to 1"},
-    {"gamma", "1e-5", "minimum loss reduction to split a leaf (>= 0)"},
-    {"min_child_weight", "1", "minimum hessian sum in a child (>= 0)"},
-    {"tree_method", "hist", "hist (histogram) or exact (greedy) splits"},
-    {"importance", "gain",
-     "importance() reports gain (mean split gain) or weight (split count)"},
-    {"nthread", "1",
-     "XGBoost threads; 0 = XGBoost's default (all cores).  1 by default: "
-     "idle OpenMP threads spin, stealing cycles from the kernel measured "
-     "right after each fit"},
-    {"seed", "--seed", "XGBoost's random seed, 0 to 2147483647"},
-    {NULL, NULL, NULL},
+static const heron_param_spec xgb_params[] = {
+    {.key = "rounds",
+     .kind = HERON_PARAM_INT,
+     .default_value = "80",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 10000,
+     .help = "boosting rounds (trees) added per fit"},
+    {.key = "objective",
+     .kind = HERON_PARAM_CHOICE,
+     .default_value = "reg",
+     .choices = "reg|rank",
+     .help = "reg (squared error on log GFLOP/s) or rank (pairwise ranking)"},
+    {.key = "max_depth",
+     .kind = HERON_PARAM_INT,
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 20,
+     .help = "maximum tree depth (default 7, 3 when objective=rank)"},
+    {.key = "eta",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.3",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0.0001,
+     .hi = 1,
+     .help = "learning rate (shrinkage per tree)"},
+    {.key = "gamma",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "1e-5",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000000000.0,
+     .help = "minimum loss reduction to split a leaf"},
+    {.key = "min_child_weight",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000000000.0,
+     .help = "minimum hessian sum in a child"},
+    {.key = "tree_method",
+     .kind = HERON_PARAM_CHOICE,
+     .default_value = "hist",
+     .choices = "hist|exact",
+     .help = "hist (histogram) or exact (greedy) splits"},
+    {.key = "importance",
+     .kind = HERON_PARAM_CHOICE,
+     .default_value = "gain",
+     .choices = "gain|weight",
+     .help =
+         "importance() reports gain (mean split gain) or weight (split count)"},
+    {.key = "nthread",
+     .kind = HERON_PARAM_INT,
+     .default_value = "1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1024,
+     .help = "XGBoost threads; 0 = XGBoost's default (all cores).  1 by "
+             "default: idle OpenMP threads spin, stealing cycles from the "
+             "kernel measured right after each fit"},
+    {.key = "seed",
+     .kind = HERON_PARAM_INT,
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 2147483647,
+     .help = "XGBoost's random seed (default: the run's --seed)"},
+    {.key = NULL},
 };
 
 enum { XGB_REG, XGB_RANK };
@@ -210,8 +260,8 @@ static int xgb_create(const heron_model_env *env, const heron_param *params,
   if (!m)
     return heron_error_set(err, HERON_ENOMEM, "xgb: out of memory");
   *m = tmp;
-  env->log(env, 2,
-           "xgb: objective=%s rounds=%d max_depth=%d eta=%g tree_method=%s",
+  env->log(env, HERON_LOG_DEBUG,
+           "objective=%s rounds=%d max_depth=%d eta=%g tree_method=%s",
            xgb_objectives[m->objective], m->rounds, m->max_depth, m->eta,
            m->tree_method);
   *self = m;
@@ -385,8 +435,8 @@ static int xgb_fit(void *self, const double *X, const double *y, int n, int d,
   if (m->booster)
     XGBoosterFree(m->booster);
   m->booster = h;
-  m->env->log(m->env, 2, "xgb: fitted %d rows, %d rounds%s", n, m->rounds,
-              m->base ? " on top of the loaded model" : "");
+  m->env->log(m->env, HERON_LOG_DEBUG, "fitted %d rows, %d rounds%s", n,
+              m->rounds, m->base ? " on top of the loaded model" : "");
   return HERON_OK;
 }
 
@@ -541,8 +591,8 @@ static int xgb_load(void *self, const char *path, heron_error *err) {
   const char *objective = heron_mf_get(&file, "objective");
   if (rc == HERON_OK && objective &&
       strcmp(objective, xgb_objectives[m->objective]) != 0)
-    m->env->log(m->env, 1,
-                "xgb: %s was trained with objective=%s, this run uses %s; "
+    m->env->log(m->env, HERON_LOG_WARN,
+                "%s was trained with objective=%s, this run uses %s; "
                 "new trees follow this run's objective",
                 path, objective, xgb_objectives[m->objective]);
   heron_mf_release(&file);
@@ -567,7 +617,7 @@ static const heron_model_plugin xgb_plugin = {
     .struct_size = sizeof(heron_model_plugin),
     .name = "xgb",
     .summary = "XGBoost gradient-boosted trees on log GFLOP/s (Heron's model)",
-    .params = xgb_params,
+    HERON_PARAM_SPECS(xgb_params),
     .create = xgb_create,
     .fit = xgb_fit,
     .predict = xgb_predict,

@@ -52,30 +52,84 @@
 #include "gp_feas.h"
 #include "heron/strategy.h"
 
-static const heron_param_doc becbo_params[] = {
-    {"init", "16",
-     "constrained random configs measured before the models take over"},
-    {"candidates", "1000", "candidate configs scored per round"},
-    {"mutate_share", "0.5",
-     "share of the candidates made by mutating the best configs (the rest "
-     "are CSP samples)"},
-    {"top", "8", "best configs the mutations start from"},
-    {"boundary", "0.25",
-     "share of each batch chosen near the estimated feasibility boundary"},
-    {"band", "0.15",
-     "half-width, in P(feasible), of the boundary band around the threshold"},
-    {"tau", "0.5", "initial feasibility threshold (adapted every round)"},
-    {"xi", "0.01", "expected-improvement margin, in log(GFLOP/s)"},
-    {"max_train", "300", "most measurements each GP is trained on"},
-    {NULL, NULL, NULL},
+/* The feasibility threshold tau moves within these bounds. */
+#define BECBO_TAU_MIN 0.05
+#define BECBO_TAU_MAX 0.95
+
+static const heron_param_spec becbo_params[] = {
+    {.key = "init",
+     .kind = HERON_PARAM_INT,
+     .default_value = "16",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000000,
+     .help = "constrained random configs measured before the models take over"},
+    {.key = "candidates",
+     .kind = HERON_PARAM_INT,
+     .default_value = "1000",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 10,
+     .hi = 100000,
+     .help = "candidate configs scored per round"},
+    {.key = "mutate_share",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.5",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1,
+     .help = "share of the candidates made by mutating the best configs (the "
+             "rest are CSP samples)"},
+    {.key = "top",
+     .kind = HERON_PARAM_INT,
+     .default_value = "8",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 100000,
+     .help = "best configs the mutations start from"},
+    {.key = "boundary",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.25",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1,
+     .help =
+         "share of each batch chosen near the estimated feasibility boundary"},
+    {.key = "band",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.15",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0.01,
+     .hi = 0.5,
+     .help = "half-width, in P(feasible), of the boundary band around the "
+             "threshold"},
+    {.key = "tau",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.5",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = BECBO_TAU_MIN,
+     .hi = BECBO_TAU_MAX,
+     .help = "initial feasibility threshold (adapted every round)"},
+    {.key = "xi",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.01",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 10,
+     .help = "expected-improvement margin, in log(GFLOP/s)"},
+    {.key = "max_train",
+     .kind = HERON_PARAM_INT,
+     .default_value = "300",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 10,
+     .hi = 5000,
+     .help = "most measurements each GP is trained on"},
+    {.key = NULL},
 };
 
 /* Where a candidate came from, for the logs. */
 enum { BECBO_SAMPLED = 0, BECBO_MUTATED = 1 };
 
 #define BECBO_TAU_STEP 0.2
-#define BECBO_TAU_MIN 0.05
-#define BECBO_TAU_MAX 0.95
 
 typedef struct becbo {
   const heron_strategy_env *env;
@@ -153,9 +207,9 @@ static int becbo_create(const heron_strategy_env *env,
   if (!env || !env->space || !env->rng || !env->log || !self)
     return heron_error_set(err, HERON_EINVAL,
                            "becbo: env without a space, an rng or a logger");
-  int rc = heron_param_check(params, nparams, becbo_params, "becbo", err);
-  if (rc)
-    return rc;
+  /* Unknown keys and out-of-range values were refused by the host against
+   * becbo_params; the reads below cannot fail. */
+  int rc;
   becbo *s = calloc(1, sizeof *s);
   if (!s)
     return heron_error_set(err, HERON_ENOMEM, "becbo: out of memory");
@@ -171,8 +225,8 @@ static int becbo_create(const heron_strategy_env *env,
   s->env = env;
   s->nvars = heron_space_nvars(env->space);
   s->nfeat = heron_space_nfeatures(env->space);
-  env->log(env, 2,
-           "becbo: init=%d candidates=%d mutate_share=%g top=%d boundary=%g "
+  env->log(env, HERON_LOG_DEBUG,
+           "init=%d candidates=%d mutate_share=%g top=%d boundary=%g "
            "band=%g tau=%g xi=%g max_train=%d",
            s->init, s->candidates, s->mutate_share, s->top, s->boundary,
            s->band, s->tau, s->xi, s->max_train);
@@ -485,7 +539,7 @@ static int becbo_pick(becbo *s, becbo_round *r, int want, int64_t *out,
     if (j < 0)
       break;
     becbo_take(r, j);
-    s->env->log(s->env, 2, "becbo:   pick %s: EI %.3g P(feasible) %.3f",
+    s->env->log(s->env, HERON_LOG_DEBUG, "  pick %s: EI %.3g P(feasible) %.3f",
                 at_boundary ? "boundary" : "main", r->ei[j], r->pf[j]);
     memcpy(out + (size_t)n * s->nvars, r->pool.cfg + (size_t)j * s->nvars,
            (size_t)s->nvars * sizeof *out);
@@ -517,8 +571,8 @@ static int becbo_random_round(becbo *s, int want, int64_t *out, int *got,
   bo_keyset_clear(&s->boundary_keys);
   if (rc)
     return heron_error_set(err, rc, "becbo: random proposals: %s", e.text);
-  s->env->log(s->env, 0, "becbo: round %d: %d random configs (%s)", s->rounds,
-              *got, why);
+  s->env->log(s->env, HERON_LOG_INFO, "round %d: %d random configs (%s)",
+              s->rounds, *got, why);
   return HERON_OK;
 }
 
@@ -558,12 +612,12 @@ static int becbo_model_round(becbo *s, int want, int64_t *out, int *got,
     *got = becbo_pick(s, &r, want, out, &nb);
   double t3 = becbo_now();
   if (rc == HERON_OK) {
-    env->log(env, 0,
-             "becbo: round %d: %d proposals (%d at the boundary, tau %.2f) "
+    env->log(env, HERON_LOG_INFO,
+             "round %d: %d proposals (%d at the boundary, tau %.2f) "
              "from %d candidates; best %.3g GFLOP/s",
              s->rounds, *got, nb, s->tau, r.pool.n, exp(r.best_y));
-    env->log(env, 2,
-             "becbo: objective GP on %d successes: lengthscale %.3g, noise "
+    env->log(env, HERON_LOG_DEBUG,
+             "objective GP on %d successes: lengthscale %.3g, noise "
              "%.2g, %d active features; classifier on %d failures%s%.3g; "
              "fit %.3f s, pool %.3f s, score %.3f s",
              r.ntrain, gp_lengthscale(r.obj), gp_noise(r.obj),
@@ -619,9 +673,9 @@ static int becbo_observe(void *self, const heron_measurement *results, int n,
   double old = s->tau, f = (double)failed / tried;
   s->tau = fmin(BECBO_TAU_MAX,
                 fmax(BECBO_TAU_MIN, s->tau + BECBO_TAU_STEP * (f - 0.5)));
-  s->env->log(s->env, 2,
-              "becbo: %d of %d boundary picks failed; tau %.3f -> %.3f", failed,
-              tried, old, s->tau);
+  s->env->log(s->env, HERON_LOG_DEBUG,
+              "%d of %d boundary picks failed; tau %.3f -> %.3f", failed, tried,
+              old, s->tau);
   return HERON_OK;
 }
 
@@ -675,7 +729,7 @@ static const heron_strategy_plugin becbo_plugin = {
     .name = "becbo",
     .summary = "constrained Bayesian optimisation exploring the feasibility "
                "boundary (GP objective x GP classifier)",
-    .params = becbo_params,
+    HERON_PARAM_SPECS(becbo_params),
     .create = becbo_create,
     .propose = becbo_propose,
     .observe = becbo_observe,

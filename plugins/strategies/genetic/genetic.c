@@ -38,25 +38,83 @@
 
 #include "heron/strategy.h"
 
-static const heron_param_doc genetic_params[] = {
-    {"pop", "200", "population kept between generations (Heron's pop_num)"},
-    {"iter_walks", "5", "generations bred per round"},
-    {"history_topk", "32",
-     "best measured configs added to the population each round"},
-    {"select_num", "100", "parents roulette-selected per generation"},
-    {"children", "200", "children bred per generation"},
-    {"elite", "20", "best configs of a generation kept into the next"},
-    {"crossover_key_ratio", "0.2",
-     "key variables per generation as a share of all variables, in (0, 1]"},
-    {"epsilon", "0.6",
-     "share of the batch taken by best prediction; the rest by roulette"},
-    {"fallback_key_ratio", "1",
-     "without a model: key variables per child as a share of all variables "
-     "(1: each variable from either parent, a uniform crossover)"},
-    {"temperature", "0.25",
-     "roulette wheel: weight exp((s - 1) / temperature) on scores s "
-     "normalised to [0, 1]"},
-    {NULL, NULL, NULL},
+static const heron_param_spec genetic_params[] = {
+    {.key = "pop",
+     .kind = HERON_PARAM_INT,
+     .default_value = "200",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000000,
+     .help = "population kept between generations (Heron's pop_num)"},
+    {.key = "iter_walks",
+     .kind = HERON_PARAM_INT,
+     .default_value = "5",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000,
+     .help = "generations bred per round"},
+    {.key = "history_topk",
+     .kind = HERON_PARAM_INT,
+     .default_value = "32",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000,
+     .help = "best measured configs added to the population each round"},
+    {.key = "select_num",
+     .kind = HERON_PARAM_INT,
+     .default_value = "100",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000000,
+     .help = "parents roulette-selected per generation"},
+    {.key = "children",
+     .kind = HERON_PARAM_INT,
+     .default_value = "200",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000000,
+     .help = "children bred per generation"},
+    {.key = "elite",
+     .kind = HERON_PARAM_INT,
+     .default_value = "20",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000,
+     .help = "best configs of a generation kept into the next"},
+    {.key = "crossover_key_ratio",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.2",
+     .flags = HERON_PARAM_MIN_OPEN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1,
+     .help = "key variables per generation as a share of all variables (a "
+             "crossover needs some)"},
+    {.key = "epsilon",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.6",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1,
+     .help =
+         "share of the batch taken by best prediction; the rest by roulette"},
+    {.key = "fallback_key_ratio",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "1",
+     .flags = HERON_PARAM_MIN_OPEN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1,
+     .help =
+         "without a model: key variables per child as a share of all variables "
+         "(1: each variable from either parent, a uniform crossover)"},
+    {.key = "temperature",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.25",
+     .flags = HERON_PARAM_MIN_OPEN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000.0,
+     .help = "roulette wheel: weight exp((s - 1) / temperature) on scores s "
+             "normalised to [0, 1] (0 would be a plain argmax)"},
+    {.key = NULL},
 };
 
 /* ---- Pools of configs ---------------------------------------------------
@@ -371,8 +429,8 @@ static int genetic_create(const heron_strategy_env *env,
     return rc;
   }
   genetic_find_candidates(g);
-  env->log(env, 2,
-           "genetic: pop=%d iter_walks=%d history_topk=%d select_num=%d "
+  env->log(env, HERON_LOG_DEBUG,
+           "pop=%d iter_walks=%d history_topk=%d select_num=%d "
            "children=%d elite=%d crossover_key_ratio=%g (%d keys of %d "
            "variables) fallback_key_ratio=%g (%d keys) epsilon=%g "
            "temperature=%g",
@@ -452,8 +510,8 @@ static void genetic_rank_keys(genetic *g) {
   heron_error e = {0};
   if (!m || g->nf != g->nvars ||
       heron_model_importance(m, g->imp, g->nf, &e) != HERON_OK) {
-    g->env->log(g->env, 2,
-                "genetic: no feature importance (%s): all key "
+    g->env->log(g->env, HERON_LOG_DEBUG,
+                "no feature importance (%s): all key "
                 "variables are random",
                 m ? e.text : "no model");
     return;
@@ -698,8 +756,8 @@ static int genetic_generation(genetic *g, int gen, heron_error *err) {
   *next = t;
   char names[512];
   genetic_key_names(g, names, sizeof names);
-  g->env->log(g->env, 2,
-              "genetic: generation %d/%d: keys [%s]; %d children, best child "
+  g->env->log(g->env, HERON_LOG_DEBUG,
+              "generation %d/%d: keys [%s]; %d children, best child "
               "%.4g, population %d",
               gen + 1, g->iter_walks, names, nchildren, best_child, pop->n);
   return HERON_OK;
@@ -784,8 +842,8 @@ static int genetic_round_model(genetic *g, int want, int64_t *out, int *n,
   for (int i = 0; i < g->popl.n; i++)
     best = g->popl.score[i] > best ? g->popl.score[i] : best;
   rc = genetic_fill_random(g, want, out, n, err);
-  g->env->log(g->env, 0,
-              "genetic: round %d: population %d, %d generations, best "
+  g->env->log(g->env, HERON_LOG_INFO,
+              "round %d: population %d, %d generations, best "
               "predicted %.4g; proposing %d (%d best predicted, %d roulette, "
               "%d random)",
               g->round, g->popl.n, g->iter_walks, best, *n, by_best, by_wheel,
@@ -846,14 +904,14 @@ static int genetic_round_measured(genetic *g, int want, int64_t *out, int *n,
   }
   int rc = genetic_fill_random(g, want, out, n, err);
   if (ok > 0)
-    g->env->log(g->env, 0,
-                "genetic: round %d: no model: population %d measured (best "
+    g->env->log(g->env, HERON_LOG_INFO,
+                "round %d: no model: population %d measured (best "
                 "%.4g GFLOP/s); proposing %d (%d children, %d random)",
                 g->round, g->popl.n, g->popl.score[0], *n, children,
                 *n - children);
   else
-    g->env->log(g->env, 0,
-                "genetic: round %d: nothing measured ran yet: proposing %d "
+    g->env->log(g->env, HERON_LOG_INFO,
+                "round %d: nothing measured ran yet: proposing %d "
                 "constrained random configs",
                 g->round, *n);
   return rc;
@@ -882,8 +940,8 @@ static int genetic_propose(void *self, int want, int64_t *out, int *got,
     /* A model that fails to predict leaves the measured GA, not a dead run:
      * the engine stops on any error propose returns. */
     if (rc != HERON_OK && rc != HERON_ENOMEM) {
-      g->env->log(g->env, 1, "genetic: %s; this round uses measured fitness",
-                  e.text);
+      g->env->log(g->env, HERON_LOG_WARN,
+                  "%s; this round uses measured fitness", e.text);
       n = 0;
       genetic_set_clear(&g->batch);
       rc = genetic_round_measured(g, want, out, &n, err);
@@ -896,8 +954,8 @@ static int genetic_propose(void *self, int want, int64_t *out, int *got,
   if (rc != HERON_OK)
     return rc;
   *got = n;
-  g->env->log(g->env, 2, "genetic: round %d: propose took %.1f ms", g->round,
-              1e3 * (genetic_now() - t0));
+  g->env->log(g->env, HERON_LOG_DEBUG, "round %d: propose took %.1f ms",
+              g->round, 1e3 * (genetic_now() - t0));
   if (n == 0)
     return heron_error_set(err, HERON_EUNSAT,
                            "genetic: found no unmeasured valid config to "
@@ -983,7 +1041,7 @@ static int genetic_load_state(void *self, const char *path, heron_error *err) {
   g->popl = g->next;
   g->next = t;
   g->round = round;
-  g->env->log(g->env, 2, "genetic: resumed a population of %d at round %d",
+  g->env->log(g->env, HERON_LOG_DEBUG, "resumed a population of %d at round %d",
               g->popl.n, g->round);
   return HERON_OK;
 }
@@ -994,7 +1052,7 @@ static const heron_strategy_plugin genetic_plugin = {
     .name = "genetic",
     .summary = "Heron's constraint-based genetic algorithm guided by the "
                "cost model",
-    .params = genetic_params,
+    HERON_PARAM_SPECS(genetic_params),
     .create = genetic_create,
     .propose = genetic_propose,
     .observe = genetic_observe,

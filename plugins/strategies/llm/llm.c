@@ -55,30 +55,92 @@ typedef struct llm_state {
   char last_why[200];
 } llm_state;
 
-static const heron_param_doc llm_params[] = {
-    {"url", "http://127.0.0.1:8080/v1",
-     "OpenAI-compatible API base URL (or the full .../chat/completions)"},
-    {"model", "default", "the model name sent in each request"},
-    {"api_key_env", "",
-     "name of the environment variable holding the API key (empty: no "
-     "key; the key itself is never logged)"},
-    {"temperature", "0.7", "sampling temperature, 0 to 2"},
-    {"timeout", "60", "seconds to wait for one reply"},
-    {"retries", "1",
-     "further attempts after a timeout, a lost connection, HTTP 408, 429 "
-     "or 5xx"},
-    {"examples", "8", "best measured configs shown in the prompt"},
-    {"failures", "2", "failed configs shown in the prompt (perf 0)"},
-    {"per_call", "1", "configs asked for in one request"},
-    {"max_useless", "5",
-     "useless replies in a row before falling back to random sampling"},
-    {"repair", "1",
-     "1: mend defective answers into the nearest valid config; 0: reject "
-     "them"},
-    {"max_tokens", "0", "max_tokens of each request (0: not sent)"},
-    {"record", "", "append every prompt and reply to this file (JSONL)"},
-    {"replay", "", "answer from a file written by record=, without a server"},
-    {NULL, NULL, NULL},
+static const heron_param_spec llm_params[] = {
+    {.key = "url",
+     .kind = HERON_PARAM_STRING,
+     .default_value = "http://127.0.0.1:8080/v1",
+     .help =
+         "OpenAI-compatible API base URL (or the full .../chat/completions)"},
+    {.key = "model",
+     .kind = HERON_PARAM_STRING,
+     .default_value = "default",
+     .help = "the model name sent in each request"},
+    {.key = "api_key_env",
+     .kind = HERON_PARAM_STRING,
+     .default_value = "",
+     .help = "name of the environment variable holding the API key (empty: no "
+             "key; the key itself is never logged)"},
+    {.key = "temperature",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.7",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 2,
+     .help = "sampling temperature"},
+    {.key = "timeout",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "60",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0.001,
+     .hi = 86400,
+     .help = "seconds to wait for one reply"},
+    {.key = "retries",
+     .kind = HERON_PARAM_INT,
+     .default_value = "1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 20,
+     .help = "further attempts after a timeout, a lost connection, HTTP 408, "
+             "429 or 5xx"},
+    {.key = "examples",
+     .kind = HERON_PARAM_INT,
+     .default_value = "8",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000,
+     .help = "best measured configs shown in the prompt"},
+    {.key = "failures",
+     .kind = HERON_PARAM_INT,
+     .default_value = "2",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000,
+     .help = "failed configs shown in the prompt (perf 0)"},
+    {.key = "per_call",
+     .kind = HERON_PARAM_INT,
+     .default_value = "1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 64,
+     .help = "configs asked for in one request"},
+    {.key = "max_useless",
+     .kind = HERON_PARAM_INT,
+     .default_value = "5",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000000,
+     .help = "useless replies in a row before falling back to random sampling"},
+    {.key = "repair",
+     .kind = HERON_PARAM_BOOL,
+     .default_value = "1",
+     .help = "mend defective answers into the nearest valid config (false: "
+             "reject them)"},
+    {.key = "max_tokens",
+     .kind = HERON_PARAM_INT,
+     .default_value = "0",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000000,
+     .help = "max_tokens of each request (0: not sent)"},
+    {.key = "record",
+     .kind = HERON_PARAM_STRING,
+     .default_value = "",
+     .help = "append every prompt and reply to this file (JSONL)"},
+    {.key = "replay",
+     .kind = HERON_PARAM_STRING,
+     .default_value = "",
+     .help = "answer from a file written by record=, without a server"},
+    {.key = NULL},
 };
 
 static int llm_create(const heron_strategy_env *env, const heron_param *params,
@@ -203,16 +265,16 @@ static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
   free(prompt);
   if (x.diverged && !st->warned_divergence) {
     st->warned_divergence = 1;
-    env->log(env, 1,
-             "llm: replay: the prompt of call %d differs from the recorded "
+    env->log(env, HERON_LOG_WARN,
+             "replay: the prompt of call %d differs from the recorded "
              "one; the run no longer follows the recording",
              call);
   }
   if (rc) {
     st->n.failed++;
     snprintf(st->last_why, sizeof st->last_why, "%s", x.error);
-    env->log(env, 2, "llm: call %d failed after %d attempt%s: %s", call,
-             x.attempts, x.attempts == 1 ? "" : "s", x.error);
+    env->log(env, HERON_LOG_DEBUG, "call %d failed after %d attempt%s: %s",
+             call, x.attempts, x.attempts == 1 ? "" : "s", x.error);
     llm_exchange_clear(&x);
     return 0;
   }
@@ -224,7 +286,7 @@ static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
     llm_exchange_clear(&x);
     st->n.rejected++;
     snprintf(st->last_why, sizeof st->last_why, "%s", why);
-    env->log(env, 2, "llm: call %d: reply rejected: %s", call, why);
+    env->log(env, HERON_LOG_DEBUG, "call %d: reply rejected: %s", call, why);
     return 0;
   }
   llm_exchange_clear(&x);
@@ -260,7 +322,8 @@ static int ask_once(llm_state *st, int k, int64_t *out, int *n, int want) {
     added++;
   }
   static const char *const outcome_name[] = {"valid", "repaired", "rejected"};
-  env->log(env, 2, "llm: call %d: reply %s, %d config%s (%d new)%s%s%s%s", call,
+  env->log(env, HERON_LOG_DEBUG,
+           "call %d: reply %s, %d config%s (%d new)%s%s%s%s", call,
            outcome_name[reply.outcome], got, got == 1 ? "" : "s", added,
            reply.why[0] ? ": " : "", reply.why,
            retried[0] ? "; an earlier attempt: " : "", retried);
@@ -291,8 +354,8 @@ static int llm_propose(void *self, int want, int64_t *out, int *got,
     }
     if (++st->useless_run >= st->max_useless) {
       st->fallback = 1;
-      env->log(env, 1,
-               "llm: %d useless replies in a row (the last: %s); falling "
+      env->log(env, HERON_LOG_WARN,
+               "%d useless replies in a row (the last: %s); falling "
                "back to constrained random sampling for the rest of the run",
                st->useless_run, st->last_why);
     }
@@ -313,8 +376,8 @@ static int llm_propose(void *self, int want, int64_t *out, int *got,
   }
   st->n.sampled += sampled;
   if (sampled > 0 && !st->fallback)
-    env->log(env, 2, "llm: %d of %d configs of this round sampled at random",
-             sampled, want);
+    env->log(env, HERON_LOG_DEBUG,
+             "%d of %d configs of this round sampled at random", sampled, want);
   *got = n;
   return HERON_OK;
 }
@@ -334,8 +397,8 @@ static void llm_destroy(void *self) {
   if (!st)
     return;
   const llm_counts *c = &st->n;
-  st->env->log(st->env, 0,
-               "llm: %ld calls (%ld failed); replies: %ld valid, %ld "
+  st->env->log(st->env, HERON_LOG_INFO,
+               "%ld calls (%ld failed); replies: %ld valid, %ld "
                "repaired, %ld rejected; configs: %ld from the model, %ld "
                "repeats dropped, %ld sampled at random%s",
                (long)llm_chat_calls(st->chat), c->failed, c->valid, c->repaired,
@@ -402,7 +465,7 @@ static const heron_strategy_plugin llm_plugin = {
     .name = "llm",
     .summary = "a language model proposes configs (OpenAI-compatible chat "
                "API; strict parsing, repair, random fallback)",
-    .params = llm_params,
+    HERON_PARAM_SPECS(llm_params),
     .create = llm_create,
     .propose = llm_propose,
     .observe = llm_observe,

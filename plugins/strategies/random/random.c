@@ -24,10 +24,16 @@ typedef struct random_state {
   long failures;
 } random_state;
 
-static const heron_param_doc random_params[] = {
-    {"retries", "100",
-     "sampling failures tolerated in one round before proposing fewer configs"},
-    {NULL, NULL, NULL},
+static const heron_param_spec random_params[] = {
+    {.key = "retries",
+     .kind = HERON_PARAM_INT,
+     .default_value = "100",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000000,
+     .help = "sampling failures tolerated in one round before proposing fewer "
+             "configs"},
+    {.key = NULL},
 };
 
 static int random_create(const heron_strategy_env *env,
@@ -36,11 +42,9 @@ static int random_create(const heron_strategy_env *env,
   if (!env || !env->space || !env->rng || !self)
     return heron_error_set(err, HERON_EINVAL,
                            "random: env without a space or an rng");
-  int64_t retries;
-  int rc = heron_param_int(params, nparams, "retries", 100, 1, 1000000,
-                           &retries, err);
-  if (rc != HERON_OK)
-    return rc;
+  /* The host checked the value against random_params and filled in the
+   * default, so reading it cannot fail. */
+  int64_t retries = heron_param_int_value(params, nparams, "retries", 100);
   random_state *st = calloc(1, sizeof *st);
   if (!st)
     return heron_error_set(err, HERON_ENOMEM, "random: out of memory");
@@ -85,8 +89,8 @@ static int random_propose(void *self, int want, int64_t *out, int *got,
                            "random: no valid config in %lld attempts: %s",
                            (long long)failures, last.text);
   if (n < want)
-    env->log(env, 1,
-             "random: proposing %d of %d configs after %lld failed "
+    env->log(env, HERON_LOG_WARN,
+             "proposing %d of %d configs after %lld failed "
              "samples (%s)",
              n, want, (long long)failures, last.text);
   return HERON_OK;
@@ -103,8 +107,8 @@ static void random_destroy(void *self) {
   random_state *st = self;
   if (!st)
     return;
-  st->env->log(st->env, 2,
-               "random: proposed %ld, observed %ld, %ld failed "
+  st->env->log(st->env, HERON_LOG_DEBUG,
+               "proposed %ld, observed %ld, %ld failed "
                "samples",
                st->proposed, st->observed, st->failures);
   free(st);
@@ -115,7 +119,7 @@ static const heron_strategy_plugin random_plugin = {
     .struct_size = sizeof(heron_strategy_plugin),
     .name = "random",
     .summary = "constrained random sampling: independent valid configs",
-    .params = random_params,
+    HERON_PARAM_SPECS(random_params),
     .create = random_create,
     .propose = random_propose,
     .observe = random_observe,

@@ -44,11 +44,23 @@
  * create() runs, and `heron-search --help-plugin skeleton` prints this
  * table, so it doubles as documentation.  End with a {NULL} entry.
  */
-static const heron_param_doc skeleton_params[] = {
-    {"explore", "0.1",
-     "probability of proposing a random config instead of a mutation"},
-    {"mutate", "1", "knobs changed per mutation (0 to nknobs)"},
-    {NULL, NULL, NULL},
+static const heron_param_spec skeleton_params[] = {
+    {.key = "explore",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1,
+     .help = "probability of proposing a random config instead of a "
+             "mutation"},
+    {.key = "mutate",
+     .kind = HERON_PARAM_INT,
+     .default_value = "1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1 << 20,
+     .help = "knobs changed per mutation (more than the knobs: all of them)"},
+    {.key = NULL},
 };
 
 /* ---- State ----------------------------------------------------------------
@@ -80,8 +92,8 @@ static void skeleton_take_best(skeleton *s, const heron_measurement *m) {
 
 /* ---- create --------------------------------------------------------------
  *
- * Reads the parameters (heron_param_int / heron_param_double give uniform,
- * strict parsing and error messages), allocates the state and, on a resumed
+ * Reads the parameters (declared typed, so the host has checked them),
+ * allocates the state and, on a resumed
  * run, starts from the best config of the history so the search continues
  * where it stopped.  On failure it frees what it allocated, leaves *self
  * alone and says why through err.
@@ -89,15 +101,10 @@ static void skeleton_take_best(skeleton *s, const heron_measurement *m) {
 static int skeleton_create(const heron_strategy_env *env,
                            const heron_param *params, int nparams, void **self,
                            heron_error *err) {
-  double explore;
-  int64_t mutate;
-  int rc = heron_param_double(params, nparams, "explore", 0.1, 0.0, 1.0,
-                              &explore, err);
-  if (rc == HERON_OK)
-    rc =
-        heron_param_int(params, nparams, "mutate", 1, 0, 1 << 20, &mutate, err);
-  if (rc != HERON_OK)
-    return rc;
+  /* The host has checked every value against skeleton_params (kind and
+   * range) and filled in the defaults, so reading cannot fail here. */
+  double explore = heron_param_double_value(params, nparams, "explore", 0.1);
+  int64_t mutate = heron_param_int_value(params, nparams, "mutate", 1);
 
   skeleton *s = calloc(1, sizeof *s);
   if (!s)
@@ -126,7 +133,7 @@ static int skeleton_create(const heron_strategy_env *env,
     skeleton_take_best(s, best);
 
   /* Log through the env, never printf: stdout belongs to the tool. */
-  env->log(env, 2, "skeleton: explore=%g mutate=%d, %d knobs", s->explore,
+  env->log(env, HERON_LOG_DEBUG, "explore=%g mutate=%d, %d knobs", s->explore,
            s->mutate, s->nknobs);
   *self = s;
   return HERON_OK;
@@ -206,7 +213,7 @@ static int skeleton_observe(void *self, const heron_measurement *results, int n,
       continue;
     if (!s->have_best || m->gflops > s->best_gflops) {
       skeleton_take_best(s, m);
-      s->env->log(s->env, 2, "skeleton: new best %.2f GFLOP/s (trial %d)",
+      s->env->log(s->env, HERON_LOG_DEBUG, "new best %.2f GFLOP/s (trial %d)",
                   m->gflops, m->trial);
     }
   }
@@ -298,7 +305,7 @@ static const heron_strategy_plugin skeleton_plugin = {
     .struct_size = sizeof(heron_strategy_plugin),
     .name = "skeleton",
     .summary = "local search around the best config (copy-me example)",
-    .params = skeleton_params,
+    HERON_PARAM_SPECS(skeleton_params),
     .create = skeleton_create,
     .propose = skeleton_propose,
     .observe = skeleton_observe,

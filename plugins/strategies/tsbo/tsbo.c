@@ -49,23 +49,66 @@
 #include "gp.h"
 #include "heron/strategy.h"
 
-static const heron_param_doc tsbo_params[] = {
-    {"init", "8",
-     "random configs measured at the start and after every restart"},
-    {"candidates", "1000",
-     "candidate configs in the trust region that one joint sample covers"},
-    {"length_init", "0.8",
-     "initial side of the trust region (knob positions "
-     "in [0, 1])"},
-    {"length_min", "0.0078125",
-     "restart when the side falls below this (0.5^7)"},
-    {"length_max", "1.6", "largest side"},
-    {"succ_tol", "3", "improving rounds in a row before the region doubles"},
-    {"fail_tol", "0",
-     "non-improving rounds in a row before it halves; 0: "
-     "ceil(max(4, knobs) / batch)"},
-    {"max_train", "300", "most successful configs the GP is trained on"},
-    {NULL, NULL, NULL},
+static const heron_param_spec tsbo_params[] = {
+    {.key = "init",
+     .kind = HERON_PARAM_INT,
+     .default_value = "8",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000000,
+     .help = "random configs measured at the start and after every restart"},
+    {.key = "candidates",
+     .kind = HERON_PARAM_INT,
+     .default_value = "1000",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 10,
+     .hi = 5000,
+     .help =
+         "candidate configs in the trust region that one joint sample covers"},
+    {.key = "length_init",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.8",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1e-06,
+     .hi = 100,
+     .help = "initial side of the trust region (knob positions in [0, 1])"},
+    {.key = "length_min",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.0078125",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1e-09,
+     .hi = 100,
+     .help = "restart when the side falls below this (0.5^7)"},
+    {.key = "length_max",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "1.6",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1e-06,
+     .hi = 100,
+     .help = "largest side"},
+    {.key = "succ_tol",
+     .kind = HERON_PARAM_INT,
+     .default_value = "3",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 1,
+     .hi = 1000,
+     .help = "improving rounds in a row before the region doubles"},
+    {.key = "fail_tol",
+     .kind = HERON_PARAM_INT,
+     .default_value = "0",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1000,
+     .help = "non-improving rounds in a row before it halves; 0: ceil(max(4, "
+             "knobs) / batch)"},
+    {.key = "max_train",
+     .kind = HERON_PARAM_INT,
+     .default_value = "300",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 10,
+     .hi = 5000,
+     .help = "most successful configs the GP is trained on"},
+    {.key = NULL},
 };
 
 /* A round counts as improving when it beats the incumbent by this much in
@@ -220,9 +263,9 @@ static int tsbo_create(const heron_strategy_env *env, const heron_param *params,
   if (!env || !env->space || !env->rng || !env->log || !self)
     return heron_error_set(err, HERON_EINVAL,
                            "tsbo: env without a space, an rng or a logger");
-  int rc = heron_param_check(params, nparams, tsbo_params, "tsbo", err);
-  if (rc)
-    return rc;
+  /* Unknown keys and out-of-range values were refused by the host against
+   * tsbo_params; the reads below cannot fail. */
+  int rc;
   tsbo *s = calloc(1, sizeof *s);
   if (!s)
     return heron_error_set(err, HERON_ENOMEM, "tsbo: out of memory");
@@ -247,8 +290,8 @@ static int tsbo_create(const heron_strategy_env *env, const heron_param *params,
   }
   s->length = s->length_init;
   s->best_y = -INFINITY;
-  env->log(env, 2,
-           "tsbo: init=%d candidates=%d length %g [%g, %g] succ_tol=%d "
+  env->log(env, HERON_LOG_DEBUG,
+           "init=%d candidates=%d length %g [%g, %g] succ_tol=%d "
            "fail_tol=%d max_train=%d, %d knobs",
            s->init, s->candidates, s->length_init, s->length_min, s->length_max,
            s->succ_tol, s->fail_tol, s->max_train, s->nknobs);
@@ -435,8 +478,8 @@ static int tsbo_random_round(tsbo *s, int want, int64_t *out, int *got,
   if (rc)
     return heron_error_set(err, rc, "tsbo: random proposals: %s", e.text);
   s->last_mode = TSBO_RANDOM;
-  s->env->log(s->env, 0, "tsbo: round %d: %d random configs (%s)", s->rounds,
-              *got, why);
+  s->env->log(s->env, HERON_LOG_INFO, "round %d: %d random configs (%s)",
+              s->rounds, *got, why);
   return HERON_OK;
 }
 
@@ -493,12 +536,12 @@ static int tsbo_region_round(tsbo *s, int inc, int want, int64_t *out, int *got,
   double t3 = tsbo_now();
   if (rc == HERON_OK) {
     s->last_mode = TSBO_REGION;
-    env->log(env, 0,
-             "tsbo: round %d: %d proposals, region L=%.4g (%d of %d "
+    env->log(env, HERON_LOG_INFO,
+             "round %d: %d proposals, region L=%.4g (%d of %d "
              "candidates inside), incumbent %.3g GFLOP/s",
              s->rounds, *got, s->length, inside, pool.n, center->gflops);
-    env->log(env, 2,
-             "tsbo: GP on %d successes: lengthscale %.3g, noise %.2g, %d "
+    env->log(env, HERON_LOG_DEBUG,
+             "GP on %d successes: lengthscale %.3g, noise %.2g, %d "
              "active features; jitter %.2g; fit %.3f s, candidates %.3f s, "
              "sampling %.3f s",
              ntrain, gp_lengthscale(g), gp_noise(g), gp_active_dims(g),
@@ -543,9 +586,8 @@ static void tsbo_restart(tsbo *s) {
   s->length = s->length_init;
   s->succ = s->fail = 0;
   s->best_y = -INFINITY;
-  s->env->log(s->env, 0,
-              "tsbo: region collapsed; restart %d from random configs",
-              s->restarts);
+  s->env->log(s->env, HERON_LOG_INFO,
+              "region collapsed; restart %d from random configs", s->restarts);
 }
 
 static int tsbo_observe(void *self, const heron_measurement *results, int n,
@@ -580,10 +622,11 @@ static int tsbo_observe(void *self, const heron_measurement *results, int n,
     s->fail = 0;
   }
   if (s->length != old)
-    s->env->log(s->env, 0, "tsbo: region %s: L %.4g -> %.4g",
+    s->env->log(s->env, HERON_LOG_INFO, "region %s: L %.4g -> %.4g",
                 s->length > old ? "grows" : "shrinks", old, s->length);
   else
-    s->env->log(s->env, 2, "tsbo: round %s; %d successes, %d failures in a row",
+    s->env->log(s->env, HERON_LOG_DEBUG,
+                "round %s; %d successes, %d failures in a row",
                 improved ? "improved" : "did not improve", s->succ, s->fail);
   if (s->length < s->length_min)
     tsbo_restart(s);
@@ -651,7 +694,7 @@ static const heron_strategy_plugin tsbo_plugin = {
     .name = "tsbo",
     .summary = "Thompson-sampling Bayesian optimisation in a trust region "
                "around the incumbent (TuRBO/SCBO style)",
-    .params = tsbo_params,
+    HERON_PARAM_SPECS(tsbo_params),
     .create = tsbo_create,
     .propose = tsbo_propose,
     .observe = tsbo_observe,

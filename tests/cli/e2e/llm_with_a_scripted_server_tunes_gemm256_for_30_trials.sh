@@ -55,11 +55,11 @@ check_log "$W/llm.jsonl" --lines 30 --trials 30 --unique-configs \
   --task gemm/256,256,256/fp32/cpu
 [ "$(grep -c '"strategy":"llm"' "$W/llm.jsonl")" -eq 30 ] ||
   fail "the log does not name strategy llm on every line"
-grep -q '^\[llm\] llm: [0-9]* calls' "$W/llm.err" ||
+grep -q '^\[llm\] [0-9]* calls' "$W/llm.err" ||
   fail "no closing count line from the plugin"
 from_model=$(sed -n 's/.*configs: \([0-9]*\) from the model.*/\1/p' "$W/llm.err")
 [ "${from_model:-0}" -ge 6 ] || fail "only ${from_model:-0} configs came from the model"
-[ "$(grep -c 'warning: llm: 4 useless replies in a row' "$W/llm.err")" -eq 1 ] ||
+[ "$(grep -c 'warning: 4 useless replies in a row' "$W/llm.err")" -eq 1 ] ||
   fail "not exactly one fallback warning"
 grep -q '"authorization":"Bearer sk-e2e-0123456789-secret"' "$W/requests.jsonl" ||
   fail "the server did not get the key"

@@ -16,10 +16,10 @@ ls "$W" | grep -q 'xgb.model.tmp' && fail "a temporary model file was left"
 "$HERON_SEARCH" --op gemm --shape 128,128,128 --strategy genetic --model xgb \
   --model-param load="$M" --trials 8 --batch 8 --seed 2 --log "$W/b.jsonl" \
   $LOUD >"$W/b.out" 2>"$W/b.err" || fail "pre-trained run exited $?"
-grep -q "genetic: round 1: population .* best predicted" "$W/b.err" ||
+grep -q "\[genetic\] round 1: population .* best predicted" "$W/b.err" ||
   fail "round 1 of the pre-trained run was not guided by the model"
 check_log "$W/b.jsonl" --lines 8 --trials 8 --unique-configs
 # Without load=, round 1 is constrained random.
-grep -q "genetic: round 1: nothing measured ran yet" "$W/a.err" ||
+grep -q "\[genetic\] round 1: nothing measured ran yet" "$W/a.err" ||
   fail "round 1 of the fresh run was expected to be random"
 echo ok

@@ -1,0 +1,144 @@
+/* heron/task.h - operators and tasks.
+ *
+ * A task is an op at a shape, a dtype and a target, on a hardware
+ * description.  Creating one validates everything (shape, dtype, memory
+ * footprint), applies the target's schedule and constraint rules, and builds
+ * its space.  A task is immutable afterwards and owns its space.
+ */
+#ifndef HERON_TASK_H
+#define HERON_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heron/space.h"
+#include "heron/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The operator catalogue -------------------------------------------- */
+
+/* Number of operators, and the name of the i-th ("gemm", "bmm", ...). */
+HERON_API int heron_op_count(void);
+HERON_API const char *heron_op_name(int i);
+
+/* A one-line description of `op`, or NULL when unknown. Static. */
+HERON_API const char *heron_op_summary(const char *op);
+
+/* The names of op's shape dimensions, in --shape order ("M", "N", "K" for
+ * gemm): *names points to a static array of *n strings.  HERON_ENOTFOUND
+ * for an unknown op, with the known ones in the message. */
+HERON_API int heron_op_dims(const char *op, const char *const **names, int *n,
+                            heron_error *err);
+
+/* Parses "1024,1024,1024" for `op` into shape[cap] and *n.  Every dimension
+ * must be a positive integer and their number must match the op (trailing
+ * optional dimensions may be left out when the op gives them defaults).
+ * HERON_EINVAL naming the dimension and value otherwise. */
+HERON_API int heron_parse_shape(const char *op, const char *text,
+                                int64_t *shape, int cap, int *n,
+                                heron_error *err);
+
+/* ---- Tasks --------------------------------------------------------------- */
+
+typedef struct heron_task_spec {
+  const char *op;       /* operator name, e.g. "gemm" */
+  const int64_t *shape; /* dimensions in the op's order */
+  int nshape;
+  const char *dtype;    /* "fp32", "fp16", "int8" per target; NULL: fp32 for
+                           cpu, fp16 for cuda */
+  const char *target;   /* "cpu" (default when NULL) */
+  const char *hw;       /* hardware description: NULL to detect this machine,
+                           else a name in configs/hw/ or a JSON file path */
+  const char *epilogue; /* fused epilogue: NULL, "", "none", or a list of
+                           "bias" (per-channel bias add) and "relu", e.g.
+                           "bias,relu"; applied in that order */
+  int sm; /* cuda: the compute capability * 10 to compile for (70..120);
+             0 = the GPU's, else the hardware description's.  Without a
+             GPU and without hw, sm picks the description (80: a100, 86:
+             rtx3080, 90: h100).  Must be 0 for other targets. */
+  /* Target "replay" only: the recorded logs measurements are answered from
+   * (JSON Lines as heron_tune writes them, plain or gzip-compressed
+   * .jsonl.gz), nreplay of them, at least one.  The first record of
+   * replay[0] names the recorded task: its op, shape, dtype and epilogue
+   * must be the spec's (HERON_ETASK naming both keys otherwise; a NULL
+   * dtype means the recorded target's default), and its target (cpu or
+   * cuda) is the one whose template and space are built.  The hardware is
+   * spec->hw when given, else the sidecar "<log>.hw.json" next to replay[0]
+   * (the log's name without ".gz" and ".jsonl", plus ".hw.json") when it
+   * exists, else the recorded target's normal detection.  The task's key is
+   * the recorded key with "replay" as its target
+   * ("gemm/512,512,512/fp32/replay").  The strings are copied. */
+  const char *const *replay;
+  int nreplay;
+  /* Inputs constant across calls, as at inference a network's weights: NULL,
+   * "", "none", or a list of the op's input names ("weight" for the
+   * convolutions, "B" for gemm).  A config that packs such an input packs
+   * it once, before the calls and untimed, into the layout its loops read
+   * (a layout rewrite, as oneDNN reorders its weights), and the kernel
+   * reads that copy: see heron_prepack in the README's kernel interface.
+   * cpu target only.  The key gets "/prepack=weight" appended. */
+  const char *prepack;
+} heron_task_spec;
+
+typedef struct heron_task heron_task;
+
+/* Validates the spec and builds the task and its space into *out.  A task
+ * of target "replay" measures nothing itself: heron_tune answers each
+ * config from the recorded logs, or from a surrogate model fitted on them
+ * (see spec->replay); HERON_EINVAL when it has no log, HERON_ENOTFOUND when
+ * a log is missing, HERON_EPARSE when the first record cannot be read.  For the
+ * cuda target the limits come from the GPU when there is one (probed in a
+ * short-lived child process, so this process never initialises the
+ * driver), else from spec->hw or spec->sm.  Errors:
+ * HERON_ENOTFOUND (unknown op, target, hw; cuda without a GPU, hw or sm),
+ * HERON_EINVAL (bad shape, dtype, sm), HERON_ERANGE (tensors too large for this
+ * machine's memory), HERON_EUNSAT (the rules leave no valid config). */
+HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
+                                heron_error *err);
+
+/* Frees the task and its space. NULL is accepted. */
+HERON_API void heron_task_free(heron_task *t);
+
+/* The stable key, "op/d1,d2,.../dtype/target", e.g.
+ * "gemm/1024,1024,1024/fp32/cpu", with "/bias,relu" appended when the task
+ * has an epilogue and "/prepack=weight" when it prepacks inputs. Owned by
+ * the task. */
+HERON_API const char *heron_task_key(const heron_task *t);
+
+/* The exact number of floating-point (or integer) operations of one run. */
+HERON_API double heron_task_flops(const heron_task *t);
+
+/* The task's space (owned by the task). */
+HERON_API const heron_space *heron_task_space(const heron_task *t);
+
+/* The op name, dtype and target of the task (static strings); "replay"
+ * for a replay task, whatever target its logs were recorded on. */
+HERON_API const char *heron_task_op(const heron_task *t);
+HERON_API const char *heron_task_dtype(const heron_task *t);
+HERON_API const char *heron_task_target(const heron_task *t);
+
+/* A multi-line readable description of the task's template (stages, loops
+ * and knobs) into *text; free with heron_free. */
+HERON_API int heron_task_describe(const heron_task *t, char **text,
+                                  heron_error *err);
+
+/* Generates the kernel source for the valid config cfg[nvars] into *src
+ * (NUL-terminated; free with heron_free).  HERON_EINVAL when cfg is not
+ * valid. */
+HERON_API int heron_task_source(const heron_task *t, const int64_t *cfg,
+                                char **src, heron_error *err);
+
+/* The C compiler flags a cpu kernel of this task is built with as a shared
+ * object ("-O3 -fno-predictive-commoning -march=native -mno-avx512f -mavx2
+ * -mfma -fopenmp -fPIC -shared" for an AVX2 description: the ISA of the
+ * task's hardware, not of the building machine); for a cuda task, those of
+ * its CPU emulation.  A static string. */
+HERON_API const char *heron_task_cflags(const heron_task *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HERON_TASK_H */

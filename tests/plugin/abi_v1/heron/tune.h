@@ -1,0 +1,146 @@
+/* heron/tune.h - the tuning engine.
+ *
+ * heron_tune runs rounds of
+ *     propose -> drop invalid and already-measured configs -> generate and
+ *     build (in parallel) -> run each in an isolated worker and check its
+ *     output -> record and append to the log -> fit the model -> observe
+ * until the trial budget or the time limit is spent, then reports the best
+ * kernel.  The log is JSON Lines (one measurement per line) flushed as each
+ * round ends, so a killed run loses nothing already measured and can be
+ * continued with resume_path.
+ * Each line also carries "elapsed": seconds since the run started,
+ * continued across resume (simulated for the replay target).
+ */
+#ifndef HERON_TUNE_H
+#define HERON_TUNE_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "heron/param.h"
+#include "heron/status.h"
+#include "heron/task.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How each candidate is built and run (TVM's names and meaning). */
+typedef struct heron_measure_options {
+  int number;           /* runs averaged per repeat (default 3) */
+  int repeat;           /* repeats; the median is reported (default 3) */
+  double min_repeat_ms; /* grow `number` until a repeat lasts this long (default
+                           100) */
+  double timeout_s;     /* limit per build and per run (default 30) */
+  int flush_cache;      /* 1: evict caches before each repeat (default 0) */
+  int build_jobs;       /* parallel builds; 0 = number of cores */
+  int threads;          /* kernel threads; 0 = number of cores */
+  const char *cc;       /* C compiler; NULL = $CC or "cc" */
+  const char *work_dir; /* where sources and .so files go; NULL = a temp dir */
+  int keep_files;       /* 1: leave the work dir in place */
+  /* 1: build every config but run none.  A cuda kernel is compiled with
+   * NVRTC (no GPU needed) and recorded as ok with its ptxas statistics and
+   * build time but no timing (seconds and gflops 0), or as compile_error /
+   * timeout; a cpu kernel is compiled by the C compiler and recorded the
+   * same way, without statistics.  Default 0. */
+  int compile_only;
+  /* 1 (cuda target only): check each kernel on the CPU instead of a GPU.
+   * The generated source is compiled by the C compiler with the template's
+   * emulation flags and run once by the cpu worker, which runs the whole
+   * grid sequentially; the trial is recorded as ok, wrong_result,
+   * runtime_error or timeout with seconds and gflops 0, since emulation
+   * time says nothing about the GPU.  number, repeat and min_repeat_ms are
+   * ignored.  Excludes compile_only.  Default 0. */
+  int emulate;
+} heron_measure_options;
+
+typedef struct heron_tune_options {
+  const char *strategy; /* plugin name or path (required) */
+  const heron_param *strategy_params;
+  int n_strategy_params;
+  const char *model; /* plugin name or path; NULL for none */
+  const heron_param *model_params;
+  int n_model_params;
+  int trials;           /* total trials, resumed ones included (default 200) */
+  double time_limit_s;  /* wall-clock budget; 0 = none.  For the replay
+                           target the simulated time: real time plus each
+                           trial's recorded build_seconds + 3 x seconds */
+  uint64_t seed;        /* default 1 */
+  int batch;            /* configs measured per round (default 16) */
+  const char *log_path; /* JSONL log to write; NULL = none */
+  const char *resume_path; /* JSONL log to continue from; NULL = none */
+  const char *emit_dir;    /* where to write the best kernel; NULL = none */
+  heron_measure_options measure;
+  FILE *progress; /* progress lines and summary; NULL = silent */
+  int verbose;    /* 1: also log every measurement */
+  /* When not NULL, read by the engine between candidates: once *stop is
+   * non-zero (a signal handler of the tool sets it to the signal's number),
+   * the run ends in order.  The candidate being run finishes, the round's
+   * measured trials are recorded and logged, the rest of the round is
+   * abandoned (never recorded), the best kernel is emitted, and heron_tune
+   * returns HERON_OK with result.stopped set to *stop. */
+  const volatile sig_atomic_t *stop;
+  /* Limit in seconds on each call into a strategy or model plugin; a call
+   * that outlasts it (or the time limit, whichever ends first) ends the
+   * process with status 1 and a message naming the plugin and the call, as
+   * a crash inside a plugin call does.  0 = HERON_PLUGIN_TIMEOUT_DEFAULT. */
+  double plugin_timeout_s;
+  /* 1: check everything a run checks before its first trial (the toolchain
+   * by building a trivial kernel, the plugins created with their
+   * parameters, the resume log, the log file free of another run) and
+   * return HERON_OK without measuring or writing anything. */
+  int dry_run;
+} heron_tune_options;
+
+/* The default of heron_tune_options.plugin_timeout_s, in seconds. */
+#define HERON_PLUGIN_TIMEOUT_DEFAULT 300.0
+
+typedef struct heron_tune_result {
+  int trials;            /* measurements in the history at the end */
+  int measured;          /* of those, measured by this run */
+  int resumed;           /* of those, read from resume_path */
+  int ok;                /* measurements with status ok */
+  int failed;            /* measurements with another status */
+  int dropped_invalid;   /* proposals dropped as invalid */
+  int dropped_duplicate; /* proposals dropped as already measured */
+  int best_trial;        /* trial of the best kernel, 0 when none */
+  double best_seconds;
+  double best_gflops;
+  char best_key[17];
+  double elapsed_s;
+  int stopped; /* the signal number that stopped the run early (see
+                  heron_tune_options.stop), 0 when it ran to its budget */
+  int retried; /* resumed records measured again: untimed ones (compile-only
+                  or emulated) in a timed run, and failures that were the
+                  environment's (the compiler gone, a full disk) */
+} heron_tune_result;
+
+/* Fills `o` with the defaults above. */
+HERON_API void heron_tune_options_init(heron_tune_options *o);
+
+/* Tunes task `t`.  Errors stop the run with the log intact: HERON_ENOTFOUND
+ * / HERON_EABI (plugin), HERON_EINVAL (options, parameters), HERON_EIO (log
+ * or emit dir not writable), HERON_ETASK / HERON_EPARSE (resume log of
+ * another task, or unreadable), HERON_EPLUGIN (a plugin call failed).  The
+ * result is filled as far as the run got. */
+HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
+                         heron_tune_result *res, heron_error *err);
+
+/* Resolves a plugin name as the tools do: a name containing '/' is a path
+ * used as given; otherwise "<name>" and "<name>.so" are looked up in each
+ * folder of $HERON_PLUGIN_PATH (colon-separated), then the build tree's and
+ * the install tree's plugin folders.  kind is "strategy" or "model".  Writes
+ * the path into path[cap].  HERON_ENOTFOUND lists where it looked. */
+HERON_API int heron_plugin_resolve(const char *name, const char *kind,
+                                   char *path, size_t cap, heron_error *err);
+
+/* Loads the plugin and prints its name, summary and parameters to `out`
+ * (for --help).  Errors as for loading: HERON_ENOTFOUND, HERON_EABI. */
+HERON_API int heron_plugin_describe(const char *name, const char *kind,
+                                    FILE *out, heron_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HERON_TUNE_H */
