@@ -87,11 +87,15 @@ typedef struct pipe_strategy {
   int arrays;    /* the program wants configs as full arrays */
   int has_state; /* the program keeps state across --resume */
   json_int_t next_id;
-  char last[PIPE_QUOTE_LOG + 1]; /* start of the last line it sent */
+  /* The start of the last line it sent (one byte more than is ever
+   * quoted) and that line's whole length, for quoting should it die before
+   * its next line. */
+  char last[PIPE_QUOTE_LOG + 1];
   size_t last_n;
   int64_t *cfg, *cfg2, *cfg3; /* scratch configs, nvars each */
   int *vars;                  /* scratch variable list, nvars */
   long proposed, observed, ops, random_proposed;
+  long proposals; /* propose() calls */
 } pipe_strategy;
 
 /* ---- Messages to the user -------------------------------------------------
@@ -220,8 +224,12 @@ static int pipe_fail_io(pipe_strategy *s, int rc, int writing,
   /* HERON_EIO: the program closed its end, most likely by exiting. */
   char how[96];
   pipe_proc_exit_text(&s->proc, 1.0, how, sizeof how);
-  snprintf(what, sizeof what, "%s during %s%s%s", how, during, sent ? "; " : "",
-           sent ? which : "");
+  if (writing && !strcmp(how, "is still running"))
+    snprintf(what, sizeof what, "closed its stdin before reading %s%s%s",
+             during, sent ? "; " : "", sent ? which : "");
+  else
+    snprintf(what, sizeof what, "%s during %s%s%s", how, during,
+             sent ? "; " : "", sent ? which : "");
   return pipe_fail(s, HERON_EIO, err, what, sent, n, NULL);
 }
 
@@ -524,6 +532,13 @@ static int pipe_op_violations(pipe_strategy *s, const json_t *req, json_t *res,
   int rc = pipe_op_config(s, req, "config", 0, s->cfg, e);
   if (rc)
     return rc;
+  /* Variables left out are derived first; when they cannot be, the count
+   * is the partial config's, where every constraint on an unset variable
+   * is violated. */
+  heron_error ignored = {0};
+  memcpy(s->cfg2, s->cfg, (size_t)s->nvars * sizeof *s->cfg);
+  if (pipe_complete(s, s->cfg2, &ignored) == HERON_OK)
+    memcpy(s->cfg, s->cfg2, (size_t)s->nvars * sizeof *s->cfg);
   int which[8];
   int count = heron_space_violations(s->sp, s->cfg, which, 8);
   if (count < 0)
@@ -688,10 +703,9 @@ static int pipe_turn(pipe_strategy *s, json_t *msg, const char *want,
                              PIPE_MAX_LINE, &line, &n);
     if (rc != HERON_OK)
       return pipe_fail_io(s, rc, 0, during, err);
-    /* Kept for quoting should the program die before its next line; one
-     * byte more than is quoted, so the quote shows it was cut. */
-    s->last_n = n < sizeof s->last ? n : sizeof s->last;
-    memcpy(s->last, line, s->last_n);
+    /* Kept for quoting should the program die before its next line. */
+    memcpy(s->last, line, n < sizeof s->last ? n : sizeof s->last);
+    s->last_n = n;
 
     json_error_t jerr;
     json_t *m = json_loadb(line, n, 0, &jerr);
@@ -930,20 +944,18 @@ static int pipe_parse_params(pipe_strategy *s, const heron_param *params,
   return s->argv ? HERON_OK : err && err->code ? err->code : HERON_EINVAL;
 }
 
-/* hello -> ready, then the resumed history as one "observe". */
+/* hello -> ready. */
 static int pipe_hello(pipe_strategy *s, heron_error *err) {
   const heron_strategy_env *env = s->env;
   /* The seed comes from the host's generator, which --seed seeds: the same
    * --seed gives the program the same seed.  53 bits, exact in any JSON
    * reader. */
   uint64_t seed = heron_rng_next(env->rng) >> 11;
-  int resumed = env->history ? heron_history_count(env->history) : 0;
-  json_t *hello =
-      json_pack("{s:s, s:i, s:s, s:s, s:i, s:I, s:f, s:i, s:o}", "type",
-                "hello", "protocol", PIPE_PROTOCOL, "host", "heron-c", "task",
-                env->task_key ? env->task_key : "", "batch", env->batch, "seed",
-                (json_int_t)seed, "timeout", s->timeout, "resumed", resumed,
-                "space", pipe_space_json(s));
+  json_t *hello = json_pack(
+      "{s:s, s:i, s:s, s:s, s:i, s:I, s:f, s:o}", "type", "hello", "protocol",
+      PIPE_PROTOCOL, "host", "heron-c", "task",
+      env->task_key ? env->task_key : "", "batch", env->batch, "seed",
+      (json_int_t)seed, "timeout", s->timeout, "space", pipe_space_json(s));
   json_t *ready;
   int rc = pipe_turn(s, hello, "ready", &ready, err);
   json_decref(hello);
@@ -970,15 +982,7 @@ static int pipe_hello(pipe_strategy *s, heron_error *err) {
   env->log(env, 2, "pipe: %s speaks protocol %d (configs as %s%s)", s->name,
            PIPE_PROTOCOL, s->arrays ? "arrays" : "objects",
            s->has_state ? ", keeps state" : "");
-  if (resumed == 0)
-    return HERON_OK;
-  json_t *results = json_array();
-  for (int i = 0; i < resumed; i++)
-    json_array_append_new(
-        results, pipe_result_json(s, heron_history_get(env->history, i)));
-  json_t *obs = json_pack("{s:s, s:b, s:o}", "type", "observe", "resumed", 1,
-                          "results", results);
-  return pipe_expect_ok(s, obs, err);
+  return HERON_OK;
 }
 
 static int pipe_create(const heron_strategy_env *env, const heron_param *params,
@@ -1031,6 +1035,7 @@ static int pipe_propose(void *self, int want, int64_t *out, int *got,
                         heron_error *err) {
   pipe_strategy *s = self;
   *got = 0;
+  s->proposals++;
   if (s->degraded)
     return pipe_random(s, want, out, got, err);
   json_t *req = pipe_request("propose"), *reply;
@@ -1082,6 +1087,11 @@ static int pipe_observe(void *self, const heron_measurement *results, int n,
     json_array_append_new(list, pipe_result_json(s, &results[i]));
   json_t *req = pipe_request("observe");
   json_object_set_new(req, "results", list);
+  /* The engine hands a resumed log's measurements to observe() before the
+   * first propose() (and at no other time without one): the program learns
+   * they are not answers to its proposals. */
+  if (s->proposals == 0)
+    json_object_set_new(req, "resumed", json_true());
   return pipe_expect_ok(s, req, err);
 }
 

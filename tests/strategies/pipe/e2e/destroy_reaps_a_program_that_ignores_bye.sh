@@ -1,0 +1,35 @@
+#!/bin/sh
+# A program that ignores "bye", SIGTERM and the end of its stdin is killed
+# when the run ends: nothing of it is left, and the run does not wait for
+# it more than a few seconds.
+. "$(dirname "$0")/../common.sh"
+cat >"$W/stubborn.py" <<'PY'
+#!/usr/bin/env python3
+import json, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "bye":
+        break
+    ans = {"hello": "ready", "propose": "configs", "observe": "ok"}[m["type"]]
+    out = {"type": ans, "id": m["id"], "protocol": 1, "configs": []}
+    if ans == "configs":
+        sys.stdout.write(json.dumps({"type": "sample", "id": 0,
+                                     "n": m["want"]}) + "\n")
+        sys.stdout.flush()
+        out["configs"] = json.loads(sys.stdin.readline())["configs"]
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+time.sleep(600)
+PY
+chmod +x "$W/stubborn.py"
+start=$(date +%s)
+search run $REPLAY --strategy pipe --param "program=$W/stubborn.py" \
+  --trials 8 --batch 4 --seed 1 --quiet
+took=$(($(date +%s) - start))
+[ "$(cat "$W/run.status")" -eq 0 ] || fail "the run failed"
+[ $took -lt 15 ] || fail "the run waited $took s for the program"
+if pgrep -f "$W/stubborn.py" >/dev/null; then
+  fail "the program outlived the run"
+fi
+echo ok

@@ -1,0 +1,21 @@
+#!/usr/bin/env python3
+# Never answers the second propose; timeout=1 has it killed after a second.
+# It has written half a line first, which the message quotes.
+# param: timeout=1
+# expect-stderr: sent no answer to 'propose'
+# expect-stderr: within 1 s (timeout=); killed it
+# expect-stderr: '{"type": "conf'
+# max-seconds: 20
+# log-lines: 4
+import sys
+import time
+from common import serve
+
+
+def bad(m):
+    sys.stdout.write('{"type": "conf')
+    sys.stdout.flush()
+    time.sleep(3600)
+
+
+serve(bad)
