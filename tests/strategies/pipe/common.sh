@@ -51,3 +51,12 @@ trials = sorted(json.loads(l)["trial"] for l in lines)
 assert trials == list(range(1, want + 1)), trials
 PY
 }
+
+# leftover PROGRAM: prints the processes still running PROGRAM.  heron-search
+# itself, and the measurement runner it forked (which may outlive it by a
+# moment), name the program in their arguments as program=PROGRAM, and the
+# test scripts as an argument: neither counts.
+leftover() {
+  ps -eo pid=,args= | grep -F -- "$1" |
+    grep -vF -e "program=$1" -e "hostile.sh" -e "grep" || true
+}

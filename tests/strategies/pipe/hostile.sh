@@ -26,9 +26,6 @@ while IFS= read -r line; do
 done <"$W/expect"
 check_log "$W/run.jsonl" "${want_lines:-0}"
 [ "$took" -lt "${max_s:-15}" ] || fail "$NAME: the run took $took s"
-# pgrep never lists itself; this shell, whose arguments name the program
-# too, is left out by its pid.
-if pgrep -f -- "$PROG" | grep -qvx "$$"; then
-  fail "$NAME: a process of the program outlived the run"
-fi
+left=$(leftover "$PROG")
+[ -z "$left" ] || fail "$NAME: a process of the program outlived the run: $left"
 echo "$NAME: ok"

@@ -29,7 +29,6 @@ search run $REPLAY --strategy pipe --param "program=$W/stubborn.py" \
 took=$(($(date +%s) - start))
 [ "$(cat "$W/run.status")" -eq 0 ] || fail "the run failed"
 [ $took -lt 15 ] || fail "the run waited $took s for the program"
-if pgrep -f "$W/stubborn.py" >/dev/null; then
-  fail "the program outlived the run"
-fi
+left=$(leftover "$W/stubborn.py")
+[ -z "$left" ] || fail "the program outlived the run: $left"
 echo ok
