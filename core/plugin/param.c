@@ -551,7 +551,8 @@ void heron__param_table_print(const heron__param_table *t, FILE *out) {
               s->help ? s->help : "");
     else if (s->default_value)
       fprintf(out, "    %s (%s, default %s): %s\n", s->key, expect,
-              s->default_value, s->help ? s->help : "");
+              s->default_value[0] ? s->default_value : "\"\"",
+              s->help ? s->help : "");
     else
       fprintf(out, "    %s (%s, no default): %s\n", s->key, expect,
               s->help ? s->help : "");

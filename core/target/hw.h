@@ -68,8 +68,9 @@ void heron__hw_detect_cpu(heron__hw *hw);
 int heron__hw_cpu_lacks(const heron__hw *hw, char *missing, size_t cap);
 
 /* Loads a description: `name_or_path` containing '/' or ending in ".json"
- * is a file, otherwise configs/hw/<name>.json found next to the build or
- * install tree.  Unknown keys and wrong types are HERON_EPARSE naming the
+ * is a file, otherwise configs/hw/<name>.json in the data folder of the
+ * running libheron (the source tree's configs/ for a build tree, <prefix>/
+ * share/heron/configs when installed: core/plugin/dirs.h).  Unknown keys and wrong types are HERON_EPARSE naming the
  * key; a missing file is HERON_ENOTFOUND. Fields absent from the JSON keep
  * the detected cpu values. */
 int heron__hw_load(const char *name_or_path, heron__hw *hw, heron_error *err);

@@ -314,7 +314,7 @@ rejects_usage_errors_with_status_2)
   [ "$status" -eq 1 ] || fail "a run with a bad --param: status $status, want 1"
   grep -q "GEMV random seed 1: best" "$W/p.err" ||
     fail "the random run did not finish with its good --param"
-  grep -q "GEMV genetic seed 1: FAILED: .*unknown parameter 'no_such_key' for genetic" \
+  grep -q "GEMV genetic seed 1: FAILED: .*unknown parameter 'no_such_key' for strategy genetic" \
     "$W/p.err" || fail "genetic's run does not name its bad parameter"
   "$bench" --help >"$W/help.out" || fail "--help exited with $?"
   for flag in suite strategies models model param model-param trials seeds \

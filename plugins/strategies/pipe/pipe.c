@@ -56,19 +56,33 @@
 #define PIPE_RETRIES 100
 
 /* ---- Parameters -----------------------------------------------------------
- * One table: the engine checks keys against it and --help prints it. */
-static const heron_param_doc pipe_params[] = {
-    {"program", "",
-     "the strategy program (required): a path, or a name looked up in PATH"},
-    {"args", "",
-     "its extra arguments, split at spaces; '...' and \"...\" quote, "
-     "\\ escapes"},
-    {"timeout", "60",
-     "seconds the program may take for each message; then it is killed"},
-    {"fallback", "none",
-     "on a protocol failure: none ends the run, random goes on with random "
-     "valid configs"},
-    {NULL, NULL, NULL},
+ * One typed table: the host checks keys and values against it before
+ * create() and --help-plugin prints it. */
+static const heron_param_spec pipe_params[] = {
+    {.key = "program",
+     .kind = HERON_PARAM_STRING,
+     .flags = HERON_PARAM_REQUIRED,
+     .help = "the strategy program: a path, or a name looked up in PATH"},
+    {.key = "args",
+     .kind = HERON_PARAM_STRING,
+     .default_value = "",
+     .help = "its extra arguments, split at spaces; '...' and \"...\" quote, "
+             "\\ escapes"},
+    {.key = "timeout",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "60",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0.001,
+     .hi = 1e6,
+     .help = "seconds the program may take for each message; then it is "
+             "killed"},
+    {.key = "fallback",
+     .kind = HERON_PARAM_CHOICE,
+     .choices = "none|random",
+     .default_value = "none",
+     .help = "on a protocol failure: none ends the run, random goes on with "
+             "random valid configs"},
+    {.key = NULL},
 };
 
 typedef struct pipe_strategy {
@@ -921,19 +935,15 @@ static void pipe_free(pipe_strategy *s) {
 
 static int pipe_parse_params(pipe_strategy *s, const heron_param *params,
                              int nparams, heron_error *err) {
+  /* The host checked every value against pipe_params (program given,
+   * timeout in range, fallback one of its words) and filled the defaults. */
   const char *program = heron_param_get(params, nparams, "program", "");
   if (!*program)
     return heron_error_set(err, HERON_EINVAL,
-                           "pipe: program=PATH is required (the strategy "
-                           "program to run)");
-  int rc = heron_param_double(params, nparams, "timeout", 60, 0.001, 1e6,
-                              &s->timeout, err);
-  if (rc)
-    return rc;
+                           "pipe: program=PATH must name the strategy "
+                           "program to run");
+  s->timeout = heron_param_double_value(params, nparams, "timeout", 60);
   const char *fb = heron_param_get(params, nparams, "fallback", "none");
-  if (strcmp(fb, "none") && strcmp(fb, "random"))
-    return heron_error_set(err, HERON_EINVAL,
-                           "pipe: fallback=%.40s: expected none or random", fb);
   s->fallback = !strcmp(fb, "random");
   if (!(s->path = pipe_resolve(program, err)))
     return err && err->code ? err->code : HERON_EINVAL;
@@ -1150,7 +1160,7 @@ static const heron_strategy_plugin pipe_plugin = {
     .name = "pipe",
     .summary = "a strategy program in any language, over JSON Lines on its "
                "stdin/stdout (docs/pipe-protocol.md)",
-    .params = pipe_params,
+    HERON_PARAM_SPECS(pipe_params),
     .create = pipe_create,
     .propose = pipe_propose,
     .observe = pipe_observe,

@@ -15,19 +15,30 @@
 typedef struct hill {
   const heron_strategy_env *env;
   int nvars;
+  double restart; /* probability of a fresh random sample per config */
 } hill;
 
-static const heron_param_doc hill_params[] = {{NULL, NULL, NULL}};
+/* Typed parameters: the host checks values and fills the default before
+ * create(), and --help-plugin prints "restart (float in [0, 1], ...)". */
+static const heron_param_spec hill_params[] = {
+    {.key = "restart",
+     .kind = HERON_PARAM_FLOAT,
+     .default_value = "0.1",
+     .flags = HERON_PARAM_MIN | HERON_PARAM_MAX,
+     .lo = 0,
+     .hi = 1,
+     .help = "probability of a random config instead of a mutation"},
+    {.key = NULL},
+};
 
 static int hill_create(const heron_strategy_env *env, const heron_param *params,
                        int nparams, void **self, heron_error *err) {
-  (void)params;
-  (void)nparams;
   hill *h = calloc(1, sizeof *h);
   if (!h)
-    return heron_error_set(err, HERON_ENOMEM, "hill: out of memory");
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
   h->env = env;
   h->nvars = heron_space_nvars(env->space);
+  h->restart = heron_param_double_value(params, nparams, "restart", 0.1);
   *self = h;
   return HERON_OK;
 }
@@ -36,16 +47,30 @@ static int hill_propose(void *self, int want, int64_t *out, int *got,
                         heron_error *err) {
   hill *h = self;
   const heron_measurement *best = heron_history_best(h->env->history);
+  heron_error last;
+  heron_error_clear(&last);
+  int last_rc = HERON_OK;
   *got = 0;
   for (int i = 0; i < want; i++) {
     int64_t *cfg = out + (size_t)*got * (size_t)h->nvars;
-    int rc = best ? heron_space_mutate(h->env->space, h->env->rng, best->config,
-                                       NULL, 0, cfg, err)
-                  : heron_space_sample(h->env->space, h->env->rng, cfg, err);
+    /* Each attempt gets its own error: a failed mutation must not leave
+     * its message in the run's err when a later config succeeds. */
+    heron_error e;
+    heron_error_clear(&e);
+    int fresh = !best || heron_rng_uniform(h->env->rng) < h->restart;
+    int rc = fresh ? heron_space_sample(h->env->space, h->env->rng, cfg, &e)
+                   : heron_space_mutate(h->env->space, h->env->rng,
+                                        best->config, NULL, 0, cfg, &e);
     if (rc == HERON_OK)
       (*got)++;
+    else
+      last_rc = rc, last = e;
   }
-  h->env->log(h->env, 2, "hill: proposed %d", *got);
+  /* Fewer configs than asked for is fine; none at all with a failure is an
+   * error the run should report. */
+  if (*got == 0 && last_rc != HERON_OK)
+    return heron_error_set(err, last_rc, "no config proposed: %s", last.text);
+  h->env->log(h->env, HERON_LOG_DEBUG, "proposed %d of %d", *got, want);
   return HERON_OK;
 }
 
@@ -65,7 +90,7 @@ static const heron_strategy_plugin hill_plugin = {
     .struct_size = sizeof(heron_strategy_plugin),
     .name = "hill",
     .summary = "hill climbing from the best measured config (out-of-tree test)",
-    .params = hill_params,
+    HERON_PARAM_SPECS(hill_params),
     .create = hill_create,
     .propose = hill_propose,
     .observe = hill_observe,
