@@ -349,12 +349,47 @@ const char *cli_op_dims_text(const char *op, char *buf, size_t cap) {
  * flag; whether a target supports a dtype is still the library's call. */
 static const char *const dtypes[] = {"fp32", "fp16", "int8"};
 
+void cli_check_task(const cli_task_args *a) {
+  if (!a->t1) {
+    if (a->t4)
+      cli_usage("--t4 needs --t1, the T1 file of its space");
+    cli_check_op(a->op);
+    return;
+  }
+  if (a->op || a->shape)
+    cli_usage("--t1 gives the whole space: no --op or --shape with it");
+}
+
+/* A task of a T1 file's space (and its T4 results). */
+static heron_task *make_t1_task(const cli_task_args *a) {
+  heron_task_spec spec = {.t1 = a->t1,
+                          .t4 = a->t4,
+                          .target = a->target,
+                          .dtype = a->dtype,
+                          .hw = a->hw,
+                          .epilogue = a->epilogue,
+                          .prepack = a->prepack,
+                          .replay = a->replay,
+                          .nreplay = a->nreplay};
+  heron_task *t = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  int rc = heron_task_create(&spec, &t, &err);
+  if (rc == HERON_OK)
+    return t;
+  cli_die(rc == HERON_ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, rc, &err,
+          "cannot create the task --t1 %s%s%s", a->t1, a->t4 ? " --t4 " : "",
+          a->t4 ? a->t4 : "");
+}
+
 heron_task *cli_make_task(const cli_task_args *a) {
   heron_error err;
   char dims[256];
   int64_t shape[32];
   int nshape = 0;
-  cli_check_op(a->op);
+  cli_check_task(a);
+  if (a->t1)
+    return make_t1_task(a);
   cli_op_dims_text(a->op, dims, sizeof dims);
   if (!a->shape || !a->shape[0])
     cli_usage("--shape is required for %s (%s)", a->op, dims);
@@ -439,6 +474,12 @@ int cli_task_flag(cli_task_args *a, int id, const char *val) {
     return 1;
   case CLI_OPT_PREPACK:
     a->prepack = val;
+    return 1;
+  case CLI_OPT_T1:
+    a->t1 = val;
+    return 1;
+  case CLI_OPT_T4:
+    a->t4 = val;
     return 1;
   case CLI_OPT_REPLAY:
     if (!a->replay_flagged)

@@ -216,6 +216,8 @@ typedef struct cli_task_args {
   const char *replay[CLI_MAX_REPLAY];
   int nreplay;
   int replay_flagged; /* 1 once a --replay flag was read */
+  const char *t1;     /* --t1 FILE: a space from a T1 input file */
+  const char *t4;     /* --t4 FILE: its brute-forced T4 results */
 } cli_task_args;
 
 /* The task flags have the same ids in both tools; each tool numbers
@@ -230,6 +232,8 @@ enum {
   CLI_OPT_SM,
   CLI_OPT_REPLAY,
   CLI_OPT_PREPACK,
+  CLI_OPT_T1,
+  CLI_OPT_T4,
   CLI_OPT_TASK_END
 };
 
@@ -260,6 +264,14 @@ enum {
        "inputs constant across calls (weight, B, ...): a config that packs "   \
        "one packs it once, untimed, ahead of the calls (cpu)",                 \
        "none"},                                                                \
+      {CLI_OPT_T1, "t1", "FILE",                                               \
+       "instead of --op and --shape: the space of a T1 input file (the "       \
+       "auto-tuning community's format: parameters, values, restrictions)",    \
+       ""},                                                                    \
+      {CLI_OPT_T4, "t4", "FILE",                                               \
+       "with --t1: its brute-forced T4 results (or Kernel Tuner cache) file, " \
+       "plain or .gz; every config is answered from it (target replay)",       \
+       ""},                                                                    \
   {                                                                            \
     CLI_OPT_SM, "sm", "N",                                                     \
         "cuda: compute capability x 10 to compile for (80 A100, 86 RTX 3080, " \
@@ -315,8 +327,9 @@ int cli_measure_flag(heron_measure_options *m, int id, const char *flag,
 int cli_task_flag(cli_task_args *a, int id, const char *val);
 
 /* Checks --op (a usage error listing the known ops when unknown or
- * missing). */
+ * missing); with --t1 instead, that no --op or --shape is given. */
 void cli_check_op(const char *op);
+void cli_check_task(const cli_task_args *a);
 
 /* Creates the task, or exits: status 2 when the library rejects a value the
  * user gave (unknown op, target or hw, bad shape or dtype, a shape too large

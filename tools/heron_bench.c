@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_score.h"
 #include "cli.h"
 
 enum { MAX_DIMS = 32 };
@@ -592,6 +593,16 @@ static int name_listed(const char *list, const char *name) {
   return 0;
 }
 
+/* A path the suite file gives: relative to the suite file's folder. */
+static const char *suite_path(const settings *s, const char *p) {
+  if (p[0] == '/')
+    return p;
+  const char *slash = strrchr(s->suite_path, '/');
+  if (!slash)
+    return p;
+  return cli_printf("%.*s/%s", (int)(slash - s->suite_path), s->suite_path, p);
+}
+
 static void load_suite(settings *s) {
   json_error_t jerr;
   json_t *root = json_load_file(s->suite_path, JSON_REJECT_DUPLICATES, &jerr);
@@ -620,11 +631,18 @@ static void load_suite(settings *s) {
     memset(&t, 0, sizeof t);
     t.name = suite_str(s, jt, "name", where);
     const char *op = suite_str(s, jt, "op", where);
-    if (!t.name || !t.name[0] || !op)
-      cli_usage("--suite %s: %s\"name\" and \"op\" are required", s->suite_path,
-                where);
+    const char *t1 = suite_str(s, jt, "t1", where);
+    const char *t4 = suite_str(s, jt, "t4", where);
+    if (!t.name || !t.name[0] || (!op && !t1))
+      cli_usage("--suite %s: %s\"name\" and \"op\" (or \"t1\" and \"t4\") "
+                "are required",
+                s->suite_path, where);
+    if (t1 && (op || !t4))
+      cli_usage("--suite %s: task %s: a \"t1\" task takes a \"t4\" and no "
+                "\"op\"",
+                s->suite_path, t.name);
     json_t *shape = json_object_get(jt, "shape");
-    if (!shape)
+    if (!shape && !t1)
       cli_usage("--suite %s: task %s: \"shape\" is required", s->suite_path,
                 t.name);
     /* The name goes into the log and plot file names as it is. */
@@ -642,8 +660,14 @@ static void load_suite(settings *s) {
                   s->suite_path, where, t.name, k, names[k]);
     names[i] = t.name;
     t.args = s->task;
-    t.args.op = op;
-    t.args.shape = suite_shape(s, t.name, op, shape);
+    if (t1) {
+      /* A space of the community's formats: paths relative to the suite. */
+      t.args.t1 = suite_path(s, t1);
+      t.args.t4 = suite_path(s, t4);
+    } else {
+      t.args.op = op;
+      t.args.shape = suite_shape(s, t.name, op, shape);
+    }
     if (!t.args.dtype)
       t.args.dtype = dtype;
     if (!t.args.target)
@@ -690,14 +714,101 @@ static int log_lines(const char *path) {
   return n;
 }
 
+/* ---- Spaces of the community's formats ----------------------------------
+ * A T1/T4 task is scored by the methodology of Willemsen et al. (FGCS 2024;
+ * tools/bench_score.h) against its whole recorded space, and its runs get
+ * that methodology's budget: the simulated seconds random search needs to
+ * reach the cutoff, plus the margin, unless --time-limit is given. */
+
+typedef struct task_budget {
+  int scored;     /* a T1/T4 task */
+  double seconds; /* the run's time limit */
+  int trials;     /* the whole space: time is the budget */
+} task_budget;
+
+/* The baseline of T1 task t; 0, or -1 when the space cannot be read
+ * (said). */
+static int task_baseline(const heron_task *t, bench_score_baseline *b) {
+  double *obj = NULL, *cost = NULL;
+  int n = 0;
+  heron_error err;
+  heron_error_clear(&err);
+  int rc = heron_task_recorded_space(t, &obj, &cost, &n, &err);
+  if (rc == HERON_OK) {
+    bench_score_space sp = {.n = (size_t)n, .objective = obj, .cost = cost};
+    bench_score_settings st;
+    bench_score_settings_default(&st);
+    rc = bench_score_baseline_init(b, &sp, &st, &err);
+  }
+  heron_free(obj);
+  heron_free(cost);
+  if (rc != HERON_OK) {
+    cli_report(rc, &err, "the recorded space of %s", heron_task_key(t));
+    return -1;
+  }
+  return 0;
+}
+
+static void task_budget_of(const settings *s, const heron_task *t,
+                           task_budget *bud) {
+  memset(bud, 0, sizeof *bud);
+  bench_score_baseline b;
+  memset(&b, 0, sizeof b);
+  if (strncmp(heron_task_key(t), "t1/", 3) != 0 || task_baseline(t, &b) != 0)
+    return;
+  bud->scored = 1;
+  bud->seconds = s->o.time_limit_s > 0 ? s->o.time_limit_s : b.budget_seconds;
+  bud->trials = (int)b.n;
+  bench_score_baseline_free(&b);
+}
+
+/* Where a scored task's T1 and T4 files are recorded for the report:
+ * DIR/spaces/<task>.json, absolute paths, so --report-only finds them. */
+static void record_space(const settings *s, const suite_task *st) {
+  const char *dir = cli_printf("%s/spaces", s->out);
+  if (cli_make_dirs(dir) != 0)
+    return;
+  char a1[PATH_MAX], a4[PATH_MAX];
+  if (!realpath(st->args.t1, a1) || !realpath(st->args.t4, a4))
+    return;
+  json_t *o = json_pack("{s:s, s:s}", "t1", a1, "t4", a4);
+  if (o)
+    json_dump_file(o, cli_printf("%s/%s.json", dir, st->name), JSON_INDENT(1));
+  json_decref(o);
+}
+
+/* The "elapsed" of the last record of a log, 0 when it has none. */
+static double log_last_elapsed(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  char *line = NULL;
+  size_t cap = 0;
+  double el = 0;
+  while (getline(&line, &cap, f) > 0) {
+    json_t *o = json_loads(line, 0, NULL);
+    json_t *e = o ? json_object_get(o, "elapsed") : NULL;
+    if (json_is_number(e))
+      el = json_number_value(e);
+    json_decref(o);
+  }
+  free(line);
+  fclose(f);
+  return el;
+}
+
 /* ---- Running ------------------------------------------------------------- */
 
 /* Runs one (task, strategy, seed) in a child process (cli_tune_in_child)
  * and fills *rep; returns 0 when the child reported. */
 static int run_one(const settings *s, const heron_task *t, int strat,
                    uint64_t seed, const char *log, const char *name, int resume,
-                   cli_tune_report *rep) {
+                   const task_budget *bud, cli_tune_report *rep) {
   heron_tune_options o = s->o;
+  if (bud->scored) {
+    o.trials = bud->trials;
+    o.time_limit_s = bud->seconds;
+  }
   o.strategy = s->strategies[strat];
   o.strategy_params = s->sparams[strat];
   o.n_strategy_params = s->nsparams[strat];
@@ -763,6 +874,18 @@ static void run_all(const settings *s, tally *tl) {
   for (int ti = 0; ti < s->ntasks && !tl->stopped; ti++) {
     const suite_task *st = &s->st[ti];
     heron_task *t = cli_make_task(&st->args);
+    task_budget bud;
+    task_budget_of(s, t, &bud);
+    if (bud.scored) {
+      record_space(s, st);
+      if (!s->quiet)
+        fprintf(stderr,
+                "%s: scored by the methodology: each run gets %.1f simulated "
+                "seconds%s\n",
+                st->name, bud.seconds,
+                s->o.time_limit_s > 0 ? " (--time-limit)"
+                                      : " (the random-search cutoff + 10%)");
+    }
     for (int si = 0; si < s->nstrategies && !tl->stopped; si++) {
       for (int di = 0; di < s->nseeds && !tl->stopped; di++) {
         uint64_t seed = s->seeds[di];
@@ -772,7 +895,10 @@ static void run_all(const settings *s, tally *tl) {
                                       s->labels[si], (unsigned long long)seed);
         const char *at = cli_printf("[%d/%d] %s", ++k, tl->total, name);
         int have = log_lines(log);
-        if (have >= s->o.trials) {
+        /* A scored run ends at its time budget, a plain one at --trials. */
+        if (bud.scored ? have > 0 && (have >= bud.trials ||
+                                      log_last_elapsed(log) >= bud.seconds)
+                       : have >= s->o.trials) {
           tl->complete++;
           if (!s->quiet)
             fprintf(stderr, "%s: complete (%d trials in %s), skipped\n", at,
@@ -783,7 +909,7 @@ static void run_all(const settings *s, tally *tl) {
         if ((tl->stopped = cli_stop_signal()) != 0)
           break;
         cli_tune_report rep;
-        int bad = run_one(s, t, si, seed, log, name, have > 0, &rep);
+        int bad = run_one(s, t, si, seed, log, name, have > 0, &bud, &rep);
         tl->stopped = cli_stop_signal();
         if (tl->stopped && (bad || rep.rc != HERON_OK)) {
           /* A run that could not end in order (it died of the signal):
@@ -811,6 +937,7 @@ typedef struct rec {
   int ok;
   const char *status;
   double gflops, best, elapsed;
+  double seconds; /* the measured time; NaN for a failed trial */
   int simulated;
 } rec;
 
@@ -895,6 +1022,7 @@ static int read_log(const char *path, logrun *lr, heron_error *err) {
     r->gflops = json_number_value(json_object_get(o, "gflops"));
     if (!r->ok || !isfinite(r->gflops))
       r->gflops = 0;
+    r->seconds = r->ok ? json_number_value(json_object_get(o, "seconds")) : NAN;
     r->simulated = json_is_true(json_object_get(o, "simulated"));
     json_t *el = json_object_get(o, "elapsed");
     double when = 0;
@@ -1277,6 +1405,173 @@ static int read_all_logs(const char *out, logrun **runs_out, int *n_out) {
   return bad ? -1 : 0;
 }
 
+/* ---- The methodology's score ----------------------------------------------
+ * Runs of tasks with a recorded space (DIR/spaces/<task>.json, written
+ * when the comparison ran) are scored against it: the best-so-far over
+ * simulated time, standardised between random search (0) and the optimum
+ * (1) over the cutoff window (tools/bench_score.h). */
+
+typedef struct scoring {
+  bench_score_table *all;  /* every scored run */
+  bench_score_table **per; /* one table per scored task */
+  const char **task;
+  int ntasks;
+  int points;
+} scoring;
+
+static void scoring_free(scoring *sc) {
+  bench_score_table_free(sc->all);
+  for (int i = 0; i < sc->ntasks; i++)
+    bench_score_table_free(sc->per[i]);
+  free(sc->per);
+  free(sc->task);
+  memset(sc, 0, sizeof *sc);
+}
+
+/* Scores runs[lo, hi), the runs of one task, when its space is recorded;
+ * 0, or -1 on failure (said). */
+static int score_task(const char *out, const logrun *runs, int lo, int hi,
+                      scoring *sc) {
+  const char *task = runs[lo].task;
+  const char *path = cli_printf("%s/spaces/%s.json", out, task);
+  if (access(path, R_OK) != 0)
+    return 0;
+  json_t *o = json_load_file(path, 0, NULL);
+  const char *t1 = json_string_value(json_object_get(o, "t1"));
+  const char *t4 = json_string_value(json_object_get(o, "t4"));
+  heron_task_spec spec = {.t1 = t1, .t4 = t4};
+  heron_task *t = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  int rc = t1 && t4 ? heron_task_create(&spec, &t, &err)
+                    : heron_error_set(&err, HERON_EPARSE,
+                                      "%s: no \"t1\" and \"t4\" paths", path);
+  bench_score_baseline b;
+  memset(&b, 0, sizeof b);
+  if (rc != HERON_OK)
+    cli_report(rc, &err, "scoring %s", task);
+  int status = rc == HERON_OK && task_baseline(t, &b) == 0 ? 0 : -1;
+  heron_task_free(t);
+  json_decref(o);
+  if (status)
+    return -1;
+  if (!sc->all)
+    sc->all = bench_score_table_new(b.points);
+  bench_score_table *mine = bench_score_table_new(b.points);
+  sc->per = realloc(sc->per, (size_t)(sc->ntasks + 1) * sizeof *sc->per);
+  sc->task = realloc(sc->task, (size_t)(sc->ntasks + 1) * sizeof *sc->task);
+  if (!sc->all || !mine || !sc->per || !sc->task) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  sc->per[sc->ntasks] = mine;
+  sc->task[sc->ntasks++] = task;
+  sc->points = b.points;
+  double *curve = malloc((size_t)b.points * sizeof *curve);
+  for (int i = lo; i < hi && curve; i++) {
+    const logrun *lr = &runs[i];
+    bench_score_trial *tr = malloc((size_t)(lr->n > 0 ? lr->n : 1) * sizeof *tr);
+    if (!tr)
+      break;
+    /* The log's order is the trials' (read_log sorts by trial); elapsed
+     * can only grow along it, a resumed run continuing the clock. */
+    double x = 0;
+    for (int k = 0; k < lr->n; k++) {
+      x = fmax(x, lr->r[k].elapsed);
+      tr[k] = (bench_score_trial){.x = x, .objective = lr->r[k].seconds};
+    }
+    double score = 0;
+    heron_error_clear(&err);
+    rc = bench_score_run(&b, tr, (size_t)lr->n, curve, &score, &err);
+    if (rc == HERON_OK)
+      rc = bench_score_table_add(sc->all, task, lr->label, (long long)lr->seed,
+                                 score, curve, &err);
+    if (rc == HERON_OK)
+      rc = bench_score_table_add(mine, task, lr->label, (long long)lr->seed,
+                                 score, curve, &err);
+    if (rc != HERON_OK) {
+      cli_report(rc, &err, "scoring %s %s seed %llu", task, lr->label,
+                 (unsigned long long)lr->seed);
+      status = -1;
+    }
+    free(tr);
+  }
+  free(curve);
+  bench_score_baseline_free(&b);
+  return status;
+}
+
+/* The score section of summary.md. */
+static void write_score_section(FILE *f, const scoring *sc) {
+  fprintf(f,
+          "## Score (the methodology of Willemsen et al., FGCS 2024)\n\n"
+          "Each run's best-so-far time against simulated seconds, "
+          "standardised between the calculated\nrandom-search baseline (0) "
+          "and the space's optimum (1) over the window from the\n50th to "
+          "the 95th percentile cutoff, averaged over the window; per "
+          "strategy the mean over\nspaces of the mean over seeds, with its "
+          "95%% confidence interval (Student's t).\nSpaces: ");
+  for (int i = 0; i < sc->ntasks; i++)
+    fprintf(f, "%s%s", i ? ", " : "", sc->task[i]);
+  fprintf(f, ".\n\n");
+  bench_score_write_markdown(sc->all, f);
+  for (int i = 0; sc->ntasks > 1 && i < sc->ntasks; i++) {
+    fprintf(f, "\n### %s\n\n", sc->task[i]);
+    bench_score_write_markdown(sc->per[i], f);
+  }
+  fprintf(f, "\n");
+}
+
+/* scores.csv, score_aggregates.csv and the standardised-curve plot;
+ * 0 or -1 (said). */
+static int write_score_files(const char *out, const scoring *sc, FILE *g) {
+  int status = 0;
+  const char *runs_csv = cli_printf("%s/scores.csv", out);
+  const char *agg_csv = cli_printf("%s/score_aggregates.csv", out);
+  FILE *f = fopen(runs_csv, "w");
+  if (!f || bench_score_write_runs_csv(sc->all, f) != HERON_OK)
+    status = -1;
+  if (f && fclose(f) != 0)
+    status = -1;
+  f = fopen(agg_csv, "w");
+  if (!f || bench_score_write_aggregates_csv(sc->all, f) != HERON_OK)
+    status = -1;
+  if (f && fclose(f) != 0)
+    status = -1;
+  if (!g)
+    return status;
+  const char *dat = cli_printf("%s/plots/score.dat", out);
+  f = fopen(dat, "w");
+  if (!f || bench_score_write_gnuplot(sc->all, f, NULL) != HERON_OK)
+    status = -1;
+  if (f && fclose(f) != 0)
+    status = -1;
+  int na = bench_score_table_aggregates(sc->all, NULL, 0);
+  bench_score_agg *ag = na > 0 ? calloc((size_t)na, sizeof *ag) : NULL;
+  if (ag)
+    bench_score_table_aggregates(sc->all, ag, na);
+  fprintf(g,
+          "set title 'standardised best-so-far over the cutoff window "
+          "(0: random search, 1: optimum)'\nset xlabel 'fraction of the "
+          "time budget'\nset ylabel 'score'\n"
+          "set terminal svg size 800,500 noenhanced background rgb 'white'\n"
+          "set output %s\nplot ",
+          gp_quote(cli_printf("%s/plots/score.svg", out)));
+  for (int i = 0; i < na && ag; i++)
+    fprintf(g,
+            "%s%s index %d using 1:3:4 with filledcurves fs transparent solid "
+            "0.2 noborder notitle, \\\n  %s index %d using 1:2 with lines lw "
+            "2 title %s",
+            i ? ", \\\n  " : "", gp_quote(dat), i, gp_quote(dat), i,
+            gp_quote(ag[i].strategy));
+  fprintf(g, "\nunset output\n\n");
+  free(ag);
+  if (status)
+    fprintf(stderr, "%s: cannot write the score files in '%s'\n", cli_prog(),
+            out);
+  return status;
+}
+
 /* Rebuilds runs.csv, summary.md and the plots; returns 0 or -1 (said). */
 static int report(const char *out, int quiet) {
   logrun *runs = NULL;
@@ -1289,6 +1584,16 @@ static int report(const char *out, int quiet) {
             cli_prog(), out);
     free(runs);
     return -1;
+  }
+  scoring sc;
+  memset(&sc, 0, sizeof sc);
+  for (int lo = 0; lo < n;) {
+    int hi = lo;
+    while (hi < n && !strcmp(runs[hi].task, runs[lo].task))
+      hi++;
+    if (score_task(out, runs, lo, hi, &sc) != 0)
+      status = -1;
+    lo = hi;
   }
   const char *csv = cli_printf("%s/runs.csv", out);
   const char *md = cli_printf("%s/summary.md", out);
@@ -1318,6 +1623,8 @@ static int report(const char *out, int quiet) {
       write_task_summary(f, runs, lo, hi);
       lo = hi;
     }
+    if (sc.all)
+      write_score_section(f, &sc);
     if (fclose(f) != 0)
       f = NULL;
   }
@@ -1373,6 +1680,8 @@ static int report(const char *out, int quiet) {
                 "elapsed seconds", runs, lo, hi);
         lo = hi;
       }
+      if (sc.all && write_score_files(out, &sc, g) != 0)
+        status = -1;
       if (fclose(g) != 0 || run_gnuplot(script) != 0) {
         fprintf(stderr, "%s: gnuplot failed on '%s'\n", cli_prog(), script);
         status = -1;
@@ -1381,9 +1690,16 @@ static int report(const char *out, int quiet) {
       }
     }
   }
+  /* Without gnuplot the score's CSV files are still written. */
+  if (sc.all && !plotted && !on_path("gnuplot") &&
+      write_score_files(out, &sc, NULL) != 0)
+    status = -1;
   if (!quiet && status == 0)
-    fprintf(stderr, "%s: report of %d run%s in %s (runs.csv, summary.md%s)\n",
-            cli_prog(), n, n == 1 ? "" : "s", out, plotted ? ", plots/" : "");
+    fprintf(stderr, "%s: report of %d run%s in %s (runs.csv, summary.md%s%s)\n",
+            cli_prog(), n, n == 1 ? "" : "s", out,
+            sc.all ? ", scores.csv, score_aggregates.csv" : "",
+            plotted ? ", plots/" : "");
+  scoring_free(&sc);
   for (int i = 0; i < n; i++)
     free(runs[i].r);
   free(runs);

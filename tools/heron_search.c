@@ -861,7 +861,7 @@ int main(int argc, char **argv) {
 
   if (!s.o.strategy)
     s.o.strategy = "random";
-  cli_check_op(s.task.op);
+  cli_check_task(&s.task);
   if (s.shape_object)
     s.task.shape = shape_from_object(&s);
   heron_task *t = cli_make_task(&s.task);

@@ -188,6 +188,30 @@ static void describe_task(const heron_task *t) {
   heron_free(text);
 }
 
+/* ---- --t1 with --t4 -------------------------------------------------------- */
+
+/* The T1 restrictions must admit exactly the configs the T4 file measured:
+ * says so, or lists the differences.  0 when the sets are equal. */
+static int compare_t4(const heron_task *t) {
+  long long both = 0, only_space = 0, only_file = 0;
+  char *report = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  int rc = heron_task_compare_recorded(t, &both, &only_space, &only_file,
+                                       &report, &err);
+  if (rc != HERON_OK)
+    cli_die(CLI_EXIT_FAILURE, rc, &err, "comparing the T1 space with its T4 "
+                                        "file");
+  if (only_space == 0 && only_file == 0)
+    printf("T4 file: the same %lld configs as the T1 space\n", both);
+  else
+    printf("T4 file: differs from the T1 space: %lld configs in both, %lld in "
+           "the space only, %lld in the T4 file only\n%s",
+           both, only_space, only_file, report ? report : "");
+  heron_free(report);
+  return only_space == 0 && only_file == 0 ? 0 : -1;
+}
+
 /* ---- --dump -------------------------------------------------------------- */
 
 static const char *kind_name(int kind) {
@@ -208,6 +232,8 @@ static const char *kind_name(int kind) {
     return "IN";
   case HERON_C_SELECT:
     return "SELECT";
+  case HERON_C_EXPR:
+    return "EXPR";
   default:
     return "?";
   }
@@ -370,10 +396,25 @@ static int holds(const heron_space *sp, int c, const int64_t *cfg) {
 /* The number of constraints cfg violates, by the independent checker; the
  * first violated one goes to *which. */
 static int violations(const heron_space *sp, const int64_t *cfg, int *which) {
-  int n = 0;
-  for (int c = 0; c < heron_space_nconstraints(sp); c++)
-    if (!holds(sp, c, cfg) && n++ == 0)
+  int n = 0, nc = heron_space_nconstraints(sp);
+  /* A restriction written as an expression (a T1 file's) has no operands
+   * this tool could evaluate on its own: those are checked by the
+   * library's evaluator, the others independently. */
+  int *lib = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *lib);
+  int nlib = lib ? heron_space_violations(sp, cfg, lib, nc) : 0;
+  for (int c = 0; c < nc; c++) {
+    int ok;
+    if (heron_space_constraint_kind(sp, c) == HERON_C_EXPR) {
+      ok = 1;
+      for (int i = 0; i < nlib && i < nc; i++)
+        ok &= lib[i] != c;
+    } else {
+      ok = holds(sp, c, cfg);
+    }
+    if (!ok && n++ == 0)
       *which = c;
+  }
+  free(lib);
   return n;
 }
 
@@ -538,12 +579,13 @@ int main(int argc, char **argv) {
               "--source (see --help)");
   if (a.config_json && !a.source)
     cli_usage("--config-json: only used with --source");
-  cli_check_op(a.task.op);
-  if (a.describe)
+  cli_check_task(&a.task);
+  if (a.describe && !a.task.t1)
     describe_op(a.task.op);
   /* --describe alone needs no shape: it is how one learns the shape's
    * dimension order in the first place. */
-  if (!a.task.shape && !a.dump && !a.count && !a.sample && !a.source) {
+  if (!a.task.t1 && !a.task.shape && !a.dump && !a.count && !a.sample &&
+      !a.source) {
     printf("(give --shape to see the task's template)\n");
     cli_free_all();
     return CLI_EXIT_OK;
@@ -557,6 +599,8 @@ int main(int argc, char **argv) {
     dump_space(sp);
   if (a.count)
     count_space(sp, a.count_limit, a.seed);
+  if (a.count && a.task.t1 && a.task.t4 && compare_t4(t) != 0)
+    status = CLI_EXIT_FAILURE;
   if (a.sample)
     status = sample_space(sp, a.sample, a.seed);
   if (a.source)

@@ -14,6 +14,7 @@
 #include "core/op/task.h"
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
+#include "core/space/t1.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
 
@@ -21,6 +22,7 @@
 typedef struct answer {
   uint64_t key;        /* heron__config_key; 0 marks an empty slot */
   heron_measurement m; /* config NULL; error owned (malloc'ed) */
+  double cost;         /* simulated seconds that measuring it took */
 } answer;
 
 struct heron__replay {
@@ -33,7 +35,19 @@ struct heron__replay {
   double median_build_s;
   double *X; /* scratch rows for predictions */
   int xcap;
+  /* A T1 task's T4 file measured the whole space: no surrogate, and a
+   * config it lacks is an error naming the file. */
+  int full;
+  const char *full_path;
+  /* Comparing a T1 space with its T4 file: the records whose config is not
+   * in the space, counted, the first few written out. */
+  int collect;
+  long long noutside;
+  heron__buf outside;
 };
+
+static void config_text(const heron_space *sp, const int64_t *cfg, char *buf,
+                        size_t cap);
 
 /* ---- Reading lines, plain or gzip -------------------------------------- */
 
@@ -166,7 +180,8 @@ static int grow(heron__replay *rp) {
 
 /* Takes record m of config key k: the first record of a key, replaced
  * once by the first ok one when the first was a failure. */
-static int take(heron__replay *rp, uint64_t k, const heron_measurement *m) {
+static int take(heron__replay *rp, uint64_t k, const heron_measurement *m,
+                double cost) {
   if (grow(rp) != HERON_OK)
     return HERON_ENOMEM;
   answer *a = slot(rp, k);
@@ -182,6 +197,7 @@ static int take(heron__replay *rp, uint64_t k, const heron_measurement *m) {
     rp->used++;
   a->key = k;
   a->m = *m;
+  a->cost = cost;
   a->m.config = NULL;
   a->m.simulated = 0;
   a->m.error = e;
@@ -267,7 +283,11 @@ static int read_log(heron__replay *rp, const char *path, heron_rng *rng,
       st->skipped++;
     else if (rc == HERON_OK) {
       m.config = cfg;
-      if (take(rp, heron__config_key(rp->sp, cfg), &m) != HERON_OK ||
+      /* Answering stands for building it and running it (number x repeat
+       * is 3 x 3 by default; a median over 3 repeats is the reported time,
+       * so 3 x seconds is what its runs take). */
+      double cost = m.build_seconds + 3.0 * m.seconds;
+      if (take(rp, heron__config_key(rp->sp, cfg), &m, cost) != HERON_OK ||
           push_train(tr, rp->sp, rp->nfeat, &m) != HERON_OK)
         rc = heron_error_set(err, HERON_ENOMEM, "out of memory reading %s",
                              path);
@@ -279,6 +299,290 @@ static int read_log(heron__replay *rp, const char *path, heron_rng *rng,
   free(cfg);
   free(line);
   gzclose(f);
+  return rc;
+}
+
+/* ---- T4 results and Kernel Tuner cache files --------------------------- */
+
+/* 1 when `path` names a JSON document (".json" or ".json.gz": a T4 results
+ * file or a Kernel Tuner cache file) rather than a JSON Lines log. */
+int heron__replay_is_t4(const char *path) {
+  size_t n = strlen(path);
+  if (n > 3 && !strcmp(path + n - 3, ".gz"))
+    n -= 3;
+  return n > 5 && !strncmp(path + n - 5, ".json", 5);
+}
+
+/* Reads a whole file, plain or gzip-compressed, and parses it as JSON. */
+static json_t *load_json_gz(const char *path, heron_error *err) {
+  gzFile f;
+  if (open_log(path, &f, err))
+    return NULL;
+  heron__buf b = {0};
+  char chunk[65536];
+  int n;
+  while ((n = gzread(f, chunk, sizeof chunk)) > 0)
+    heron__buf_printf(&b, "%.*s", n, chunk);
+  int zerr = 0;
+  const char *zmsg = n < 0 ? gzerror(f, &zerr) : NULL;
+  gzclose(f);
+  if (zmsg || b.failed) {
+    heron__buf_free(&b);
+    heron_error_set(err, zmsg ? HERON_EPARSE : HERON_ENOMEM, "%s: %s", path,
+                    zmsg ? zmsg : "out of memory");
+    return NULL;
+  }
+  json_error_t jerr;
+  json_t *root = json_loadb(b.data ? b.data : "", b.len, 0, &jerr);
+  heron__buf_free(&b);
+  if (!root)
+    heron_error_set(err, HERON_EPARSE, "%s: line %d, column %d: %s", path,
+                    jerr.line, jerr.column, jerr.text);
+  return root;
+}
+
+int heron__replay_t4_task(const char *path, char *key, size_t cap,
+                          heron_error *err) {
+  json_t *root = load_json_gz(path, err);
+  if (!root)
+    return err ? err->code : HERON_EPARSE;
+  const char *task = json_string_value(
+      json_object_get(json_object_get(root, "metadata"), "task"));
+  int rc = HERON_OK;
+  if (task)
+    snprintf(key, cap, "%s", task);
+  else
+    rc = heron_error_set(err, HERON_EPARSE,
+                         "%s names no heron task (metadata.task): a T4 file "
+                         "of another tuner is replayed with the T1 file of "
+                         "its space (--t1 T1.json --t4 %s)",
+                         path, path);
+  json_decref(root);
+  return rc;
+}
+
+/* Milliseconds per unit of a T4 file's metadata.timeunit (T4 files write
+ * milliseconds unless they say otherwise; "miliseconds" is a spelling in
+ * the wild). */
+static double t4_ms_per_unit(const json_t *root) {
+  const char *u = json_string_value(
+      json_object_get(json_object_get(root, "metadata"), "timeunit"));
+  if (u && (!strcmp(u, "seconds") || !strcmp(u, "s")))
+    return 1e3;
+  if (u && (!strcmp(u, "microseconds") || !strcmp(u, "us")))
+    return 1e-3;
+  return 1.0;
+}
+
+/* A recorded failure, T4's "invalidity" or a Kernel Tuner cache's error
+ * string, as a status; -1 for a config the restrictions exclude (not an
+ * answer: the space never proposes it). */
+static int failure_status(const char *what) {
+  if (!strcmp(what, "compile") || !strcmp(what, "CompilationFailedConfig"))
+    return HERON_MEAS_COMPILE_ERROR;
+  if (!strcmp(what, "timeout"))
+    return HERON_MEAS_TIMEOUT;
+  if (!strcmp(what, "correctness") || !strcmp(what, "incorrect"))
+    return HERON_MEAS_WRONG_RESULT;
+  if (!strcmp(what, "constraints") || !strcmp(what, "InvalidConfig"))
+    return -1;
+  return HERON_MEAS_RUNTIME_ERROR;
+}
+
+static double num_or(const json_t *j, double dflt) {
+  return json_is_number(j) ? json_number_value(j) : dflt;
+}
+
+/* The config of a record's parameter object: through the T1 file's
+ * parameters for a T1 task, else by the space's knob names (a T4 file heron
+ * exported: every knob named, values integers).  0 with the record skipped
+ * (*skip) when it does not map; a T1 task's record that does not map is
+ * an error, since its file must be the space's. */
+static int record_config(heron__replay *rp, const json_t *conf,
+                         const char *what, int64_t *cfg, int *skip,
+                         heron_error *err) {
+  *skip = 0;
+  const heron__t1 *t1 = rp->task->t1;
+  if (t1)
+    return heron__t1_config(t1, rp->sp, conf, cfg, what, err);
+  for (int v = 0; v < rp->nvars; v++) {
+    const json_t *j = json_object_get(conf, heron_space_var_name(rp->sp, v));
+    cfg[v] = json_is_integer(j) ? json_integer_value(j) : HERON_UNSET;
+    if (heron_space_var_is_knob(rp->sp, v) && cfg[v] == HERON_UNSET) {
+      *skip = 1;
+      return HERON_OK;
+    }
+  }
+  return HERON_OK;
+}
+
+/* Takes one record: cfg, its status, objective in ms (ok only), compile
+ * and overhead ms; the cost counts all of them, as the methodology's
+ * simulated time does. */
+static int take_t4(heron__replay *rp, int64_t *cfg, int status, double obj_ms,
+                   double compile_ms, double other_ms, const char *error,
+                   train *tr, heron__replay_stats *st) {
+  /* The remaining auxiliary variables are completed by validation, which
+   * must not move a knob. */
+  int64_t *full = malloc((size_t)rp->nvars * sizeof *full);
+  if (!full)
+    return HERON_ENOMEM;
+  heron_rng rng;
+  heron_rng_seed(&rng, 1);
+  heron_error verr;
+  heron_error_clear(&verr);
+  int rc = heron_space_validate(rp->sp, &rng, cfg, full, &verr);
+  int moved = 0;
+  for (int v = 0; rc == HERON_OK && v < rp->nvars; v++)
+    moved |= heron_space_var_is_knob(rp->sp, v) && full[v] != cfg[v];
+  if (rc != HERON_OK || moved) {
+    if (rp->collect && rp->noutside++ < 10) {
+      char text[400];
+      config_text(rp->sp, cfg, text, sizeof text);
+      heron__buf_printf(&rp->outside, "  in the T4 file, not in the space: %s\n",
+                        text);
+    }
+    free(full);
+    st->skipped++;
+    return HERON_OK;
+  }
+  heron_measurement m;
+  memset(&m, 0, sizeof m);
+  m.config = full;
+  m.status = status;
+  m.error = error;
+  m.build_seconds = compile_ms * 1e-3;
+  if (status == HERON_MEAS_OK) {
+    m.seconds = obj_ms * 1e-3;
+    m.gflops = m.seconds > 0 ? heron_task_flops(rp->task) / m.seconds * 1e-9
+                             : 0;
+  }
+  double cost = (compile_ms + other_ms) * 1e-3;
+  rc = take(rp, heron__config_key(rp->sp, full), &m, cost);
+  if (rc == HERON_OK)
+    rc = push_train(tr, rp->sp, rp->nfeat, &m);
+  free(full);
+  return rc;
+}
+
+/* T4 (results[]: configuration, times{compilation, framework,
+ * search_algorithm, validation, runtimes[]}, invalidity, measurements[]
+ * with the "time" objective) or a Kernel Tuner cache file (cache{key:
+ * {params..., time, times[], compile_time, benchmark_time, framework_time,
+ * verification_time}}; failures as strings in "time"). */
+static int read_t4(heron__replay *rp, const char *path, train *tr,
+                   heron__replay_stats *st, heron_error *err) {
+  json_t *root = load_json_gz(path, err);
+  if (!root)
+    return err ? err->code : HERON_EPARSE;
+  const json_t *results = json_object_get(root, "results");
+  const json_t *cache = json_object_get(root, "cache");
+  int rc = HERON_OK;
+  int64_t *cfg = malloc((size_t)rp->nvars * sizeof *cfg);
+  if (!cfg)
+    rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+  else if (!json_is_array(results) && !json_is_object(cache))
+    rc = heron_error_set(err, HERON_EPARSE,
+                         "%s is neither a T4 results file (\"results\") nor "
+                         "a Kernel Tuner cache file (\"cache\")",
+                         path);
+  double unit = t4_ms_per_unit(root);
+  size_t i;
+  const json_t *r;
+  if (!rc && json_is_array(results))
+    json_array_foreach(results, i, r) {
+      char what[4200];
+      snprintf(what, sizeof what, "%s: result %zu", path, i + 1);
+      st->records++;
+      int skip;
+      rc = record_config(rp, json_object_get(r, "configuration"), what, cfg,
+                         &skip, err);
+      if (rc)
+        break;
+      if (skip) {
+        st->skipped++;
+        continue;
+      }
+      const json_t *times = json_object_get(r, "times");
+      const char *inv = json_string_value(json_object_get(r, "invalidity"));
+      int status = !inv || !strcmp(inv, "correct") ? HERON_MEAS_OK
+                                                   : failure_status(inv);
+      if (status < 0) {
+        st->skipped++;
+        continue;
+      }
+      /* The objective: the "time" measurement, else the runtimes' mean. */
+      double obj = NAN, bench = 0;
+      const json_t *rts = json_object_get(times, "runtimes");
+      size_t k;
+      const json_t *x;
+      int nrt = 0;
+      json_array_foreach(rts, k, x) {
+        bench += num_or(x, 0);
+        nrt++;
+      }
+      json_array_foreach(json_object_get(r, "measurements"), k, x) {
+        const char *name = json_string_value(json_object_get(x, "name"));
+        if (name && !strcmp(name, "time"))
+          obj = num_or(json_object_get(x, "value"), NAN);
+      }
+      if (!isfinite(obj) && nrt > 0)
+        obj = bench / nrt;
+      if (status == HERON_MEAS_OK && !(isfinite(obj) && obj > 0)) {
+        rc = heron_error_set(err, HERON_EPARSE,
+                             "%s: a correct result without a positive time",
+                             what);
+        break;
+      }
+      double compile = num_or(json_object_get(times, "compilation"), 0);
+      double other = num_or(json_object_get(times, "framework"), 0) +
+                     num_or(json_object_get(times, "search_algorithm"), 0) +
+                     num_or(json_object_get(times, "validation"), 0) + bench;
+      rc = take_t4(rp, cfg, status, obj * unit, compile * unit, other * unit,
+                   status == HERON_MEAS_OK ? "" : inv, tr, st);
+      if (rc) {
+        rc = heron_error_set(err, HERON_ENOMEM, "out of memory reading %s",
+                             path);
+        break;
+      }
+    }
+  const char *ckey;
+  if (!rc && json_is_object(cache))
+    json_object_foreach((json_t *)cache, ckey, r) {
+      char what[4200];
+      snprintf(what, sizeof what, "%s: cache entry \"%.60s\"", path, ckey);
+      st->records++;
+      int skip;
+      rc = record_config(rp, r, what, cfg, &skip, err);
+      if (rc)
+        break;
+      if (skip) {
+        st->skipped++;
+        continue;
+      }
+      const json_t *t = json_object_get(r, "time");
+      int status = json_is_number(t) ? HERON_MEAS_OK
+                   : json_is_string(t) ? failure_status(json_string_value(t))
+                                       : HERON_MEAS_RUNTIME_ERROR;
+      if (status < 0) {
+        st->skipped++;
+        continue;
+      }
+      double compile = num_or(json_object_get(r, "compile_time"), 0);
+      double other = num_or(json_object_get(r, "benchmark_time"), 0) +
+                     num_or(json_object_get(r, "framework_time"), 0) +
+                     num_or(json_object_get(r, "verification_time"), 0) +
+                     num_or(json_object_get(r, "strategy_time"), 0);
+      rc = take_t4(rp, cfg, status, num_or(t, 0), compile, other,
+                   json_is_string(t) ? json_string_value(t) : "", tr, st);
+      if (rc) {
+        rc = heron_error_set(err, HERON_ENOMEM, "out of memory reading %s",
+                             path);
+        break;
+      }
+    }
+  free(cfg);
+  json_decref(root);
   return rc;
 }
 
@@ -322,8 +626,18 @@ static int open_model(heron__replay *rp, uint64_t seed, heron_error *err) {
                            &rp->model, err);
 }
 
+static int open_store(const heron_task *t, uint64_t seed, int collect,
+                      heron__replay **out, heron__replay_stats *stats,
+                      heron_error *err);
+
 int heron__replay_open(const heron_task *t, uint64_t seed, heron__replay **out,
                        heron__replay_stats *stats, heron_error *err) {
+  return open_store(t, seed, 0, out, stats, err);
+}
+
+static int open_store(const heron_task *t, uint64_t seed, int collect,
+                      heron__replay **out, heron__replay_stats *stats,
+                      heron_error *err) {
   *out = NULL;
   memset(stats, 0, sizeof *stats);
   if (t->nreplay < 1)
@@ -333,6 +647,7 @@ int heron__replay_open(const heron_task *t, uint64_t seed, heron__replay **out,
   if (!rp)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   rp->task = t;
+  rp->collect = collect;
   rp->sp = heron_task_space(t);
   rp->nvars = heron_space_nvars(rp->sp);
   rp->nfeat = heron_space_nfeatures(rp->sp);
@@ -341,28 +656,39 @@ int heron__replay_open(const heron_task *t, uint64_t seed, heron__replay **out,
   heron_rng_seed(&rng, seed);
   train tr;
   memset(&tr, 0, sizeof tr);
+  /* A T1 task's T4 file holds the whole space: answers, never guesses. */
+  rp->full = t->t1 != NULL;
+  rp->full_path = t->nreplay > 0 ? t->replay[0] : "";
   /* The model is opened before the (slow) reading, so a missing plugin
    * fails at once. */
-  int rc = open_model(rp, seed, err);
+  int rc = rp->full ? HERON_OK : open_model(rp, seed, err);
   for (int i = 0; !rc && i < t->nreplay; i++, stats->logs++)
-    rc = read_log(rp, t->replay[i], &rng, &tr, stats, err);
+    rc = heron__replay_is_t4(t->replay[i])
+             ? read_t4(rp, t->replay[i], &tr, stats, err)
+             : read_log(rp, t->replay[i], &rng, &tr, stats, err);
   stats->distinct = (int)rp->used;
   stats->ok = tr.n;
-  if (!rc && tr.n < 2)
+  if (!rc && rp->full && rp->used == 0)
+    rc = heron_error_set(err, HERON_EINVAL,
+                         "T4 file %s holds no config of the T1 space",
+                         rp->full_path);
+  if (!rc && !rp->full && tr.n < 2)
     rc = heron_error_set(err, HERON_EINVAL,
                          "target replay: the logs hold %d ok record%s valid "
                          "in this space (%d read, %d skipped); the surrogate "
                          "model needs at least 2",
                          tr.n, tr.n == 1 ? "" : "s", stats->records,
                          stats->skipped);
-  if (!rc) {
+  if (!rc && tr.nb > 0) {
     qsort(tr.build, (size_t)tr.nb, sizeof *tr.build, cmp_double);
     rp->median_build_s =
         tr.nb % 2 ? tr.build[tr.nb / 2]
                   : 0.5 * (tr.build[tr.nb / 2 - 1] + tr.build[tr.nb / 2]);
     stats->median_build_s = rp->median_build_s;
-    rc = heron__model_fit(rp->model, tr.X, tr.y, tr.n, rp->nfeat, err);
   }
+  /* A whole measured space needs no surrogate. */
+  if (!rc && !rp->full)
+    rc = heron__model_fit(rp->model, tr.X, tr.y, tr.n, rp->nfeat, err);
   free(tr.X);
   free(tr.y);
   free(tr.build);
@@ -374,8 +700,21 @@ int heron__replay_open(const heron_task *t, uint64_t seed, heron__replay **out,
   return HERON_OK;
 }
 
+/* "{a=1, b=2}": the knobs of cfg, for messages. */
+static void config_text(const heron_space *sp, const int64_t *cfg, char *buf,
+                        size_t cap) {
+  heron__buf b = {0};
+  for (int k = 0; k < heron_space_nknobs(sp); k++) {
+    int v = heron_space_knob(sp, k);
+    heron__buf_printf(&b, "%s%s=%lld", k ? ", " : "{",
+                      heron_space_var_name(sp, v), (long long)cfg[v]);
+  }
+  snprintf(buf, cap, "%s}", b.data ? b.data : "{");
+  heron__buf_free(&b);
+}
+
 int heron__replay_measure(heron__replay *rp, const int64_t *cfgs, int n,
-                          heron_measurement *out, char **errors,
+                          heron_measurement *out, char **errors, double *costs,
                           heron_error *err) {
   /* Recorded configs first; the others are predicted in one call. */
   int *miss = malloc((size_t)(n > 0 ? n : 1) * sizeof *miss);
@@ -386,10 +725,25 @@ int heron__replay_measure(heron__replay *rp, const int64_t *cfgs, int n,
     const int64_t *cfg = cfgs + (size_t)i * (size_t)rp->nvars;
     answer *a = slot(rp, heron__config_key(rp->sp, cfg));
     errors[i] = NULL;
+    if (!a->key && rp->full) {
+      char text[200];
+      config_text(rp->sp, cfg, text, sizeof text);
+      free(miss);
+      for (int j = 0; j < i; j++) {
+        free(errors[j]);
+        errors[j] = NULL;
+      }
+      return heron_error_set(err, HERON_ENOTFOUND,
+                             "config %s of the T1 space is not in the T4 "
+                             "file %s",
+                             text, rp->full_path);
+    }
     if (!a->key) {
       miss[nmiss++] = i;
       continue;
     }
+    if (costs)
+      costs[i] = a->cost;
     out[i] = a->m;
     out[i].config = cfg;
     errors[i] = a->m.error[0] ? strdup(a->m.error) : NULL;
@@ -426,6 +780,8 @@ int heron__replay_measure(heron__replay *rp, const int64_t *cfgs, int n,
     m->seconds = flops / (m->gflops * 1e9);
     m->build_seconds = rp->median_build_s;
     m->simulated = 1;
+    if (costs)
+      costs[miss[j]] = m->build_seconds + 3.0 * m->seconds;
   }
   free(pred);
   free(miss);
@@ -440,6 +796,130 @@ void heron__replay_free(heron__replay *rp) {
       free((char *)rp->slots[i].m.error);
   free(rp->slots);
   heron__model_close(rp->model);
+  heron__buf_free(&rp->outside);
   free(rp->X);
   free(rp);
+}
+
+HERON_API int heron_task_recorded_space(const heron_task *t, double **seconds,
+                                        double **cost, int *n,
+                                        heron_error *err) {
+  *seconds = *cost = NULL;
+  *n = 0;
+  if (!t || !t->t1 || t->nreplay < 1)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "task %s has no whole recorded space: only a T1 "
+                           "task with its T4 file has",
+                           t ? heron_task_key(t) : "(null)");
+  heron__replay *rp = NULL;
+  heron__replay_stats st;
+  memset(&st, 0, sizeof st);
+  int rc = heron__replay_open(t, 0, &rp, &st, err);
+  if (rc)
+    return rc;
+  double *s = malloc((rp->used > 0 ? rp->used : 1) * sizeof *s);
+  double *c = malloc((rp->used > 0 ? rp->used : 1) * sizeof *c);
+  if (!s || !c) {
+    free(s);
+    free(c);
+    heron__replay_free(rp);
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
+  int k = 0;
+  for (size_t i = 0; i < rp->cap; i++) {
+    const answer *a = &rp->slots[i];
+    if (!a->key)
+      continue;
+    s[k] = a->m.status == HERON_MEAS_OK ? a->m.seconds : NAN;
+    c[k++] = a->cost;
+  }
+  heron__replay_free(rp);
+  *seconds = s;
+  *cost = c;
+  *n = k;
+  return HERON_OK;
+}
+
+/* Visits every combination of the T1 parameters' values (an odometer over
+ * their lists) and sorts the valid ones into those the store answers and
+ * those it lacks. */
+static int compare_space(heron__replay *rp, long long *both,
+                         long long *only_space, heron__buf *out,
+                         heron_error *err) {
+  const heron__t1 *t1 = rp->task->t1;
+  double total = 1;
+  for (int i = 0; i < t1->nparams; i++)
+    total *= t1->params[i].nvals;
+  if (total > 5e7)
+    return heron_error_set(err, HERON_ERANGE,
+                           "the T1 space has %.3g value combinations, too "
+                           "many to enumerate (at most 5e7)",
+                           total);
+  int *pos = calloc((size_t)t1->nparams, sizeof *pos);
+  int64_t *cfg = malloc((size_t)rp->nvars * sizeof *cfg);
+  if (!pos || !cfg) {
+    free(pos);
+    free(cfg);
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
+  for (;;) {
+    for (int i = 0; i < t1->nparams; i++) {
+      const heron__t1_param *p = &t1->params[i];
+      cfg[p->var] = p->coded ? pos[i] : p->vals[pos[i]].i;
+    }
+    if (heron_space_violations(rp->sp, cfg, NULL, 0) == 0) {
+      if (slot(rp, heron__config_key(rp->sp, cfg))->key) {
+        (*both)++;
+      } else if ((*only_space)++ < 10) {
+        char text[400];
+        config_text(rp->sp, cfg, text, sizeof text);
+        heron__buf_printf(out, "  in the space, not in the T4 file: %s\n",
+                          text);
+      }
+    }
+    int i = t1->nparams - 1;
+    while (i >= 0 && ++pos[i] == t1->params[i].nvals)
+      pos[i--] = 0;
+    if (i < 0)
+      break;
+  }
+  free(pos);
+  free(cfg);
+  return HERON_OK;
+}
+
+HERON_API int heron_task_compare_recorded(const heron_task *t, long long *both,
+                                          long long *only_space,
+                                          long long *only_file, char **report,
+                                          heron_error *err) {
+  *both = *only_space = *only_file = 0;
+  *report = NULL;
+  if (!t || !t->t1 || t->nreplay < 1)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "only a T1 task with its T4 file can be compared");
+  heron__replay *rp = NULL;
+  heron__replay_stats st;
+  memset(&st, 0, sizeof st);
+  int rc = open_store(t, 0, 1, &rp, &st, err);
+  if (rc)
+    return rc;
+  heron__buf out = {0};
+  rc = compare_space(rp, both, only_space, &out, err);
+  *only_file = rp->noutside;
+  if (!rc) {
+    if (*only_space > 10)
+      heron__buf_printf(&out, "  ... %lld more in the space only\n",
+                        *only_space - 10);
+    if (rp->outside.data)
+      heron__buf_puts(&out, rp->outside.data);
+    if (*only_file > 10)
+      heron__buf_printf(&out, "  ... %lld more in the T4 file only\n",
+                        *only_file - 10);
+    *report = heron__buf_take(&out);
+    if (!*report && !(*report = strdup("")))
+      rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
+  heron__buf_free(&out);
+  heron__replay_free(rp);
+  return rc;
 }

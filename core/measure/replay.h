@@ -62,10 +62,25 @@ int heron__replay_open(const heron_task *t, uint64_t seed, heron__replay **out,
  * else the first), or the surrogate's (status ok, gflops exp(prediction),
  * seconds from the task's FLOP count, build_seconds the median recorded
  * one, simulated 1).  out[i].config is set to cfgs' row; errors[i] gets a
- * malloc'ed copy of the recorded error text or NULL.  HERON_EPLUGIN when
- * the prediction fails. */
+ * malloc'ed copy of the recorded error text or NULL; costs[i] (when costs
+ * is not NULL) the simulated seconds measuring it takes.  HERON_EPLUGIN
+ * when the prediction fails; for a T1 task (its T4 file is the whole
+ * space) HERON_ENOTFOUND naming a config the file lacks. */
 int heron__replay_measure(heron__replay *rp, const int64_t *cfgs, int n,
-                          heron_measurement *out, char **errors,
+                          heron_measurement *out, char **errors, double *costs,
+                          heron_error *err);
+
+/* 1 when `path` is a JSON document (".json", ".json.gz": a T4 results file
+ * or a Kernel Tuner cache file) rather than a JSON Lines log.  Replay reads
+ * both: a T4 file's records map onto the space by parameter (knob) name,
+ * their simulated cost is every time the record lists (compilation,
+ * framework, search algorithm, validation and all runtimes). */
+int heron__replay_is_t4(const char *path);
+
+/* The heron task key a T4 file exported by heron-bench records
+ * (metadata.task) into key[cap]; HERON_EPARSE when it has none (a T4 file
+ * of another tuner, replayed with its T1 file instead). */
+int heron__replay_t4_task(const char *path, char *key, size_t cap,
                           heron_error *err);
 
 void heron__replay_free(heron__replay *rp);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/measure/replay.h"
+#include "core/space/t1.h"
 #include "core/space/builder.h"
 #include "core/target/cuda_driver.h"
 #include "core/util/util.h"
@@ -76,7 +77,10 @@ static int replay_prepare(const heron_task_spec *spec, char *key, size_t cap,
       return heron_error_set(
           err, HERON_ENOTFOUND, "replay log %s cannot be read: %s",
           spec->replay[i] ? spec->replay[i] : "(null)", strerror(errno));
-  int rc = heron__replay_first_key(spec->replay[0], key, cap, err);
+  /* A T4 file heron-bench exported names its task in its metadata. */
+  int rc = heron__replay_is_t4(spec->replay[0])
+               ? heron__replay_t4_task(spec->replay[0], key, cap, err)
+               : heron__replay_first_key(spec->replay[0], key, cap, err);
   if (rc)
     return rc;
   /* "op/shape/dtype/target[/epilogue]": the fourth part is the target. */
@@ -179,8 +183,82 @@ static int resolve_cuda_hw(const heron_task_spec *spec, heron__hw *hw,
   return rc;
 }
 
+/* The base name of a T4 file without ".gz" and ".json" ("A100_T4"). */
+static void t4_stem(const char *path, char *out, size_t cap) {
+  const char *b = strrchr(path, '/');
+  snprintf(out, cap, "%s", b ? b + 1 : path);
+  size_t n = strlen(out);
+  if (n > 3 && !strcmp(out + n - 3, ".gz"))
+    out[n -= 3] = '\0';
+  if (n > 5 && !strcmp(out + n - 5, ".json"))
+    out[n - 5] = '\0';
+}
+
+/* A task whose space comes from a T1 file (spec->t1) and whose
+ * measurements, when tuned, come from the T4 file spec->t4. */
+static int t1_task_create(const heron_task_spec *spec, heron_task **out,
+                          heron_error *err) {
+  const char *bad = spec->op                              ? "an op"
+                    : spec->nshape > 0                    ? "a shape"
+                    : spec->dtype                         ? "a dtype"
+                    : spec->nreplay > 0                   ? "--replay logs"
+                    : spec->sm                            ? "an sm"
+                    : spec->epilogue && *spec->epilogue   ? "an epilogue"
+                    : spec->prepack && *spec->prepack     ? "--prepack"
+                    : spec->target && strcmp(spec->target, "replay") ? "a target"
+                                                          : NULL;
+  if (bad)
+    return heron_error_set(err, HERON_EINVAL,
+                           "a T1 file (%s) gives the whole space: %s does "
+                           "not apply to it",
+                           spec->t1, bad);
+  if (spec->t4 && access(spec->t4, R_OK) != 0)
+    return heron_error_set(err, HERON_ENOTFOUND, "T4 file %s cannot be read: %s",
+                           spec->t4, strerror(errno));
+  heron_task *t = calloc(1, sizeof *t);
+  if (!t)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  int rc = heron__t1_load(spec->t1, &t->t1, &t->space, err);
+  if (!rc) {
+    snprintf(t->target, sizeof t->target, "replay");
+    t->op.name = "t1";
+    t->op.flops = 1e9;
+    heron__hw_detect_cpu(&t->hw);
+    char stem[128] = "none";
+    if (spec->t4)
+      t4_stem(spec->t4, stem, sizeof stem);
+    snprintf(t->key, sizeof t->key, "t1/%.100s/%.100s/replay", t->t1->name,
+             stem);
+    snprintf(t->replay_key, sizeof t->replay_key, "%s", t->key);
+    /* The hardware is whatever measured the T4 file: named after it. */
+    heron__buf hb = {0};
+    heron__buf_printf(&hb, "recorded in %s", stem);
+    snprintf(t->hw.name, sizeof t->hw.name, "%s", hb.data ? hb.data : "");
+    heron__buf_free(&hb);
+  }
+  if (!rc && spec->t4) {
+    t->replay = calloc(1, sizeof *t->replay);
+    if (!t->replay || !(t->replay[0] = strdup(spec->t4)))
+      rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
+    else
+      t->nreplay = 1;
+  }
+  if (rc) {
+    heron_task_free(t);
+    return rc;
+  }
+  *out = t;
+  return HERON_OK;
+}
+
 HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
                                 heron_error *err) {
+  if (spec && spec->t1 && out)
+    return t1_task_create(spec, out, err);
+  if (spec && spec->t4)
+    return heron_error_set(err, HERON_EINVAL,
+                           "a T4 file (%s) needs the T1 file of its space",
+                           spec->t4);
   if (!spec || !spec->op || !out)
     return heron_error_set(err, HERON_EINVAL, "task: no op given");
   const char *target = spec->target ? spec->target : "cpu";
@@ -270,6 +348,7 @@ HERON_API void heron_task_free(heron_task *t) {
     return;
   heron__template_free(t->tmpl);
   heron__space_free(t->space);
+  heron__t1_free(t->t1);
   for (int i = 0; t->replay && i < t->nreplay; i++)
     free(t->replay[i]);
   free(t->replay);
@@ -289,11 +368,40 @@ HERON_API const char *heron_task_target(const heron_task *t) {
   return t->nreplay ? "replay" : t->target;
 }
 
+/* A T1 task: its parameters with their values and its restrictions. */
+static void describe_t1(const heron_task *t, heron__buf *b) {
+  const heron__t1 *t1 = t->t1;
+  heron__buf_printf(b, "T1 space %s: %d parameters, %d restrictions\n",
+                    t1->name, t1->nparams, t1->nconds);
+  for (int i = 0; i < t1->nparams; i++) {
+    const heron__t1_param *p = &t1->params[i];
+    heron__buf_printf(b, "  %s in [", p->name);
+    for (int k = 0; k < p->nvals; k++) {
+      json_t *v = heron__t1_value(t1, i, p->coded ? k : p->vals[k].i);
+      char *txt = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+      heron__buf_printf(b, "%s%s", k ? ", " : "", txt ? txt : "?");
+      free(txt);
+      json_decref(v);
+    }
+    heron__buf_printf(b, "]%s\n", p->coded ? " (knob values are positions)"
+                                            : "");
+  }
+  int nc = heron_space_nconstraints(t->space);
+  for (int c = 0; c < nc; c++) {
+    char text[512];
+    heron_space_constraint_str(t->space, c, text, sizeof text);
+    heron__buf_printf(b, "  restriction %d: %s\n", c + 1, text);
+  }
+}
+
 HERON_API int heron_task_describe(const heron_task *t, char **text,
                                   heron_error *err) {
   heron__buf b = {0};
   heron__buf_printf(&b, "hardware: %s\n", t->hw.name);
-  heron__template_describe(t->tmpl, t->space, &b);
+  if (t->t1)
+    describe_t1(t, &b);
+  else
+    heron__template_describe(t->tmpl, t->space, &b);
   *text = heron__buf_take(&b);
   if (!*text)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
@@ -309,6 +417,11 @@ HERON_API int heron_task_source(const heron_task *t, const int64_t *cfg,
     return heron_error_set(err, HERON_EINVAL,
                            "config violates constraint %d: %s", which, c);
   }
+  if (!t->tmpl)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "task %s has no kernel source: its space comes "
+                           "from a T1 file",
+                           t->key);
   heron__buf b = {0};
   int rc = heron__codegen(t->tmpl, t->space, cfg, &b, err);
   if (rc) {

@@ -23,6 +23,9 @@ struct heron_task {
   char **replay;
   int nreplay;
   char replay_key[256];
+  /* T1 tasks only: the parameters of the T1 file the space was built from
+   * (tmpl is NULL: there is no kernel to generate). */
+  struct heron__t1 *t1;
 };
 
 #endif

@@ -19,10 +19,17 @@ void heron__space_free(heron_space *sp) {
       free(hv->vals);
     free(hv->uvals);
     free(hv->watch);
+    for (int k = 0; hv->vtab && k < hv->nvtab; k++)
+      if (hv->vtab[k].kind == HERON__VAL_STR)
+        free((char *)hv->vtab[k].s);
+    free(hv->vtab);
   }
   for (int i = 0; i < sp->nc; i++) {
     free(sp->c[i].xs);
     free(sp->c[i].vals);
+    heron__expr_free(sp->c[i].expr);
+    free(sp->c[i].text);
+    free(sp->c[i].name_var);
   }
   free(sp->v);
   free(sp->c);
@@ -170,6 +177,67 @@ int heron__space_const(heron_space *sp, int64_t value) {
   return x;
 }
 
+int heron__space_var_values(heron_space *sp, const char *name,
+                            const heron__value *vals, int n) {
+  if (!sp || n < 1 || !vals)
+    return HERON_EINVAL;
+  int x = heron__space_var(sp, name, 1, 0, n - 1);
+  if (x < 0)
+    return x;
+  hvar *hv = &sp->v[x];
+  hv->vtab = calloc((size_t)n, sizeof *hv->vtab);
+  if (!hv->vtab)
+    return HERON_ENOMEM;
+  hv->nvtab = n;
+  for (int k = 0; k < n; k++) {
+    hv->vtab[k] = vals[k];
+    if (vals[k].kind == HERON__VAL_STR &&
+        !(hv->vtab[k].s = strdup(vals[k].s ? vals[k].s : "")))
+      return HERON_ENOMEM;
+  }
+  return x;
+}
+
+int heron__space_post_expr(heron_space *sp, heron__expr *e,
+                           const int *name_var, int nnames, const char *text) {
+  const int *used;
+  int nused = 0;
+  if (e)
+    heron__expr_names(e, &used, &nused);
+  int ok = sp && !sp->finished && e && name_var && nnames > 0 && text;
+  for (int i = 0; ok && i < nused; i++)
+    ok = used[i] < nnames && name_var[used[i]] >= 0 &&
+         name_var[used[i]] < sp->nv;
+  if (!ok || grow((void **)&sp->c, &sp->ccap, sp->nc + 1, sizeof(hcon))) {
+    heron__expr_free(e);
+    return ok ? HERON_ENOMEM : HERON_EINVAL;
+  }
+  hcon *c = &sp->c[sp->nc];
+  memset(c, 0, sizeof *c);
+  c->kind = HERON_C_EXPR;
+  c->cond = -1;
+  c->expr = e;
+  c->nnames = nnames;
+  c->nx = nused;
+  c->xs = malloc((size_t)(nused > 0 ? nused : 1) * sizeof *c->xs);
+  c->name_var = malloc((size_t)nnames * sizeof *c->name_var);
+  c->text = strdup(text);
+  if (!c->xs || !c->name_var || !c->text) {
+    heron__expr_free(e);
+    free(c->xs);
+    free(c->name_var);
+    free(c->text);
+    return HERON_ENOMEM;
+  }
+  memcpy(c->name_var, name_var, (size_t)nnames * sizeof *name_var);
+  for (int i = 0; i < nused; i++)
+    c->xs[i] = name_var[used[i]];
+  /* z is only watched and checked for being set: the first operand, or
+   * for an expression over no parameter (a constant), the first variable. */
+  c->z = nused > 0 ? c->xs[0] : 0;
+  return sp->nc++;
+}
+
 /* The operand count each kind accepts. */
 static int arity_ok(int kind, int nx) {
   switch (kind) {
@@ -185,6 +253,7 @@ static int arity_ok(int kind, int nx) {
     return nx == 0;
   case HERON_C_SELECT:
     return nx >= 2;
+  case HERON_C_EXPR: /* posted by heron__space_post_expr only */
   default:
     return 0;
   }
@@ -472,6 +541,25 @@ static int holds_active(const hcon *hc, const int64_t *cfg) {
   return 0;
 }
 
+int heron__space_expr_holds(const heron_space *sp, const hcon *hc,
+                            const int64_t *cfg) {
+  heron__value stack[64] = {{0}};
+  heron__value *vals = hc->nnames <= 64
+                           ? stack
+                           : malloc((size_t)hc->nnames * sizeof *vals);
+  if (!vals)
+    return 0;
+  for (int i = 0; i < hc->nnames; i++) {
+    int x = hc->name_var[i];
+    vals[i] = x >= 0 ? hs_value(sp, x, cfg[x])
+                     : (heron__value){.kind = HERON__VAL_INT};
+  }
+  int ok = heron__expr_holds(hc->expr, vals);
+  if (vals != stack)
+    free(vals);
+  return ok;
+}
+
 int heron__space_holds(const heron_space *sp, int c, const int64_t *cfg) {
   const hcon *hc = &sp->c[c];
   if (hc->cond >= 0) {
@@ -485,5 +573,7 @@ int heron__space_holds(const heron_space *sp, int c, const int64_t *cfg) {
   for (int i = 0; i < hc->nx; i++)
     if (cfg[hc->xs[i]] == HERON_UNSET)
       return 0;
+  if (hc->kind == HERON_C_EXPR)
+    return heron__space_expr_holds(sp, hc, cfg);
   return holds_active(hc, cfg);
 }

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "core/space/expr.h"
 #include "heron/space.h"
 
 /* A new, empty space. NULL when out of memory. */
@@ -30,6 +31,21 @@ int heron__space_var(heron_space *sp, const char *name, int is_knob, int64_t lo,
  * duplicates ignored). */
 int heron__space_var_set(heron_space *sp, const char *name, int is_knob,
                          const int64_t *vals, int n);
+
+/* Adds a knob whose values stand for vals[0..n) (a T1 parameter of floats
+ * or strings): its domain is 0..n-1 and expressions see vals[k] for k.
+ * Strings are copied. */
+int heron__space_var_values(heron_space *sp, const char *name,
+                            const heron__value *vals, int n);
+
+/* Posts a restriction written as an expression (core/space/expr.h): it
+ * holds on a config when e, evaluated with name i bound to the value of
+ * variable name_var[i] (i < nnames; -1 for a name the expression does not
+ * use), is true.  The space takes e (freed with the space, or here on
+ * failure) and copies text, the restriction as written, for messages.
+ * Returns the constraint's index or a negative status. */
+int heron__space_post_expr(heron_space *sp, heron__expr *e,
+                           const int *name_var, int nnames, const char *text);
 
 /* Adds a knob whose domain is the divisors of `n`. */
 int heron__space_var_divisors(heron_space *sp, const char *name, int is_knob,

@@ -116,6 +116,9 @@ static void put_constraint(heron__buf *b, const heron_space *sp,
     heron__buf_puts(b, ": ");
   }
   switch (c->kind) {
+  case HERON_C_EXPR:
+    heron__buf_puts(b, c->text);
+    break;
   case HERON_C_PROD:
   case HERON_C_SUM:
     put_list(b, sp, c, 0, c->kind == HERON_C_PROD ? " * " : " + ");

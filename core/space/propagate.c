@@ -425,6 +425,63 @@ static int prop_select(hprop *p, const hcon *c) {
   return heron__dom_setmax(p, c->z, zhi);
 }
 
+/* ---- Expressions (T1 restrictions) ------------------------------------ */
+
+/* Forward checking: an expression is tested once all but one of its
+ * variables are fixed, and then removes from the last one every value that
+ * makes it false; with all fixed it holds or fails.  Arbitrary expressions
+ * admit no cheaper sound bound, and T1 restrictions are small (two to five
+ * parameters), so this prunes where it matters: the sampler never assigns
+ * the last parameter of a restriction a value that breaks it. */
+typedef struct expr_ctx {
+  const heron_space *sp;
+  const hcon *c;
+  heron__value *vals; /* every name's value; the free one rewritten */
+  int slot, x;        /* the free variable and its name's index */
+} expr_ctx;
+
+static int keep_expr(int64_t v, const void *ctx) {
+  const expr_ctx *e = ctx;
+  e->vals[e->slot] = hs_value(e->sp, e->x, v);
+  return heron__expr_holds(e->c->expr, e->vals);
+}
+
+static int prop_expr(hprop *p, const hcon *c) {
+  int nfree = 0, fx = -1;
+  for (int i = 0; i < c->nx && nfree < 2; i++)
+    if (!FIXED(c->xs[i])) {
+      nfree++;
+      fx = c->xs[i];
+    }
+  if (nfree > 1)
+    return 0;
+  heron__value stack[64];
+  heron__value *vals = c->nnames <= 64
+                           ? stack
+                           : malloc((size_t)c->nnames * sizeof *vals);
+  if (!vals)
+    return 0; /* sound: the search checks complete configs exactly */
+  int slot = -1;
+  for (int i = 0; i < c->nnames; i++) {
+    int x = c->name_var[i];
+    vals[i] = (heron__value){.kind = HERON__VAL_INT};
+    if (x == fx)
+      slot = i;
+    else if (x >= 0)
+      vals[i] = hs_value(p->sp, x, LO(x));
+  }
+  int rc;
+  if (nfree == 0)
+    rc = heron__expr_holds(c->expr, vals) ? 0 : HS_FAIL;
+  else {
+    expr_ctx e = {.sp = p->sp, .c = c, .vals = vals, .slot = slot, .x = fx};
+    rc = heron__dom_filter(p, fx, keep_expr, &e);
+  }
+  if (vals != stack)
+    free(vals);
+  return rc;
+}
+
 /* ---- Conditions ------------------------------------------------------- */
 
 /* Whether the constraint is certainly violated whatever the unfixed
@@ -494,6 +551,8 @@ static int prop_active(hprop *p, const hcon *c) {
     return prop_in(p, c);
   case HERON_C_SELECT:
     return prop_select(p, c);
+  case HERON_C_EXPR:
+    return prop_expr(p, c);
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/space/builder.h"
+#include "core/space/expr.h"
 #include "heron/rng.h"
 
 /* Interval domains of knobs up to this size are searched as explicit value
@@ -39,6 +40,10 @@ typedef struct hvar {
   int *watch;       /* constraints mentioning the variable */
   int nwatch;
   int logfeat; /* features use log2(1 + value) */
+  /* A variable whose values stand for others (a T1 parameter of floats or
+   * strings): value k means vtab[k] to expressions.  NULL: the integer. */
+  heron__value *vtab;
+  int nvtab;
 } hvar;
 
 typedef struct hcon {
@@ -47,6 +52,12 @@ typedef struct hcon {
   int64_t *vals; /* IN: sorted, duplicate-free */
   int nvals;
   int nonneg; /* PROD: every operand's declared domain is >= 0 */
+  /* EXPR: the parsed restriction (owned), its source text (owned) and the
+   * variable of each of the expression's names (-1: unused), nnames long. */
+  heron__expr *expr;
+  char *text;
+  int *name_var;
+  int nnames;
 } hcon;
 
 struct heron_space {
@@ -96,6 +107,18 @@ typedef struct hprop {
 } hprop;
 
 #define HS_FAIL (-1)
+
+/* Whether EXPR constraint hc holds on the complete config cfg. */
+int heron__space_expr_holds(const heron_space *sp, const hcon *hc,
+                            const int64_t *cfg);
+
+/* The value variable x's integer v stands for, as expressions see it. */
+static inline heron__value hs_value(const heron_space *sp, int x, int64_t v) {
+  const hvar *hv = &sp->v[x];
+  if (hv->vtab && v >= 0 && v < hv->nvtab)
+    return hv->vtab[v];
+  return (heron__value){.kind = HERON__VAL_INT, .i = v};
+}
 
 /* Allocates the queue for sp (HERON_ENOMEM on failure) / frees it. */
 int heron__prop_init(hprop *p, const heron_space *sp);

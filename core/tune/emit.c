@@ -95,6 +95,14 @@ int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
   int rc = heron__mkdirs(dir, err);
   if (!rc && !strcmp(t->target, "cuda"))
     return emit_cuda(t, best, dir, err);
+  if (!rc && t->t1) {
+    /* A T1 space has no kernel to write: its best config is the result. */
+    char *cfg = config_json(t, best);
+    rc = cfg ? write_in(dir, "config.json", cfg, err)
+             : heron_error_set(err, HERON_ENOMEM, "out of memory");
+    free(cfg);
+    return rc;
+  }
   char *src = NULL, *cfg = NULL, *drv = NULL;
   if (!rc)
     rc = heron_task_source(t, best->config, &src, err);

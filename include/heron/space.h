@@ -51,7 +51,11 @@ typedef enum heron_constraint_kind {
   HERON_C_LE,
   HERON_C_LT,
   HERON_C_IN,
-  HERON_C_SELECT
+  HERON_C_SELECT,
+  /* A restriction written as an expression (a T1 file's "Conditions"):
+   * holds when the expression over xs[0..nx) is true; its text is what
+   * heron_space_constraint_str gives. */
+  HERON_C_EXPR
 } heron_constraint_kind;
 
 /* ---- Variables --------------------------------------------------------- */
@@ -103,7 +107,8 @@ HERON_API int heron_space_constraint_str(const heron_space *sp, int c,
  * heron_constraint_kind), *z, *xs and *nx (variable indices, owned by the
  * space), *cond (-1 or a 0/1 variable), *vals and *nvals (the IN set).
  * Operand meaning per kind: PROD/SUM z = op(xs); EQ/NE/LE/LT "z ? xs[0]";
- * IN z in vals; SELECT z = xs[1 + value of xs[0]].  Any out-pointer may be
+ * IN z in vals; SELECT z = xs[1 + value of xs[0]]; EXPR: the expression
+ * (heron_space_constraint_str) over the variables xs holds, z == xs[0].  Any out-pointer may be
  * NULL.  Returns HERON_OK or HERON_EINVAL. */
 HERON_API int heron_space_constraint_get(const heron_space *sp, int c,
                                          int *kind, int *z, const int **xs,

@@ -81,6 +81,19 @@ typedef struct heron_task_spec {
    * reads that copy: see heron_prepack in the README's kernel interface.
    * cpu target only.  The key gets "/prepack=weight" appended. */
   const char *prepack;
+  /* A space from the auto-tuning community's formats instead of an op: t1
+   * is a T1 input file (tuning parameters with their values, restrictions
+   * as Python expressions; op, shape, dtype, epilogue, prepack, sm and
+   * replay must then be unset), t4 a T4 results file of that space (or a
+   * Kernel Tuner cache file), plain or .gz, brute-forced: every config is
+   * answered with its recorded result, and a config of the space the file
+   * lacks is an error naming it.  The target is "replay" (NULL or "replay"
+   * accepted); t4 may be NULL for a task that is only looked at (heron-space)
+   * and never tuned.  The key is "t1/<BenchmarkName>/<T4 file's base
+   * name>/replay"; FLOPs are 1e9 per run, so "GFLOP/s" is runs per second.
+   * The strings are copied. */
+  const char *t1;
+  const char *t4;
 } heron_task_spec;
 
 typedef struct heron_task heron_task;
@@ -113,6 +126,32 @@ HERON_API double heron_task_flops(const heron_task *t);
 
 /* The task's space (owned by the task). */
 HERON_API const heron_space *heron_task_space(const heron_task *t);
+
+/* The whole recorded space of a T1 task with a T4 file (spec->t1,
+ * spec->t4): for every config of the file that is valid in the space, its
+ * recorded objective in seconds (NaN when it failed) into (*seconds)[i] and
+ * the simulated seconds measuring it took (the record's compilation,
+ * framework, search and validation times and all its runtimes) into
+ * (*cost)[i]; *n of each, malloc'ed (free with heron_free).  What
+ * heron-bench scores runs against.  HERON_EUNSUPPORTED for any other
+ * task; the T4 file's errors as heron_tune reports them. */
+HERON_API int heron_task_recorded_space(const heron_task *t, double **seconds,
+                                        double **cost, int *n,
+                                        heron_error *err);
+
+/* Checks a T1 task's space against its T4 file, which brute-forced it:
+ * *both counts the configs valid in the space that the file answers,
+ * *only_space those it lacks, *only_file the file's records whose config
+ * the restrictions exclude (records marked invalid by the file itself are
+ * not counted).  The sets are equal when both extras are 0.  *report
+ * lists the first ten of each difference, one per line ("" when equal);
+ * free it with heron_free.  The space is enumerated over the parameters'
+ * value lists (HERON_ERANGE past 5e7 combinations).  HERON_EUNSUPPORTED
+ * for a task that is not a T1 task with a T4 file. */
+HERON_API int heron_task_compare_recorded(const heron_task *t, long long *both,
+                                          long long *only_space,
+                                          long long *only_file, char **report,
+                                          heron_error *err);
 
 /* The op name, dtype and target of the task (static strings); "replay"
  * for a replay task, whatever target its logs were recorded on. */

@@ -19,6 +19,23 @@ for path in files:
         suite = json.load(f)
     target = suite.get("target", "cpu")
     for task in suite["tasks"]:
+        if "t1" in task:
+            # A space of the community's formats: its T1 file must build a
+            # space, and the T4 file must answer it (heron-space --t1 --t4
+            # --count checks both and compares the config sets).
+            import os
+            base = os.path.dirname(path)
+            t1 = os.path.join(base, task["t1"])
+            t4 = os.path.join(base, task["t4"])
+            cmd = [space, "--t1", t1, "--t4", t4, "--count"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0 or "valid configs: 0 " in r.stdout:
+                sys.exit("%s: task %s: %s: %s %s"
+                         % (path, task["name"], " ".join(cmd),
+                            r.stdout.strip(), r.stderr.strip()))
+            print("%s: %s t1: %s" % (path.split("/")[-1], task["name"],
+                                     r.stdout.strip().splitlines()[0]))
+            continue
         op = task["op"]
         desc = subprocess.run([space, "--op", op, "--describe"],
                               capture_output=True, text=True)

@@ -286,7 +286,7 @@ rejects_usage_errors_with_status_2)
   "shape": [32, 32, 32]}, {"name": "%s", "op": "gemv",
   "shape": [64, 64]}]}\n' "$name" >"$W/names.json"
     word="tasks\[1\]: task name '$name' cannot go into file names"
-    [ -n "$name" ] || word='tasks\[1\]: "name" and "op" are required'
+    [ -n "$name" ] || word='tasks\[1\]: "name" and "op" (or "t1" and "t4") are required'
     expect2 "$word" --suite "$W/names.json" --out "$W/out" \
       --strategies random --trials 2
     [ -z "$name" ] || grep -q "1 to 64 letters, digits, '.', '_' or '-'" \

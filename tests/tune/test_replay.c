@@ -270,7 +270,7 @@ static int answer_record(heron__replay *rp, const heron_space *sp,
     cfg[heron_space_find_var(sp, name)] = json_integer_value(val);
   }
   int rc = heron_space_validate(sp, rng, cfg, full, err);
-  return rc ? rc : heron__replay_measure(rp, full, 1, m, e, err);
+  return rc ? rc : heron__replay_measure(rp, full, 1, m, e, NULL, err);
 }
 
 TEST(replay_answers_a_recorded_config_with_its_record) {

@@ -350,9 +350,9 @@ static int pipe_names(const pipe_strategy *s, const json_t *j, char *why,
 /* ---- The space, for "hello" ---------------------------------------------- */
 
 static const char *pipe_kind_name(int kind) {
-  static const char *const names[] = {"",   "prod", "sum", "eq",    "ne",
-                                      "le", "lt",   "in",  "select"};
-  return kind >= HERON_C_PROD && kind <= HERON_C_SELECT ? names[kind] : "?";
+  static const char *const names[] = {"",   "prod", "sum",    "eq",  "ne",
+                                      "le", "lt",   "in", "select", "expr"};
+  return kind >= HERON_C_PROD && kind <= HERON_C_EXPR ? names[kind] : "?";
 }
 
 static json_t *pipe_values(const int64_t *vals, int n) {
