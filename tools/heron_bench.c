@@ -1734,6 +1734,7 @@ static int export_t4(const char *log, const char *out) {
   char *line = NULL;
   size_t cap = 0;
   int lineno = 0, status = CLI_EXIT_OK;
+  const char *task_key = NULL;
   while (getline(&line, &cap, f) > 0) {
     lineno++;
     if (strspn(line, " \t\r\n") == strlen(line))
@@ -1762,10 +1763,15 @@ static int export_t4(const char *log, const char *out) {
     const char *when = json_string_value(json_object_get(o, "time"));
     json_object_set_new(r, "timestamp", json_string(when ? when : ""));
     json_object_set(r, "configuration", cfg);
+    /* The heron task the log is of: replaying this file as a heron task
+     * (--target replay --replay FILE) checks it, as it checks a log's. */
+    const char *task = json_string_value(json_object_get(o, "task"));
+    if (task && !task_key)
+      task_key = cli_strdup(task);
     json_t *times = json_object();
     json_object_set_new(
-        times, "compilation_time",
-        json_real(json_number_value(json_object_get(o, "build_seconds"))));
+        times, "compilation",
+        json_real(1e3 * json_number_value(json_object_get(o, "build_seconds"))));
     json_t *runtimes = json_array();
     if (ok)
       json_array_append_new(runtimes, json_real(ms));
@@ -1795,6 +1801,9 @@ static int export_t4(const char *log, const char *out) {
   if (status == CLI_EXIT_OK) {
     json_t *root = json_object();
     json_object_set_new(root, "schema_version", json_string("1.0.0"));
+    json_object_set_new(root, "metadata",
+                        json_pack("{s:s, s:s}", "timeunit", "milliseconds",
+                                  "task", task_key ? task_key : ""));
     json_object_set_new(root, "results", results);
     results = NULL;
     if (json_dump_file(root, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {

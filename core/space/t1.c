@@ -218,8 +218,9 @@ static int add_conditions(const char *path, heron__t1 *t1, heron_space *sp,
     heron_error_clear(&perr);
     rc = heron__expr_parse(text, names, np, &e, &perr);
     if (rc) {
-      rc = heron_error_set(err, rc, "T1 file %s: condition %zu '%.60s': %s",
-                           path, k + 1, text, perr.text);
+      /* The reason first: the error text has room for 160 characters. */
+      rc = heron_error_set(err, rc, "T1 condition %zu '%.60s': %s (in %s)",
+                           k + 1, text, perr.text, path);
       break;
     }
     int ci = heron__space_post_expr(sp, e, name_var, np, text);

@@ -45,7 +45,7 @@ typedef struct heron__t1 {
 /* Reads the T1 file at `path` and builds its space into *sp (finished).
  * Errors name the file and what is wrong: HERON_ENOTFOUND (no such file),
  * HERON_EPARSE (not JSON, a missing or mistyped member, a value list that
- * does not parse, an expression outside the language: "condition 3
+ * does not parse, an expression outside the language: "T1 condition 3
  * 'a.b > 1': column 2: ..."), HERON_EUNSAT (the restrictions admit no
  * config, naming the one that failed).  Free both with heron__t1_free and
  * heron__space_free. */
