@@ -114,43 +114,14 @@ HERON_API double heron_param_double_value(const heron_param *params, int n,
   return end == text || *end != '\0' || isnan(v) ? absent : v;
 }
 
-static int doc_declares(const heron_param_doc *docs, const char *key) {
-  for (const heron_param_doc *d = docs; d && d->key; d++)
-    if (strcmp(d->key, key) == 0)
-      return 1;
-  return 0;
-}
+static int check_known(const heron__param_table *t, const heron_param *in,
+                       int n, const char *who, heron_error *err);
 
 HERON_API int heron_param_check(const heron_param *params, int n,
                                 const heron_param_doc *docs, const char *who,
                                 heron_error *err) {
-  if (!who)
-    who = "plugin";
-  if (n > 0 && !params)
-    return heron_error_set(err, HERON_EINVAL, "%s: %d parameters but no array",
-                           who, n);
-  for (int i = 0; i < n; i++) {
-    const char *key = params[i].key;
-    if (!key || !key[0])
-      return heron_error_set(err, HERON_EINVAL,
-                             "%s: parameter %d has an empty key", who, i + 1);
-    if (doc_declares(docs, key))
-      continue;
-    if (!docs || !docs[0].key)
-      return heron_error_set(err, HERON_EINVAL,
-                             "%s takes no parameters (got '%s')", who, key);
-    /* Name every known key: the user most likely misspelled one. */
-    heron__buf known = {0};
-    for (const heron_param_doc *d = docs; d->key; d++)
-      heron__buf_printf(&known, "%s%s", d == docs ? "" : ", ", d->key);
-    char *list = heron__buf_take(&known);
-    heron_error_set(err, HERON_EINVAL,
-                    "unknown parameter '%s' for %s; known: %s", key, who,
-                    list ? list : "?");
-    free(list);
-    return HERON_EINVAL;
-  }
-  return HERON_OK;
+  heron__param_table t = {.docs = docs};
+  return check_known(&t, params, n, who ? who : "plugin", err);
 }
 
 /* ---- declarations, either form (core/plugin/param_table.h) ------------- */
