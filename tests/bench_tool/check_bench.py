@@ -224,9 +224,14 @@ def check_t4(path, log):
         if r["correctness"] != (1 if ok else 0):
             fail("trial %d: correctness %r" % (o["trial"], r["correctness"]))
         t = r["times"]
-        if not isinstance(t.get("compilation_time"), (int, float)) or \
-                not isinstance(t.get("runtimes"), list):
+        # T4 times are in the file's time unit, milliseconds.
+        if not isinstance(t.get("compilation"), (int, float)) or \
+                not isinstance(t.get("runtimes"), list) or \
+                not close(t["compilation"], 1e3 * o["build_seconds"], 1e-9):
             fail("trial %d: times %r" % (o["trial"], t))
+        if doc.get("metadata", {}).get("timeunit") != "milliseconds" or \
+                doc["metadata"].get("task") != o["task"]:
+            fail("metadata %r" % doc.get("metadata"))
         if ok and not close(t["runtimes"][0], 1e3 * o["seconds"], 1e-9):
             fail("trial %d: runtime %r ms for %r s" % (o["trial"],
                                                       t["runtimes"], o["seconds"]))
