@@ -65,7 +65,9 @@ typedef struct heron_tune_options {
   int trials;           /* total trials, resumed ones included (default 200) */
   double time_limit_s;  /* wall-clock budget; 0 = none.  For the replay
                            target the simulated time: real time plus each
-                           trial's recorded build_seconds + 3 x seconds */
+                           trial's recorded cost (a log's build_seconds + 3
+                           x seconds; a T4 record's compilation, framework
+                           and run times), continued across --resume */
   uint64_t seed;        /* default 1 */
   int batch;            /* configs measured per round (default 16) */
   const char *log_path; /* JSONL log to write; NULL = none */
