@@ -212,13 +212,14 @@ static int t1_task_create(const heron_task_spec *spec, heron_task **out,
                            "a T1 file (%s) gives the whole space: %s does "
                            "not apply to it",
                            spec->t1, bad);
-  if (spec->t4 && access(spec->t4, R_OK) != 0)
-    return heron_error_set(err, HERON_ENOTFOUND, "T4 file %s cannot be read: %s",
-                           spec->t4, strerror(errno));
   heron_task *t = calloc(1, sizeof *t);
   if (!t)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   int rc = heron__t1_load(spec->t1, &t->t1, &t->space, err);
+  /* The T1 file first: its errors say more than a T4 file's absence. */
+  if (!rc && spec->t4 && access(spec->t4, R_OK) != 0)
+    rc = heron_error_set(err, HERON_ENOTFOUND, "T4 file %s cannot be read: %s",
+                         spec->t4, strerror(errno));
   if (!rc) {
     snprintf(t->target, sizeof t->target, "replay");
     t->op.name = "t1";

@@ -246,9 +246,11 @@ int heron__t1_load(const char *path, heron__t1 **out, heron_space **spp,
   *spp = NULL;
   json_error_t jerr;
   json_t *root = json_load_file(path, 0, &jerr);
+  if (!root && jerr.line < 1)
+    return heron_error_set(err, HERON_ENOTFOUND, "T1 file %s: %s", path,
+                           jerr.text);
   if (!root)
-    return heron_error_set(err,
-                           jerr.line < 1 ? HERON_ENOTFOUND : HERON_EPARSE,
+    return heron_error_set(err, HERON_EPARSE,
                            "T1 file %s: %s (line %d, column %d)", path,
                            jerr.text, jerr.line, jerr.column);
   const json_t *cs = json_object_get(root, "ConfigurationSpace");
