@@ -107,7 +107,7 @@ static cli_option options[] = {
     {OPT_TRIALS, "trials", "N", "trials of every run (resumed ones included)",
      ""},
     {OPT_SEEDS, "seeds", "S1,S2,...",
-     "seeds; every strategy runs once per seed", "1,2,3"},
+     "seeds, or ranges A-B; every strategy runs once per seed", "1,2,3"},
     {OPT_OUT, "out", "DIR",
      "logs/, runs.csv, summary.md, plots/ and plot.gp go here", ""},
     {CLI_OPT_DTYPE, "dtype", "TYPE",
@@ -248,11 +248,12 @@ static void usage(FILE *out) {
           "\"t4\"}: a space of the\nauto-tuning community's T1 input file "
           "answered from its brute-forced T4 file\n(paths relative to the "
           "suite; configs/suites/benchmark-hub.json).  Runs on such\na space "
-          "get the methodology's time budget (unless --time-limit) and are "
-          "scored\nas in Willemsen et al., FGCS 2024: best-so-far "
-          "standardised between random\nsearch (0) and the optimum (1), "
-          "mean and 95%% interval per strategy, in\nsummary.md, "
-          "DIR/scores.csv, DIR/score_aggregates.csv and plots/score.svg.\n"
+          "get the methodology's time budget (unless --time-limit; --trials "
+          "does not\napply, the space bounds them) and are scored as in "
+          "Willemsen et al., FGCS\n2024: best-so-far standardised "
+          "between random search (0) and the optimum\n(1), mean and 95%% "
+          "interval per strategy, in summary.md, DIR/scores.csv,\n"
+          "DIR/score_aggregates.csv and plots/score.svg.\n"
           "\n"
           "Task names and plugin names (a plugin's file name without .so) "
           "go into the file\nnames, so each must be 1 to 64 letters, "
@@ -510,14 +511,35 @@ static void check_runs(settings *s) {
   int nseeds = 0;
   const char **seeds =
       split_list("--seeds", s->seeds_text ? s->seeds_text : "1,2,3", &nseeds);
-  s->seeds = keep_array((size_t)nseeds, sizeof *s->seeds);
+  /* Each item is a seed or a range "A-B" (A <= B, at most 10000 seeds). */
+  uint64_t *lo = keep_array((size_t)nseeds, sizeof *lo);
+  uint64_t *hi = keep_array((size_t)nseeds, sizeof *hi);
+  uint64_t total = 0;
   for (int i = 0; i < nseeds; i++) {
-    s->seeds[i] = cli_u64("--seeds", seeds[i]);
-    for (int k = 0; k < i; k++)
-      if (s->seeds[k] == s->seeds[i])
-        cli_usage("--seeds: seed %s is listed twice", seeds[i]);
+    const char *dash = strchr(seeds[i], '-');
+    if (dash && dash != seeds[i]) {
+      lo[i] = cli_u64("--seeds", cli_printf("%.*s", (int)(dash - seeds[i]),
+                                            seeds[i]));
+      hi[i] = cli_u64("--seeds", dash + 1);
+      if (hi[i] < lo[i])
+        cli_usage("--seeds: range '%s' runs backwards", seeds[i]);
+    } else {
+      lo[i] = hi[i] = cli_u64("--seeds", seeds[i]);
+    }
+    total += hi[i] - lo[i] + 1;
+    if (total > 10000)
+      cli_usage("--seeds: more than 10000 seeds");
   }
-  s->nseeds = nseeds;
+  s->seeds = keep_array((size_t)total, sizeof *s->seeds);
+  s->nseeds = 0;
+  for (int i = 0; i < nseeds; i++)
+    for (uint64_t v = lo[i]; v <= hi[i]; v++) {
+      for (int k = 0; k < s->nseeds; k++)
+        if (s->seeds[k] == v)
+          cli_usage("--seeds: seed %llu is listed twice",
+                    (unsigned long long)v);
+      s->seeds[s->nseeds++] = v;
+    }
   assign_plugin_params(s);
 }
 

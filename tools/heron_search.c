@@ -69,7 +69,8 @@ static cli_option options[] = {
      "wall-clock budget of the search, 0 for none", ""},
     {OPT_PLUGIN_TIMEOUT, "plugin-timeout", "SECONDS",
      "limit on each call into a strategy or model plugin; a call that "
-     "outlasts it (or the time limit) ends the run, naming the plugin",
+     "outlasts it (or the time limit, but for replay) ends the run, naming "
+     "the plugin",
      ""},
     {OPT_SEED, "seed", "N", "random seed of the strategy", ""},
     {OPT_BATCH, "batch", "N", "configs measured per round", ""},

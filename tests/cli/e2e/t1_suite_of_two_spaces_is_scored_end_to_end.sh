@@ -11,7 +11,7 @@ cat >"$W/suite.json" <<JSON
   {"name": "dedisp", "t1": "$HUB/dedispersion/T1.json", "t4": "$HUB/dedispersion/W6600_T4.json.gz"}]}
 JSON
 "$HERON_BENCH" --suite "$W/suite.json" --strategies random,genetic \
-  --seeds 1,2 --out "$W/out" >"$W/b.out" 2>"$W/b.err" || fail "heron-bench"
+  --seeds 1-2 --out "$W/out" >"$W/b.out" 2>"$W/b.err" || fail "heron-bench"
 grep -q "scored by the methodology" "$W/b.err" || fail "no budget said"
 grep -q "^## Score (the methodology of Willemsen et al., FGCS 2024)" \
   "$W/out/summary.md" || fail "no score section"
