@@ -727,22 +727,40 @@ static void load_suite(settings *s) {
 
 /* ---- Files --------------------------------------------------------------- */
 
-/* Lines holding a measurement (non-blank) in a log; 0 when it is absent. */
-static int log_lines(const char *path) {
+/* Lines holding a measurement (non-blank) in a log, 0 when it is absent;
+ * with last_elapsed, also the "elapsed" of the last such line (0 when it
+ * has none), read in the same pass. */
+static int log_lines(const char *path, double *last_elapsed) {
+  if (last_elapsed)
+    *last_elapsed = 0;
   FILE *f = fopen(path, "r");
   if (!f)
     return 0;
-  int n = 0, blank = 1, c;
-  while ((c = fgetc(f)) != EOF) {
-    if (c == '\n') {
-      n += !blank;
-      blank = 1;
-    } else if (c != ' ' && c != '\r' && c != '\t') {
-      blank = 0;
-    }
+  char *line = NULL, *last = NULL;
+  size_t cap = 0, lastcap = 0;
+  ssize_t len;
+  int n = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    if (strspn(line, " \r\t\n") == (size_t)len)
+      continue;
+    n++;
+    /* Keep the line by swapping buffers: the next one reads into the
+     * other. */
+    char *t = last;
+    size_t tc = lastcap;
+    last = line, lastcap = cap;
+    line = t, cap = tc;
   }
-  n += !blank;
+  free(line);
   fclose(f);
+  if (last && last_elapsed) {
+    json_t *o = json_loads(last, 0, NULL);
+    json_t *e = o ? json_object_get(o, "elapsed") : NULL;
+    if (json_is_number(e))
+      *last_elapsed = json_number_value(e);
+    json_decref(o);
+  }
+  free(last);
   return n;
 }
 
@@ -807,26 +825,6 @@ static void record_space(const settings *s, const suite_task *st) {
   if (o)
     json_dump_file(o, cli_printf("%s/%s.json", dir, st->name), JSON_INDENT(1));
   json_decref(o);
-}
-
-/* The "elapsed" of the last record of a log, 0 when it has none. */
-static double log_last_elapsed(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  char *line = NULL;
-  size_t cap = 0;
-  double el = 0;
-  while (getline(&line, &cap, f) > 0) {
-    json_t *o = json_loads(line, 0, NULL);
-    json_t *e = o ? json_object_get(o, "elapsed") : NULL;
-    if (json_is_number(e))
-      el = json_number_value(e);
-    json_decref(o);
-  }
-  free(line);
-  fclose(f);
-  return el;
 }
 
 /* ---- Running ------------------------------------------------------------- */
@@ -926,10 +924,10 @@ static void run_all(const settings *s, tally *tl) {
         const char *name = cli_printf("%s %s seed %llu", st->name,
                                       s->labels[si], (unsigned long long)seed);
         const char *at = cli_printf("[%d/%d] %s", ++k, tl->total, name);
-        int have = log_lines(log);
+        double spent = 0;
+        int have = log_lines(log, bud.scored ? &spent : NULL);
         /* A scored run ends at its time budget, a plain one at --trials. */
-        if (bud.scored ? have > 0 && (have >= bud.trials ||
-                                      log_last_elapsed(log) >= bud.seconds)
+        if (bud.scored ? have > 0 && (have >= bud.trials || spent >= bud.seconds)
                        : have >= s->o.trials) {
           tl->complete++;
           if (!s->quiet)

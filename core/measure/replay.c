@@ -313,31 +313,30 @@ int heron__replay_is_t4(const char *path) {
   return n > 5 && !strncmp(path + n - 5, ".json", 5);
 }
 
+/* jansson's reader callback over a gzFile: the document is parsed as it is
+ * inflated, never held whole. */
+static size_t gz_feed(void *buf, size_t len, void *f) {
+  int n = gzread(f, buf, (unsigned)(len < (1u << 30) ? len : (1u << 30)));
+  return n < 0 ? (size_t)-1 : (size_t)n;
+}
+
 /* Reads a whole file, plain or gzip-compressed, and parses it as JSON. */
 static json_t *load_json_gz(const char *path, heron_error *err) {
   gzFile f;
   if (open_log(path, &f, err))
     return NULL;
-  heron__buf b = {0};
-  char chunk[65536];
-  int n;
-  while ((n = gzread(f, chunk, sizeof chunk)) > 0)
-    heron__buf_printf(&b, "%.*s", n, chunk);
-  int zerr = 0;
-  const char *zmsg = n < 0 ? gzerror(f, &zerr) : NULL;
-  gzclose(f);
-  if (zmsg || b.failed) {
-    heron__buf_free(&b);
-    heron_error_set(err, zmsg ? HERON_EPARSE : HERON_ENOMEM, "%s: %s", path,
-                    zmsg ? zmsg : "out of memory");
-    return NULL;
-  }
   json_error_t jerr;
-  json_t *root = json_loadb(b.data ? b.data : "", b.len, 0, &jerr);
-  heron__buf_free(&b);
-  if (!root)
+  json_t *root = json_load_callback(gz_feed, f, 0, &jerr);
+  int zerr = 0;
+  const char *zmsg = gzerror(f, &zerr);
+  /* A read error is zlib's to tell (its message names the file); a
+   * document that does not parse, jansson's. */
+  if (!root && zerr < 0)
+    heron_error_set(err, HERON_EPARSE, "%s", zmsg);
+  else if (!root)
     heron_error_set(err, HERON_EPARSE, "%s: line %d, column %d: %s", path,
                     jerr.line, jerr.column, jerr.text);
+  gzclose(f);
   return root;
 }
 
@@ -459,7 +458,8 @@ static int take_t4(heron__replay *rp, int64_t *cfg, int status, double obj_ms,
   }
   double cost = (compile_ms + other_ms) * 1e-3;
   rc = take(rp, heron__config_key(rp->sp, full), &m, cost);
-  if (rc == HERON_OK)
+  /* A whole measured space trains no surrogate. */
+  if (rc == HERON_OK && !rp->full)
     rc = push_train(tr, rp->sp, rp->nfeat, &m);
   free(full);
   return rc;

@@ -232,10 +232,7 @@ static int t1_task_create(const heron_task_spec *spec, heron_task **out,
              stem);
     snprintf(t->replay_key, sizeof t->replay_key, "%s", t->key);
     /* The hardware is whatever measured the T4 file: named after it. */
-    heron__buf hb = {0};
-    heron__buf_printf(&hb, "recorded in %s", stem);
-    snprintf(t->hw.name, sizeof t->hw.name, "%s", hb.data ? hb.data : "");
-    heron__buf_free(&hb);
+    snprintf(t->hw.name, sizeof t->hw.name, "recorded in %.48s", stem);
   }
   if (!rc && spec->t4) {
     t->replay = calloc(1, sizeof *t->replay);
