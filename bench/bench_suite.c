@@ -96,6 +96,7 @@ enum {
   OPT_NO_TUNE,
   OPT_QUIET,
   OPT_PREPACK_WEIGHTS,
+  OPT_FP32_DIR,
   OPT_HELP
 };
 
@@ -135,6 +136,11 @@ static cli_option options[] = {
      "them packs them once, untimed, as the oneDNN baseline reorders its "
      "weights untimed (heron-search --prepack weight)",
      ""},
+    {OPT_FP32_DIR, "fp32-dir", "DIR",
+     "int8 and bf16 suites: the --out folder of an fp32 run of the same task "
+     "names (configs/suites/cpu.json); its kernels are timed in this run too, "
+     "for the speedup over Heron-C's own fp32 kernel",
+     "none"},
     {OPT_QUIET, "quiet", NULL, "no tuning progress (the per-step lines remain)",
      ""},
     {OPT_HELP, "help", NULL, "print this help and exit", ""},
@@ -142,6 +148,7 @@ static cli_option options[] = {
 
 typedef struct settings {
   const char *suite, *tasks, *out, *epilogue, *strategy, *model;
+  const char *fp32_dir; /* --fp32-dir */
   int trials, batch, number, repeat, compare_repeat, no_tune, quiet;
   int prepack_weights; /* --prepack-weights */
   double min_repeat_ms, timeout, compare_ms;
@@ -165,7 +172,8 @@ static void usage(FILE *out) {
           "left out;\ntask names go into file names: 1 to 64 letters, "
           "digits, '.', '_' or '-',\nbeginning with a letter or a digit, "
           "without \"__\"):\n"
-          "  {\"name\": ..., \"dtype\": \"fp32\", \"target\": \"cpu\",\n"
+          "  {\"name\": ..., \"dtype\": \"fp32\" | \"int8\" | \"bf16\",\n"
+          "   \"target\": \"cpu\" | \"amx\" (int8 and bf16 only),\n"
           "   \"tasks\": [{\"name\": \"GEMM\", \"op\": \"gemm\",\n"
           "              \"shape\": {\"M\": 1024, \"N\": 1024, \"K\": 1024}}, "
           "...]}\n\n"
@@ -318,6 +326,9 @@ static void parse_args(settings *s, int argc, char **argv) {
     case OPT_QUIET:
       s->quiet = 1;
       break;
+    case OPT_FP32_DIR:
+      s->fp32_dir = strcmp(v, "none") ? v : NULL;
+      break;
     case OPT_HELP:
       usage(stdout);
       exit(CLI_EXIT_OK);
@@ -355,6 +366,8 @@ typedef struct suite_task {
 
 typedef struct suite {
   const char *name;
+  const char *dtype;  /* fp32 (default), int8 or bf16 */
+  const char *target; /* cpu (default) or amx */
   suite_task tasks[MAX_TASKS];
   int ntasks;
 } suite;
@@ -474,14 +487,27 @@ static void load_suite(const settings *s, suite *su) {
     su->name = cli_strdup(s->suite);
   const char *dtype = json_str(s->suite, root, "dtype", "");
   const char *target = json_str(s->suite, root, "target", "");
-  /* The baselines are fp32 CPU libraries; anything else has none here. */
-  if (dtype && strcmp(dtype, "fp32"))
-    cli_usage("--suite %s: dtype '%s': bench_suite compares fp32 only",
-              s->suite, dtype);
-  if (target && strcmp(target, "cpu"))
-    cli_usage("--suite %s: target '%s': bench_suite compares the cpu target "
-              "only",
-              s->suite, target);
+  su->dtype = dtype ? dtype : "fp32";
+  su->target = target ? target : "cpu";
+  /* The baselines are CPU libraries: OpenBLAS and oneDNN in fp32, oneDNN
+   * in int8 and bf16. */
+  if (strcmp(su->dtype, "fp32") && strcmp(su->dtype, "int8") &&
+      strcmp(su->dtype, "bf16"))
+    cli_usage("--suite %s: dtype '%s': bench_suite compares fp32, int8 or "
+              "bf16",
+              s->suite, su->dtype);
+  if (strcmp(su->target, "cpu") && strcmp(su->target, "amx"))
+    cli_usage("--suite %s: target '%s': bench_suite compares the cpu and amx "
+              "targets only",
+              s->suite, su->target);
+  if (!strcmp(su->target, "amx") && !strcmp(su->dtype, "fp32"))
+    cli_usage("--suite %s: the amx target takes int8 or bf16, not fp32",
+              s->suite);
+  if (strcmp(su->dtype, "fp32") && (s->bias || s->relu))
+    cli_usage("--epilogue: the %s suite %s is compared without an epilogue",
+              su->dtype, s->suite);
+  if (s->fp32_dir && !strcmp(su->dtype, "fp32"))
+    cli_usage("--fp32-dir: the suite %s is fp32 already", s->suite);
   json_t *tasks = json_object_get(root, "tasks");
   if (!json_is_array(tasks) || json_array_size(tasks) == 0)
     cli_usage("--suite %s: \"tasks\" must be a non-empty array", s->suite);
@@ -794,9 +820,8 @@ static kernel_fn load_kernel(const char *dir, const char *cflags, void **dl,
   shell_quote(qlog, sizeof qlog, log);
   const char *cc = getenv("CC");
   char cmd[30000];
-  snprintf(cmd, sizeof cmd,
-           "%s %s -o %s %s 2>%s", cc && *cc ? cc : "cc", cflags, qso, qsrc,
-           qlog);
+  snprintf(cmd, sizeof cmd, "%s %s -o %s %s 2>%s", cc && *cc ? cc : "cc",
+           cflags, qso, qsrc, qlog);
   if (system(cmd) != 0) {
     snprintf(why, cap, "cannot build the emitted kernel (see %.300s)", log);
     return NULL;
@@ -910,8 +935,8 @@ static void blas_gemv_call(void *p) {
     cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, c->b, N, c->a, 1, 0.0f,
                 c->out, 1);
   else
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, M, K, 1.0f, c->a, K, c->b, 1,
-                0.0f, c->out, 1);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, M, K, 1.0f, c->a, K, c->b, 1, 0.0f,
+                c->out, 1);
   epilogue_pass(c);
 }
 
@@ -1053,9 +1078,9 @@ static dnnl_status_t dnn_memory_for(const dnnl_memory_desc_t *want,
  * is not NULL and a ReLU as `relu` (DNN_RELU_*) says.  The primitive is made
  * after the thread count is set: oneDNN picks its kernel and blocking for
  * the threads it will have. */
-static int dnn_setup(dnn_ctx *c, const geom *g, int any, float *data,
-                     float *weight, float *bias, int relu, char *why,
-                     size_t cap) {
+static int dnn_setup(dnn_ctx *c, const geom *g, int any,
+                     const dnnl_data_type_t ty[3], void *data, void *weight,
+                     float *bias, int relu, char *why, size_t cap) {
   memset(c, 0, sizeof *c);
   int nd = g->sp + 2;
   dnnl_dims_t sd = {g->n, g->ci}, wd = {g->co, g->ci}, dd = {g->n, g->co},
@@ -1083,14 +1108,11 @@ static int dnn_setup(dnn_ctx *c, const geom *g, int any, float *data,
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
   dnnl_primitive_desc_t pd = NULL, rpd = NULL;
-  DNN_TRY(dnnl_memory_desc_init_by_tag(&psmd, nd, sd, dnnl_f32, act));
-  DNN_TRY(dnnl_memory_desc_init_by_tag(&pwmd, nd, wd, dnnl_f32, wtag));
-  DNN_TRY(
-      dnnl_memory_desc_init_by_tag(&smd, nd, sd, dnnl_f32, any ? pick : act));
-  DNN_TRY(
-      dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dnnl_f32, any ? pick : wtag));
-  DNN_TRY(
-      dnnl_memory_desc_init_by_tag(&dmd, nd, dd, dnnl_f32, any ? pick : act));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&psmd, nd, sd, ty[0], act));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&pwmd, nd, wd, ty[1], wtag));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&smd, nd, sd, ty[0], any ? pick : act));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&wmd, nd, wd, ty[1], any ? pick : wtag));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&dmd, nd, dd, ty[2], any ? pick : act));
   DNN_TRY(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a));
   DNN_TRY(dnnl_primitive_attr_create(&attr));
   if (relu == DNN_RELU_FUSED) {
@@ -1168,17 +1190,20 @@ fail:
 
 /* dnn_setup with the faster of the two ReLU modes when there is a ReLU,
  * decided by a short timing of both; *how says which won. */
-static int dnn_setup_best(dnn_ctx *c, const geom *g, int any, float *data,
-                          float *weight, float *bias, int relu, int threads,
+static int dnn_setup_best(dnn_ctx *c, const geom *g, int any,
+                          const dnnl_data_type_t ty[3], void *data,
+                          void *weight, float *bias, int relu, int threads,
                           const char **how, char *why, size_t cap) {
   *how = "";
   if (!relu)
-    return dnn_setup(c, g, any, data, weight, bias, DNN_RELU_NONE, why, cap);
+    return dnn_setup(c, g, any, ty, data, weight, bias, DNN_RELU_NONE, why,
+                     cap);
   dnn_ctx apart;
-  if (dnn_setup(&apart, g, any, data, weight, bias, DNN_RELU_APART, why, cap))
+  if (dnn_setup(&apart, g, any, ty, data, weight, bias, DNN_RELU_APART, why,
+                cap))
     return -1;
   char ignored[160];
-  if (dnn_setup(c, g, any, data, weight, bias, DNN_RELU_FUSED, ignored,
+  if (dnn_setup(c, g, any, ty, data, weight, bias, DNN_RELU_FUSED, ignored,
                 sizeof ignored)) {
     *c = apart;
     *how = ", relu apart";
@@ -1198,8 +1223,8 @@ static int dnn_setup_best(dnn_ctx *c, const geom *g, int any, float *data,
 }
 
 /* The primitive's output in the plain layout, into out. */
-static int dnn_result(dnn_ctx *c, const geom *g, float *out, char *why,
-                      size_t cap) {
+static int dnn_result(dnn_ctx *c, const geom *g, dnnl_data_type_t dt, void *out,
+                      char *why, size_t cap) {
   int nd = g->sp + 2;
   dnnl_dims_t dd = {g->n, g->co};
   for (int i = 0; i < g->sp; i++)
@@ -1207,7 +1232,7 @@ static int dnn_result(dnn_ctx *c, const geom *g, float *out, char *why,
   dnnl_format_tag_t act = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
   dnnl_memory_desc_t plain;
   dnnl_memory_t m = NULL;
-  DNN_TRY(dnnl_memory_desc_init_by_tag(&plain, nd, dd, dnnl_f32, act));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&plain, nd, dd, dt, act));
   DNN_TRY(dnnl_memory_create(&m, &plain, dnn_engine, out));
   DNN_TRY(dnn_reorder(c->mem[3], m));
   dnnl_memory_destroy(m);
@@ -1215,6 +1240,69 @@ static int dnn_result(dnn_ctx *c, const geom *g, float *out, char *why,
 fail:
   if (m)
     dnnl_memory_destroy(m);
+  return -1;
+}
+
+/* The matrix ops in int8 or bf16 as oneDNN's matmul primitive: OpenBLAS
+ * has no integer GEMM, and oneDNN's matmul is what its users call for one
+ * (u8 x s8 -> s32 with VNNI, bf16 x bf16 -> f32 with AVX512-BF16).  The
+ * user's row-major tensors are a (the left operand) and b; for GEMV,
+ * `vec_left` says the vector is the left operand (y^T = x^T A^T: src {1,K},
+ * weights A read transposed through its strides), else the matrix is
+ * (src A {M,K}, weights x {K,1}).  With any = 1 the weights go into the
+ * layout oneDNN prefers, reordered untimed as prepacked weights would be;
+ * dst is the user's plain out, written in place. */
+static int dnn_matmul_setup(dnn_ctx *c, const geom *g, int any, int vec_left,
+                            const dnnl_data_type_t ty[3], void *a, void *b,
+                            void *out, char *why, size_t cap) {
+  memset(c, 0, sizeof *c);
+  int nd = g->fam == FAM_BMM ? 3 : 2;
+  dnnl_dims_t sd, wd, dd;
+  dnnl_format_tag_t stag = nd == 3 ? dnnl_abc : dnnl_ab, wtag = stag;
+  if (g->fam == FAM_BMM) {
+    sd[0] = wd[0] = dd[0] = g->B;
+    sd[1] = g->M, sd[2] = g->K, wd[1] = g->K, wd[2] = g->N;
+    dd[1] = g->M, dd[2] = g->N;
+  } else if (g->fam == FAM_GEMV && vec_left) {
+    sd[0] = 1, sd[1] = g->K, wd[0] = g->K, wd[1] = g->M;
+    dd[0] = 1, dd[1] = g->M;
+    wtag = dnnl_ba; /* A is [M][K]: as a K x M matrix, column-major */
+  } else {
+    sd[0] = g->M, sd[1] = g->K, wd[0] = g->K, wd[1] = g->N;
+    dd[0] = g->M, dd[1] = g->N;
+  }
+  void *src = g->fam == FAM_GEMV && vec_left ? b : a;
+  void *wei = g->fam == FAM_GEMV && vec_left ? a : b;
+  dnnl_memory_desc_t smd, wmd, pwmd, dmd;
+  dnnl_primitive_desc_t pd = NULL;
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&smd, nd, sd, ty[0], stag));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&pwmd, nd, wd, ty[1], wtag));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&wmd, nd, wd, ty[1],
+                                       any ? dnnl_format_tag_any : wtag));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&dmd, nd, dd, ty[2], stag));
+  dnnl_matmul_desc_t d;
+  DNN_TRY(dnnl_matmul_desc_init(&d, &smd, &wmd, NULL, &dmd));
+  DNN_TRY(dnnl_primitive_desc_create(&pd, &d, NULL, dnn_engine, NULL));
+  DNN_TRY(dnnl_primitive_create(&c->prim, pd));
+  const char *impl = NULL;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+          dnnl_success &&
+      impl)
+    snprintf(c->impl, sizeof c->impl, "%s", impl);
+  DNN_TRY(dnnl_memory_create(&c->mem[0], &smd, dnn_engine, src));
+  DNN_TRY(
+      dnn_memory_for(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                     &pwmd, wei, &c->mem[1]));
+  DNN_TRY(dnnl_memory_create(&c->mem[3], &dmd, dnn_engine, out));
+  c->args[c->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, c->mem[0]};
+  c->args[c->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, c->mem[1]};
+  c->args[c->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, c->mem[3]};
+  dnnl_primitive_desc_destroy(pd);
+  return 0;
+fail:
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  dnn_free(c);
   return -1;
 }
 
@@ -1244,6 +1332,10 @@ typedef struct row {
    * GB/s at that, and a STREAM-like copy's GB/s timed in the same run; 0
    * on other rows. */
   double bytes, heron_gbs, base_gbs, copy_gbs;
+  /* int8 and bf16 rows with --fp32-dir: our fp32 kernel of the same task
+   * timed in this run (0 without one), and its error over the fp32
+   * tolerance against this row's output on the same values. */
+  double fp32_gflops, fp32_err;
 } row;
 
 /* Largest error of out against ref, relative to a tolerance that grows with
@@ -1321,14 +1413,15 @@ static void compare_row(const settings *s, row *r) {
   float *packed[2] = {NULL, NULL};
   prepack_inputs(dl, hc.bufs, packed);
   int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
+  static const dnnl_data_type_t f32s[3] = {dnnl_f32, dnnl_f32, dnnl_f32};
   const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv" : "oneDNN conv";
   if (is_dnn) {
     /* The stronger baseline, oneDNN's own layouts, comes first: it is the
      * one the ratio uses. */
     const char *how_b, *how_p;
-    if (dnn_setup_best(&blocked, &g, 1, in0, in1, bias, s->relu, r->threads,
-                       &how_b, r->error, sizeof r->error) ||
-        dnn_setup_best(&plain, &g, 0, in0, in1, bias, s->relu, r->threads,
+    if (dnn_setup_best(&blocked, &g, 1, f32s, in0, in1, bias, s->relu,
+                       r->threads, &how_b, r->error, sizeof r->error) ||
+        dnn_setup_best(&plain, &g, 0, f32s, in0, in1, bias, s->relu, r->threads,
                        &how_p, r->error, sizeof r->error)) {
       r->status = ROW_FAILED;
       goto done;
@@ -1370,8 +1463,9 @@ static void compare_row(const settings *s, row *r) {
   fill_nan(out_b2, g.out_elems);
   for (int i = 0; i < nr; i++)
     rs[i].call(rs[i].self);
-  if (is_dnn && (dnn_result(&blocked, &g, out_b, r->error, sizeof r->error) ||
-                 dnn_result(&plain, &g, out_b2, r->error, sizeof r->error))) {
+  if (is_dnn &&
+      (dnn_result(&blocked, &g, dnnl_f32, out_b, r->error, sizeof r->error) ||
+       dnn_result(&plain, &g, dnnl_f32, out_b2, r->error, sizeof r->error))) {
     r->status = ROW_FAILED;
     goto done;
   }
@@ -1429,6 +1523,263 @@ done:
   free(out);
   free(out_b);
   free(out_b2);
+  dlclose(dl);
+}
+
+/* ---- int8 and bf16 rows ---------------------------------------------------
+ * A suite of dtype int8 (u8 activations x s8 weights -> s32, as VNNI and
+ * oneDNN define it) or bf16 (bf16 x bf16 -> fp32) compares with oneDNN on
+ * both sides: its matmul for the matrix ops, its convolution and
+ * deconvolution for the others, on the same integer or bf16 inputs.  The
+ * activation is the unsigned input: A of gemm and bmm, the data of a
+ * convolution, and the vector x of gemv (whose matrix is the weights). */
+
+/* Index of the op's unsigned (activation) input. */
+static int act_input(const geom *g) { return g->fam == FAM_GEMV ? 1 : 0; }
+
+static void *balloc(int64_t bytes) {
+  size_t n = ((size_t)(bytes > 0 ? bytes : 1) + 63) / 64 * 64;
+  void *p = aligned_alloc(64, n);
+  if (!p) {
+    fprintf(stderr, "bench_suite: out of memory (%zu bytes)\n", n);
+    exit(CLI_EXIT_FAILURE);
+  }
+  return p;
+}
+
+/* Deterministic bytes over the whole range of u8 or s8 (xorshift64*): the
+ * kernels must be exact there, saturating paths included. */
+static void fill_bytes(uint8_t *p, int64_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+    p[i] = (uint8_t)((x * 0x2545F4914F6CDD1Dull) >> 56);
+  }
+}
+
+/* fp32 to bf16, rounding to nearest even (the values are finite). */
+static uint16_t bf16_from(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+static float bf16_to(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+/* The inputs as the fp32 values they stand for, for our fp32 kernel of the
+ * same shape (--fp32-dir): the two kernels then compute the same sums. */
+static void widen(const void *in, int kind, int64_t n, float *out) {
+  for (int64_t i = 0; i < n; i++)
+    out[i] = kind == 'u'   ? (float)((const uint8_t *)in)[i]
+             : kind == 's' ? (float)((const int8_t *)in)[i]
+                           : bf16_to(((const uint16_t *)in)[i]);
+}
+
+/* The largest |out - ref| of two s32 outputs (0: identical). */
+static double int_diff(const int32_t *out, const int32_t *ref, int64_t n) {
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double d = fabs((double)out[i] - (double)ref[i]);
+    if (d > worst)
+      worst = d;
+  }
+  return worst;
+}
+
+static void compare_row_lowp(const settings *s, const suite *su, row *r) {
+  geom g;
+  if (make_geom(r->ht, &g, r->error, sizeof r->error)) {
+    r->status = ROW_FAILED;
+    return;
+  }
+  if (g.fam == FAM_SCAN) {
+    r->status = ROW_FAILED;
+    snprintf(r->error, sizeof r->error,
+             "no %s baseline for scan (oneDNN has none)", su->dtype);
+    return;
+  }
+  int int8 = !strcmp(su->dtype, "int8");
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
+  void *dl = NULL, *dl32 = NULL;
+  heron_ctx hc = {0}, h32 = {0};
+  hc.k = load_kernel(dir, heron_task_cflags(r->ht), &dl, r->error,
+                     sizeof r->error);
+  if (!hc.k) {
+    r->status = ROW_FAILED;
+    return;
+  }
+  set_threads(r->threads);
+  int act = act_input(&g);
+  int esize = int8 ? 1 : 2;
+  void *in[2];
+  for (int i = 0; i < 2; i++) {
+    in[i] = balloc(g.in_elems[i] * esize);
+    if (int8) {
+      fill_bytes(in[i], g.in_elems[i], (uint64_t)i + 1);
+    } else {
+      float *tmp = falloc(g.in_elems[i]);
+      fill_random(tmp, g.in_elems[i], (uint64_t)i + 1);
+      for (int64_t e = 0; e < g.in_elems[i]; e++)
+        ((uint16_t *)in[i])[e] = bf16_from(tmp[e]);
+      free(tmp);
+    }
+  }
+  /* Both outputs are 4-byte elements: s32 for int8, fp32 for bf16. */
+  void *out = balloc(g.out_elems * 4), *out_b = balloc(g.out_elems * 4);
+  void *out_b2 = balloc(g.out_elems * 4), *out32 = NULL;
+  float *in32[2] = {NULL, NULL};
+  hc.bufs[0] = in[0];
+  hc.bufs[1] = in[1];
+  hc.bufs[2] = out;
+
+  runner rs[4];
+  int nr = 0;
+  memset(rs, 0, sizeof rs);
+  snprintf(rs[nr].name, sizeof rs[nr].name, "Heron-C");
+  rs[nr].call = heron_call;
+  rs[nr++].self = &hc;
+  dnnl_data_type_t ty[3];
+  /* oneDNN's source is always the activation (for gemv, the vector). */
+  ty[0] = int8 ? dnnl_u8 : dnnl_bf16;
+  ty[1] = int8 ? dnnl_s8 : dnnl_bf16;
+  ty[2] = int8 ? dnnl_s32 : dnnl_f32;
+  dnn_ctx blocked = {0}, plain = {0};
+  int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
+  const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv"
+                    : is_dnn            ? "oneDNN conv"
+                                        : "oneDNN matmul";
+  const char *how = "";
+  int rc;
+  if (is_dnn)
+    rc = dnn_setup_best(&blocked, &g, 1, ty, in[0], in[1], NULL, 0, r->threads,
+                        &how, r->error, sizeof r->error) ||
+         dnn_setup_best(&plain, &g, 0, ty, in[0], in[1], NULL, 0, r->threads,
+                        &how, r->error, sizeof r->error);
+  else
+    rc = dnn_matmul_setup(&blocked, &g, 1, act == 1, ty, in[0], in[1], out_b,
+                          r->error, sizeof r->error) ||
+         dnn_matmul_setup(&plain, &g, 0, act == 1, ty, in[0], in[1], out_b2,
+                          r->error, sizeof r->error);
+  if (rc) {
+    r->status = ROW_FAILED;
+    goto done;
+  }
+  snprintf(rs[nr].name, sizeof rs[nr].name, "%s %s (blocked, %s)", lib,
+           su->dtype, blocked.impl);
+  rs[nr].call = dnn_call;
+  rs[nr++].self = &blocked;
+  snprintf(rs[nr].name, sizeof rs[nr].name, "%s %s (plain, %s)", lib, su->dtype,
+           plain.impl);
+  rs[nr].call = dnn_call;
+  rs[nr++].self = &plain;
+  /* Our own fp32 kernel of the same task, from an fp32 run's folder, on
+   * the same values widened to fp32. */
+  if (s->fp32_dir) {
+    char dir32[4200];
+    snprintf(dir32, sizeof dir32, "%s/%s", s->fp32_dir, r->file);
+    heron_task *t32 = NULL;
+    heron_error err;
+    heron_error_clear(&err);
+    heron_task_spec spec = {.op = r->task->op,
+                            .shape = r->task->shape,
+                            .nshape = r->task->nshape,
+                            .dtype = "fp32",
+                            .target = "cpu"};
+    char why[400] = "";
+    if (heron_task_create(&spec, &t32, &err) == HERON_OK)
+      h32.k =
+          load_kernel(dir32, heron_task_cflags(t32), &dl32, why, sizeof why);
+    else
+      snprintf(why, sizeof why, "%s", err.text);
+    heron_task_free(t32);
+    if (!h32.k) {
+      fprintf(stderr, "bench_suite: %s: no fp32 kernel to compare: %s\n",
+              r->file, why);
+    } else {
+      for (int i = 0; i < 2; i++) {
+        in32[i] = falloc(g.in_elems[i]);
+        widen(in[i], int8 ? (i == act ? 'u' : 's') : 'b', g.in_elems[i],
+              in32[i]);
+      }
+      out32 = falloc(g.out_elems);
+      h32.bufs[0] = in32[0];
+      h32.bufs[1] = in32[1];
+      h32.bufs[2] = out32;
+      snprintf(rs[nr].name, sizeof rs[nr].name, "Heron-C fp32");
+      rs[nr].call = heron_call;
+      rs[nr++].self = &h32;
+    }
+  }
+
+  /* Check first, one call each, on outputs poisoned with a pattern no sum
+   * of these inputs makes in every element. */
+  memset(out, 0xA5, (size_t)g.out_elems * 4);
+  memset(out_b, 0x5A, (size_t)g.out_elems * 4);
+  memset(out_b2, 0x3C, (size_t)g.out_elems * 4);
+  for (int i = 0; i < nr; i++)
+    rs[i].call(rs[i].self);
+  if (is_dnn &&
+      (dnn_result(&blocked, &g, ty[2], out_b, r->error, sizeof r->error) ||
+       dnn_result(&plain, &g, ty[2], out_b2, r->error, sizeof r->error))) {
+    r->status = ROW_FAILED;
+    goto done;
+  }
+  if (int8) {
+    /* Integer sums are exact: any difference is a wrong kernel. */
+    r->max_err = fmax(int_diff(out, out_b, g.out_elems),
+                      int_diff(out, out_b2, g.out_elems));
+  } else {
+    r->max_err = fmax(compare(out, out_b, g.out_elems, g.red),
+                      compare(out, out_b2, g.out_elems, g.red));
+  }
+  if (out32) {
+    /* The fp32 kernel sums the same values in fp32: within the fp32
+     * tolerance of the exact (int8) or fp32-accumulated (bf16) result. */
+    float *want = out;
+    float *conv = NULL;
+    if (int8) {
+      conv = falloc(g.out_elems);
+      for (int64_t i = 0; i < g.out_elems; i++)
+        conv[i] = (float)((const int32_t *)out)[i];
+      want = conv;
+    }
+    double scale = int8 ? 255.0 * 128.0 : 1.0;
+    r->fp32_err = compare(out32, want, g.out_elems, g.red * scale);
+    free(conv);
+  }
+  r->status = r->max_err <= (int8 ? 0 : 1) ? ROW_OK : ROW_MISMATCH;
+
+  time_runners(rs, nr, s->compare_repeat, s->compare_ms / 1e3, r->threads);
+  double flops = heron_task_flops(r->ht);
+  r->heron_gflops = flops / rs[0].seconds / 1e9;
+  /* The stronger of oneDNN's two figures is the baseline. */
+  int best = rs[2].seconds < rs[1].seconds ? 2 : 1;
+  snprintf(r->base, sizeof r->base, "%s", rs[best].name);
+  r->base_gflops = flops / rs[best].seconds / 1e9;
+  snprintf(r->base2, sizeof r->base2, "%s", rs[3 - best].name);
+  r->base2_gflops = flops / rs[3 - best].seconds / 1e9;
+  if (out32)
+    r->fp32_gflops = flops / rs[3].seconds / 1e9;
+done:
+  dnn_free(&blocked);
+  dnn_free(&plain);
+  free(in[0]);
+  free(in[1]);
+  free(in32[0]);
+  free(in32[1]);
+  free(out);
+  free(out_b);
+  free(out_b2);
+  free(out32);
+  if (dl32)
+    dlclose(dl32);
   dlclose(dl);
 }
 
@@ -1607,10 +1958,27 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
           "reorders not timed; oneDNN (plain) runs on the NCHW-style "
           "layouts Heron-C reads and writes.\n\n",
           s->compare_repeat, s->compare_ms);
-  fprintf(f, "| task | shape | threads | Heron-C GFLOP/s | baseline | "
-             "baseline GFLOP/s | ratio | second baseline | its GFLOP/s "
-             "(ratio) | check |\n");
-  fprintf(f, "|---|---|---:|---:|---|---:|---:|---|---:|---|\n");
+  int lowp = strcmp(su->dtype, "fp32") != 0;
+  if (lowp)
+    fprintf(f,
+            "dtype %s on target %s (%s); GFLOP/s counts integer operations "
+            "alike. The baselines are oneDNN's in the same dtype (matmul for "
+            "the matrix ops); the check is %s. Heron-C fp32 is our own fp32 "
+            "kernel of the same task (from --fp32-dir) on the same values, "
+            "timed in this run; the last column is %s over it.\n\n",
+            su->dtype, su->target,
+            !strcmp(su->dtype, "int8") ? "u8 activations x s8 weights -> s32"
+                                       : "bf16 x bf16 -> fp32",
+            !strcmp(su->dtype, "int8") ? "exact equality"
+                                       : "the fp32 tolerance",
+            su->dtype);
+  fprintf(f,
+          "| task | shape | threads | Heron-C GFLOP/s | baseline | "
+          "baseline GFLOP/s | ratio | second baseline | its GFLOP/s "
+          "(ratio) | check |%s\n",
+          lowp ? " Heron-C fp32 GFLOP/s | speedup over fp32 |" : "");
+  fprintf(f, "|---|---|---:|---:|---|---:|---:|---|---:|---|%s\n",
+          lowp ? "---:|---:|" : "");
   double logsum[MAX_THREADS] = {0};
   int counted[MAX_THREADS] = {0};
   for (int i = 0; i < n; i++) {
@@ -1619,10 +1987,10 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
       /* An interrupted row's error says so itself ("tuning stopped by
        * SIGINT after 4 of 300 trials"). */
       int failed = r->status == ROW_FAILED;
-      fprintf(f, "| %s | %s | %d | %s | - | - | - | - | - | %s%s |\n",
+      fprintf(f, "| %s | %s | %d | %s | - | - | - | - | - | %s%s |%s\n",
               r->task->name, r->shape, r->threads,
               failed ? "failed" : "interrupted", failed ? "failed: " : "",
-              r->error);
+              r->error, lowp ? " - | - |" : "");
       continue;
     }
     char h[32], b[32], q[32], b2[80] = "-";
@@ -1636,14 +2004,29 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
       snprintf(b2, sizeof b2, "%s (%s)", v, q2);
     }
     char check[96];
-    if (r->status == ROW_MISMATCH)
+    if (r->status == ROW_MISMATCH && !strcmp(su->dtype, "int8"))
+      snprintf(check, sizeof check, "**MISMATCH** (off by up to %.0f)",
+               r->max_err);
+    else if (r->status == ROW_MISMATCH)
       snprintf(check, sizeof check, "**MISMATCH** (error %.3g x tolerance)",
                r->max_err);
     else
       snprintf(check, sizeof check, "ok");
-    fprintf(f, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+    if (r->fp32_gflops > 0 && r->fp32_err > 1)
+      snprintf(check + strlen(check), sizeof check - strlen(check),
+               "; fp32 kernel **MISMATCH**");
+    char lp[96] = "";
+    if (lowp && r->fp32_gflops > 0) {
+      char v[32], q3[32];
+      fmt_gflops(v, sizeof v, r->fp32_gflops);
+      fmt_ratio(q3, sizeof q3, r->heron_gflops / r->fp32_gflops);
+      snprintf(lp, sizeof lp, " %s | %s |", v, q3);
+    } else if (lowp) {
+      snprintf(lp, sizeof lp, " - | - |");
+    }
+    fprintf(f, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |%s\n",
             r->task->name, r->shape, r->threads, h, r->base, b, q,
-            r->base2[0] ? r->base2 : "-", b2, check);
+            r->base2[0] ? r->base2 : "-", b2, check, lp);
     for (int k = 0; k < s->nthreads; k++)
       if (s->threads[k] == r->threads && r->status == ROW_OK) {
         logsum[k] += log(r->heron_gflops / r->base_gflops);
@@ -1699,11 +2082,12 @@ static void csv_field(FILE *f, const char *v, int last) {
   fputc(last ? '\n' : ',', f);
 }
 
-static void write_csv(FILE *f, const settings *s, const row *rows, int n) {
+static void write_csv(FILE *f, const settings *s, const suite *su,
+                      const row *rows, int n) {
   fprintf(f, "task,op,shape,epilogue,threads,strategy,trials,best_trial,"
              "tune_gflops,tune_seconds,heron_gflops,baseline,baseline_gflops,"
              "ratio,baseline2,baseline2_gflops,ratio2,max_err_over_tol,"
-             "status,error\n");
+             "dtype,fp32_gflops,status,error\n");
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
     char num[64];
@@ -1716,7 +2100,7 @@ static void write_csv(FILE *f, const settings *s, const row *rows, int n) {
     fprintf(f, "%d,%d,%.4g,%.1f,", r->trials, r->best_trial, r->tune_gflops,
             r->tune_seconds);
     if (r->status == ROW_FAILED || r->status == ROW_INTERRUPTED) {
-      fprintf(f, ",,,,,,,,%s,",
+      fprintf(f, ",,,,,,,,%s,,%s,", su->dtype,
               r->status == ROW_FAILED ? "failed" : "interrupted");
       csv_field(f, r->error, 1);
       continue;
@@ -1732,6 +2116,11 @@ static void write_csv(FILE *f, const settings *s, const row *rows, int n) {
       fprintf(f, ",,");
     snprintf(num, sizeof num, "%.3g", r->max_err);
     csv_field(f, num, 0);
+    csv_field(f, su->dtype, 0);
+    if (r->fp32_gflops > 0)
+      fprintf(f, "%.4g,", r->fp32_gflops);
+    else
+      fprintf(f, ",");
     csv_field(f, r->status == ROW_OK ? "ok" : "MISMATCH", 0);
     csv_field(f, "", 1);
   }
@@ -1814,16 +2203,14 @@ int main(int argc, char **argv) {
     }
     heron_error err;
     heron_error_clear(&err);
-    heron_task_spec spec = {.op = r->task->op,
-                            .shape = r->task->shape,
-                            .nshape = r->task->nshape,
-                            .dtype = "fp32",
-                            .target = "cpu",
-                            .epilogue = s.epilogue,
-                            .prepack = s.prepack_weights &&
-                                               conv_op(r->task->op)
-                                           ? "weight"
-                                           : NULL};
+    heron_task_spec spec = {
+        .op = r->task->op,
+        .shape = r->task->shape,
+        .nshape = r->task->nshape,
+        .dtype = su.dtype,
+        .target = su.target,
+        .epilogue = s.epilogue,
+        .prepack = s.prepack_weights && conv_op(r->task->op) ? "weight" : NULL};
     if (heron_task_create(&spec, &r->ht, &err)) {
       r->status = ROW_FAILED;
       snprintf(r->error, sizeof r->error, "%s: %s", heron_err_name(err.code),
@@ -1883,7 +2270,10 @@ int main(int argc, char **argv) {
       if (s.no_tune)
         read_emitted(&s, r);
       step(r, i, n, "comparing with the baselines");
-      compare_row(&s, r);
+      if (strcmp(su.dtype, "fp32"))
+        compare_row_lowp(&s, &su, r);
+      else
+        compare_row(&s, r);
     }
     if (r->status == ROW_FAILED) {
       step(r, i, n, "FAILED: %s", r->error);
@@ -1917,7 +2307,7 @@ int main(int argc, char **argv) {
   printf("\n");
   write_markdown(stdout, &s, &su, rows, n);
   write_markdown(md, &s, &su, rows, n);
-  write_csv(csv, &s, rows, n);
+  write_csv(csv, &s, &su, rows, n);
   int werr = fclose(md) != 0;
   werr |= fclose(csv) != 0;
   if (werr)
