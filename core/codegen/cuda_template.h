@@ -45,7 +45,7 @@
 #ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 
-#include "core/codegen/cpu_template.h"
+#include "core/target/cpu/template.h"
 #include "core/codegen/cuda_kernel.h"
 
 enum { HERON__GB = 0, HERON__GM, HERON__GN, HERON__GK, HERON__NGROUPS };
