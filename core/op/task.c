@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/measure/replay.h"
+#include "core/target/replay/replay.h"
 #include "core/space/t1.h"
 #include "core/space/builder.h"
-#include "core/target/cuda_driver.h"
+#include "core/target/cuda/driver.h"
 #include "core/util/util.h"
 
 /* The measuring process holds the inputs, an output scratch, the reference

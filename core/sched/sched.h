@@ -63,7 +63,7 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out);
 const char *heron__template_cflags(const heron__template *t);
 
 /* 1 for a cuda (Tensor Core) template, whose sources are CUDA in the
- * dialect of core/codegen/cuda_kernel.h: built by NVRTC, or by the host
+ * dialect of core/target/cuda/kernel.h: built by NVRTC, or by the host
  * compiler with heron__template_cflags as the emulation (CPU check). */
 int heron__template_is_cuda(const heron__template *t);
 

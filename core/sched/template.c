@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codegen/cuda_template.h"
+#include "core/target/cuda/template.h"
 #include "core/space/builder.h"
 
 typedef int (*rules_fn)(heron__template *t, heron_space *sp, heron_error *err);
@@ -54,7 +54,7 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
   *space = NULL;
   if (!target)
     target = "cpu";
-  /* The Tensor Core template (core/sched/cuda_rules.c) checks its own
+  /* The Tensor Core template (core/target/cuda/rules.c) checks its own
    * preconditions (two inputs, fp16). */
   if (!strcmp(target, "cuda"))
     return build_with(heron__cuda_rules_apply, 2, op, hw, tmpl, space, err);

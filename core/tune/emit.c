@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/codegen/cuda_kernel.h"
+#include "core/target/cuda/kernel.h"
 #include "core/op/task.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"

@@ -33,12 +33,12 @@
 #include <unistd.h>
 
 #include "core/measure/measure.h"
-#include "core/measure/replay.h"
+#include "core/target/replay/replay.h"
 #include "core/op/task.h"
 #include "core/plugin/guard.h"
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
-#include "core/target/cuda_driver.h"
+#include "core/target/cuda/driver.h"
 #include "core/target/hw.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
@@ -820,7 +820,7 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
       ok++;
     r->res->measured++;
     /* Replay: answering the trial stands for measuring it, as long as the
-     * record says that took (core/measure/replay.h). */
+     * record says that took (core/target/replay/replay.h). */
     if (r->replay)
       r->sim_s += r->costs[i];
     int erc = set_elapsed(r, r->hist.n - 1, run_elapsed(r), err);

@@ -111,7 +111,7 @@ struct heron__template {
   heron__rule_note rules[HERON__MAX_RULES];
 
   /* The target's schedule: the fields above are the cpu template's; a
-   * cuda template has its own (core/codegen/cuda_template.h), owned. */
+   * cuda template has its own (core/target/cuda/template.h), owned. */
   int is_cuda;
   struct heron__cuda_sched *cuda;
 };
