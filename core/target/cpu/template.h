@@ -110,10 +110,14 @@ struct heron__template {
   int nrules;
   heron__rule_note rules[HERON__MAX_RULES];
 
-  /* The target's schedule: the fields above are the cpu template's; a
-   * cuda template has its own (core/target/cuda/template.h), owned. */
-  int is_cuda;
-  struct heron__cuda_sched *cuda;
+  /* The target whose rules built it (core/target/target.h), and that
+   * target's own schedule when it keeps one (the fields above are the cpu
+   * template's; cuda's is core/target/cuda/template.h), owned. */
+  const struct heron__target *target;
+  union {
+    void *sched;
+    struct heron__cuda_sched *cuda;
+  };
 };
 
 /* The value of loop level l of axis a in config cfg. */

@@ -468,7 +468,6 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     free(s);
     return heron_error_set(err, HERON_ENOMEM, "cuda template: out of memory");
   }
-  t->is_cuda = 1;
   t->cuda = s;
   c->t = t;
   c->s = s;
