@@ -5,10 +5,7 @@
 #define HERON_CORE_MEASURE_WORKER_H
 
 #include "core/measure/measure.h"
-
-/* `number` never grows past this, so a kernel that the clock cannot see
- * (an empty function) still ends its calibration. */
-#define HERON__NUMBER_MAX 1000000000LL
+#include "core/measure/timing.h"
 
 /* What a worker sends back: fixed size and well under PIPE_BUF, so one
  * write() delivers it whole and never blocks. */
@@ -35,9 +32,6 @@ _Noreturn void heron__worker_finish(int fd, const heron__run_report *r);
  * the output matches. */
 int heron__worker_check(const heron__bench *b, const void *out,
                         const char *when, heron__run_report *r);
-
-/* The median of v[0..n) (sorts v). */
-double heron__median(double *v, int n);
 
 /* Bytes of the op's buffer i: inputs, output (at ninputs), bias. */
 size_t heron__buffer_bytes(const heron__op *op, int i);
