@@ -16,9 +16,9 @@
  * never starts one, and the reference is computed without OpenMP.
  *
  * The parent side below serves both kinds of kernel; a cubin's worker is
- * core/target/cuda/run.c's.  A CUDA emulation (opts.emulate) is run by the cpu worker,
- * but only once: its time means nothing, so it is checked and reported
- * without timing.
+ * core/target/cuda/run.c's.  A CUDA emulation (opts.emulate) is run by the
+ * cpu worker, but only once: its time means nothing, so it is checked and
+ * reported without timing.
  *
  * A worker's stdout is a second pipe, which the parent drains whenever it
  * waits (for the report, for the worker's exit), so a kernel that prints -

@@ -1,9 +1,9 @@
 /* core/target/cuda/run.c - the worker that runs one cubin on the GPU.
  *
- * Forked by the runner like a cpu worker (run.c owns the parent side: the
- * report pipe, the timeout, the crash report and the capture of what the
- * worker prints on stdout), it is the only kind of process that
- * initialises the CUDA driver: a context does not survive fork, so the
+ * Forked by the runner like a cpu worker (core/measure/run.c owns the
+ * parent side: the report pipe, the timeout, the crash report and the
+ * capture of what the worker prints on stdout), it is the only kind of process
+ * that initialises the CUDA driver: a context does not survive fork, so the
  * tuner and the runner never touch the driver and every run starts from a
  * clean process.  The worker
  *
