@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "core/measure/replay.h"
-#include "core/op/task.h"
+#include "core/target/replay/replay.h"
+#include "core/task/task.h"
 #include "test.h"
 
 #define REC_TRIALS 30

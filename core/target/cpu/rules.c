@@ -1,4 +1,4 @@
-/* core/sched/cpu_rules.c - the cpu schedule template by rules, and the
+/* core/target/cpu/rules.c - the cpu schedule template by rules, and the
  * constraints each rule generates.
  *
  * Every rule reads only the op description (axes, extents, tensors and
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codegen/cpu_template.h"
+#include "core/target/cpu/template.h"
 #include "core/sched/rules.h"
 #include "core/space/builder.h"
 

@@ -1,7 +1,10 @@
-/* core/tune/tune_internal.h - the engine's history, log and emit helpers,
- * internal to libheron. */
-#ifndef HERON_CORE_TUNE_INTERNAL_H
-#define HERON_CORE_TUNE_INTERNAL_H
+/* core/record/record.h - the measurements of a task: the history that
+ * holds them and the JSON Lines log they are written to and read back
+ * from.  Internal to libheron: the engine (core/tune/) keeps its history
+ * and log here, and the replay target (core/target/replay/) reads recorded
+ * logs with the same parser, so neither depends on the other. */
+#ifndef HERON_CORE_RECORD_RECORD_H
+#define HERON_CORE_RECORD_RECORD_H
 
 #include <stdio.h>
 
@@ -39,7 +42,8 @@ typedef struct heron__log_ctx {
   const char *task_key;
   const char *strategy;
   uint64_t seed;
-  int cuda; /* 1: the task's target is cuda; lines carry ptxas statistics */
+  int build_stats; /* 1: the task's builds report ptxas statistics (cuda,
+                      HERON__TARGET_BUILD_STATS), which its lines carry */
   /* Written as "elapsed": seconds since the run started, continued across
    * --resume.  A replay run writes simulated wall time: the real time of
    * the run (strategy and model work) plus, for every trial answered, its
