@@ -63,9 +63,14 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
                            "target '%s' has no schedule rules (supported: "
                            "cpu, cuda)",
                            target);
-  if (op->dtype != HERON__FP32 || op->out_dtype != HERON__FP32)
+  if (op->dtype == HERON__FP16)
     return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "the cpu template supports fp32 only, not %s",
+                           "the cpu template supports fp32, int8 and bf16, "
+                           "not fp16");
+  if (op->dtype != HERON__FP32 && op->prepack)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the cpu template's %s kernels pack their inputs at "
+                           "every call; --prepack is for fp32",
                            heron__dtype_name(op->dtype));
   if (op->out.bounded)
     return heron_error_set(err, HERON_EUNSUPPORTED,
@@ -76,7 +81,10 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "the cpu template needs 1..%d inputs, op %s has %d",
                            HERON__MAX_TENSORS, op->name, op->ninputs);
-  return build_with(heron__cpu_rules_apply, 4, op, hw, tmpl, space, err);
+  /* The memory rules count elements of the inputs' size: int8's bytes,
+   * bf16's halves. */
+  int elem = op->dtype == HERON__INT8 ? 1 : op->dtype == HERON__BF16 ? 2 : 4;
+  return build_with(heron__cpu_rules_apply, elem, op, hw, tmpl, space, err);
 }
 
 void heron__template_free(heron__template *t) {
@@ -107,7 +115,19 @@ void heron__template_free(heron__template *t) {
 #define CPU_CFLAGS(isa)                                                        \
   "-O3 -fno-predictive-commoning -march=native " isa " -fopenmp -fPIC -shared"
 
-static const char *cpu_cflags(const heron__hw *hw) {
+static const char *cpu_cflags(const heron__template *t) {
+  const heron__hw *hw = &t->hw;
+  /* The int8 and bf16 micro-kernels add their dot-product extensions. */
+  switch (t->dot) {
+  case HERON__DOT_VNNI:
+    return CPU_CFLAGS("-mavx512f -mavx512vl -mavx512vnni -mavx2 -mfma");
+  case HERON__DOT_AVX_VNNI:
+    return CPU_CFLAGS("-mno-avx512f -mavx2 -mfma -mavxvnni");
+  case HERON__DOT_BF16:
+    return CPU_CFLAGS("-mavx512f -mavx512vl -mavx512bf16 -mavx2 -mfma");
+  default:
+    break;
+  }
   if (hw->has_avx512)
     return CPU_CFLAGS("-mavx512f -mavx2 -mfma");
   if (hw->has_avx2)
@@ -126,7 +146,7 @@ const char *heron__template_cflags(const heron__template *t) {
   if (!t)
     return "-O3 -fno-predictive-commoning -march=native -fopenmp -fPIC "
            "-shared";
-  return cpu_cflags(&t->hw);
+  return cpu_cflags(t);
 }
 
 int heron__template_is_cuda(const heron__template *t) {

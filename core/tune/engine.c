@@ -239,7 +239,7 @@ static int setup_target(run *r, heron_error *err) {
     /* Kernels for instructions this CPU lacks build, but cannot run. */
     char missing[128];
     if (!r->compile_only &&
-        heron__hw_cpu_lacks(&t->hw, missing, sizeof missing))
+        heron__hw_cpu_lacks_for(&t->hw, t->op.dtype, missing, sizeof missing))
       return heron_error_set(err, HERON_EUNSUPPORTED,
                              "target cpu: the hardware description '%s' "
                              "needs %s, which this CPU lacks, so its kernels "
