@@ -353,6 +353,8 @@ typedef struct isa {
   const char *b_t;   /* broadcast type */
   const char *dot;   /* acc = dot(acc %1, broadcast %2, weights %3) */
   const char *store; /* store acc %2 to the lanes array %1 */
+  const char *vload; /* load a vector of outputs from %s */
+  const char *vadd;  /* the sum of two accumulator vectors %1, %2 */
 } isa;
 
 static isa pick_isa(const dgen *g) {
@@ -372,7 +374,11 @@ static isa pick_isa(const dgen *g) {
                      ? "%1$s = _mm256_dpbusd_epi32(%1$s, %2$s, %3$s);"
                      : "%1$s = _mm256_dpbusd_avx_epi32(%1$s, %2$s, %3$s);",
                  v16 ? "_mm512_storeu_si512(%s, %s);"
-                     : "_mm256_storeu_si256((__m256i *)(%s), %s);"};
+                     : "_mm256_storeu_si256((__m256i *)(%s), %s);",
+                 v16 ? "_mm512_loadu_si512(%s)"
+                     : "_mm256_loadu_si256((const __m256i *)(%s))",
+                 v16 ? "_mm512_add_epi32(%1$s, %2$s)"
+                     : "_mm256_add_epi32(%1$s, %2$s)"};
   case HERON__DOT_I8_AVX2:
     return (isa){
         "__m256i",
@@ -382,7 +388,9 @@ static isa pick_isa(const dgen *g) {
         "_mm256_set1_epi32(%s)",
         "__m256i",
         "%1$s = _mm256_add_epi32(%1$s, _mm256_madd_epi16(%2$s, %3$s));",
-        "_mm256_storeu_si256((__m256i *)(%s), %s);"};
+        "_mm256_storeu_si256((__m256i *)(%s), %s);",
+        "_mm256_loadu_si256((const __m256i *)(%s))",
+        "_mm256_add_epi32(%1$s, %2$s)"};
   case HERON__DOT_BF16:
     return (isa){
         v16 ? "__m512" : "__m256",
@@ -394,7 +402,9 @@ static isa pick_isa(const dgen *g) {
         v16 ? "__m512i" : "__m256i",
         v16 ? "%1$s = _mm512_dpbf16_ps(%1$s, (__m512bh)%2$s, (__m512bh)%3$s);"
             : "%1$s = _mm256_dpbf16_ps(%1$s, (__m256bh)%2$s, (__m256bh)%3$s);",
-        v16 ? "_mm512_storeu_ps(%s, %s);" : "_mm256_storeu_ps(%s, %s);"};
+        v16 ? "_mm512_storeu_ps(%s, %s);" : "_mm256_storeu_ps(%s, %s);",
+        v16 ? "_mm512_loadu_ps(%s)" : "_mm256_loadu_ps(%s)",
+        v16 ? "_mm512_add_ps(%1$s, %2$s)" : "_mm256_add_ps(%1$s, %2$s)"};
   default: /* BF16_AVX2: pairs split into odd (high) and even (low) fp32 */
     return (isa){"__m256",
                  "_mm256_setzero_ps()",
@@ -404,7 +414,9 @@ static isa pick_isa(const dgen *g) {
                  "__m256i",
                  "%1$s = _mm256_fmadd_ps(h_hi(%2$s), h_hi(%3$s), %1$s);\n"
                  "%1$s = _mm256_fmadd_ps(h_lo(%2$s), h_lo(%3$s), %1$s);",
-                 "_mm256_storeu_ps(%s, %s);"};
+                 "_mm256_storeu_ps(%s, %s);",
+                 "_mm256_loadu_ps(%s)",
+                 "_mm256_add_ps(%1$s, %2$s)"};
   }
 }
 
@@ -571,6 +583,18 @@ static void emit_epilogue(dgen *g, int depth, const char *ch) {
   heron__buf_puts(g->o, "}\n");
 }
 
+/* Whether the output's elements along the vector axis are consecutive
+ * (gemm's and bmm's j, gemv's i; not a convolution's channels). */
+static int contiguous_out(const dgen *g) {
+  const heron__tensor *o = &g->op->out;
+  int64_t stride = 1, lin = 0;
+  for (int d = o->ndim - 1; d >= 0; d--) {
+    lin += stride * o->index[d].coef[g->vaxis];
+    stride *= o->dims[d];
+  }
+  return lin == 1;
+}
+
 /* Stores the register tile: every row inside the extent of its axes, the
  * lanes of each vector inside the vector axis. */
 static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
@@ -607,13 +631,6 @@ static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
                         vn, (long long)(j * g->vec));
       char acc[48];
       snprintf(acc, sizeof acc, "h_c%lld_%lld", (long long)r, (long long)j);
-      if (g->vec > 1) {
-        ind(g, d + 1);
-        heron__buf_printf(g->o, "%s h_t[%d];\n", out_t, g->vec);
-        ind(g, d + 1);
-        subst(g->o, is.store, "h_t", acc, "");
-        heron__buf_puts(g->o, "\n");
-      }
       ind(g, d + 1);
       if (g->ragged[g->vaxis])
         heron__buf_printf(g->o,
@@ -622,6 +639,46 @@ static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
                           (long long)vext, g->vec, (long long)vext, g->vec);
       else
         heron__buf_printf(g->o, "const int64_t h_n = %d;\n", g->vec);
+      int fast = g->vec > 1 && contiguous_out(g);
+      if (fast) {
+        /* A whole vector of contiguous outputs: one load, add and store
+         * (the epilogue's last step and the edge go lane by lane). */
+        ind(g, d + 1);
+        heron__buf_printf(g->o, "if (h_n == %d%s) {\n", g->vec,
+                          op->epilogue ? " && !h_last" : "");
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "const int64_t g_%s = h_v0;\n", vn);
+        heron__buf cond = {0}, o = {0};
+        element_text(g, op->ninputs, &cond, &o);
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "%s *h_o = &t_%s[%s];\n", out_t, op->out.name,
+                          o.data);
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "if (!h_first)\n");
+        ind(g, d + 3);
+        char ld[64];
+        snprintf(ld, sizeof ld, "%s", "h_o");
+        heron__buf loaded = {0};
+        subst(&loaded, is.vload, ld, "", "");
+        heron__buf_printf(g->o, "%s = ", acc);
+        subst(g->o, is.vadd, acc, loaded.data, "");
+        heron__buf_puts(g->o, ";\n");
+        ind(g, d + 2);
+        subst(g->o, is.store, "h_o", acc, "");
+        heron__buf_puts(g->o, "\n");
+        ind(g, d + 1);
+        heron__buf_puts(g->o, "} else {\n");
+        heron__buf_free(&loaded);
+        heron__buf_free(&cond);
+        heron__buf_free(&o);
+      }
+      if (g->vec > 1) {
+        ind(g, d + 1);
+        heron__buf_printf(g->o, "%s h_t[%d];\n", out_t, g->vec);
+        ind(g, d + 1);
+        subst(g->o, is.store, "h_t", acc, "");
+        heron__buf_puts(g->o, "\n");
+      }
       ind(g, d + 1);
       heron__buf_puts(g->o, "for (int64_t h_l = 0; h_l < h_n; h_l++) {\n");
       ind(g, d + 2);
@@ -649,6 +706,10 @@ static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
       heron__buf_puts(g->o, "*h_o = h_x;\n");
       ind(g, d + 1);
       heron__buf_puts(g->o, "}\n");
+      if (fast) {
+        ind(g, d + 1);
+        heron__buf_puts(g->o, "}\n");
+      }
       ind(g, d);
       heron__buf_puts(g->o, "}\n");
       heron__buf_free(&cond);

@@ -340,9 +340,10 @@ static int dot_vector_axis(const heron__template *t) {
   return -1;
 }
 
-/* Vectorize for a dot-product kernel: vec in {1, 8, 16} (32-bit lanes of
- * the variant's registers, up to the axis' extent) dividing the register-
- * inner tile of the vector axis, as for fp32. */
+/* Vectorize for a dot-product kernel: vec in {8, 16} (32-bit lanes of the
+ * variant's registers, up to the axis' extent and within the padded-work
+ * bound), with 1 (scalar code) only for short vector axes, dividing the
+ * register-inner tile of the vector axis, as for fp32. */
 static void rule_vectorize_dot(ctx *c) {
   heron__template *t = c->t;
   const heron__op *op = &t->op;
@@ -358,13 +359,26 @@ static void rule_vectorize_dot(ctx *c) {
     return;
   }
   int wide = t->dot == HERON__DOT_VNNI || t->dot == HERON__DOT_BF16;
-  int64_t cand[3];
+  int64_t ext = op->axes[a].extent, cand[3];
+  int pct = t->hw.max_padded_work_pct > 0 ? t->hw.max_padded_work_pct : 125;
   int n = 0;
-  cand[n++] = 1;
-  if (t->dot != HERON__DOT_SCALAR && op->axes[a].extent >= 8)
-    cand[n++] = 8;
-  if (wide && op->axes[a].extent >= 16)
-    cand[n++] = 16;
+  /* The kernels tensorize whenever the vector axis can hold a vector
+   * within the padded-work bound (Heron's DL Boost template always does);
+   * scalar code stays in the space only where vectors might not fit, or
+   * where the vector axis alone cannot give every core a vector (the
+   * parallel rule could then leave no valid config: gemv's 47 rows in
+   * vectors of 8 on 8 cores). */
+  int cores = t->hw.cores > 0 ? t->hw.cores : 1;
+  int64_t ws[2];
+  int nw = 0;
+  for (int64_t w = 8; w <= (wide ? 16 : 8); w *= 2)
+    if (t->dot != HERON__DOT_SCALAR && ext >= w &&
+        (ext + w - 1) / w * w * 100 <= ext * pct)
+      ws[nw++] = w;
+  if (nw == 0 || ext < ws[0] * cores)
+    cand[n++] = 1;
+  for (int i = 0; i < nw; i++)
+    cand[n++] = ws[i];
   t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
   int q = heron__r_range(&c->r, "vec.q", 0, 1, op->axes[a].extent);
   c->vec_q = q;
@@ -373,9 +387,10 @@ static void rule_vectorize_dot(ctx *c) {
   heron__rule_note_add(
       t->rules, &t->nrules, "Vectorize",
       "register-inner loop of %s (read by the weights %s, not by the "
-      "activations %s), vec in {1%s%s} 32-bit lanes dividing %s.t3",
+      "activations %s), vec in {%lld%s%s} 32-bit lanes dividing %s.t3",
       op->axes[a].name, op->in[t->dot_weight].name, op->in[t->dot_act].name,
-      n > 1 ? ", 8" : "", n > 2 ? ", 16" : "", op->axes[a].name);
+      (long long)cand[0], n > 1 ? (cand[1] == 8 ? ", 8" : ", 16") : "",
+      n > 2 ? ", 16" : "", op->axes[a].name);
 }
 
 /* Vectorizes the register-inner loop of the output's contiguous axis: the
