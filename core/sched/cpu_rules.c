@@ -393,6 +393,51 @@ static void rule_vectorize_dot(ctx *c) {
       n > 2 ? ", 16" : "", op->axes[a].name);
 }
 
+/* The reduction slice of a dot-product kernel is packed rounded up to whole
+ * groups of G steps, the rounding zero-filled: a slice of 1 step would do
+ * 4 times the work in int8.  Like the padded-work rule for the spatial
+ * tiles, the rounded slice may exceed the real one by at most a quarter:
+ *
+ *   k.slice = product of every reduction t1,
+ *   G * k.groups >= k.slice,  G * k.groups <= k.slice + G - 1,
+ *   4 * G * k.groups <= 5 * k.slice,
+ *
+ * which keeps slices that are multiples of G (and long ones) and drops
+ * short odd ones (1, 2, 3, 5, 6, 7 in int8's groups of 4). */
+static void rule_dot_groups(ctx *c) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  int xs[HERON__MAX_AXES], n = 0;
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__REDUCE && t->has_knobs[a])
+      xs[n++] = t->tile[a][1];
+  if (n == 0 || c->r.rc)
+    return;
+  int64_t G = t->dot_group;
+  int slice = heron__r_prod(&c->r, "k.slice", xs, n);
+  int64_t ub = heron__r_ub(&c->r, slice);
+  int groups = heron__r_range(&c->r, "k.groups", 0, 1, (ub + G - 1) / G);
+  int rounded = heron__r_prod(&c->r, "k.rounded",
+                              (int[]){heron__r_const(&c->r, G), groups}, 2);
+  heron__r_post(&c->r, HERON_C_LE, slice, &rounded, 1, NULL, 0,
+                "k.slice <= k.rounded");
+  int most = heron__r_sum(&c->r, "k.slice+G-1",
+                          (int[]){slice, heron__r_const(&c->r, G - 1)}, 2);
+  heron__r_post(&c->r, HERON_C_LE, rounded, &most, 1, NULL, 0,
+                "k.rounded <= k.slice + G - 1");
+  int four = heron__r_prod(&c->r, "4*k.rounded",
+                           (int[]){heron__r_const(&c->r, 4), rounded}, 2);
+  int five = heron__r_prod(&c->r, "5*k.slice",
+                           (int[]){heron__r_const(&c->r, 5), slice}, 2);
+  heron__r_post(&c->r, HERON_C_LE, four, &five, 1, NULL, 0,
+                "rounded slice <= 125% of the slice");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Tensorize",
+      "reduction slice packed in whole groups of %lld (zero-filled): "
+      "k.rounded = %lld * ceil(k.slice / %lld) <= 125%% of k.slice",
+      (long long)G, (long long)G, (long long)G);
+}
+
 /* Vectorizes the register-inner loop of the output's contiguous axis: the
  * knob `vec` takes a vector width the hardware has (4 floats per 16 bytes
  * up to the widest register) no longer than the axis, and the
@@ -737,18 +782,22 @@ static void rule_pack(ctx *c) {
   int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
   heron__r_post(&c->r, HERON_C_LE, total, (int[]){heron__r_const(&c->r, t->pack_limit)}, 1, NULL, 0,
        "pack.elems <= cache share");
-  heron__rule_note_add(t->rules, &t->nrules, "Add-Multi-Level-SPM",
-       "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
-       "into a contiguous aligned buffer in micro-kernel order; %s%sall "
-       "packs <= %lld elements (last-level cache share)",
-       t->stage >= 0 ? op->out.name : "",
-       t->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
-                       "reduction kept in a per-thread buffer of the "
-                       "output's tile as whole vectors (its lanes lie a "
-                       "stride apart), the output written at the last "
-                       "step; "
-                     : "",
-       (long long)t->pack_limit);
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Add-Multi-Level-SPM",
+      "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
+      "into a contiguous aligned buffer in micro-kernel order; %s%sall "
+      "packs <= %lld elements (last-level cache share)",
+      t->dot ? "with int8 and bf16 both inputs always (X.pack = 1), the "
+               "weights in groups of k per 32-bit lane; "
+      : t->stage >= 0 ? op->out.name
+                      : "",
+      t->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
+                      "reduction kept in a per-thread buffer of the "
+                      "output's tile as whole vectors (its lanes lie a "
+                      "stride apart), the output written at the last "
+                      "step; "
+                    : "",
+      (long long)t->pack_limit);
 }
 
 /* ---- Tile for cache --------------------------------------------------- */
@@ -924,6 +973,8 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   }
   rule_cache_stage(c, l2_sizes);
   rule_tensorize(c, c->vec_q);
+  if (t->dot)
+    rule_dot_groups(c);
   rule_tile_for_cache(c, l2_sizes, l1_sizes);
   rule_pack(c);
   rule_unroll(c);

@@ -452,3 +452,50 @@ TEST(the_description_selects_the_dot_product_variant) {
   heron__template_free(t);
   heron__space_free(sp);
 }
+
+/* HERON_CPU_ISA's levels clear the dot-product flags above them, and the
+ * int8 and bf16 kernels of a description name what they need. */
+TEST(isa_cap_clears_dot_product_flags_and_lacks_names_them) {
+  heron__hw hw;
+  setenv("HERON_CPU_ISA", "avx2", 1);
+  heron__hw_detect_cpu(&hw);
+  CHECK_EQ(hw.has_vnni + hw.has_avx_vnni + hw.has_avx512_bf16 +
+               hw.has_amx_tile + hw.has_amx_int8 + hw.has_amx_bf16,
+           0);
+  setenv("HERON_CPU_ISA", "avx512", 1);
+  heron__hw_detect_cpu(&hw);
+  CHECK_EQ(hw.has_amx_tile + hw.has_amx_int8 + hw.has_amx_bf16, 0);
+  unsetenv("HERON_CPU_ISA");
+  heron__hw zen4, here;
+  heron_error err = {0};
+  heron__hw_detect_cpu(&zen4);
+  heron__hw_detect_cpu(&here);
+  CHECK_OK(heron__hw_load("cpu-zen4", &zen4, &err), &err);
+  char missing[128];
+  int l8 = heron__hw_cpu_lacks_for(&zen4, HERON__INT8, missing, sizeof missing);
+  CHECK_EQ(l8, !(here.has_avx512 && here.has_vnni));
+  if (l8)
+    CHECK(strstr(missing, here.has_avx512 ? "avx512vnni" : "avx512f"));
+  int lb = heron__hw_cpu_lacks_for(&zen4, HERON__BF16, missing, sizeof missing);
+  CHECK_EQ(lb, !(here.has_avx512 && here.has_avx512_bf16));
+  /* fp32 kernels of the same description need no dot-product extension. */
+  CHECK_EQ(heron__hw_cpu_lacks_for(&zen4, HERON__FP32, NULL, 0),
+           !here.has_avx512);
+}
+
+/* --prepack is for fp32: the int8 and bf16 kernels pack at every call. */
+TEST(int8_and_bf16_templates_refuse_prepack_with_a_reason) {
+  heron__op op;
+  heron__hw hw;
+  heron__template *t = NULL;
+  heron_space *sp = NULL;
+  heron_error err = {0};
+  heron__hw_detect_cpu(&hw);
+  CHECK_OK(heron__op_build("gemm", (int64_t[]){64, 64, 64}, 3, HERON__INT8, &op,
+                           &err),
+           &err);
+  CHECK_OK(heron__op_set_prepack(&op, "B", &err), &err);
+  CHECK_EQ(heron__template_build(&op, &hw, "cpu", &t, &sp, &err),
+           HERON_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(err.text, "prepack");
+}
