@@ -3,12 +3,16 @@
 #include "core/target/hw.h"
 
 #include <ctype.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/op/op.h"
 #include "core/plugin/dirs.h"
 #include "core/target/target.h"
 #include "core/util/util.h"
@@ -101,7 +105,15 @@ static void cpu_model(char *buf, size_t cap) {
 }
 
 /* Instruction-set levels, lowest first, as HERON_CPU_ISA names them. */
-enum { ISA_SSE, ISA_AVX2, ISA_AVX512, ISA_NATIVE, ISA_UNKNOWN };
+enum {
+  ISA_SSE,
+  ISA_AVX2,
+  ISA_AVX_VNNI,
+  ISA_AVX512,
+  ISA_AMX,
+  ISA_NATIVE,
+  ISA_UNKNOWN
+};
 
 /* The level HERON_CPU_ISA caps detection at: ISA_NATIVE when unset, empty
  * or "native", ISA_UNKNOWN for a value that names no level.  Case and
@@ -127,9 +139,10 @@ static int isa_cap(void) {
   static const struct {
     const char *name;
     int level;
-  } names[] = {{"", ISA_NATIVE},       {"native", ISA_NATIVE},
-               {"avx512", ISA_AVX512}, {"avx512f", ISA_AVX512},
-               {"avx2", ISA_AVX2},     {"sse", ISA_SSE}};
+  } names[] = {{"", ISA_NATIVE},        {"native", ISA_NATIVE},
+               {"amx", ISA_AMX},        {"avx512", ISA_AVX512},
+               {"avx512f", ISA_AVX512}, {"avxvnni", ISA_AVX_VNNI},
+               {"avx2", ISA_AVX2},      {"sse", ISA_SSE}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(word, names[i].name))
       return names[i].level;
@@ -144,12 +157,36 @@ static void detect_isa(heron__hw *hw, int cap) {
   hw->has_fma = __builtin_cpu_supports("fma") != 0;
   hw->has_avx2 = __builtin_cpu_supports("avx2") != 0;
   hw->has_avx512 = __builtin_cpu_supports("avx512f") != 0;
-  /* Only the AVX-512 form of VNNI counts: the VEX-encoded AVX-VNNI of client
-   * CPUs has different intrinsics that the code generator does not emit. */
+  /* has_vnni is the AVX-512 form of VNNI; the VEX-encoded AVX-VNNI of client
+   * CPUs, BF16 and AMX are read from cpuid leaf 7 directly, as not every
+   * compiler's __builtin_cpu_supports knows them. */
   hw->has_vnni = hw->has_avx512 && __builtin_cpu_supports("avx512vnni") != 0;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    /* AMX needs the OS to enable the tile state in XCR0 (bits 17, 18). */
+    unsigned lo = 0, hi = 0;
+    int osxsave = 0;
+    unsigned a1, b1, c1, d1;
+    if (__get_cpuid(1, &a1, &b1, &c1, &d1) && (c1 >> 27 & 1u)) {
+      __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      osxsave = (lo & 0x60000u) == 0x60000u;
+    }
+    hw->has_amx_tile = osxsave && (d >> 24 & 1u);
+    hw->has_amx_int8 = hw->has_amx_tile && (d >> 25 & 1u);
+    hw->has_amx_bf16 = hw->has_amx_tile && (d >> 22 & 1u);
+    unsigned max_sub = a;
+    if (max_sub >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+      hw->has_avx_vnni = hw->has_avx2 && (a >> 4 & 1u);
+      hw->has_avx512_bf16 = hw->has_avx512 && (a >> 5 & 1u);
+    }
+  }
 #endif
+  if (cap < ISA_AMX)
+    hw->has_amx_tile = hw->has_amx_int8 = hw->has_amx_bf16 = 0;
   if (cap < ISA_AVX512)
-    hw->has_avx512 = hw->has_vnni = 0;
+    hw->has_avx512 = hw->has_vnni = hw->has_avx512_bf16 = 0;
+  if (cap < ISA_AVX_VNNI)
+    hw->has_avx_vnni = 0;
   /* AVX2-class CPUs (Haswell, Zen) all have FMA; below them neither. */
   if (cap < ISA_AVX2)
     hw->has_avx2 = hw->has_fma = 0;
@@ -159,11 +196,19 @@ static void detect_isa(heron__hw *hw, int cap) {
 
 /* The ISA level of detected flags, for the name. */
 static int isa_level(const heron__hw *hw) {
-  return hw->has_avx512 ? ISA_AVX512 : hw->has_avx2 ? ISA_AVX2 : ISA_SSE;
+  return hw->has_amx_tile   ? ISA_AMX
+         : hw->has_avx512   ? ISA_AVX512
+         : hw->has_avx_vnni ? ISA_AVX_VNNI
+         : hw->has_avx2     ? ISA_AVX2
+                            : ISA_SSE;
 }
 
 static const char *isa_word(int level) {
-  return level == ISA_AVX512 ? "avx512" : level == ISA_AVX2 ? "avx2" : "sse";
+  return level == ISA_AMX        ? "amx"
+         : level == ISA_AVX512   ? "avx512"
+         : level == ISA_AVX_VNNI ? "avxvnni"
+         : level == ISA_AVX2     ? "avx2"
+                                 : "sse";
 }
 
 void heron__hw_detect_cpu(heron__hw *hw) {
@@ -204,8 +249,14 @@ void heron__hw_detect_cpu(heron__hw *hw) {
 
 /* The feature names of one description's needs that `have` lacks, joined
  * by ", " into missing[cap]; returns how many. */
-static int lacks(const heron__hw *need, const heron__hw *have, char *missing,
-                 size_t cap) {
+static int lacks(const heron__hw *need, const heron__hw *have, int dtype,
+                 char *missing, size_t cap) {
+  /* int8 and bf16 kernels use the dot-product extension the template picks
+   * from the description (core/sched/cpu_rules.c, dot_setup). */
+  int vnni = dtype == HERON__INT8 && need->has_avx512 && need->has_vnni;
+  int avx_vnni =
+      dtype == HERON__INT8 && !vnni && need->has_avx2 && need->has_avx_vnni;
+  int bf16 = dtype == HERON__BF16 && need->has_avx512 && need->has_avx512_bf16;
   /* The template's flags for an AVX-512 description also enable AVX2 and
    * FMA (its vec-8 micro-kernel is _mm256_fmadd_ps). */
   const struct {
@@ -215,6 +266,9 @@ static int lacks(const heron__hw *need, const heron__hw *have, char *missing,
       {"avx512f", need->has_avx512, have->has_avx512},
       {"avx2", need->has_avx2 || need->has_avx512, have->has_avx2},
       {"fma", need->has_fma || need->has_avx512, have->has_fma},
+      {"avx512vnni", vnni, have->has_vnni},
+      {"avxvnni", avx_vnni, have->has_avx_vnni},
+      {"avx512bf16", bf16, have->has_avx512_bf16},
   };
   int n = 0;
   size_t len = 0;
@@ -232,6 +286,11 @@ static int lacks(const heron__hw *need, const heron__hw *have, char *missing,
 }
 
 int heron__hw_cpu_lacks(const heron__hw *hw, char *missing, size_t cap) {
+  return heron__hw_cpu_lacks_for(hw, HERON__FP32, missing, cap);
+}
+
+int heron__hw_cpu_lacks_for(const heron__hw *hw, int dtype, char *missing,
+                            size_t cap) {
   if (missing && cap)
     missing[0] = '\0';
   const heron__target *tg = hw ? heron__target_find(hw->target) : NULL;
@@ -241,7 +300,7 @@ int heron__hw_cpu_lacks(const heron__hw *hw, char *missing, size_t cap) {
   heron__hw here;
   memset(&here, 0, sizeof here);
   detect_isa(&here, cap_level == ISA_UNKNOWN ? ISA_NATIVE : cap_level);
-  return lacks(hw, &here, missing, cap) > 0;
+  return lacks(hw, &here, dtype, missing, cap) > 0;
 }
 
 /* ---- Loading --------------------------------------------------------------
@@ -273,6 +332,11 @@ static const key_desc keys[] = {
     KEY("has_avx2", K_BOOL, has_avx2),
     KEY("has_avx512", K_BOOL, has_avx512),
     KEY("has_vnni", K_BOOL, has_vnni),
+    KEY("has_avx_vnni", K_BOOL, has_avx_vnni),
+    KEY("has_avx512_bf16", K_BOOL, has_avx512_bf16),
+    KEY("has_amx_tile", K_BOOL, has_amx_tile),
+    KEY("has_amx_int8", K_BOOL, has_amx_int8),
+    KEY("has_amx_bf16", K_BOOL, has_amx_bf16),
     KEY("max_padded_work_pct", K_INT, max_padded_work_pct),
     KEY("sm", K_INT, sm),
     KEY("smem_per_block", K_I64, smem_per_block),

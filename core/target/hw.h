@@ -23,6 +23,13 @@ typedef struct heron__hw {
   int vector_bytes; /* widest SIMD register: 64 (AVX-512), 32 (AVX2), 16 */
   int vector_regs;  /* architectural vector registers: 32 or 16 */
   int has_fma, has_avx2, has_avx512, has_vnni;
+  /* Dot-product extensions (cpuid leaf 7): has_vnni is AVX512-VNNI
+   * (vpdpbusd on zmm, and on ymm with AVX512VL); has_avx_vnni the VEX form
+   * of client CPUs (vpdpbusd on ymm only); has_avx512_bf16 vdpbf16ps;
+   * has_amx_* the AMX tiles and their int8 and bf16 products (with the
+   * operating system's XSAVE support for the tile state). */
+  int has_avx_vnni, has_avx512_bf16;
+  int has_amx_tile, has_amx_int8, has_amx_bf16;
   /* Tiles need not divide their loops; the rounded-up work of a config over
    * the op's real work is at most this, in percent (125: a quarter more).
    * 0 (absent from a description) means 125. */
@@ -43,9 +50,13 @@ typedef struct heron__hw {
  *
  * The environment variable HERON_CPU_ISA caps the instruction sets found,
  * so that one machine can test (or tune for) a smaller one:
- *   avx512 (or avx512f)  no cap on an AVX-512 CPU; the same as the CPU below
- *   avx2                 has_avx512 and has_vnni cleared: 32-byte vectors,
- *                        16 registers, like an AVX2-only CPU (Zen 3)
+ *   amx                  no cap below AMX (the same as native today)
+ *   avx512 (or avx512f)  the AMX flags cleared: an AVX-512 CPU with its
+ *                        VNNI and BF16 extensions (Ice Lake, Zen 4)
+ *   avxvnni              has_avx512, has_vnni and has_avx512_bf16 cleared
+ *                        as well: an AVX2 CPU with AVX-VNNI (Alder Lake)
+ *   avx2                 has_avx_vnni cleared too: 32-byte vectors, 16
+ *                        registers, like an AVX2-only CPU (Zen 3)
  *   sse                  has_avx2 and has_fma cleared as well: 16 bytes
  *   native, empty, unset no cap
  * The cap only lowers: HERON_CPU_ISA=avx512 on an AVX2 CPU finds AVX2.
@@ -66,6 +77,14 @@ void heron__hw_detect_cpu(heron__hw *hw);
  * writes "" when nothing is missing, for a NULL `hw` and for a cuda
  * description (kernels for a GPU never run on this CPU's vector units). */
 int heron__hw_cpu_lacks(const heron__hw *hw, char *missing, size_t cap);
+
+/* The same for kernels of an op dtype (heron__dtype): int8 kernels also
+ * need the dot-product extension the cpu template picks from the
+ * description ("avx512vnni" where it has AVX-512 and VNNI, else
+ * "avxvnni" where it has AVX-VNNI), bf16 kernels "avx512bf16" where it has
+ * AVX-512 and BF16; fp32 and fp16 need what heron__hw_cpu_lacks says. */
+int heron__hw_cpu_lacks_for(const heron__hw *hw, int dtype, char *missing,
+                            size_t cap);
 
 /* Loads a description: `name_or_path` containing '/' or ending in ".json"
  * is a file, otherwise configs/hw/<name>.json in the data folder of the

@@ -55,6 +55,9 @@ for path in files:
             shape = [shape[n] for n in given]
         cmd = [space, "--op", op, "--shape", ",".join(str(x) for x in shape),
                "--target", target, "--count", "--count-limit", "1"]
+        # The suite's dtype (int8 and bf16 spaces differ from fp32's).
+        if "dtype" in suite:
+            cmd += ["--dtype", suite["dtype"]]
         r = subprocess.run(cmd, capture_output=True, text=True)
         count = r.stdout.strip()
         if r.returncode != 0 or "about 0 " in count or ": 0 " in count:

@@ -1,5 +1,6 @@
 /* tests/op/suite_files.c - the shipped operator suites
- * (configs/suites/cpu.json and tensorcore.json) are well formed: every task
+ * (configs/suites/cpu.json, its int8 and bf16 forms dlboost.json and
+ * cpu-bf16.json, and tensorcore.json) are well formed: every task
  * names a known op, writes its shape with exactly that op's dimension names
  * (all required ones present, no unknown or repeated one), builds at the
  * file's dtype, and each file covers Heron's nine ops once. */
@@ -139,6 +140,14 @@ static int check_suite(const char *file, const char *want_dtype,
 
 TEST(cpu_suite_names_dims_builds_fp32_and_covers_the_nine_ops) {
   CHECK(check_suite("cpu.json", "fp32", "cpu") == 0);
+}
+
+TEST(dlboost_suite_names_dims_builds_int8_and_covers_the_nine_ops) {
+  CHECK(check_suite("dlboost.json", "int8", "cpu") == 0);
+}
+
+TEST(cpu_bf16_suite_names_dims_builds_bf16_and_covers_the_nine_ops) {
+  CHECK(check_suite("cpu-bf16.json", "bf16", "cpu") == 0);
 }
 
 TEST(tensorcore_suite_names_dims_builds_fp16_and_covers_the_nine_ops) {

@@ -1868,6 +1868,9 @@ static int emit_tiles(gen *g, int npts, int d, int has_first) {
 
 int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                        const int64_t *cfg, heron__buf *out, heron_error *err) {
+  /* int8 and bf16 have their own micro-kernel and packs (dot.c). */
+  if (t->dot)
+    return heron__cpu_dot_codegen(t, sp, cfg, out, err);
   int rc = check_config(t, sp, cfg, err);
   if (rc != HERON_OK)
     return rc;
@@ -2022,7 +2025,7 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out) {
   heron__buf_printf(out, "};\nstatic const int elem_bytes[%d] = {", nb);
   for (int i = 0; i < nb; i++)
     heron__buf_printf(out, "%s%d", i ? ", " : "",
-                      heron__dtype_size(i < n ? op->dtype : op->out_dtype));
+                      heron__dtype_size(heron__op_buf_dtype(op, i)));
   heron__buf_printf(
       out,
       "};\n\n"

@@ -297,6 +297,147 @@ static int vector_widths(int64_t lanes_max, int64_t extent, int64_t *cand) {
   return n;
 }
 
+/* ---- int8 and bf16: the dot-product micro-kernel -------------------------
+ */
+
+/* The micro-kernel variant from the description's ISA flags (the
+ * strongest it has) and the reduction steps one 32-bit lane sums. */
+static void dot_setup(heron__template *t) {
+  const heron__hw *hw = &t->hw;
+  t->dot = HERON__DOT_NONE;
+  if (t->op.dtype == HERON__INT8)
+    t->dot = hw->has_avx512 && hw->has_vnni     ? HERON__DOT_VNNI
+             : hw->has_avx2 && hw->has_avx_vnni ? HERON__DOT_AVX_VNNI
+             : hw->has_avx2                     ? HERON__DOT_I8_AVX2
+                                                : HERON__DOT_SCALAR;
+  else if (t->op.dtype == HERON__BF16)
+    t->dot = hw->has_avx512 && hw->has_avx512_bf16 ? HERON__DOT_BF16
+             : hw->has_avx2 && hw->has_fma         ? HERON__DOT_BF16_AVX2
+                                                   : HERON__DOT_SCALAR;
+  t->dot_group = t->op.dtype == HERON__INT8 && (t->dot == HERON__DOT_VNNI ||
+                                                t->dot == HERON__DOT_AVX_VNNI ||
+                                                t->dot == HERON__DOT_SCALAR)
+                     ? 4
+                     : 2;
+  t->dot_act = t->op.act_input;
+  t->dot_weight = 1 - t->op.act_input;
+}
+
+/* The vector axis of a dot-product kernel: the spatial axis (longer than
+ * one) nearest to the output's last dimension that the weights read and
+ * the activations do not, so that one broadcast activation group meets a
+ * vector of weight groups (gemm's and bmm's j, gemv's i, a convolution's
+ * output channels); -1 when the op has none. */
+static int dot_vector_axis(const heron__template *t) {
+  const heron__op *op = &t->op;
+  if (op->ninputs != 2)
+    return -1;
+  for (int a = op->naxes - 1; a >= 0; a--)
+    if (op->axes[a].kind == HERON__SPATIAL && op->axes[a].extent > 1 &&
+        heron__tensor_reads(&op->in[t->dot_weight], a) &&
+        !heron__tensor_reads(&op->in[t->dot_act], a))
+      return a;
+  return -1;
+}
+
+/* Vectorize for a dot-product kernel: vec in {8, 16} (32-bit lanes of the
+ * variant's registers, up to the axis' extent and within the padded-work
+ * bound), with 1 (scalar code) only for short vector axes, dividing the
+ * register-inner tile of the vector axis, as for fp32. */
+static void rule_vectorize_dot(ctx *c) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  int a = dot_vector_axis(t);
+  t->vec_axis = a;
+  if (a < 0) {
+    t->vec = heron__r_const(&c->r, 1);
+    if (!c->r.rc)
+      c->r.rc = heron_error_set(c->r.err, HERON_EUNSUPPORTED,
+                                "cpu template: %s %s needs an output axis "
+                                "the weights read and the activations do not",
+                                op->name, heron__dtype_name(op->dtype));
+    return;
+  }
+  int wide = t->dot == HERON__DOT_VNNI || t->dot == HERON__DOT_BF16;
+  int64_t ext = op->axes[a].extent, cand[3];
+  int pct = t->hw.max_padded_work_pct > 0 ? t->hw.max_padded_work_pct : 125;
+  int n = 0;
+  /* The kernels tensorize whenever the vector axis can hold a vector
+   * within the padded-work bound (Heron's DL Boost template always does);
+   * scalar code stays in the space only where vectors might not fit, or
+   * where the vector axis alone cannot give every core a vector (the
+   * parallel rule could then leave no valid config: gemv's 47 rows in
+   * vectors of 8 on 8 cores). */
+  int cores = t->hw.cores > 0 ? t->hw.cores : 1;
+  int64_t ws[2];
+  int nw = 0;
+  for (int64_t w = 8; w <= (wide ? 16 : 8); w *= 2)
+    if (t->dot != HERON__DOT_SCALAR && ext >= w &&
+        (ext + w - 1) / w * w * 100 <= ext * pct)
+      ws[nw++] = w;
+  if (nw == 0 || ext < ws[0] * cores)
+    cand[n++] = 1;
+  for (int i = 0; i < nw; i++)
+    cand[n++] = ws[i];
+  t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
+  int q = heron__r_range(&c->r, "vec.q", 0, 1, op->axes[a].extent);
+  c->vec_q = q;
+  heron__r_post(&c->r, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL,
+                0, "vec divides the register-inner tile");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Vectorize",
+      "register-inner loop of %s (read by the weights %s, not by the "
+      "activations %s), vec in {%lld%s%s} 32-bit lanes dividing %s.t3",
+      op->axes[a].name, op->in[t->dot_weight].name, op->in[t->dot_act].name,
+      (long long)cand[0], n > 1 ? (cand[1] == 8 ? ", 8" : ", 16") : "",
+      n > 2 ? ", 16" : "", op->axes[a].name);
+}
+
+/* The reduction slice of a dot-product kernel is packed rounded up to whole
+ * groups of G steps, the rounding zero-filled: a slice of 1 step would do
+ * 4 times the work in int8.  Like the padded-work rule for the spatial
+ * tiles, the rounded slice may exceed the real one by at most a quarter:
+ *
+ *   k.slice = product of every reduction t1,
+ *   G * k.groups >= k.slice,  G * k.groups <= k.slice + G - 1,
+ *   4 * G * k.groups <= 5 * k.slice,
+ *
+ * which keeps slices that are multiples of G (and long ones) and drops
+ * short odd ones (1, 2, 3, 5, 6, 7 in int8's groups of 4). */
+static void rule_dot_groups(ctx *c) {
+  heron__template *t = c->t;
+  const heron__op *op = &t->op;
+  int xs[HERON__MAX_AXES], n = 0;
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__REDUCE && t->has_knobs[a])
+      xs[n++] = t->tile[a][1];
+  if (n == 0 || c->r.rc)
+    return;
+  int64_t G = t->dot_group;
+  int slice = heron__r_prod(&c->r, "k.slice", xs, n);
+  int64_t ub = heron__r_ub(&c->r, slice);
+  int groups = heron__r_range(&c->r, "k.groups", 0, 1, (ub + G - 1) / G);
+  int rounded = heron__r_prod(&c->r, "k.rounded",
+                              (int[]){heron__r_const(&c->r, G), groups}, 2);
+  heron__r_post(&c->r, HERON_C_LE, slice, &rounded, 1, NULL, 0,
+                "k.slice <= k.rounded");
+  int most = heron__r_sum(&c->r, "k.slice+G-1",
+                          (int[]){slice, heron__r_const(&c->r, G - 1)}, 2);
+  heron__r_post(&c->r, HERON_C_LE, rounded, &most, 1, NULL, 0,
+                "k.rounded <= k.slice + G - 1");
+  int four = heron__r_prod(&c->r, "4*k.rounded",
+                           (int[]){heron__r_const(&c->r, 4), rounded}, 2);
+  int five = heron__r_prod(&c->r, "5*k.slice",
+                           (int[]){heron__r_const(&c->r, 5), slice}, 2);
+  heron__r_post(&c->r, HERON_C_LE, four, &five, 1, NULL, 0,
+                "rounded slice <= 125% of the slice");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Tensorize",
+      "reduction slice packed in whole groups of %lld (zero-filled): "
+      "k.rounded = %lld * ceil(k.slice / %lld) <= 125%% of k.slice",
+      (long long)G, (long long)G, (long long)G);
+}
+
 /* Vectorizes the register-inner loop of the output's contiguous axis: the
  * knob `vec` takes a vector width the hardware has (4 floats per 16 bytes
  * up to the widest register) no longer than the axis, and the
@@ -305,6 +446,10 @@ static int vector_widths(int64_t lanes_max, int64_t extent, int64_t *cand) {
 static void rule_vectorize(ctx *c) {
   heron__template *t = c->t;
   const heron__op *op = &t->op;
+  if (t->dot) {
+    rule_vectorize_dot(c);
+    return;
+  }
   int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
   int contiguous = find_vector_axis(op);
   int a = choose_vector_axis(op, (int)(lanes_max < 16 ? lanes_max : 16));
@@ -480,6 +625,28 @@ static void rule_tensorize(ctx *c, int vec_q) {
   t->fma_isa = t->hw.has_avx512                  ? 512
                : t->hw.has_fma && t->hw.has_avx2 ? 256
                                                  : 0;
+  if (t->dot) {
+    static const char *const kernels[] = {
+        [HERON__DOT_VNNI] =
+            "_mm512_dpbusd_epi32 at vec 16, _mm256_dpbusd_epi32 "
+            "at vec 8 (AVX512-VNNI)",
+        [HERON__DOT_AVX_VNNI] = "_mm256_dpbusd_avx_epi32 at vec 8 (AVX-VNNI)",
+        [HERON__DOT_I8_AVX2] = "_mm256_cvtepi8_epi16 + _mm256_madd_epi16 + "
+                               "_mm256_add_epi32 at vec 8 (AVX2, exact)",
+        [HERON__DOT_BF16] = "_mm512_dpbf16_ps at vec 16, _mm256_dpbf16_ps at "
+                            "vec 8 (AVX512-BF16)",
+        [HERON__DOT_BF16_AVX2] = "bf16 pairs widened, two _mm256_fmadd_ps at "
+                                 "vec 8 (AVX2)",
+        [HERON__DOT_SCALAR] = "scalar dot products only",
+    };
+    heron__rule_note_add(
+        t->rules, &t->nrules, "Tensorize",
+        "dot-product micro-kernel on the register tile, %d reduction steps "
+        "per 32-bit lane: %s; accumulators + weight vectors + 1 broadcast "
+        "<= %d registers",
+        t->dot_group, kernels[t->dot], regs);
+    return;
+  }
   heron__rule_note_add(t->rules, &t->nrules, "Tensorize",
        "outer-product micro-kernel on the register tile: %s; accumulators + "
        "loaded vectors + 1 broadcast <= %d registers",
@@ -520,7 +687,7 @@ static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
   for (int a = 0; a < op->naxes; a++)
     if (op->axes[a].kind == HERON__REDUCE && t->has_knobs[a])
       splits[ns++] = t->tile[a][0];
-  if (t->vec_reduce || t->vec_axis < 0 || ns == 0 ||
+  if (t->dot || t->vec_reduce || t->vec_axis < 0 || ns == 0 ||
       reads_contiguously(op, &op->out, t->vec_axis) || c->r.rc)
     return;
   int xs[HERON__MAX_AXES], n = 0;
@@ -598,7 +765,10 @@ static void rule_pack(ctx *c) {
       sizes[nsizes++] = t->pack_elems[i];
       continue;
     }
-    t->pack[i] = heron__r_range(&c->r, name, 1, 0, 1);
+    /* A dot-product kernel always packs both inputs: its layouts (groups
+     * of reduction steps per 32-bit lane) exist only in the packs. */
+    t->pack[i] = t->dot ? heron__r_const(&c->r, 1)
+                        : heron__r_range(&c->r, name, 1, 0, 1);
     snprintf(name, sizeof name, "%s.pack.tile", ts->name);
     int tile = heron__r_prod(&c->r, name, xs, n);
     snprintf(name, sizeof name, "%s.pack.elems", ts->name);
@@ -612,18 +782,22 @@ static void rule_pack(ctx *c) {
   int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
   heron__r_post(&c->r, HERON_C_LE, total, (int[]){heron__r_const(&c->r, t->pack_limit)}, 1, NULL, 0,
        "pack.elems <= cache share");
-  heron__rule_note_add(t->rules, &t->nrules, "Add-Multi-Level-SPM",
-       "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
-       "into a contiguous aligned buffer in micro-kernel order; %s%sall "
-       "packs <= %lld elements (last-level cache share)",
-       t->stage >= 0 ? op->out.name : "",
-       t->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
-                       "reduction kept in a per-thread buffer of the "
-                       "output's tile as whole vectors (its lanes lie a "
-                       "stride apart), the output written at the last "
-                       "step; "
-                     : "",
-       (long long)t->pack_limit);
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Add-Multi-Level-SPM",
+      "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
+      "into a contiguous aligned buffer in micro-kernel order; %s%sall "
+      "packs <= %lld elements (last-level cache share)",
+      t->dot ? "with int8 and bf16 both inputs always (X.pack = 1), the "
+               "weights in groups of k per 32-bit lane; "
+      : t->stage >= 0 ? op->out.name
+                      : "",
+      t->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
+                      "reduction kept in a per-thread buffer of the "
+                      "output's tile as whole vectors (its lanes lie a "
+                      "stride apart), the output written at the last "
+                      "step; "
+                    : "",
+      (long long)t->pack_limit);
 }
 
 /* ---- Tile for cache --------------------------------------------------- */
@@ -749,6 +923,14 @@ static void rule_unroll(ctx *c) {
  * sequential stream and the knob is a constant 0. */
 static void rule_prefetch(ctx *c) {
   heron__template *t = c->t;
+  if (t->dot) {
+    t->prefetch = heron__r_const(&c->r, 0);
+    heron__rule_note_add(
+        t->rules, &t->nrules, "Prefetch",
+        "not applicable: the dot-product kernels read only their packs "
+        "(sequential streams)");
+    return;
+  }
   if (t->vec_reduce) {
     t->prefetch = heron__r_const(&c->r, 0);
     heron__rule_note_add(t->rules, &t->nrules, "Prefetch",
@@ -774,6 +956,7 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   c->r.err = err;
   c->r.who = "cpu template";
   c->vec_q = -1;
+  dot_setup(t);
 
   rule_always_inline(c);
   rule_multi_level_tiling(c);
@@ -790,6 +973,8 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   }
   rule_cache_stage(c, l2_sizes);
   rule_tensorize(c, c->vec_q);
+  if (t->dot)
+    rule_dot_groups(c);
   rule_tile_for_cache(c, l2_sizes, l1_sizes);
   rule_pack(c);
   rule_unroll(c);

@@ -30,9 +30,14 @@ static int cpu_resolve_hw(const heron_task_spec *spec, heron__hw *hw,
 /* The preconditions of the cpu rules, then the rules (rules.c). */
 static int cpu_rules(heron__template *t, heron_space *sp, heron_error *err) {
   const heron__op *op = &t->op;
-  if (op->dtype != HERON__FP32 || op->out_dtype != HERON__FP32)
+  if (op->dtype == HERON__FP16)
     return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "the cpu template supports fp32 only, not %s",
+                           "the cpu template supports fp32, int8 and bf16, "
+                           "not fp16");
+  if (op->dtype != HERON__FP32 && op->prepack)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the cpu template's %s kernels pack their inputs at "
+                           "every call; --prepack is for fp32",
                            heron__dtype_name(op->dtype));
   if (op->out.bounded)
     return heron_error_set(err, HERON_EUNSUPPORTED,
@@ -43,7 +48,11 @@ static int cpu_rules(heron__template *t, heron_space *sp, heron_error *err) {
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "the cpu template needs 1..%d inputs, op %s has %d",
                            HERON__MAX_TENSORS, op->name, op->ninputs);
-  t->elem_bytes = 4;
+  /* The memory rules count elements of the inputs' size: int8's bytes,
+   * bf16's halves. */
+  t->elem_bytes = op->dtype == HERON__INT8   ? 1
+                  : op->dtype == HERON__BF16 ? 2
+                                             : 4;
   return heron__cpu_rules_apply(t, sp, err);
 }
 
@@ -71,6 +80,17 @@ static int cpu_rules(heron__template *t, heron_space *sp, heron_error *err) {
 
 static const char *cpu_cflags(const heron__template *t) {
   const heron__hw *hw = &t->hw;
+  /* The int8 and bf16 micro-kernels add their dot-product extensions. */
+  switch (t->dot) {
+  case HERON__DOT_VNNI:
+    return CPU_CFLAGS("-mavx512f -mavx512vl -mavx512vnni -mavx2 -mfma");
+  case HERON__DOT_AVX_VNNI:
+    return CPU_CFLAGS("-mno-avx512f -mavx2 -mfma -mavxvnni");
+  case HERON__DOT_BF16:
+    return CPU_CFLAGS("-mavx512f -mavx512vl -mavx512bf16 -mavx2 -mfma");
+  default:
+    break;
+  }
   if (hw->has_avx512)
     return CPU_CFLAGS("-mavx512f -mavx2 -mfma");
   if (hw->has_avx2)
@@ -97,7 +117,8 @@ static int cpu_measure_setup(const heron_task *t,
                            emu, heron_task_key(t));
   }
   char missing[128];
-  if (!mo->compile_only && heron__hw_cpu_lacks(&t->hw, missing, sizeof missing))
+  if (!mo->compile_only && heron__hw_cpu_lacks_for(&t->hw, t->op.dtype, missing,
+                                                  sizeof missing))
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "target cpu: the hardware description '%s' "
                            "needs %s, which this CPU lacks, so its kernels "
@@ -120,7 +141,7 @@ static const heron__target cpu_target = {
     .summary = "generated C: multi-level tiling, local accumulator, OpenMP, "
                "vector FMA micro-kernel; built by the system C compiler",
     .default_dtype = "fp32",
-    .dtypes = "fp32",
+    .dtypes = "fp32, int8 or bf16",
     .flags = HERON__TARGET_HW_FILE,
     .check_spec = cpu_check_spec,
     .resolve_hw = cpu_resolve_hw,

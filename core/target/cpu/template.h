@@ -48,6 +48,32 @@
 #include "core/sched/rules.h"
 #include "core/sched/sched.h"
 
+/* The micro-kernel variants of int8 and bf16 (heron__template.dot).  Every
+ * one has the same packs and scalar code at vec 1; the instructions at vec
+ * 16 (zmm) and 8 (ymm):
+ *   VNNI       AVX512-VNNI: _mm512_dpbusd_epi32, _mm256_dpbusd_epi32 (VL)
+ *   AVX_VNNI   AVX-VNNI (VEX): _mm256_dpbusd_avx_epi32, vec 8 only
+ *   I8_AVX2    AVX2: the s8 weights widened to s16 (_mm256_cvtepi8_epi16),
+ *              the activations packed as s16 pairs, _mm256_madd_epi16 and
+ *              _mm256_add_epi32: every product and pair sum is exact in
+ *              its 16- and 32-bit lanes, so unlike vpmaddubsw (whose
+ *              16-bit pair sums saturate at 255 * 127 * 2 > 32767) no
+ *              input can change a result; vec 8 only
+ *   BF16       AVX512-BF16: _mm512_dpbf16_ps, _mm256_dpbf16_ps (VL)
+ *   BF16_AVX2  AVX2 and FMA: bf16 pairs widened to fp32 by shifts and two
+ *              _mm256_fmadd_ps, odd element first as vdpbf16ps does (the
+ *              products are exact, so the sums round alike); vec 8 only
+ *   SCALAR     no AVX2: vec 1 only */
+enum {
+  HERON__DOT_NONE = 0,
+  HERON__DOT_VNNI,
+  HERON__DOT_AVX_VNNI,
+  HERON__DOT_I8_AVX2,
+  HERON__DOT_BF16,
+  HERON__DOT_BF16_AVX2,
+  HERON__DOT_SCALAR
+};
+
 /* Spatial axes are split into these four levels, reductions into two. */
 #define HERON__CPU_SPATIAL_LEVELS 4
 #define HERON__CPU_REDUCE_LEVELS 2
@@ -87,6 +113,22 @@ struct heron__template {
   int stage;
   int stage_elems;
   int regs_need;     /* aux: vector registers the micro-kernel needs */
+  /* int8 and bf16 (Tensorize with a dot-product instruction; fp32 has
+   * HERON__DOT_NONE and none of what follows).  Each 32-bit accumulator
+   * lane sums dot_group consecutive reduction steps at once: 4 u8 x s8
+   * products for vpdpbusd, 2 for the AVX2 int8 form (exact 16-bit
+   * products, vpmovsxbw + vpmaddwd) and for bf16's pairs.  Both inputs are
+   * always packed, at every reduction-outer step: the weights (dot_weight,
+   * the input that reads the vector axis) as [point][k / group][lanes]
+   * [group], group consecutive reduction steps per 32-bit lane as the
+   * instructions read them, the activations (dot_act, broadcast one
+   * 32-bit group at a time) as [point][k]; both zero-filled past every
+   * edge and up to a whole group, so no constraint ties the reduction
+   * tiles to the group. */
+  int dot;           /* HERON__DOT_*, from the description's ISA flags */
+  int dot_group;     /* reduction steps per 32-bit lane: 4 or 2 */
+  int dot_act;       /* the activation input (op.act_input) */
+  int dot_weight;    /* the weight input */
   int fma_isa;       /* 512: _mm512 intrinsics for vec 16; 256: _mm256 for
                         vec 8 (with FMA); 0: vector extensions only */
   int acc_at;        /* knob: 0 = register-inner tile, 1 = levels 2 and 3 */
@@ -140,5 +182,21 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
 /* The cpu generator (core/target/cpu/codegen.c). */
 int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                        const int64_t *cfg, heron__buf *out, heron_error *err);
+
+/* The int8 and bf16 generator (core/target/cpu/dot.c), which
+ * heron__cpu_codegen calls for templates with t->dot set.  Its source
+ * builds natively with the template's flags, or anywhere with
+ * -DHERON_EMULATE_ISA, where scalar C definitions of every intrinsic it
+ * uses replace <immintrin.h> (the same kernel, emulated).  A prelude
+ * (includes and those definitions) comes first under an include guard, so
+ * several kernels' sources may be concatenated into one file, each
+ * renamed with "#define heron_kernel heron_kernel_<n>". */
+int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
+                           const int64_t *cfg, heron__buf *out,
+                           heron_error *err);
+
+/* The scalar C definitions of the intrinsics the int8 and bf16 kernels
+ * use, as C source (static, NUL-terminated). */
+extern const char heron__cpu_isa_emulation[];
 
 #endif

@@ -1,0 +1,984 @@
+/* core/target/cpu/dot.c - C source for one config of the cpu template in
+ * int8 (u8 activations x s8 weights -> s32) and bf16 (-> fp32): the
+ * dot-product micro-kernels (Tensorize with vpdpbusd, vdpbf16ps or their
+ * exact AVX2 forms) and the packs in the layouts those instructions read.
+ *
+ * The loop nest is the template's (core/target/cpu/template.h), with both
+ * inputs packed at every reduction-outer step:
+ *
+ *   parallel for every thread tile (fused level-0 tiles)
+ *     for every reduction-outer step
+ *       pack the activations: [point of the thread tile][k]
+ *       pack the weights:     [point][k / G][lane of the thread's vector
+ *                              axis tile][G]
+ *         (k the flattened reduction-inner slice, rounded up to a whole
+ *          group of G steps; zeros past every edge, in the padding of a
+ *          convolution and in the rounding, so no edge needs a guard
+ *          below)
+ *       for the cache tiles (level 1) and register tiles (level 2)
+ *         acc = 0
+ *         for every group of G reduction steps (#pragma GCC unroll)
+ *           load each weight vector of the register tile (vec lanes x G)
+ *           for each row: broadcast its 32-bit group of activations and
+ *             acc[row][vector] = dot(acc, broadcast, weights)
+ *         store the lanes inside the extent: = acc on the first
+ *         reduction-outer step, += acc later, epilogue on the last
+ *
+ * At vec 1 the same packs are read by plain C.  The intrinsics come from
+ * <immintrin.h>, or with -DHERON_EMULATE_ISA from the scalar definitions
+ * of core/target/cpu/isa_emu.c, emitted into the source (its prelude,
+ * under an include guard so that sources may be concatenated).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/target/cpu/template.h"
+
+/* A cap on the accumulators of one register tile, as in cpu_codegen.c:
+ * the register rule keeps real tiles far below it. */
+#define MAX_ACC 4096
+
+typedef struct dgen {
+  const heron__template *t;
+  const heron__op *op;
+  heron__buf *o;
+  int64_t len[HERON__MAX_AXES][HERON__CPU_SPATIAL_LEVELS];
+  int64_t thr[HERON__MAX_AXES]; /* thread tile: spatial levels 1..3, or a
+                                   reduction's inner tile */
+  int64_t reg[HERON__MAX_AXES]; /* register tile of a spatial axis */
+  int ragged[HERON__MAX_AXES];
+  int vec, group, vaxis, act, wt;
+  int int8;            /* 1 for int8, 0 for bf16 */
+  int unroll;          /* #pragma GCC unroll of the group loop */
+  int64_t ri, rip, ng; /* reduction-inner steps, rounded up, groups */
+  int64_t tv;          /* lanes of the thread's vector-axis tile */
+  int64_t pa_pts, pw_pts;
+  int has_outer; /* some reduction axis has outer steps */
+} dgen;
+
+static void ind(dgen *g, int depth) {
+  for (int i = 0; i < depth; i++)
+    heron__buf_puts(g->o, "  ");
+}
+
+/* Whether axis a takes part in loops and indices (extent > 1). */
+static int live(const dgen *g, int a) { return g->op->axes[a].extent > 1; }
+
+static const heron__tensor *buf_tensor(const heron__op *op, int ti) {
+  if (ti < op->ninputs)
+    return &op->in[ti];
+  return ti == op->ninputs ? &op->out : &op->bias;
+}
+
+/* The C element type of buffer ti. */
+static const char *ctype(const heron__op *op, int ti) {
+  switch (heron__op_buf_dtype(op, ti)) {
+  case HERON__U8:
+    return "uint8_t";
+  case HERON__S8:
+    return "int8_t";
+  case HERON__S32:
+    return "int32_t";
+  case HERON__BF16:
+    return "uint16_t";
+  default:
+    return "float";
+  }
+}
+
+/* The element type of the activation pack: the AVX2 int8 form reads s16
+ * pairs, the others the input's own elements. */
+static const char *act_pack_type(const dgen *g) {
+  if (g->t->dot == HERON__DOT_I8_AVX2)
+    return "int16_t";
+  return ctype(g->op, g->act);
+}
+
+/* Appends the read of tensor ti at the global coordinates g_<axis>: into
+ * cond the range and divisibility checks of its guarded dimensions ("1"
+ * when none), into off its row-major offset. */
+static void element_text(const dgen *g, int ti, heron__buf *cond,
+                         heron__buf *off) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = buf_tensor(op, ti);
+  int nc = 0;
+  heron__buf acc = {0};
+  heron__buf_puts(&acc, "0");
+  for (int d = 0; d < ts->ndim; d++) {
+    const heron__affine *ix = &ts->index[d];
+    heron__buf e = {0};
+    heron__buf_printf(&e, "(%lld", (long long)ix->offset);
+    for (int a = 0; a < op->naxes; a++)
+      if (ix->coef[a] != 0 && live(g, a))
+        heron__buf_printf(&e, " + %lldLL * g_%s", (long long)ix->coef[a],
+                          op->axes[a].name);
+    heron__buf_puts(&e, ")");
+    int64_t div = heron__affine_div(ix);
+    /* Horner's form of the row-major offset: (prev) * dim + index. */
+    heron__buf next = {0};
+    if (div > 1) {
+      heron__buf_printf(cond, "%s(%s %% %lld == 0)", nc++ ? " && " : "", e.data,
+                        (long long)div);
+      heron__buf_printf(cond, " && (%s >= 0) && (%s / %lld < %lld)", e.data,
+                        e.data, (long long)div, (long long)ts->dims[d]);
+      heron__buf_printf(&next, "(%s) * %lld + %s / %lld", acc.data,
+                        (long long)ts->dims[d], e.data, (long long)div);
+    } else {
+      if (ts->bounded)
+        heron__buf_printf(cond, "%s(%s >= 0 && %s < %lld)", nc++ ? " && " : "",
+                          e.data, e.data, (long long)ts->dims[d]);
+      heron__buf_printf(&next, "(%s) * %lld + %s", acc.data,
+                        (long long)ts->dims[d], e.data);
+    }
+    heron__buf_free(&acc);
+    acc = next;
+    heron__buf_free(&e);
+  }
+  heron__buf_puts(off, acc.data);
+  heron__buf_free(&acc);
+  if (!nc)
+    heron__buf_puts(cond, "1");
+}
+
+/* Opens one loop per live reduction axis over its inner tile, setting
+ * g_<r> (global) and appending "g_<r> < extent" checks for ragged ones to
+ * inr.  Returns the loops opened. */
+static int open_reduce_inner(dgen *g, int depth, heron__buf *inr) {
+  const heron__op *op = g->op;
+  int n = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__REDUCE || !live(g, a))
+      continue;
+    const char *nm = op->axes[a].name;
+    ind(g, depth + n);
+    heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
+                      nm, nm, (long long)g->len[a][1], nm);
+    ind(g, depth + n + 1);
+    heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", nm, nm, nm);
+    if (g->ragged[a])
+      heron__buf_printf(inr, " && g_%s < %lld", nm,
+                        (long long)op->axes[a].extent);
+    n++;
+  }
+  return n;
+}
+
+static void close_n(dgen *g, int n, int depth) {
+  for (int i = n - 1; i >= 0; i--) {
+    ind(g, depth + i);
+    heron__buf_puts(g->o, "}\n");
+  }
+}
+
+/* Opens one loop per live spatial axis of `which` (1: read by the
+ * activations, 2: read by the weights, other than the vector axis) over
+ * the thread tile, setting g_<a>; appends ragged checks to inr. */
+static int open_spatial_pack(dgen *g, int ti, int depth, heron__buf *inr) {
+  const heron__op *op = g->op;
+  int n = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || !live(g, a) || a == g->vaxis ||
+        !heron__tensor_reads(&op->in[ti], a))
+      continue;
+    const char *nm = op->axes[a].name;
+    ind(g, depth + n);
+    heron__buf_printf(g->o, "for (int64_t p_%s = 0; p_%s < %lld; p_%s++) {\n",
+                      nm, nm, (long long)g->thr[a], nm);
+    ind(g, depth + n + 1);
+    heron__buf_printf(g->o, "const int64_t g_%s = o_%s + p_%s;\n", nm, nm, nm);
+    if (g->ragged[a])
+      heron__buf_printf(inr, " && g_%s < %lld", nm,
+                        (long long)op->axes[a].extent);
+    n++;
+  }
+  return n;
+}
+
+/* The activation pack: for every point of the thread tile the activations
+ * read, the reduction-inner slice in order, zeros past the edges and up to
+ * the rounded length. */
+static void emit_pack_act(dgen *g, int depth) {
+  heron__buf inr = {0}, cond = {0}, off = {0};
+  heron__buf_puts(&inr, "1");
+  ind(g, depth);
+  heron__buf_puts(g->o, "{\n");
+  ind(g, depth + 1);
+  heron__buf_printf(g->o, "%s *h_q = h_pa;\n", act_pack_type(g));
+  int ns = open_spatial_pack(g, g->act, depth + 1, &inr);
+  int nr = open_reduce_inner(g, depth + 1 + ns, &inr);
+  element_text(g, g->act, &cond, &off);
+  ind(g, depth + 1 + ns + nr);
+  heron__buf_printf(g->o, "*h_q++ = (%s && %s) ? (%s)t_%s[%s] : 0;\n", inr.data,
+                    cond.data, act_pack_type(g), g->op->in[g->act].name,
+                    off.data);
+  close_n(g, nr, depth + 1 + ns);
+  if (g->rip > g->ri) {
+    ind(g, depth + 1 + ns);
+    heron__buf_printf(g->o, "for (int h_z = 0; h_z < %lld; h_z++)\n",
+                      (long long)(g->rip - g->ri));
+    ind(g, depth + 2 + ns);
+    heron__buf_puts(g->o, "*h_q++ = 0;\n");
+  }
+  close_n(g, ns, depth + 1);
+  ind(g, depth);
+  heron__buf_puts(g->o, "}\n");
+  heron__buf_free(&inr);
+  heron__buf_free(&cond);
+  heron__buf_free(&off);
+}
+
+/* The weight pack: for every point of the thread tile the weights read
+ * besides the vector axis, element (k, lane) at [k / G][lane][k % G]. */
+static void emit_pack_weight(dgen *g, int depth) {
+  const heron__op *op = g->op;
+  heron__buf inr = {0}, cond = {0}, off = {0};
+  heron__buf_puts(&inr, "1");
+  const char *wt = ctype(op, g->wt);
+  const char *vn = op->axes[g->vaxis].name;
+  int64_t blk = g->rip * g->tv; /* elements per point */
+  ind(g, depth);
+  heron__buf_puts(g->o, "{\n");
+  ind(g, depth + 1);
+  heron__buf_printf(g->o, "%s *h_q = h_pw;\n", wt);
+  int ns = open_spatial_pack(g, g->wt, depth + 1, &inr);
+  int d = depth + 1 + ns;
+  /* Zero the rounding groups' tail first: only whole groups are read. */
+  if (g->rip > g->ri) {
+    ind(g, d);
+    heron__buf_printf(
+        g->o, "memset(h_q + %lld, 0, %lld * sizeof *h_q);\n",
+        (long long)((g->ri / g->group) * g->group * g->tv),
+        (long long)((g->rip - g->ri / g->group * g->group) * g->tv));
+  }
+  ind(g, d);
+  heron__buf_puts(g->o, "int64_t h_k = 0;\n");
+  int nr = open_reduce_inner(g, d, &inr);
+  ind(g, d + nr);
+  heron__buf_printf(g->o, "%s *h_d = h_q + (h_k / %d) * %lld + h_k %% %d;\n",
+                    wt, g->group, (long long)(g->tv * g->group), g->group);
+  ind(g, d + nr);
+  heron__buf_printf(g->o, "for (int64_t p_%s = 0; p_%s < %lld; p_%s++) {\n", vn,
+                    vn, (long long)g->tv, vn);
+  ind(g, d + nr + 1);
+  heron__buf_printf(g->o, "const int64_t g_%s = o_%s + p_%s;\n", vn, vn, vn);
+  if (g->ragged[g->vaxis])
+    heron__buf_printf(&inr, " && g_%s < %lld", vn,
+                      (long long)op->axes[g->vaxis].extent);
+  element_text(g, g->wt, &cond, &off);
+  ind(g, d + nr + 1);
+  heron__buf_printf(g->o, "h_d[p_%s * %d] = (%s && %s) ? t_%s[%s] : 0;\n", vn,
+                    g->group, inr.data, cond.data, op->in[g->wt].name,
+                    off.data);
+  ind(g, d + nr);
+  heron__buf_puts(g->o, "}\n");
+  ind(g, d + nr);
+  heron__buf_puts(g->o, "h_k++;\n");
+  close_n(g, nr, d);
+  ind(g, d);
+  heron__buf_printf(g->o, "h_q += %lld;\n", (long long)blk);
+  close_n(g, ns, depth + 1);
+  ind(g, depth);
+  heron__buf_puts(g->o, "}\n");
+  heron__buf_free(&inr);
+  heron__buf_free(&cond);
+  heron__buf_free(&off);
+}
+
+/* ---- the register tile ---------------------------------------------------
+ * Rows are the points of the register tile over the live spatial axes
+ * other than the vector axis (row-major, in axis order); every row has
+ * nvec = reg[v] / vec accumulators. */
+
+static int64_t count_rows(const dgen *g) {
+  int64_t n = 1;
+  for (int a = 0; a < g->op->naxes; a++)
+    if (g->op->axes[a].kind == HERON__SPATIAL && live(g, a) && a != g->vaxis)
+      n *= g->reg[a];
+  return n;
+}
+
+/* The offsets of row r inside the register tile, per axis. */
+static void row_offsets(const dgen *g, int64_t r, int64_t *off) {
+  for (int a = g->op->naxes - 1; a >= 0; a--) {
+    off[a] = 0;
+    if (g->op->axes[a].kind != HERON__SPATIAL || !live(g, a) || a == g->vaxis)
+      continue;
+    off[a] = r % g->reg[a];
+    r /= g->reg[a];
+  }
+}
+
+/* The pack point (row-major over the thread tile of the axes input ti
+ * reads, the vector axis left out) of row r, as a C expression of the
+ * register tile's local origin r_<a>. */
+static void pack_point_text(const dgen *g, int ti, const int64_t *off,
+                            heron__buf *b) {
+  const heron__op *op = g->op;
+  heron__buf acc = {0};
+  heron__buf_puts(&acc, "0");
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || !live(g, a) || a == g->vaxis ||
+        !heron__tensor_reads(&op->in[ti], a))
+      continue;
+    heron__buf next = {0};
+    heron__buf_printf(&next, "(%s) * %lld + (r_%s + %lld)", acc.data,
+                      (long long)g->thr[a], op->axes[a].name,
+                      (long long)off[a]);
+    heron__buf_free(&acc);
+    acc = next;
+  }
+  heron__buf_printf(b, "(%s)", acc.data);
+  heron__buf_free(&acc);
+}
+
+/* The key of row r's weights: its offsets along the axes the weights read
+ * (rows differing only elsewhere share their weight vectors). */
+static int64_t weight_key(const dgen *g, int64_t r) {
+  int64_t off[HERON__MAX_AXES], key = 0;
+  row_offsets(g, r, off);
+  for (int a = 0; a < g->op->naxes; a++)
+    if (g->op->axes[a].kind == HERON__SPATIAL && live(g, a) && a != g->vaxis &&
+        heron__tensor_reads(&g->op->in[g->wt], a))
+      key = key * g->reg[a] + off[a];
+  return key;
+}
+
+/* The instructions of one variant at the kernel's vector width. */
+typedef struct isa {
+  const char *acc_t; /* accumulator type */
+  const char *zero;  /* its zero */
+  const char *wload; /* weight vector load of pointer %s */
+  const char *w_t;   /* weight vector type */
+  const char *bcast; /* broadcast of a 32-bit int %s */
+  const char *b_t;   /* broadcast type */
+  const char *dot;   /* acc = dot(acc %1, broadcast %2, weights %3) */
+  const char *store; /* store acc %2 to the lanes array %1 */
+  const char *vload; /* load a vector of outputs from %s */
+  const char *vadd;  /* the sum of two accumulator vectors %1, %2 */
+} isa;
+
+static isa pick_isa(const dgen *g) {
+  int v16 = g->vec == 16;
+  switch (g->t->dot) {
+  case HERON__DOT_VNNI:
+  case HERON__DOT_AVX_VNNI:
+    return (isa){v16 ? "__m512i" : "__m256i",
+                 v16 ? "_mm512_setzero_si512()" : "_mm256_setzero_si256()",
+                 v16 ? "_mm512_loadu_si512(%s)"
+                     : "_mm256_loadu_si256((const __m256i *)(%s))",
+                 v16 ? "__m512i" : "__m256i",
+                 v16 ? "_mm512_set1_epi32(%s)" : "_mm256_set1_epi32(%s)",
+                 v16 ? "__m512i" : "__m256i",
+                 v16 ? "%1$s = _mm512_dpbusd_epi32(%1$s, %2$s, %3$s);"
+                 : g->t->dot == HERON__DOT_VNNI
+                     ? "%1$s = _mm256_dpbusd_epi32(%1$s, %2$s, %3$s);"
+                     : "%1$s = _mm256_dpbusd_avx_epi32(%1$s, %2$s, %3$s);",
+                 v16 ? "_mm512_storeu_si512(%s, %s);"
+                     : "_mm256_storeu_si256((__m256i *)(%s), %s);",
+                 v16 ? "_mm512_loadu_si512(%s)"
+                     : "_mm256_loadu_si256((const __m256i *)(%s))",
+                 v16 ? "_mm512_add_epi32(%1$s, %2$s)"
+                     : "_mm256_add_epi32(%1$s, %2$s)"};
+  case HERON__DOT_I8_AVX2:
+    return (isa){
+        "__m256i",
+        "_mm256_setzero_si256()",
+        "_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(%s)))",
+        "__m256i",
+        "_mm256_set1_epi32(%s)",
+        "__m256i",
+        "%1$s = _mm256_add_epi32(%1$s, _mm256_madd_epi16(%2$s, %3$s));",
+        "_mm256_storeu_si256((__m256i *)(%s), %s);",
+        "_mm256_loadu_si256((const __m256i *)(%s))",
+        "_mm256_add_epi32(%1$s, %2$s)"};
+  case HERON__DOT_BF16:
+    return (isa){
+        v16 ? "__m512" : "__m256",
+        v16 ? "_mm512_setzero_ps()" : "_mm256_setzero_ps()",
+        v16 ? "_mm512_loadu_si512(%s)"
+            : "_mm256_loadu_si256((const __m256i *)(%s))",
+        v16 ? "__m512i" : "__m256i",
+        v16 ? "_mm512_set1_epi32(%s)" : "_mm256_set1_epi32(%s)",
+        v16 ? "__m512i" : "__m256i",
+        v16 ? "%1$s = _mm512_dpbf16_ps(%1$s, (__m512bh)%2$s, (__m512bh)%3$s);"
+            : "%1$s = _mm256_dpbf16_ps(%1$s, (__m256bh)%2$s, (__m256bh)%3$s);",
+        v16 ? "_mm512_storeu_ps(%s, %s);" : "_mm256_storeu_ps(%s, %s);",
+        v16 ? "_mm512_loadu_ps(%s)" : "_mm256_loadu_ps(%s)",
+        v16 ? "_mm512_add_ps(%1$s, %2$s)" : "_mm256_add_ps(%1$s, %2$s)"};
+  default: /* BF16_AVX2: pairs split into odd (high) and even (low) fp32 */
+    return (isa){"__m256",
+                 "_mm256_setzero_ps()",
+                 "_mm256_loadu_si256((const __m256i *)(%s))",
+                 "__m256i",
+                 "_mm256_set1_epi32(%s)",
+                 "__m256i",
+                 "%1$s = _mm256_fmadd_ps(h_hi(%2$s), h_hi(%3$s), %1$s);\n"
+                 "%1$s = _mm256_fmadd_ps(h_lo(%2$s), h_lo(%3$s), %1$s);",
+                 "_mm256_storeu_ps(%s, %s);",
+                 "_mm256_loadu_ps(%s)",
+                 "_mm256_add_ps(%1$s, %2$s)"};
+  }
+}
+
+/* Appends fmt with %1$s..%3$s replaced by a, b, c (the positional
+ * arguments of the isa strings, substituted by hand so the format stays
+ * a plain string). */
+static void subst(heron__buf *o, const char *fmt, const char *a, const char *b,
+                  const char *c) {
+  for (const char *p = fmt; *p; p++) {
+    if (p[0] == '%' && p[1] >= '1' && p[1] <= '3' && p[2] == '$' &&
+        p[3] == 's') {
+      heron__buf_puts(o, p[1] == '1' ? a : p[1] == '2' ? b : c);
+      p += 3;
+    } else if (p[0] == '%' && p[1] == 's') {
+      /* Plain %s strings take a, then b. */
+      heron__buf_puts(o, a);
+      a = b;
+      p += 1;
+    } else {
+      heron__buf_printf(o, "%c", *p);
+    }
+  }
+}
+
+/* The group loop of the register tile: accumulators h_c<r>_<j>. */
+static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
+  const heron__op *op = g->op;
+  isa is = pick_isa(g);
+  int G = g->group;
+  int64_t wrow = g->tv * G; /* weight elements per group step */
+  int scalar = g->vec == 1;
+  const char *acc_t = g->int8 ? "int32_t" : "float";
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < nvec; j++) {
+      ind(g, depth);
+      if (scalar)
+        heron__buf_printf(g->o, "%s h_c%lld_%lld = 0;\n", acc_t, (long long)r,
+                          (long long)j);
+      else
+        heron__buf_printf(g->o, "%s h_c%lld_%lld = %s;\n", is.acc_t,
+                          (long long)r, (long long)j, is.zero);
+    }
+  /* Row pointers into the activation pack, weight pointers per key. */
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t off[HERON__MAX_AXES];
+    row_offsets(g, r, off);
+    heron__buf pt = {0};
+    pack_point_text(g, g->act, off, &pt);
+    ind(g, depth);
+    heron__buf_printf(g->o, "const %s *h_a%lld = h_pa + %s * %lld;\n",
+                      act_pack_type(g), (long long)r, pt.data,
+                      (long long)g->rip);
+    heron__buf pw = {0};
+    pack_point_text(g, g->wt, off, &pw);
+    ind(g, depth);
+    heron__buf_printf(g->o,
+                      "const %s *h_w%lld = h_pw + %s * %lld + r_%s * %d;\n",
+                      ctype(op, g->wt), (long long)r, pw.data,
+                      (long long)(g->rip * g->tv), op->axes[g->vaxis].name, G);
+    heron__buf_free(&pw);
+    heron__buf_free(&pt);
+  }
+  ind(g, depth);
+  heron__buf_printf(g->o, "#pragma GCC unroll %d\n", g->unroll);
+  ind(g, depth);
+  heron__buf_printf(g->o, "for (int64_t h_g = 0; h_g < %lld; h_g++) {\n",
+                    (long long)g->ng);
+  int d = depth + 1;
+  /* Weight vectors, loaded once per distinct weight key. */
+  int64_t seen[MAX_ACC];
+  int nseen = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t key = weight_key(g, r);
+    int dup = 0;
+    for (int s = 0; s < nseen; s++)
+      dup |= seen[s] == key;
+    if (dup)
+      continue;
+    seen[nseen++] = key;
+    for (int64_t j = 0; j < nvec; j++) {
+      char p[96];
+      snprintf(p, sizeof p, "h_w%lld + h_g * %lld + %lld", (long long)r,
+               (long long)wrow, (long long)(j * g->vec * G));
+      ind(g, d);
+      if (scalar) {
+        heron__buf_printf(g->o, "const %s *h_v%lld_%lld = %s;\n",
+                          ctype(op, g->wt), (long long)key, (long long)j, p);
+      } else {
+        heron__buf_printf(g->o, "const %s h_v%lld_%lld = ", is.w_t,
+                          (long long)key, (long long)j);
+        subst(g->o, is.wload, p, "", "");
+        heron__buf_puts(g->o, ";\n");
+      }
+    }
+  }
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t key = weight_key(g, r);
+    if (scalar) {
+      ind(g, d);
+      heron__buf_printf(g->o, "const %s *h_b%lld = h_a%lld + h_g * %d;\n",
+                        act_pack_type(g), (long long)r, (long long)r, G);
+      for (int64_t j = 0; j < nvec; j++) {
+        char acc[48];
+        snprintf(acc, sizeof acc, "h_c%lld_%lld", (long long)r, (long long)j);
+        ind(g, d);
+        if (g->int8) {
+          heron__buf_printf(g->o, "%s +=", acc);
+          for (int e = 0; e < G; e++)
+            heron__buf_printf(g->o,
+                              "%s (int32_t)h_b%lld[%d] * h_v%lld_%lld[%d]",
+                              e ? " +" : "", (long long)r, e, (long long)key,
+                              (long long)j, e);
+          heron__buf_puts(g->o, ";\n");
+        } else {
+          /* vdpbf16ps's order: the odd element's product, then the even. */
+          heron__buf_printf(
+              g->o, "%s = %s + h_bf(h_b%lld[1]) * h_bf(h_v%lld_%lld[1]);\n",
+              acc, acc, (long long)r, (long long)key, (long long)j);
+          ind(g, d);
+          heron__buf_printf(
+              g->o, "%s = %s + h_bf(h_b%lld[0]) * h_bf(h_v%lld_%lld[0]);\n",
+              acc, acc, (long long)r, (long long)key, (long long)j);
+        }
+      }
+      continue;
+    }
+    char bc[64];
+    snprintf(bc, sizeof bc, "h_ld32(h_a%lld + h_g * %d)", (long long)r, G);
+    ind(g, d);
+    heron__buf_printf(g->o, "const %s h_b%lld = ", is.b_t, (long long)r);
+    subst(g->o, is.bcast, bc, "", "");
+    heron__buf_puts(g->o, ";\n");
+    for (int64_t j = 0; j < nvec; j++) {
+      char acc[48], b[32], w[48];
+      snprintf(acc, sizeof acc, "h_c%lld_%lld", (long long)r, (long long)j);
+      snprintf(b, sizeof b, "h_b%lld", (long long)r);
+      snprintf(w, sizeof w, "h_v%lld_%lld", (long long)key, (long long)j);
+      ind(g, d);
+      subst(g->o, is.dot, acc, b, w);
+      heron__buf_puts(g->o, "\n");
+    }
+  }
+  ind(g, depth);
+  heron__buf_puts(g->o, "}\n");
+}
+
+/* The epilogue of one output value x (a C lvalue of the output type) at
+ * the channel coordinate text ch. */
+static void emit_epilogue(dgen *g, int depth, const char *ch) {
+  const heron__op *op = g->op;
+  if (!op->epilogue)
+    return;
+  ind(g, depth);
+  heron__buf_puts(g->o, "if (h_last) {\n");
+  if (op->epilogue & HERON__EPI_BIAS) {
+    ind(g, depth + 1);
+    heron__buf_printf(g->o, "h_x += t_%s[%s];\n", op->bias.name, ch);
+  }
+  if (op->epilogue & HERON__EPI_RELU) {
+    ind(g, depth + 1);
+    heron__buf_puts(g->o, "h_x = h_x > 0 ? h_x : 0;\n");
+  }
+  ind(g, depth);
+  heron__buf_puts(g->o, "}\n");
+}
+
+/* Whether the output's elements along the vector axis are consecutive
+ * (gemm's and bmm's j, gemv's i; not a convolution's channels). */
+static int contiguous_out(const dgen *g) {
+  const heron__tensor *o = &g->op->out;
+  int64_t stride = 1, lin = 0;
+  for (int d = o->ndim - 1; d >= 0; d--) {
+    lin += stride * o->index[d].coef[g->vaxis];
+    stride *= o->dims[d];
+  }
+  return lin == 1;
+}
+
+/* Stores the register tile: every row inside the extent of its axes, the
+ * lanes of each vector inside the vector axis. */
+static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
+  const heron__op *op = g->op;
+  const char *out_t = ctype(op, op->ninputs);
+  const char *vn = op->axes[g->vaxis].name;
+  int64_t vext = op->axes[g->vaxis].extent;
+  isa is = pick_isa(g);
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t off[HERON__MAX_AXES];
+    row_offsets(g, r, off);
+    ind(g, depth);
+    heron__buf_puts(g->o, "if (1");
+    for (int a = 0; a < op->naxes; a++)
+      if (op->axes[a].kind == HERON__SPATIAL && live(g, a) && a != g->vaxis &&
+          g->ragged[a])
+        heron__buf_printf(g->o, " && o_%s + r_%s + %lld < %lld",
+                          op->axes[a].name, op->axes[a].name, (long long)off[a],
+                          (long long)op->axes[a].extent);
+    heron__buf_puts(g->o, ") {\n");
+    int d = depth + 1;
+    for (int a = 0; a < op->naxes; a++)
+      if (op->axes[a].kind == HERON__SPATIAL && live(g, a) && a != g->vaxis) {
+        ind(g, d);
+        heron__buf_printf(g->o, "const int64_t g_%s = o_%s + r_%s + %lld;\n",
+                          op->axes[a].name, op->axes[a].name, op->axes[a].name,
+                          (long long)off[a]);
+      }
+    for (int64_t j = 0; j < nvec; j++) {
+      ind(g, d);
+      heron__buf_puts(g->o, "{\n");
+      ind(g, d + 1);
+      heron__buf_printf(g->o, "const int64_t h_v0 = o_%s + r_%s + %lld;\n", vn,
+                        vn, (long long)(j * g->vec));
+      char acc[48];
+      snprintf(acc, sizeof acc, "h_c%lld_%lld", (long long)r, (long long)j);
+      ind(g, d + 1);
+      if (g->ragged[g->vaxis])
+        heron__buf_printf(g->o,
+                          "const int64_t h_n = %lld - h_v0 < %d ? %lld - h_v0 "
+                          ": %d;\n",
+                          (long long)vext, g->vec, (long long)vext, g->vec);
+      else
+        heron__buf_printf(g->o, "const int64_t h_n = %d;\n", g->vec);
+      int fast = g->vec > 1 && contiguous_out(g);
+      if (fast) {
+        /* A whole vector of contiguous outputs: one load, add and store
+         * (the epilogue's last step and the edge go lane by lane). */
+        ind(g, d + 1);
+        heron__buf_printf(g->o, "if (h_n == %d%s) {\n", g->vec,
+                          op->epilogue ? " && !h_last" : "");
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "const int64_t g_%s = h_v0;\n", vn);
+        heron__buf cond = {0}, o = {0};
+        element_text(g, op->ninputs, &cond, &o);
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "%s *h_o = &t_%s[%s];\n", out_t, op->out.name,
+                          o.data);
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "if (!h_first)\n");
+        ind(g, d + 3);
+        char ld[64];
+        snprintf(ld, sizeof ld, "%s", "h_o");
+        heron__buf loaded = {0};
+        subst(&loaded, is.vload, ld, "", "");
+        heron__buf_printf(g->o, "%s = ", acc);
+        subst(g->o, is.vadd, acc, loaded.data, "");
+        heron__buf_puts(g->o, ";\n");
+        ind(g, d + 2);
+        subst(g->o, is.store, "h_o", acc, "");
+        heron__buf_puts(g->o, "\n");
+        ind(g, d + 1);
+        heron__buf_puts(g->o, "} else {\n");
+        heron__buf_free(&loaded);
+        heron__buf_free(&cond);
+        heron__buf_free(&o);
+      }
+      if (g->vec > 1) {
+        ind(g, d + 1);
+        heron__buf_printf(g->o, "%s h_t[%d];\n", out_t, g->vec);
+        ind(g, d + 1);
+        subst(g->o, is.store, "h_t", acc, "");
+        heron__buf_puts(g->o, "\n");
+      }
+      ind(g, d + 1);
+      heron__buf_puts(g->o, "for (int64_t h_l = 0; h_l < h_n; h_l++) {\n");
+      ind(g, d + 2);
+      heron__buf_printf(g->o, "const int64_t g_%s = h_v0 + h_l;\n", vn);
+      heron__buf cond = {0}, o = {0};
+      element_text(g, op->ninputs, &cond, &o);
+      ind(g, d + 2);
+      heron__buf_printf(g->o, "%s *h_o = &t_%s[%s];\n", out_t, op->out.name,
+                        o.data);
+      ind(g, d + 2);
+      heron__buf_printf(g->o, "%s h_x = %s;\n", out_t,
+                        g->vec > 1 ? "h_t[h_l]" : acc);
+      ind(g, d + 2);
+      heron__buf_puts(g->o, "if (!h_first)\n");
+      ind(g, d + 3);
+      heron__buf_puts(g->o, "h_x += *h_o;\n");
+      if (op->epilogue) {
+        char ch[48];
+        snprintf(ch, sizeof ch, "g_%s", op->axes[op->channel_axis].name);
+        if (!live(g, op->channel_axis))
+          snprintf(ch, sizeof ch, "0");
+        emit_epilogue(g, d + 2, ch);
+      }
+      ind(g, d + 2);
+      heron__buf_puts(g->o, "*h_o = h_x;\n");
+      ind(g, d + 1);
+      heron__buf_puts(g->o, "}\n");
+      if (fast) {
+        ind(g, d + 1);
+        heron__buf_puts(g->o, "}\n");
+      }
+      ind(g, d);
+      heron__buf_puts(g->o, "}\n");
+      heron__buf_free(&cond);
+      heron__buf_free(&o);
+    }
+    ind(g, depth);
+    heron__buf_puts(g->o, "}\n");
+  }
+}
+
+/* ---- the kernel ----------------------------------------------------------
+ */
+
+static void emit_prelude(dgen *g, const heron_space *sp, const int64_t *cfg) {
+  const heron__op *op = g->op;
+  heron__buf *o = g->o;
+  heron__buf_printf(o, "/* Generated by Heron-C: %s (", op->name);
+  for (int i = 0; i < op->nshape; i++)
+    heron__buf_printf(o, "%s%lld", i ? "," : "", (long long)op->shape[i]);
+  heron__buf_printf(o,
+                    ") %s, cpu template, dot-product micro-kernel.\n"
+                    " * config:",
+                    heron__dtype_name(op->dtype));
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    heron__buf_printf(o, "%s %s = %lld", i ? "," : "",
+                      heron_space_var_name(sp, v), (long long)cfg[v]);
+  }
+  heron__buf_printf(o,
+                    "\n * packs: k %lld rounded to %lld (groups of %d), "
+                    "activations %lld x %lld, weights %lld x %lld x %lld\n"
+                    " * Build natively with the template's flags, or "
+                    "anywhere with -DHERON_EMULATE_ISA. */\n",
+                    (long long)g->ri, (long long)g->rip, g->group,
+                    (long long)g->pa_pts, (long long)g->rip,
+                    (long long)g->pw_pts, (long long)g->rip, (long long)g->tv);
+  heron__buf_puts(o, "#ifndef HERON_DOT_PRELUDE\n#define HERON_DOT_PRELUDE\n"
+                     "#include <stdint.h>\n#include <stdlib.h>\n"
+                     "#include <string.h>\n"
+                     "#ifdef HERON_EMULATE_ISA\n");
+  heron__buf_puts(o, heron__cpu_isa_emulation);
+  heron__buf_puts(
+      o,
+      "#else\n#include <immintrin.h>\n#endif\n"
+      "/* Four bytes of a pack as one 32-bit lane, for a broadcast. */\n"
+      "static inline int h_ld32(const void *p) {\n"
+      "  int v;\n  memcpy(&v, p, 4);\n  return v;\n}\n"
+      "/* bf16 to fp32: the upper half of its bits. */\n"
+      "static inline float h_bf(uint16_t h) {\n"
+      "  uint32_t x = (uint32_t)h << 16;\n  float f;\n"
+      "  memcpy(&f, &x, 4);\n  return f;\n}\n"
+      "#if defined(__AVX2__) || defined(HERON_EMULATE_ISA)\n"
+      "/* bf16 pairs in 32-bit lanes as fp32: the odd (high) and even (low)\n"
+      " * element. */\n"
+      "static inline __m256 h_hi(__m256i v) {\n"
+      "  return _mm256_castsi256_ps(_mm256_and_si256(v, "
+      "_mm256_set1_epi32((int)0xffff0000u)));\n}\n"
+      "static inline __m256 h_lo(__m256i v) {\n"
+      "  return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));\n}\n"
+      "#endif\n"
+      "#endif\n\n");
+}
+
+/* The loops over spatial level l (1: cache tiles, 2: register tiles) of
+ * every live axis with more than one step; returns how many. */
+static int open_level(dgen *g, int l, int depth) {
+  int n = 0;
+  for (int a = 0; a < g->op->naxes; a++) {
+    if (g->op->axes[a].kind != HERON__SPATIAL || g->len[a][l] <= 1)
+      continue;
+    const char *nm = g->op->axes[a].name;
+    ind(g, depth + n);
+    heron__buf_printf(g->o,
+                      "for (int64_t %s_%d = 0; %s_%d < %lld; %s_%d++) {\n", nm,
+                      l, nm, l, (long long)g->len[a][l], nm, l);
+    n++;
+  }
+  return n;
+}
+
+int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
+                           const int64_t *cfg, heron__buf *out,
+                           heron_error *err) {
+  int which = -1;
+  int nv = heron_space_violations(sp, cfg, &which, 1);
+  if (nv != 0) {
+    char text[128] = "";
+    if (nv > 0)
+      heron_space_constraint_str(sp, which, text, sizeof text);
+    return heron_error_set(err, HERON_EINVAL,
+                           "codegen: config violates %d constraint%s (first: "
+                           "%s)",
+                           nv, nv == 1 ? "" : "s", text);
+  }
+  dgen g;
+  memset(&g, 0, sizeof g);
+  g.t = t;
+  g.op = &t->op;
+  g.o = out;
+  g.vaxis = t->vec_axis;
+  g.vec = (int)cfg[t->vec];
+  g.group = t->dot_group;
+  g.act = t->dot_act;
+  g.wt = t->dot_weight;
+  g.int8 = t->op.dtype == HERON__INT8;
+  int acc_at = (int)cfg[t->acc_at];
+  int64_t u = cfg[t->unroll];
+  g.unroll = (int)(u > 0 ? 4 * u : 1);
+  const heron__op *op = g.op;
+  if (g.vaxis < 0)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "codegen: %s has no vector axis for a dot product",
+                           op->name);
+  g.ri = 1;
+  for (int a = 0; a < op->naxes; a++) {
+    int levels = heron__cpu_levels(t, a);
+    int64_t cover = 1;
+    for (int l = 0; l < HERON__CPU_SPATIAL_LEVELS; l++) {
+      g.len[a][l] = l < levels ? heron__cpu_tile(t, cfg, a, l) : 1;
+      cover *= g.len[a][l];
+    }
+    g.ragged[a] = cover > op->axes[a].extent;
+    if (op->axes[a].kind == HERON__SPATIAL) {
+      g.thr[a] = g.len[a][1] * g.len[a][2] * g.len[a][3];
+      g.reg[a] = g.len[a][3] * (acc_at ? g.len[a][2] : 1);
+    } else {
+      g.thr[a] = g.len[a][1];
+      g.reg[a] = 1;
+      g.ri *= g.len[a][1];
+      g.has_outer |= g.len[a][0] > 1;
+    }
+  }
+  g.rip = (g.ri + g.group - 1) / g.group * g.group;
+  g.ng = g.rip / g.group;
+  g.tv = g.thr[g.vaxis];
+  g.pa_pts = g.pw_pts = 1;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || !live(&g, a) || a == g.vaxis)
+      continue;
+    if (heron__tensor_reads(&op->in[g.act], a))
+      g.pa_pts *= g.thr[a];
+    if (heron__tensor_reads(&op->in[g.wt], a))
+      g.pw_pts *= g.thr[a];
+  }
+  int64_t rows = count_rows(&g), nvec = g.reg[g.vaxis] / g.vec;
+  if (rows * nvec > MAX_ACC || g.reg[g.vaxis] % g.vec != 0)
+    return heron_error_set(err, HERON_EINVAL,
+                           "codegen: register tile of %lld accumulators",
+                           (long long)(rows * nvec));
+
+  emit_prelude(&g, sp, cfg);
+  heron__buf_puts(out, "void heron_kernel(void *const *bufs);\n"
+                       "void heron_kernel(void *const *bufs) {\n");
+  for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
+    const char *cst = ti != op->ninputs ? "const " : "";
+    heron__buf_printf(out, "  %s%s *restrict t_%s = (%s%s *)bufs[%d];\n", cst,
+                      ctype(op, ti), buf_tensor(op, ti)->name, cst,
+                      ctype(op, ti), ti);
+  }
+  int64_t fused = cfg[t->fused];
+  int64_t pa_elems = g.pa_pts * g.rip, pw_elems = g.pw_pts * g.rip * g.tv;
+  heron__buf_puts(out, "  int h_fail = 0;\n#pragma omp parallel\n  {\n");
+  heron__buf_printf(
+      out,
+      "    %s *h_pa = aligned_alloc(64, %lld);\n"
+      "    %s *h_pw = aligned_alloc(64, %lld);\n"
+      "    if (!h_pa || !h_pw)\n"
+      "      __atomic_store_n(&h_fail, 1, __ATOMIC_RELAXED);\n"
+      "#pragma omp barrier\n"
+      "    if (!__atomic_load_n(&h_fail, __ATOMIC_RELAXED)) {\n",
+      act_pack_type(&g),
+      (long long)((pa_elems * (g.int8 && t->dot != HERON__DOT_I8_AVX2 ? 1 : 2) +
+                   63) /
+                  64 * 64),
+      ctype(op, g.wt),
+      (long long)((pw_elems * (g.int8 ? 1 : 2) + 63) / 64 * 64));
+  heron__buf_printf(out,
+                    "#pragma omp for schedule(static)\n"
+                    "    for (int64_t h_f = 0; h_f < %lld; h_f++) {\n"
+                    "      int64_t h_r = h_f;\n",
+                    (long long)fused);
+  int d = 3;
+  for (int a = op->naxes - 1; a >= 0; a--) {
+    if (op->axes[a].kind != HERON__SPATIAL || !live(&g, a))
+      continue;
+    const char *nm = op->axes[a].name;
+    ind(&g, d);
+    heron__buf_printf(out, "const int64_t o_%s = h_r %% %lld * %lld;\n", nm,
+                      (long long)g.len[a][0], (long long)g.thr[a]);
+    ind(&g, d);
+    heron__buf_printf(out, "h_r /= %lld;\n", (long long)g.len[a][0]);
+  }
+  ind(&g, d);
+  heron__buf_puts(out, "(void)h_r;\n");
+  /* Reduction-outer loops. */
+  int nr0 = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__REDUCE || !live(&g, a))
+      continue;
+    const char *nm = op->axes[a].name;
+    if (g.len[a][0] > 1) {
+      ind(&g, d + nr0);
+      heron__buf_printf(out, "for (int64_t %s_0 = 0; %s_0 < %lld; %s_0++) {\n",
+                        nm, nm, (long long)g.len[a][0], nm);
+      nr0++;
+    }
+  }
+  int dd = d + nr0;
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__REDUCE || !live(&g, a))
+      continue;
+    const char *nm = op->axes[a].name;
+    ind(&g, dd);
+    if (g.len[a][0] > 1)
+      heron__buf_printf(out, "const int64_t b_%s = %s_0 * %lld;\n", nm, nm,
+                        (long long)g.len[a][1]);
+    else
+      heron__buf_printf(out, "const int64_t b_%s = 0;\n", nm);
+  }
+  for (int f = 0; f < 2; f++) {
+    ind(&g, dd);
+    heron__buf_printf(out, "const int %s = 1", f ? "h_last" : "h_first");
+    for (int a = 0; a < op->naxes; a++)
+      if (op->axes[a].kind == HERON__REDUCE && live(&g, a) && g.len[a][0] > 1)
+        heron__buf_printf(out, " && %s_0 == %lld", op->axes[a].name,
+                          (long long)(f ? g.len[a][0] - 1 : 0));
+    heron__buf_puts(out, ";\n");
+  }
+  ind(&g, dd);
+  heron__buf_puts(out, "(void)h_first;\n");
+  ind(&g, dd);
+  heron__buf_puts(out, "(void)h_last;\n");
+  emit_pack_act(&g, dd);
+  emit_pack_weight(&g, dd);
+  int n1 = open_level(&g, 1, dd);
+  int n2 = acc_at ? 0 : open_level(&g, 2, dd + n1);
+  int db = dd + n1 + n2;
+  /* The register tile's origin inside the thread tile, per live spatial
+   * axis, and the skip of tiles that start past a ragged extent. */
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].kind != HERON__SPATIAL || !live(&g, a))
+      continue;
+    const char *nm = op->axes[a].name;
+    ind(&g, db);
+    heron__buf_printf(out, "const int64_t r_%s = 0", nm);
+    if (g.len[a][1] > 1)
+      heron__buf_printf(out, " + %s_1 * %lld", nm,
+                        (long long)(g.len[a][2] * g.len[a][3]));
+    if (!acc_at && g.len[a][2] > 1)
+      heron__buf_printf(out, " + %s_2 * %lld", nm, (long long)g.len[a][3]);
+    heron__buf_puts(out, ";\n");
+  }
+  ind(&g, db);
+  heron__buf_puts(out, "if (1");
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__SPATIAL && live(&g, a) && g.ragged[a])
+      heron__buf_printf(out, " && o_%s + r_%s < %lld", op->axes[a].name,
+                        op->axes[a].name, (long long)op->axes[a].extent);
+  heron__buf_puts(out, ") {\n");
+  emit_dot_loop(&g, db + 1, rows, nvec);
+  emit_store(&g, db + 1, rows, nvec);
+  ind(&g, db);
+  heron__buf_puts(out, "}\n");
+  close_n(&g, n2, dd + n1);
+  close_n(&g, n1, dd);
+  close_n(&g, nr0, d);
+  heron__buf_puts(out, "    }\n    }\n    free(h_pa);\n    free(h_pw);\n"
+                       "  }\n}\n");
+  if (out->failed)
+    return heron_error_set(err, HERON_ENOMEM, "codegen: out of memory");
+  return HERON_OK;
+}

@@ -1,0 +1,501 @@
+/* tests/codegen/dot_kernels.c - the int8 (u8 x s8 -> s32) and bf16 (-> fp32)
+ * kernels of the cpu template: for every op at small and odd shapes, random
+ * valid configs are generated, built emulated (-DHERON_EMULATE_ISA: the
+ * scalar definitions of every intrinsic, on this machine's own flags) and
+ * checked against the reference on every machine, exactly for int8; where
+ * the CPU has the description's instructions they are also built natively
+ * with the template's flags, run, and compared with the emulation bit for
+ * bit.  Where it lacks them the native build must still compile, and its
+ * run is skipped, saying so.
+ *
+ * To keep the compiler's time down, the configs of one case share one
+ * source file (each kernel renamed "heron_kernel_<n>"; the prelude is
+ * guarded) and so two compiler runs. */
+#include "test.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "core/target/cpu/template.h"
+#include "core/op/op.h"
+#include "core/sched/sched.h"
+#include "core/space/builder.h"
+#include "core/target/hw.h"
+#include "core/util/util.h"
+
+/* Under the sanitizers every case samples a fifth as many configs: the
+ * kernels are built without them, so the generator is what is tested. */
+#define NCONFIGS (HERON_TEST_SANITIZED ? 10 : 50)
+
+typedef void (*kernel_fn)(void *const *bufs);
+
+typedef struct dcase {
+  const char *op;
+  int n;
+  int64_t shape[12];
+} dcase;
+
+/* Every op at small, odd shapes: primes, padding, strides, dilation,
+ * reductions that are no multiple of 4; the vector axis (gemm's N, gemv's
+ * M, the channels CO) a multiple of 8 or just below a multiple of 8 or 16,
+ * so that the padded-work rule leaves vectors in the space, some exact
+ * and some with edges. */
+static const dcase cases[] = {
+    {"gemm", 3, {13, 40, 29}},
+    {"bmm", 4, {3, 7, 24, 11}},
+    {"gemv", 2, {47, 23}},
+    {"c1d", 8, {2, 23, 5, 24, 3, 2, 2, 1}},
+    {"c2d", 10, {1, 9, 11, 3, 31, 3, 3, 1, 1, 1}},
+    {"c3d", 12, {1, 4, 5, 6, 3, 16, 3, 3, 3, 1, 1, 1}},
+    {"dil", 10, {1, 9, 8, 3, 15, 3, 3, 1, 2, 2}},
+    {"t2d", 11, {1, 5, 6, 3, 23, 3, 3, 2, 1, 1, 1}},
+    {"gemm", 3, {11, 5, 37}}, /* N below a vector: scalar code */
+};
+
+/* A fresh scratch folder under TMPDIR, removed by the caller. */
+static int scratch(char *dir, size_t cap) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, cap, "%s/heron-dot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Builds dir/all.c into dir/<name>.so with cflags and extra, at -O0 (a
+ * third of -O1's time on these sources; the instructions are the
+ * intrinsics either way); diagnostics to dir/<name>.err.  Returns 1 when
+ * the library was made. */
+static int compile(const char *dir, const char *name, const char *cflags,
+                   const char *extra) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cd '%s' && cc %s -O0 %s all.c -o %s.so 2> %s.err",
+           dir, cflags, extra, name, name);
+  return system(cmd) == 0;
+}
+
+static void show_err(const char *dir, const char *name) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "head -c 1500 '%s/%s.err' >&2", dir, name);
+  if (system(cmd) != 0)
+    fprintf(stderr, "(no diagnostics)\n");
+}
+
+/* Runs kernel c of library h on bufs (output poisoned first), returns its
+ * output copied into a new buffer. */
+static void *run_kernel(void *h, int c, const heron__op *op, void **bufs) {
+  char sym[32];
+  snprintf(sym, sizeof sym, "heron_kernel_%d", c);
+  kernel_fn k = (kernel_fn)(uintptr_t)dlsym(h, sym);
+  size_t bytes = (size_t)heron__tensor_elems(&op->out) * 4;
+  if (!k)
+    return NULL;
+  /* 0x7f in every byte: no correct output element has that pattern here
+   * (a NaN in fp32, an s32 beyond the bounded sums). */
+  memset(bufs[op->ninputs], 0x7f, bytes);
+  k(bufs);
+  void *copy = malloc(bytes);
+  if (copy)
+    memcpy(copy, bufs[op->ninputs], bytes);
+  return copy;
+}
+
+/* The case: ncfg random configs of op at shape in dtype for the hardware
+ * description hw (NULL: this machine), with epilogue flags.  Returns 0 on
+ * success; *native says whether the native kernels ran. */
+static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
+                    int ncfg, uint64_t seed, int *native, char *why,
+                    size_t cap) {
+  heron__op op;
+  heron__hw desc;
+  heron__template *t = NULL;
+  heron_space *sp = NULL;
+  heron_error err = {0};
+  *native = 0;
+  heron__hw_detect_cpu(&desc);
+  int rc = hw ? heron__hw_load(hw, &desc, &err) : HERON_OK;
+  if (!rc)
+    rc = heron__op_build(dc->op, dc->shape, dc->n, dtype, &op, &err);
+  if (!rc)
+    rc = heron__op_set_epilogue(&op, epilogue, &err);
+  if (!rc)
+    rc = heron__template_build(&op, &desc, "cpu", &t, &sp, &err);
+  if (rc) {
+    snprintf(why, cap, "%s: %s", dc->op, err.text);
+    return 1;
+  }
+  char dir[256];
+  if (scratch(dir, sizeof dir)) {
+    snprintf(why, cap, "no scratch folder");
+    return 1;
+  }
+  /* All configs into one source. */
+  heron__buf all = {0};
+  heron_rng rng;
+  heron_rng_seed(&rng, seed);
+  int nv = heron_space_nvars(sp), bad = 0;
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int vecs[17] = {0};
+  for (int c = 0; c < ncfg && !bad; c++) {
+    heron__buf src = {0};
+    /* A third of the configs each at vec 1, 8 and 16 where the space has
+     * them (random sampling alone draws mostly the scalar kernels of these
+     * short axes, whose register tiles have the most choices). */
+    int64_t *fix = malloc((size_t)nv * sizeof *fix);
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[t->vec] = c % 3 == 0 ? 1 : c % 3 == 1 ? 8 : 16;
+    int got = heron_space_sample_restricted(sp, &rng, fix, NULL, cfg, &err);
+    free(fix);
+    /* Tight spaces (gemv's 47 rows in vectors of 8 within the padded-work
+     * bound) may need a few of the sampler's restart budgets. */
+    for (int tries = 0; got != HERON_OK && tries < 20; tries++)
+      got = heron_space_sample(sp, &rng, cfg, &err);
+    if (got != HERON_OK || heron__codegen(t, sp, cfg, &src, &err) != HERON_OK) {
+      snprintf(why, cap, "%s config %d: %s", dc->op, c, err.text);
+      bad = 1;
+    }
+    vecs[cfg[t->vec] & 15]++;
+    heron__buf_printf(&all,
+                      "#define heron_kernel heron_kernel_%d\n%s"
+                      "#undef heron_kernel\n",
+                      c, src.data ? src.data : "");
+    heron__buf_free(&src);
+  }
+  free(cfg);
+  char path[300];
+  snprintf(path, sizeof path, "%s/all.c", dir);
+  if (!bad && heron__write_file(path, all.data, all.len, &err) != HERON_OK) {
+    snprintf(why, cap, "%s", err.text);
+    bad = 1;
+  }
+  heron__buf_free(&all);
+  char missing[128] = "";
+  int lacks = heron__hw_cpu_lacks_for(&desc, dtype, missing, sizeof missing);
+  const char *flags = heron__template_cflags(t);
+  /* The emulated build takes this machine's own flags: the description's
+   * -m flags would let the compiler vectorize the scalar definitions with
+   * instructions this machine may lack. */
+  const char *emu_flags = heron__template_cflags(NULL);
+  if (!bad && !compile(dir, "emu", emu_flags, "-DHERON_EMULATE_ISA")) {
+    show_err(dir, "emu");
+    snprintf(why, cap, "%s: the emulated build failed (%s)", dc->op, dir);
+    bad = 1;
+  }
+  if (!bad && !compile(dir, "nat", flags, "")) {
+    show_err(dir, "nat");
+    snprintf(why, cap, "%s: the native build failed (%s, %s)", dc->op, dir,
+             flags);
+    bad = 1;
+  }
+  void *bufs[HERON__MAX_TENSORS + 2], *ref[HERON__MAX_TENSORS + 2];
+  if (!bad && (heron__op_alloc_buffers(&op, bufs, &err) ||
+               heron__op_alloc_buffers(&op, ref, &err))) {
+    snprintf(why, cap, "%s", err.text);
+    bad = 1;
+  }
+  if (!bad) {
+    heron__op_fill_inputs(&op, bufs, seed);
+    heron__op_fill_inputs(&op, ref, seed);
+    heron__op_reference_full(&op, ref);
+    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+    (void)gomp;
+    snprintf(path, sizeof path, "%s/emu.so", dir);
+    void *he = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    snprintf(path, sizeof path, "%s/nat.so", dir);
+    void *hn = lacks ? NULL : dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    size_t bytes = (size_t)heron__tensor_elems(&op.out) * 4;
+    for (int c = 0; c < ncfg && !bad && he; c++) {
+      void *e = run_kernel(he, c, &op, bufs);
+      double max_err = 0;
+      int64_t at = -1;
+      if (!e || !heron__op_check(&op, e, ref[op.ninputs], &max_err, &at)) {
+        snprintf(why, cap,
+                 "%s %s config %d (emulated, %s/all.c): element %lld differs "
+                 "(max error %g)",
+                 dc->op, heron__dtype_name(dtype), c, dir, (long long)at,
+                 max_err);
+        bad = 1;
+      }
+      if (!bad && hn) {
+        void *n = run_kernel(hn, c, &op, bufs);
+        if (!n || memcmp(n, e, bytes)) {
+          snprintf(why, cap,
+                   "%s %s config %d: native and emulated outputs differ "
+                   "(%s/all.c)",
+                   dc->op, heron__dtype_name(dtype), c, dir);
+          bad = 1;
+        }
+        free(n);
+      }
+      free(e);
+    }
+    if (!he) {
+      snprintf(why, cap, "dlopen: %s", dlerror());
+      bad = 1;
+    }
+    *native = hn != NULL;
+    heron__op_free_buffers(&op, bufs);
+    heron__op_free_buffers(&op, ref);
+  }
+  if (!bad && !getenv("HERON_KEEP_DOT"))
+    heron__rmtree(dir);
+  if (!bad) {
+    snprintf(why, cap, "%s %s: %d configs (vec 1: %d, 8: %d, 16: %d)%s%s",
+             dc->op, heron__dtype_name(dtype), ncfg, vecs[1], vecs[8], vecs[0],
+             lacks ? "; native runs skipped: this CPU lacks " : "",
+             lacks ? missing : "");
+  }
+  heron__template_free(t);
+  heron__space_free(sp);
+  return bad;
+}
+
+/* Every op of the table in dtype on description hw; SKIPs (after checking
+ * every emulated kernel) when the native kernels could not run. */
+static void all_ops(int dtype, const char *hw, int epilogue) {
+  /* This machine's description gets NCONFIGS per op; the fixed ones, which
+   * repeat the same generator on other variants, a fifth. */
+  int ncfg = hw ? NCONFIGS / 5 : NCONFIGS;
+  int skipped = 0;
+  char why[512], last[512] = "";
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int native = 0;
+    int bad = dot_case(&cases[i], dtype, hw, epilogue, ncfg, 17 + i, &native,
+                       why, sizeof why);
+    CHECK_MSG(!bad, "%s", why);
+    if (bad)
+      return;
+    printf("%s\n", why);
+    skipped += !native;
+    snprintf(last, sizeof last, "%s", why);
+  }
+  if (skipped)
+    SKIP("all emulated kernels matched the reference; the native runs of %d "
+         "ops were skipped (%s)",
+         skipped, last);
+}
+
+TEST(int8_kernels_of_every_op_match_the_reference_on_this_machine) {
+  all_ops(HERON__INT8, NULL, 0);
+}
+
+TEST(int8_vnni_kernels_match_emulated_and_reference) {
+  all_ops(HERON__INT8, "cpu-zen4", 0);
+}
+
+TEST(int8_avx2_kernels_match_emulated_and_reference) {
+  all_ops(HERON__INT8, "cpu-avx2", 0);
+}
+
+TEST(int8_avx_vnni_kernels_match_emulated_and_reference) {
+  all_ops(HERON__INT8, "cpu-avxvnni", 0);
+}
+
+TEST(bf16_kernels_of_every_op_match_the_reference_on_this_machine) {
+  all_ops(HERON__BF16, NULL, 0);
+}
+
+TEST(bf16_avx512_kernels_match_emulated_and_reference) {
+  all_ops(HERON__BF16, "cpu-zen4", 0);
+}
+
+TEST(bf16_avx2_kernels_match_emulated_and_reference) {
+  all_ops(HERON__BF16, "cpu-avx2", 0);
+}
+
+/* The fused epilogue in s32 (bias) and fp32, on gemm and a convolution. */
+TEST(int8_and_bf16_kernels_apply_bias_and_relu) {
+  char why[512];
+  int native;
+  static const char *const hws[] = {"cpu-zen4", "cpu-avx2"};
+  for (int h = 0; h < 2; h++)
+    for (int dt = 0; dt < 2; dt++)
+      for (int i = 0; i < 4; i += 3) {
+        int bad = dot_case(&cases[i], dt ? HERON__BF16 : HERON__INT8, hws[h],
+                           HERON__EPI_BIAS | HERON__EPI_RELU, 10, 5 + i,
+                           &native, why, sizeof why);
+        CHECK_MSG(!bad, "%s", why);
+      }
+}
+
+/* All-255 activations with all-127 and all-(-128) weights: the largest
+ * products of either sign, where vpmaddubsw's 16-bit pair sums would
+ * saturate (255 * 127 * 2 = 64770 > 32767), give exact sums in every
+ * variant, emulated and native. */
+TEST(saturation_corners_are_exact_in_every_int8_variant) {
+  static const char *const hws[] = {"cpu-zen4", "cpu-avx2", NULL};
+  static const int wv[2] = {127, -128};
+  int skipped = 0;
+  for (int h = 0; h < 3; h++) {
+    heron__op op;
+    heron__hw desc;
+    heron__template *t = NULL;
+    heron_space *sp = NULL;
+    heron_error err = {0};
+    heron__hw_detect_cpu(&desc);
+    if (hws[h])
+      CHECK_OK(heron__hw_load(hws[h], &desc, &err), &err);
+    CHECK_OK(heron__op_build("gemm", (int64_t[]){19, 35, 1031}, 3, HERON__INT8,
+                             &op, &err),
+             &err);
+    CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
+    char dir[256];
+    CHECK(scratch(dir, sizeof dir) == 0);
+    heron__buf all = {0};
+    heron_rng rng;
+    heron_rng_seed(&rng, 99);
+    int nv = heron_space_nvars(sp), ncfg = 8;
+    int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+    for (int c = 0; c < ncfg; c++) {
+      heron__buf src = {0};
+      CHECK_OK(heron_space_sample(sp, &rng, cfg, &err), &err);
+      CHECK_OK(heron__codegen(t, sp, cfg, &src, &err), &err);
+      heron__buf_printf(&all,
+                        "#define heron_kernel heron_kernel_%d\n%s"
+                        "#undef heron_kernel\n",
+                        c, src.data);
+      heron__buf_free(&src);
+    }
+    free(cfg);
+    char path[300];
+    snprintf(path, sizeof path, "%s/all.c", dir);
+    CHECK_OK(heron__write_file(path, all.data, all.len, &err), &err);
+    heron__buf_free(&all);
+    CHECK(compile(dir, "emu", heron__template_cflags(NULL),
+                  "-DHERON_EMULATE_ISA"));
+    CHECK(compile(dir, "nat", heron__template_cflags(t), ""));
+    int lacks = heron__hw_cpu_lacks_for(&desc, HERON__INT8, NULL, 0);
+    skipped += lacks;
+    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+    (void)gomp;
+    snprintf(path, sizeof path, "%s/emu.so", dir);
+    void *he = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    snprintf(path, sizeof path, "%s/nat.so", dir);
+    void *hn = lacks ? NULL : dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    CHECK(he != NULL);
+    void *bufs[3];
+    CHECK_OK(heron__op_alloc_buffers(&op, bufs, &err), &err);
+    for (int w = 0; w < 2; w++) {
+      memset(bufs[0], 255, 19 * 1031);
+      memset(bufs[1], wv[w], 1031 * 35);
+      for (int c = 0; c < ncfg; c++)
+        for (int k = 0; k < 2; k++) {
+          void *hh = k ? hn : he;
+          if (!hh)
+            continue;
+          int32_t *o = run_kernel(hh, c, &op, bufs);
+          CHECK(o != NULL);
+          for (int i = 0; i < 19 * 35; i++)
+            CHECK_MSG((int64_t)o[i] == 255LL * wv[w] * 1031,
+                      "%s config %d %s element %d: %d",
+                      hws[h] ? hws[h] : "here", c, k ? "native" : "emulated", i,
+                      o[i]);
+          free(o);
+        }
+    }
+    heron__op_free_buffers(&op, bufs);
+    heron__rmtree(dir);
+    heron__template_free(t);
+    heron__space_free(sp);
+  }
+  if (skipped)
+    SKIP("emulated kernels exact; %d native variants not run (this CPU lacks "
+         "their instructions)",
+         skipped);
+}
+
+/* The Tensorize rule names the variant the description's flags select. */
+TEST(the_description_selects_the_dot_product_variant) {
+  static const struct {
+    const char *hw;
+    int dtype, dot, group;
+  } want[] = {
+      {"cpu-zen4", HERON__INT8, HERON__DOT_VNNI, 4},
+      {"cpu-avx512", HERON__INT8, HERON__DOT_VNNI, 4},
+      {"cpu-avx2", HERON__INT8, HERON__DOT_I8_AVX2, 2},
+      {"cpu-zen4", HERON__BF16, HERON__DOT_BF16, 2},
+      {"cpu-avx512", HERON__BF16, HERON__DOT_BF16_AVX2, 2},
+      {"cpu-avx2", HERON__BF16, HERON__DOT_BF16_AVX2, 2},
+      {"cpu-zen4", HERON__FP32, HERON__DOT_NONE, 0},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    heron__op op;
+    heron__hw desc;
+    heron__template *t = NULL;
+    heron_space *sp = NULL;
+    heron_error err = {0};
+    heron__hw_detect_cpu(&desc);
+    CHECK_OK(heron__hw_load(want[i].hw, &desc, &err), &err);
+    CHECK_OK(heron__op_build("gemm", (int64_t[]){64, 64, 64}, 3, want[i].dtype,
+                             &op, &err),
+             &err);
+    CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
+    CHECK_EQ(t->dot, want[i].dot);
+    if (want[i].dot)
+      CHECK_EQ(t->dot_group, want[i].group);
+    heron__template_free(t);
+    heron__space_free(sp);
+  }
+  /* AVX-VNNI without AVX-512 (Alder Lake): the VEX form at vec 8. */
+  heron__op op;
+  heron__hw desc;
+  heron__template *t = NULL;
+  heron_space *sp = NULL;
+  heron_error err = {0};
+  heron__hw_detect_cpu(&desc);
+  CHECK_OK(heron__hw_load("cpu-avx2", &desc, &err), &err);
+  desc.has_avx_vnni = 1;
+  CHECK_OK(heron__op_build("gemm", (int64_t[]){64, 64, 64}, 3, HERON__INT8, &op,
+                           &err),
+           &err);
+  CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
+  CHECK_EQ(t->dot, HERON__DOT_AVX_VNNI);
+  CHECK_STR_CONTAINS(heron__template_cflags(t), "-mavxvnni");
+  heron__template_free(t);
+  heron__space_free(sp);
+}
+
+/* HERON_CPU_ISA's levels clear the dot-product flags above them, and the
+ * int8 and bf16 kernels of a description name what they need. */
+TEST(isa_cap_clears_dot_product_flags_and_lacks_names_them) {
+  heron__hw hw;
+  setenv("HERON_CPU_ISA", "avx2", 1);
+  heron__hw_detect_cpu(&hw);
+  CHECK_EQ(hw.has_vnni + hw.has_avx_vnni + hw.has_avx512_bf16 +
+               hw.has_amx_tile + hw.has_amx_int8 + hw.has_amx_bf16,
+           0);
+  setenv("HERON_CPU_ISA", "avx512", 1);
+  heron__hw_detect_cpu(&hw);
+  CHECK_EQ(hw.has_amx_tile + hw.has_amx_int8 + hw.has_amx_bf16, 0);
+  unsetenv("HERON_CPU_ISA");
+  heron__hw zen4, here;
+  heron_error err = {0};
+  heron__hw_detect_cpu(&zen4);
+  heron__hw_detect_cpu(&here);
+  CHECK_OK(heron__hw_load("cpu-zen4", &zen4, &err), &err);
+  char missing[128];
+  int l8 = heron__hw_cpu_lacks_for(&zen4, HERON__INT8, missing, sizeof missing);
+  CHECK_EQ(l8, !(here.has_avx512 && here.has_vnni));
+  if (l8)
+    CHECK(strstr(missing, here.has_avx512 ? "avx512vnni" : "avx512f"));
+  int lb = heron__hw_cpu_lacks_for(&zen4, HERON__BF16, missing, sizeof missing);
+  CHECK_EQ(lb, !(here.has_avx512 && here.has_avx512_bf16));
+  /* fp32 kernels of the same description need no dot-product extension. */
+  CHECK_EQ(heron__hw_cpu_lacks_for(&zen4, HERON__FP32, NULL, 0),
+           !here.has_avx512);
+}
+
+/* --prepack is for fp32: the int8 and bf16 kernels pack at every call. */
+TEST(int8_and_bf16_templates_refuse_prepack_with_a_reason) {
+  heron__op op;
+  heron__hw hw;
+  heron__template *t = NULL;
+  heron_space *sp = NULL;
+  heron_error err = {0};
+  heron__hw_detect_cpu(&hw);
+  CHECK_OK(heron__op_build("gemm", (int64_t[]){64, 64, 64}, 3, HERON__INT8, &op,
+                           &err),
+           &err);
+  CHECK_OK(heron__op_set_prepack(&op, "B", &err), &err);
+  CHECK_EQ(heron__template_build(&op, &hw, "cpu", &t, &sp, &err),
+           HERON_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(err.text, "prepack");
+}
