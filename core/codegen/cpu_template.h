@@ -114,6 +114,8 @@ struct heron__template {
    * cuda template has its own (core/codegen/cuda_template.h), owned. */
   int is_cuda;
   struct heron__cuda_sched *cuda;
+  int is_amx; /* an amx template: core/target/amx/amx_template.h */
+  struct heron__amx_sched *amx;
 };
 
 /* The value of loop level l of axis a in config cfg. */

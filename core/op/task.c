@@ -57,10 +57,11 @@ static void make_key(heron_task *t) {
 
 static int resolve_target(const char *target, heron_error *err) {
   if (!strcmp(target, "cpu") || !strcmp(target, "cuda") ||
-      !strcmp(target, "replay"))
+      !strcmp(target, "amx") || !strcmp(target, "replay"))
     return HERON_OK;
   return heron_error_set(err, HERON_ENOTFOUND,
-                         "unknown target '%s'; available: cpu, cuda, replay",
+                         "unknown target '%s'; available: cpu, cuda, amx, "
+                         "replay",
                          target);
 }
 
@@ -282,8 +283,11 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
   if (replay)
     rspec.hw = replay_hw(spec, side, sizeof side);
   spec = &rspec;
-  /* Tensor Cores take fp16: that is the cuda target's default dtype. */
-  const char *dflt = strcmp(target, "cuda") ? "fp32" : "fp16";
+  /* Tensor Cores take fp16: that is the cuda target's default dtype; AMX
+   * tiles take int8 (or bf16). */
+  const char *dflt = !strcmp(target, "cuda")  ? "fp16"
+                     : !strcmp(target, "amx") ? "int8"
+                                              : "fp32";
   int dtype = heron__dtype_parse(spec->dtype ? spec->dtype : dflt);
   if (dtype < 0)
     return heron_error_set(err, HERON_EINVAL,

@@ -13,6 +13,7 @@
 
 #include "core/codegen/cuda_template.h"
 #include "core/space/builder.h"
+#include "core/target/amx/amx_template.h"
 
 typedef int (*rules_fn)(heron__template *t, heron_space *sp, heron_error *err);
 
@@ -58,10 +59,12 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
    * preconditions (two inputs, fp16). */
   if (!strcmp(target, "cuda"))
     return build_with(heron__cuda_rules_apply, 2, op, hw, tmpl, space, err);
+  if (!strcmp(target, "amx"))
+    return build_with(heron__amx_rules_apply, 1, op, hw, tmpl, space, err);
   if (strcmp(target, "cpu") != 0)
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "target '%s' has no schedule rules (supported: "
-                           "cpu, cuda)",
+                           "cpu, cuda, amx)",
                            target);
   if (op->dtype != HERON__FP32 || op->out_dtype != HERON__FP32)
     return heron_error_set(err, HERON_EUNSUPPORTED,
@@ -82,6 +85,8 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
 void heron__template_free(heron__template *t) {
   if (t)
     free(t->cuda);
+  if (t)
+    free(t->amx);
   free(t);
 }
 
@@ -122,6 +127,8 @@ const char *heron__template_cflags(const heron__template *t) {
    * builds them for the CPU check, as the emulation. */
   if (t && t->is_cuda)
     return HERON__CUDA_EMU_CFLAGS;
+  if (t && t->is_amx)
+    return HERON__AMX_CFLAGS;
   /* No template (a caller asking for the defaults): this machine's ISA. */
   if (!t)
     return "-O3 -fno-predictive-commoning -march=native -fopenmp -fPIC "
@@ -139,6 +146,8 @@ int heron__codegen(const heron__template *t, const heron_space *sp,
     return heron_error_set(err, HERON_EINVAL, "codegen: NULL argument");
   if (t->is_cuda)
     return heron__cuda_codegen(t, sp, cfg, out, err);
+  if (t->is_amx)
+    return heron__amx_codegen(t, sp, cfg, out, err);
   return heron__cpu_codegen(t, sp, cfg, out, err);
 }
 
@@ -214,6 +223,11 @@ void heron__template_describe(const heron__template *t, const heron_space *sp,
                               heron__buf *out) {
   if (!t || !out)
     return;
+  if (t->is_amx) {
+    heron__amx_describe(t, out);
+    knobs_and_constraints(sp, out);
+    return;
+  }
   if (t->is_cuda) {
     heron__cuda_describe(t, out);
     knobs_and_constraints(sp, out);

@@ -38,6 +38,7 @@
 #include "core/plugin/guard.h"
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
+#include "core/target/amx/amx_template.h"
 #include "core/target/cuda_driver.h"
 #include "core/target/hw.h"
 #include "core/tune/tune_internal.h"
@@ -89,7 +90,9 @@ typedef struct run {
   heron_tune_result *res;
   int cuda;         /* the task's target is cuda */
   int compile_only; /* build, never run (o->measure.compile_only) */
-  int emulate;      /* cuda kernels checked on the CPU (o->measure.emulate) */
+  int emulate;      /* cuda or amx kernels checked on the CPU, emulated
+                       (o->measure.emulate) */
+  int amx;          /* the task's target is amx */
   int sm;           /* cuda: the SM kernels are built for */
   int replay;       /* the task's target is replay: answered, not measured */
   heron__replay *rp;
@@ -230,10 +233,14 @@ static int setup_target(run *r, heron_error *err) {
                            heron_task_key(t));
   if (r->replay)
     return HERON_OK;
+  r->amx = !strcmp(heron_task_target(t), "amx");
+  if (r->amx)
+    return heron__amx_setup_run(t->tmpl, r->compile_only, r->emulate, err);
   if (!r->cuda) {
     if (r->emulate)
       return heron_error_set(err, HERON_EINVAL,
-                             "emulate applies to the cuda target only; task "
+                             "emulate applies to the cuda and amx targets "
+                             "only; task "
                              "%s runs natively",
                              heron_task_key(t));
     /* Kernels for instructions this CPU lacks build, but cannot run. */
@@ -1168,7 +1175,9 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
                                 heron__template_cflags(t->tmpl), &o->measure,
                                 r.sm, err);
   else if (!rc)
-    rc = heron__bench_init(&r.bench, &t->op, heron__template_cflags(t->tmpl),
+    rc = heron__bench_init(&r.bench, &t->op,
+                           r.amx && r.emulate ? HERON__AMX_EMU_CFLAGS
+                                              : heron__template_cflags(t->tmpl),
                            &o->measure, err);
   r.bench_ready = rc == HERON_OK;
   /* The toolchain is not the config: a compiler that cannot build a
