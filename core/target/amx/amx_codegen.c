@@ -235,17 +235,26 @@ static void emit_micro(gen *g, const char *dp) {
   heron__buf_puts(out, "}\n\n");
 }
 
-/* The copy of a block's accumulators to the output, with the epilogue. */
+/* The copy of a block's accumulators to the output, with the epilogue:
+ * relu(sum + bias[channel]), the bias read through its own index map. */
 static void emit_store(gen *g) {
   const heron__op *op = &g->t->op;
+  int bias = (op->epilogue & HERON__EPI_BIAS) != 0;
   heron__buf_puts(
-      g->out, "/* The block's accumulators inside M and N to the output. */\n"
-              "static void heron_store(heron_c_t *restrict C, const heron_c_t "
-              "*restrict acc, int64_t boff, int64_t m0, int64_t n0) {\n"
-              "  for (int r = 0; r < BM && m0 + r < M; r++) {\n"
-              "    heron_c_t *row = C + boff + heron_off_c_m(m0 + r);\n"
-              "    for (int c = 0; c < BN && n0 + c < N; c++) {\n"
-              "      heron_c_t v = acc[(int64_t)r * BN + c];\n");
+      g->out,
+      "/* The block's accumulators inside M and N to the output. */\n"
+      "static void heron_store(heron_c_t *restrict C, const heron_c_t "
+      "*restrict acc, const heron_c_t *restrict bias, int64_t boff, int64_t "
+      "bboff, int64_t m0, int64_t n0) {\n"
+      "  (void)bias;\n"
+      "  (void)bboff;\n"
+      "  for (int r = 0; r < BM && m0 + r < M; r++) {\n"
+      "    heron_c_t *row = C + boff + heron_off_c_m(m0 + r);\n"
+      "    for (int c = 0; c < BN && n0 + c < N; c++) {\n"
+      "      heron_c_t v = acc[(int64_t)r * BN + c];\n");
+  if (bias)
+    heron__buf_puts(g->out, "      v += bias[bboff + heron_off_bias_m(m0 + r) "
+                            "+ heron_off_bias_n(n0 + c)];\n");
   if (op->epilogue & HERON__EPI_RELU)
     heron__buf_puts(g->out, "      v = v > 0 ? v : 0;\n");
   heron__buf_puts(g->out, "      row[heron_off_c_n(n0 + c)] = v;\n"
@@ -261,12 +270,15 @@ static void emit_kernel(gen *g) {
   int64_t offa = tensor_offset(op, &op->in[0]);
   int64_t offb = tensor_offset(op, &op->in[1]);
   int64_t offc = tensor_offset(op, &op->out);
+  int bias = (op->epilogue & HERON__EPI_BIAS) != 0;
+  int64_t offbias = bias ? tensor_offset(op, &op->bias) : 0;
   heron__buf_printf(
       out,
       "void heron_kernel(void *const *bufs) {\n"
       "  const heron_a_t *A = (const heron_a_t *)bufs[0];\n"
       "  const heron_b_t *B = (const heron_b_t *)bufs[1];\n"
       "  heron_c_t *C = (heron_c_t *)bufs[2];\n"
+      "  const heron_c_t *bias = %s;\n"
       "  heron_amx_permit();\n"
       "#pragma omp parallel\n"
       "  {\n"
@@ -292,6 +304,7 @@ static void emit_kernel(gen *g) {
       "      int64_t oa = %lldLL + heron_off_a_b(bi);\n"
       "      int64_t ob = %lldLL + heron_off_b_b(bi);\n"
       "      int64_t oc = %lldLL + heron_off_c_b(bi);\n"
+      "      int64_t obias = %lldLL + heron_off_bias_b(bi);\n"
       "      for (int64_t ko = 0; ko < KO; ko++) {\n"
       "        heron_pack_a(ap, A, oa, m0, ko * BK);\n"
       "        heron_pack_b(bp, B, ob, n0, ko * BK);\n"
@@ -299,7 +312,7 @@ static void emit_kernel(gen *g) {
       "          for (int ni = 0; ni < NB; ni++)\n"
       "            heron_micro(ap, bp, acc, mi, ni, ko == 0);\n"
       "      }\n"
-      "      heron_store(C, acc, oc, m0, n0);\n"
+      "      heron_store(C, acc, bias, oc, obias, m0, n0);\n"
       "    }\n"
       "    _tile_release();\n"
       "    free(ap);\n"
@@ -307,7 +320,8 @@ static void emit_kernel(gen *g) {
       "    free(acc);\n"
       "  }\n"
       "}\n",
-      (long long)offa, (long long)offb, (long long)offc);
+      bias ? "(const heron_c_t *)bufs[3]" : "NULL", (long long)offa,
+      (long long)offb, (long long)offc, (long long)offbias);
   (void)s;
 }
 
@@ -371,6 +385,10 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
   offset_fn(op, tc, &s->g[HERON__AMX_GB], "c_b", out);
   offset_fn(op, tc, &s->g[HERON__AMX_GM], "c_m", out);
   offset_fn(op, tc, &s->g[HERON__AMX_GN], "c_n", out);
+  /* Without a bias the bias tensor is all zero maps: constant offsets. */
+  offset_fn(op, &op->bias, &s->g[HERON__AMX_GB], "bias_b", out);
+  offset_fn(op, &op->bias, &s->g[HERON__AMX_GM], "bias_m", out);
+  offset_fn(op, &op->bias, &s->g[HERON__AMX_GN], "bias_n", out);
   heron__buf_puts(out, "\n");
   emit_config(&g);
   emit_pack_a(&g, k_contiguous(op, ta, &s->g[HERON__AMX_GK]));

@@ -268,8 +268,6 @@ static const char *unsupported(const heron__op *op) {
   for (int i = 0; i < 2; i++)
     if (divided(&op->in[i]) || divided(&op->out))
       return "an index is divided (a transposed convolution's)";
-  if (op->epilogue & HERON__EPI_BIAS)
-    return "the bias epilogue is not generated yet";
   return NULL;
 }
 
