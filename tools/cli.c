@@ -347,7 +347,7 @@ const char *cli_op_dims_text(const char *op, char *buf, size_t cap) {
 
 /* The dtypes task.h documents.  Checking them here lets the message name the
  * flag; whether a target supports a dtype is still the library's call. */
-static const char *const dtypes[] = {"fp32", "fp16", "int8"};
+static const char *const dtypes[] = {"fp32", "fp16", "int8", "bf16"};
 
 void cli_check_task(const cli_task_args *a) {
   if (!a->t1) {
@@ -408,7 +408,8 @@ heron_task *cli_make_task(const cli_task_args *a) {
     while (i < sizeof dtypes / sizeof *dtypes && strcmp(a->dtype, dtypes[i]))
       i++;
     if (i == sizeof dtypes / sizeof *dtypes)
-      cli_usage("--dtype: '%s' is not one of fp32, fp16, int8", a->dtype);
+      cli_usage("--dtype: '%s' is not one of fp32, fp16, int8, bf16",
+                a->dtype);
   }
   heron_task_spec spec = {.op = a->op,
                           .shape = shape,

@@ -111,7 +111,8 @@ static cli_option options[] = {
     {OPT_OUT, "out", "DIR",
      "logs/, runs.csv, summary.md, plots/ and plot.gp go here", ""},
     {CLI_OPT_DTYPE, "dtype", "TYPE",
-     "element type of every task, over the suite's: fp32, fp16 or int8",
+     "element type of every task, over the suite's: fp32, fp16, int8 or "
+     "bf16",
      "the suite's"},
     {CLI_OPT_TARGET, "target", "NAME",
      "target of every task, over the suite's: cpu, cuda, or replay (answers "

@@ -121,11 +121,12 @@ double heron__median(double *v, int n) {
 }
 
 size_t heron__buffer_bytes(const heron__op *op, int i) {
-  /* The bias has the output's element type (core/op/buffers.c). */
+  /* The bias has the output's element type, an int8 op's inputs u8 and s8
+   * (core/op/dtype.c). */
   const heron__tensor *t = i < op->ninputs    ? &op->in[i]
                            : i == op->ninputs ? &op->out
                                               : &op->bias;
-  int dtype = i < op->ninputs ? op->dtype : op->out_dtype;
+  int dtype = heron__op_buf_dtype(op, i);
   return (size_t)heron__tensor_elems(t) * (size_t)heron__dtype_size(dtype);
 }
 

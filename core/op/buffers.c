@@ -23,7 +23,7 @@ int heron__tensor_reads(const heron__tensor *ts, int a) {
 /* Buffer t of the op (inputs, the output at index ninputs, then the bias)
  * and its element type; the bias has the output's type. */
 static const heron__tensor *tensor_at(const heron__op *op, int t, int *dtype) {
-  *dtype = t < op->ninputs ? op->dtype : op->out_dtype;
+  *dtype = heron__op_buf_dtype(op, t);
   if (t < op->ninputs)
     return &op->in[t];
   return t == op->ninputs ? &op->out : &op->bias;
@@ -98,7 +98,7 @@ void heron__op_fill_inputs(const heron__op *op, void *const *bufs,
   for (int t = 0; t < op->ninputs + has_bias; t++) {
     int slot = t < op->ninputs ? t : op->ninputs + 1;
     const heron__tensor *ts = t < op->ninputs ? &op->in[t] : &op->bias;
-    int dtype = t < op->ninputs ? op->dtype : op->out_dtype;
+    int dtype = heron__op_buf_dtype(op, slot);
     if (ts->fill == HERON__FILL_UPPER) {
       fill_constant(ts, dtype, bufs[slot]);
       continue;
@@ -106,13 +106,29 @@ void heron__op_fill_inputs(const heron__op *op, void *const *bufs,
     heron_rng rng;
     heron_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(t + 1)));
     int64_t n = heron__tensor_elems(ts);
+    /* Integers cover their whole range, so that every bit of a product
+     * and the extremes of VNNI's operands are exercised (the build bounds
+     * the reduction so that the s32 sums cannot overflow); the s32 bias
+     * stays within 2^15 for the same bound.  bf16 takes the fp32 values
+     * rounded to bfloat16. */
     for (int64_t i = 0; i < n; i++) {
-      if (dtype == HERON__INT8) {
-        /* Small integers keep int32 accumulations far from overflow. */
-        ((int8_t *)bufs[slot])[i] = (int8_t)((int)heron_rng_below(&rng, 9) - 4);
-      } else {
+      switch (dtype) {
+      case HERON__U8:
+        ((uint8_t *)bufs[slot])[i] = (uint8_t)heron_rng_below(&rng, 256);
+        break;
+      case HERON__S8:
+      case HERON__INT8:
+        ((int8_t *)bufs[slot])[i] =
+            (int8_t)((int)heron_rng_below(&rng, 256) - 128);
+        break;
+      case HERON__S32:
+        ((int32_t *)bufs[slot])[i] =
+            (int32_t)heron_rng_below(&rng, 65537) - 32768;
+        break;
+      default: {
         double v = 2.0 * heron_rng_uniform(&rng) - 1.0;
         heron__elem_set(bufs[slot], dtype, i, v);
+      }
       }
     }
   }

@@ -29,14 +29,10 @@ int heron__op_begin(heron__op *op, const heron__op_kind *kind,
   char up[16], dims[128];
   upper_name(kind->name, up, sizeof up);
   memset(op, 0, sizeof *op);
-  if (dtype == HERON__INT8)
-    return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "%s: dtype int8 is not supported yet (use fp32 or "
-                           "fp16)",
-                           up);
-  if (dtype != HERON__FP32 && dtype != HERON__FP16)
-    return heron_error_set(err, HERON_EINVAL, "%s: unknown dtype %d", up,
-                           dtype);
+  if (dtype < HERON__FP32 || dtype > HERON__BF16)
+    return heron_error_set(
+        err, HERON_EINVAL,
+        "%s: unknown dtype %d (expected " HERON__DTYPE_LIST ")", up, dtype);
   if (n < kind->ndims || n > kind->ndims_max || (n > 0 && !shape)) {
     dim_list(kind, dims, sizeof dims);
     if (kind->ndims == kind->ndims_max)
@@ -64,9 +60,14 @@ int heron__op_begin(heron__op *op, const heron__op_kind *kind,
   op->nshape = kind->ndims_max;
   op->name = kind->name;
   op->dtype = dtype;
-  /* Outputs keep the input type: Heron's Tensor Core suite is fp16 in, fp16
-   * out.  int8 (int32 out) will set this differently when it arrives. */
-  op->out_dtype = dtype;
+  /* Outputs keep the input type for fp32 and fp16 (Heron's Tensor Core suite
+   * is fp16 in, fp16 out); int8 sums into s32 and bf16 into fp32, as VNNI
+   * and AVX512-BF16 do.  The activation input is the first one unless the
+   * op's build function says otherwise (gemv). */
+  op->out_dtype = dtype == HERON__INT8   ? HERON__S32
+                  : dtype == HERON__BF16 ? HERON__FP32
+                                         : dtype;
+  op->act_input = 0;
   op->channel_axis = -1;
   return HERON_OK;
 }
@@ -112,6 +113,13 @@ int heron__op_finish(heron__op *op, heron_error *err) {
   int rc = check_elems(op, &op->out, err);
   if (rc)
     return rc;
+  if (op->dtype == HERON__INT8 &&
+      heron__op_reduce_len(op) > HERON__INT8_MAX_REDUCE)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "%s: int8 sums %lld products per output, more than "
+                           "%d, so an s32 accumulator could overflow",
+                           op->name, (long long)heron__op_reduce_len(op),
+                           HERON__INT8_MAX_REDUCE);
   /* One multiply and one add per point of the loop nest, padded points
    * included (as cuDNN and TVM count).  A double is exact up to 2^53, far
    * beyond any op that fits in memory and time. */

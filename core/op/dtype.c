@@ -6,18 +6,21 @@
 
 #include "core/op/op.h"
 
-static const char *const dtype_names[] = {"fp32", "fp16", "int8"};
+static const char *const dtype_names[] = {"fp32", "fp16", "int8", "bf16",
+                                          "u8",   "s8",   "s32"};
 
 const char *heron__dtype_name(int dtype) {
-  if (dtype < 0 || dtype > HERON__INT8)
+  if (dtype < 0 || dtype > HERON__S32)
     return "unknown";
   return dtype_names[dtype];
 }
 
+/* Only an op's dtypes parse: u8, s8 and s32 are the element types of the
+ * tensors of an int8 op, not dtypes a user picks. */
 int heron__dtype_parse(const char *name) {
   if (!name)
     return HERON_EINVAL;
-  for (int i = 0; i <= HERON__INT8; i++)
+  for (int i = 0; i <= HERON__BF16; i++)
     if (!strcmp(name, dtype_names[i]))
       return i;
   return HERON_EINVAL;
@@ -30,9 +33,24 @@ int heron__dtype_size(int dtype) {
   case HERON__FP16:
     return 2;
   case HERON__INT8:
+  case HERON__U8:
+  case HERON__S8:
     return 1;
+  case HERON__BF16:
+    return 2;
+  case HERON__S32:
+    return 4;
   }
   return 0;
+}
+
+int heron__op_buf_dtype(const heron__op *op, int t) {
+  if (t < op->ninputs) {
+    if (op->dtype == HERON__INT8)
+      return t == op->act_input ? HERON__U8 : HERON__S8;
+    return op->dtype;
+  }
+  return op->out_dtype;
 }
 
 /* Float to binary16 by hand rather than with _Float16, so the result does not
@@ -91,6 +109,37 @@ float heron__half_to_float(uint16_t h) {
   return f;
 }
 
+/* bfloat16 is the upper half of an fp32: rounding keeps 8 significant bits
+ * with round to nearest even on the 16 dropped ones, by hand for the same
+ * reason as the half conversion; a NaN keeps its sign and stays quiet
+ * (the rounding carry could otherwise turn it into infinity). */
+uint16_t heron__bf16_from_float(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  uint32_t lsb = (x >> 16) & 1u;
+  x += 0x7fffu + lsb;
+  return (uint16_t)(x >> 16);
+}
+
+float heron__bf16_to_float(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+/* Integers round to nearest and saturate: a double outside the type's range
+ * would otherwise make the conversion undefined. */
+static int64_t clamp_int(double v, double lo, double hi) {
+  if (!(v >= lo)) /* also NaN */
+    return (int64_t)lo;
+  if (v > hi)
+    return (int64_t)hi;
+  return (int64_t)llround(v);
+}
+
 double heron__elem_get(const void *buf, int dtype, int64_t i) {
   switch (dtype) {
   case HERON__FP32:
@@ -98,7 +147,14 @@ double heron__elem_get(const void *buf, int dtype, int64_t i) {
   case HERON__FP16:
     return heron__half_to_float(((const uint16_t *)buf)[i]);
   case HERON__INT8:
+  case HERON__S8:
     return ((const int8_t *)buf)[i];
+  case HERON__U8:
+    return ((const uint8_t *)buf)[i];
+  case HERON__BF16:
+    return heron__bf16_to_float(((const uint16_t *)buf)[i]);
+  case HERON__S32:
+    return ((const int32_t *)buf)[i];
   }
   return 0;
 }
@@ -112,14 +168,25 @@ void heron__elem_set(void *buf, int dtype, int64_t i, double v) {
     ((uint16_t *)buf)[i] = heron__half_from_float((float)v);
     break;
   case HERON__INT8:
-    ((int8_t *)buf)[i] = (int8_t)v;
+  case HERON__S8:
+    ((int8_t *)buf)[i] = (int8_t)clamp_int(v, -128, 127);
+    break;
+  case HERON__U8:
+    ((uint8_t *)buf)[i] = (uint8_t)clamp_int(v, 0, 255);
+    break;
+  case HERON__BF16:
+    ((uint16_t *)buf)[i] = heron__bf16_from_float((float)v);
+    break;
+  case HERON__S32:
+    ((int32_t *)buf)[i] = (int32_t)clamp_int(v, INT32_MIN, INT32_MAX);
     break;
   }
 }
 
-/* fp16 inputs are exactly representable in fp32, so widening them first and
- * running the fp32 kernel computes the same mathematical result as an fp16
- * kernel with fp32 accumulation would, rounded once at the end. */
+/* fp16 and bf16 inputs are exactly representable in fp32, so widening them
+ * first and running the fp32 kernel computes the same mathematical result as
+ * an fp16 or bf16 kernel with fp32 accumulation would, rounded once at the
+ * end (bf16's output is fp32 already). */
 void heron__op_run_ref(const heron__op *op, void *const *bufs,
                        heron__ref_f32_fn kernel) {
   if (op->dtype == HERON__FP32 && op->out_dtype == HERON__FP32) {
@@ -137,8 +204,9 @@ void heron__op_run_ref(const heron__op *op, void *const *bufs,
   if (ok) {
     for (int t = 0; t < op->ninputs; t++) {
       int64_t n = heron__tensor_elems(&op->in[t]);
+      int dt = heron__op_buf_dtype(op, t);
       for (int64_t i = 0; i < n; i++)
-        tmp[t][i] = (float)heron__elem_get(bufs[t], op->dtype, i);
+        tmp[t][i] = (float)heron__elem_get(bufs[t], dt, i);
     }
     kernel(op, (const float *const *)tmp, tmp[op->ninputs]);
     for (int64_t i = 0; i < nout; i++)

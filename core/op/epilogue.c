@@ -108,10 +108,12 @@ void heron__op_apply_epilogue(const heron__op *op, void *const *bufs) {
   epilogue_into(op, bufs[op->ninputs], op->out_dtype, bias, bufs[op->ninputs]);
 }
 
+/* Only an fp16 output rounds between the op and its epilogue; fp32 and s32
+ * outputs (int8's exact sums plus an s32 bias) take the epilogue in place. */
 void heron__op_reference_full(const heron__op *op, void *const *bufs) {
   int64_t n = heron__tensor_elems(&op->out);
   float *wide_out = NULL;
-  if (op->epilogue && op->out_dtype != HERON__FP32)
+  if (op->epilogue && op->out_dtype == HERON__FP16)
     wide_out = malloc((size_t)n * sizeof *wide_out);
   if (!wide_out) {
     op->reference(op, bufs);

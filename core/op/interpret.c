@@ -59,7 +59,7 @@ void heron__op_interpret(const heron__op *op, void *const *bufs) {
     for (int t = 0; t < op->ninputs; t++) {
       int64_t off;
       if (offset_at(&op->in[t], op->naxes, idx, &off)) {
-        prod *= heron__elem_get(bufs[t], op->dtype, off);
+        prod *= heron__elem_get(bufs[t], heron__op_buf_dtype(op, t), off);
       } else {
         /* Padding reads zero, but only where the description says an index
          * may leave the tensor; anywhere else it is a bug in the

@@ -60,14 +60,67 @@ static void gemv_ref_f32(const heron__op *op, const float *const *in,
   }
 }
 
+/* The int8 references: the same loops over u8 activations and s8 weights,
+ * summed exactly in int64 (the build bounds every sum to s32, so the final
+ * narrowing is exact).  gemm's and bmm's activations are A; gemv's are the
+ * vector x, its matrix A the weights. */
+static void matmul_i8(const uint8_t *A, const int8_t *B, int32_t *C, int64_t M,
+                      int64_t N, int64_t K) {
+  int64_t acc[ROW_BLOCK];
+  for (int64_t i = 0; i < M; i++) {
+    for (int64_t j0 = 0; j0 < N; j0 += ROW_BLOCK) {
+      int64_t nb = N - j0 < ROW_BLOCK ? N - j0 : ROW_BLOCK;
+      for (int64_t j = 0; j < nb; j++)
+        acc[j] = 0;
+      for (int64_t k = 0; k < K; k++) {
+        int64_t a = A[i * K + k];
+        const int8_t *b = B + k * N + j0;
+        for (int64_t j = 0; j < nb; j++)
+          acc[j] += a * b[j];
+      }
+      for (int64_t j = 0; j < nb; j++)
+        C[i * N + j0 + j] = (int32_t)acc[j];
+    }
+  }
+}
+
 static void gemm_ref(const heron__op *op, void *const *bufs) {
-  heron__op_run_ref(op, bufs, gemm_ref_f32);
+  if (op->dtype == HERON__INT8)
+    matmul_i8(bufs[0], bufs[1], bufs[2], op->shape[0], op->shape[1],
+              op->shape[2]);
+  else
+    heron__op_run_ref(op, bufs, gemm_ref_f32);
 }
+
 static void bmm_ref(const heron__op *op, void *const *bufs) {
-  heron__op_run_ref(op, bufs, bmm_ref_f32);
+  if (op->dtype != HERON__INT8) {
+    heron__op_run_ref(op, bufs, bmm_ref_f32);
+    return;
+  }
+  int64_t nb = op->shape[0], M = op->shape[1], N = op->shape[2],
+          K = op->shape[3];
+  const uint8_t *A = bufs[0];
+  const int8_t *B = bufs[1];
+  int32_t *C = bufs[2];
+  for (int64_t b = 0; b < nb; b++)
+    matmul_i8(A + b * M * K, B + b * K * N, C + b * M * N, M, N, K);
 }
+
 static void gemv_ref(const heron__op *op, void *const *bufs) {
-  heron__op_run_ref(op, bufs, gemv_ref_f32);
+  if (op->dtype != HERON__INT8) {
+    heron__op_run_ref(op, bufs, gemv_ref_f32);
+    return;
+  }
+  int64_t M = op->shape[0], K = op->shape[1];
+  const int8_t *A = bufs[0];
+  const uint8_t *x = bufs[1];
+  int32_t *y = bufs[2];
+  for (int64_t i = 0; i < M; i++) {
+    int64_t acc = 0;
+    for (int64_t k = 0; k < K; k++)
+      acc += (int64_t)A[i * K + k] * x[k];
+    y[i] = (int32_t)acc;
+  }
 }
 
 /* ---- Descriptions ------------------------------------------------------- */
@@ -147,8 +200,10 @@ static int gemv_build(const int64_t *shape, int n, int dtype, heron__op *op,
   index_by(&op->in[1], 0, k);
   heron__tensor_init(&op->out, "y", 1, (int64_t[]){M});
   index_by(&op->out, 0, i);
-  /* y has one element per row of A, so a per-channel bias runs along i. */
+  /* y has one element per row of A, so a per-channel bias runs along i.
+   * A is the layer's weights and x its activations. */
   op->channel_axis = i;
+  op->act_input = 1;
   op->reference = gemv_ref;
   return heron__op_finish(op, err);
 }

@@ -26,11 +26,32 @@
 #define HERON__MAX_TENSORS 4
 #define HERON__MAX_SHAPE 16
 
+/* Element types.  The first four are an op's dtype (what --dtype names);
+ * the last three are only the element types of single tensors of an int8
+ * op, which mixes them as VNNI and oneDNN define int8 arithmetic:
+ *
+ *   int8: the activation input (op->act_input) holds u8 in [0, 255], the
+ *         other input (the weights) s8 in [-128, 127], the output and the
+ *         bias s32; products are summed exactly in 32-bit integers.
+ *   bf16: both inputs hold bfloat16 bit patterns (uint16_t, the upper half
+ *         of an fp32), the output and the bias fp32; products of two bf16
+ *         values are exact in fp32 and the sums are fp32.
+ *
+ * HERON__INT8 as a buffer's element type (heron__elem_get) reads s8. */
 typedef enum heron__dtype {
   HERON__FP32 = 0,
   HERON__FP16,
-  HERON__INT8
+  HERON__INT8,
+  HERON__BF16,
+  HERON__U8,
+  HERON__S8,
+  HERON__S32
 } heron__dtype;
+
+/* The largest reduction length of an int8 op: 65536 products of at most
+ * 255 * 128 = 32640 in magnitude, plus an s32 bias of at most 2^15, stay
+ * inside an s32 (2^31 - 1), so no kernel's accumulator can wrap. */
+#define HERON__INT8_MAX_REDUCE 65536
 
 typedef enum heron__axis_kind {
   HERON__SPATIAL = 0,
@@ -87,10 +108,13 @@ typedef void (*heron__ref_fn)(const heron__op *op, void *const *bufs);
 struct heron__op {
   const char *name; /* static: "gemm" */
   int dtype;        /* heron__dtype of the inputs */
-  int out_dtype;    /* heron__dtype of the output: for now the same
-                       as dtype (fp32 -> fp32, fp16 -> fp16, as in
-                       Heron's Tensor Core suite); int32 for int8, kept
-                       in HERON__FP32-sized slots, when int8 arrives */
+  int out_dtype;    /* heron__dtype of the output: the same as dtype
+                       for fp32 and fp16 (as in Heron's Tensor Core
+                       suite), HERON__S32 for int8, HERON__FP32 for
+                       bf16 */
+  int act_input;    /* the input that holds the activations: with int8
+                       its elements are u8 and the other input's s8
+                       (gemm, bmm: A; gemv: x; convolutions: data) */
   int64_t shape[HERON__MAX_SHAPE]; /* the user's shape, in the op's order */
   int nshape;
   int naxes;
@@ -201,11 +225,24 @@ const heron__op_kind *heron__op_kind_find(const char *name);
 int heron__op_build(const char *name, const int64_t *shape, int n, int dtype,
                     heron__op *op, heron_error *err);
 
-/* dtype names: "fp32", "fp16", "int8"; parse returns the enum or
- * HERON_EINVAL. Element size in bytes. */
+/* dtype names: "fp32", "fp16", "int8", "bf16" (and "u8", "s8", "s32" for
+ * the element types of an int8 op's tensors); parse takes only an op's
+ * dtypes and returns the enum or HERON_EINVAL.  Element size in bytes. */
 const char *heron__dtype_name(int dtype);
 int heron__dtype_parse(const char *name);
 int heron__dtype_size(int dtype);
+
+/* The list of op dtypes for messages: "fp32, fp16, int8 or bf16". */
+#define HERON__DTYPE_LIST "fp32, fp16, int8 or bf16"
+
+/* Element type of buffer t of the op, in kernel buffer order: the inputs
+ * (0..ninputs), the output (ninputs), then the bias (ninputs + 1). */
+int heron__op_buf_dtype(const heron__op *op, int t);
+
+/* Whether the op's output holds integers (int8: s32), checked exactly. */
+static inline int heron__op_exact(const heron__op *op) {
+  return op->out_dtype == HERON__S32;
+}
 
 /* Whether tensor ts reads axis a: some dimension's index has a nonzero
  * coefficient for it. */
@@ -227,12 +264,15 @@ uint64_t heron__op_bytes(const heron__op *op);
 int heron__op_alloc_buffers(const heron__op *op, void **bufs, heron_error *err);
 void heron__op_free_buffers(const heron__op *op, void **bufs);
 
-/* Fills the inputs with deterministic pseudo-random values in [-1, 1]
- * (small integers for int8) from `seed`. */
+/* Fills the inputs with deterministic pseudo-random values from `seed`:
+ * fp32 and fp16 uniform in [-1, 1], bf16 the same values rounded to
+ * bfloat16; int8 over the full ranges (u8 in [0, 255], s8 in [-128, 127])
+ * and an s32 bias in [-2^15, 2^15]. */
 void heron__op_fill_inputs(const heron__op *op, void *const *bufs,
                            uint64_t seed);
 
-/* Compares an output with the reference output elementwise.  The
+/* Compares an output with the reference output elementwise: exactly for
+ * integer outputs (int8's s32).  Otherwise the
  * tolerance is dtype-appropriate and scales with the reduction length:
  * |out - ref| <= atol + rtol * |ref| per element.  Returns 1 when they
  * match; writes the largest relative error to *max_err and the index of the
@@ -291,7 +331,13 @@ int64_t heron__op_reduce_len(const heron__op *op);
 uint16_t heron__half_from_float(float f);
 float heron__half_to_float(uint16_t h);
 
-/* Reads element i of a buffer of `dtype` as a double, and stores one. */
+/* bfloat16 conversions (round to nearest even; NaN stays a quiet NaN), for
+ * bf16 buffers, which hold uint16_t bit patterns. */
+uint16_t heron__bf16_from_float(float f);
+float heron__bf16_to_float(uint16_t h);
+
+/* Reads element i of a buffer of `dtype` as a double, and stores one
+ * (integers are stored rounded to nearest, saturated to their type). */
 double heron__elem_get(const void *buf, int dtype, int64_t i);
 void heron__elem_set(void *buf, int dtype, int64_t i, double v);
 
@@ -300,8 +346,9 @@ typedef void (*heron__ref_f32_fn)(const heron__op *op, const float *const *in,
                                   float *out);
 
 /* Runs an fp32 reference kernel on buffers of the op's dtype: fp32 buffers
- * are passed straight through; fp16 ones are widened to fp32 copies first
- * and the result rounded to the output dtype. */
+ * are passed straight through; fp16 and bf16 ones are widened to fp32
+ * copies first and the result rounded to the output dtype.  int8 ops have
+ * integer references of their own (never through floats). */
 void heron__op_run_ref(const heron__op *op, void *const *bufs,
                        heron__ref_f32_fn kernel);
 

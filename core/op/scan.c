@@ -31,8 +31,24 @@ static void scan_ref_f32(const heron__op *op, const float *const *in,
   }
 }
 
+/* The int8 reference: u8 rows summed exactly in int64 (T holds 0 and 1). */
+static void scan_ref_i8(const heron__op *op, const uint8_t *A, int32_t *out) {
+  int64_t M = op->shape[0], N = op->shape[1], K = op->shape[2];
+  for (int64_t m = 0; m < M; m++) {
+    int64_t sum = 0;
+    for (int64_t n = 0; n < N; n++) {
+      if (n < K)
+        sum += A[m * K + n];
+      out[m * N + n] = (int32_t)sum;
+    }
+  }
+}
+
 static void scan_ref(const heron__op *op, void *const *bufs) {
-  heron__op_run_ref(op, bufs, scan_ref_f32);
+  if (op->dtype == HERON__INT8)
+    scan_ref_i8(op, bufs[0], bufs[op->ninputs]);
+  else
+    heron__op_run_ref(op, bufs, scan_ref_f32);
 }
 
 /* ---- Description -------------------------------------------------------- */

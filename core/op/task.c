@@ -23,7 +23,7 @@ static int check_memory(const heron__op *op, heron_error *err) {
   for (int t = 0; t <= op->ninputs; t++) {
     const heron__tensor *ts = t < op->ninputs ? &op->in[t] : &op->out;
     /* The bias is one small vector; the output's share covers it. */
-    double n = heron__dtype_size(t < op->ninputs ? op->dtype : op->out_dtype);
+    double n = heron__dtype_size(heron__op_buf_dtype(op, t));
     for (int d = 0; d < ts->ndim; d++)
       n *= (double)ts->dims[d];
     bytes += n * (t < op->ninputs ? 1.0 : 3.0);
@@ -291,7 +291,7 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
   int dtype = heron__dtype_parse(spec->dtype ? spec->dtype : dflt);
   if (dtype < 0)
     return heron_error_set(err, HERON_EINVAL,
-                           "unknown dtype '%s'; expected fp32, fp16 or int8",
+                           "unknown dtype '%s'; expected " HERON__DTYPE_LIST,
                            spec->dtype);
   heron_task *t = calloc(1, sizeof *t);
   if (!t)

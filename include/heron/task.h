@@ -47,8 +47,9 @@ typedef struct heron_task_spec {
   const char *op;       /* operator name, e.g. "gemm" */
   const int64_t *shape; /* dimensions in the op's order */
   int nshape;
-  const char *dtype;    /* "fp32", "fp16", "int8" per target; NULL: fp32 for
-                           cpu, fp16 for cuda */
+  const char *dtype;    /* "fp32", "fp16", "int8" (u8 activations x s8
+                           weights -> s32), "bf16" (-> fp32) per target;
+                           NULL: fp32 for cpu, fp16 for cuda */
   const char *target;   /* "cpu" (default when NULL) */
   const char *hw;       /* hardware description: NULL to detect this machine,
                            else a name in configs/hw/ or a JSON file path */

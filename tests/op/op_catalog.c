@@ -201,13 +201,18 @@ TEST(build_rejects_kernel_larger_than_padded_input) {
   CHECK_EQ(op.out.dims[3], 1);
 }
 
-TEST(build_rejects_int8_as_unsupported_and_accepts_fp16) {
+TEST(build_accepts_fp16_int8_and_bf16_with_their_output_types) {
   int64_t s[3] = {4, 4, 4};
   heron__op op;
   heron_error err = {0};
-  CHECK_EQ(heron__op_build("gemm", s, 3, HERON__INT8, &op, &err),
-           HERON_EUNSUPPORTED);
-  CHECK_STR_CONTAINS(err.text, "int8");
+  CHECK_OK(heron__op_build("gemm", s, 3, HERON__INT8, &op, &err), &err);
+  CHECK_EQ(op.out_dtype, HERON__S32);
+  CHECK_EQ(heron__op_buf_dtype(&op, 0), HERON__U8);
+  CHECK_EQ(heron__op_buf_dtype(&op, 1), HERON__S8);
+  CHECK_EQ(heron__op_bytes(&op), 16 + 16 + 16 * 4);
+  CHECK_OK(heron__op_build("gemm", s, 3, HERON__BF16, &op, &err), &err);
+  CHECK_EQ(op.out_dtype, HERON__FP32);
+  CHECK_EQ(heron__op_bytes(&op), 32 + 32 + 16 * 4);
   heron_error e2 = {0};
   CHECK_OK(heron__op_build("gemm", s, 3, HERON__FP16, &op, &e2), &e2);
   CHECK_EQ(op.dtype, HERON__FP16);
@@ -219,6 +224,11 @@ TEST(dtype_names_parse_and_sizes) {
   CHECK_EQ(heron__dtype_parse("fp32"), HERON__FP32);
   CHECK_EQ(heron__dtype_parse("fp16"), HERON__FP16);
   CHECK_EQ(heron__dtype_parse("int8"), HERON__INT8);
+  CHECK_EQ(heron__dtype_parse("bf16"), HERON__BF16);
+  CHECK_EQ(heron__dtype_parse("s32"), HERON_EINVAL);
+  CHECK(!strcmp(heron__dtype_name(HERON__S32), "s32"));
+  CHECK_EQ(heron__dtype_size(HERON__BF16), 2);
+  CHECK_EQ(heron__dtype_size(HERON__S32), 4);
   CHECK_EQ(heron__dtype_parse("float"), HERON_EINVAL);
   CHECK_EQ(heron__dtype_parse(NULL), HERON_EINVAL);
   CHECK(!strcmp(heron__dtype_name(HERON__FP16), "fp16"));
