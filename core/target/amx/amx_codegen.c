@@ -267,16 +267,16 @@ static void emit_kernel(gen *g) {
   const heron__op *op = &g->t->op;
   const heron__amx_sched *s = g->s;
   heron__buf *out = g->out;
-  int64_t offa = tensor_offset(op, &op->in[0]);
-  int64_t offb = tensor_offset(op, &op->in[1]);
+  int64_t offa = tensor_offset(op, &op->in[s->ia]);
+  int64_t offb = tensor_offset(op, &op->in[s->ib]);
   int64_t offc = tensor_offset(op, &op->out);
   int bias = (op->epilogue & HERON__EPI_BIAS) != 0;
   int64_t offbias = bias ? tensor_offset(op, &op->bias) : 0;
   heron__buf_printf(
       out,
       "void heron_kernel(void *const *bufs) {\n"
-      "  const heron_a_t *A = (const heron_a_t *)bufs[0];\n"
-      "  const heron_b_t *B = (const heron_b_t *)bufs[1];\n"
+      "  const heron_a_t *A = (const heron_a_t *)bufs[%d];\n"
+      "  const heron_b_t *B = (const heron_b_t *)bufs[%d];\n"
       "  heron_c_t *C = (heron_c_t *)bufs[2];\n"
       "  const heron_c_t *bias = %s;\n"
       "  heron_amx_permit();\n"
@@ -320,9 +320,8 @@ static void emit_kernel(gen *g) {
       "    free(acc);\n"
       "  }\n"
       "}\n",
-      bias ? "(const heron_c_t *)bufs[3]" : "NULL", (long long)offa,
-      (long long)offb, (long long)offc, (long long)offbias);
-  (void)s;
+      s->ia, s->ib, bias ? "(const heron_c_t *)bufs[3]" : "NULL",
+      (long long)offa, (long long)offb, (long long)offc, (long long)offbias);
 }
 
 int heron__amx_codegen(const heron__template *t, const heron_space *sp,
@@ -375,7 +374,8 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
       (long long)g.mb, (long long)g.nb, (long long)g.kb, (long long)g.bm,
       (long long)g.bn, (long long)g.bk, (long long)g.mo, (long long)g.no,
       (long long)g.ko);
-  const heron__tensor *ta = &op->in[0], *tb = &op->in[1], *tc = &op->out;
+  const heron__tensor *ta = &op->in[s->ia], *tb = &op->in[s->ib];
+  const heron__tensor *tc = &op->out;
   offset_fn(op, ta, &s->g[HERON__AMX_GB], "a_b", out);
   offset_fn(op, ta, &s->g[HERON__AMX_GM], "a_m", out);
   offset_fn(op, ta, &s->g[HERON__AMX_GK], "a_k", out);

@@ -61,6 +61,8 @@ static int scaled(ctx *c, const char *name, int64_t k, int x) {
 static int kind_of(const heron__op *op) {
   if (op->dtype == HERON__INT8)
     return HERON__AMX_INT8;
+  if (op->dtype == HERON__BF16)
+    return HERON__AMX_BF16;
   return -1;
 }
 
@@ -80,8 +82,8 @@ static int build_view(ctx *c) {
     if (op->axes[a].kind == HERON__REDUCE) {
       grp = HERON__AMX_GK;
     } else {
-      int r0 = heron__tensor_reads(&op->in[0], a);
-      int r1 = heron__tensor_reads(&op->in[1], a);
+      int r0 = heron__tensor_reads(&op->in[s->ia], a);
+      int r1 = heron__tensor_reads(&op->in[s->ib], a);
       grp = r0 && !r1   ? HERON__AMX_GM
             : r1 && !r0 ? HERON__AMX_GN
                         : HERON__AMX_GB;
@@ -298,6 +300,8 @@ int heron__amx_rules_apply(heron__template *t, heron_space *sp,
   s->kind = kind;
   s->esize = kind == HERON__AMX_INT8 ? 1 : 2;
   s->vnni = kind == HERON__AMX_INT8 ? 4 : 2;
+  s->ia = op->act_input == 1 ? 1 : 0;
+  s->ib = 1 - s->ia;
   c->t = t;
   c->s = s;
   c->r.sp = sp;

@@ -20,7 +20,10 @@
  * section 6): batch = the spatial axes both inputs read, M = those only
  * input 0 (A) reads, N = those only input 1 (B) reads, K = the reductions;
  * each group is one fused index split back into the op's axes (div / mod)
- * where a tensor is addressed.  A is u8 (int8) or bf16, B is s8 or bf16, the
+ * where a tensor is addressed.  A is the op's activation input
+ * (op->act_input: gemm's A, gemv's x, a convolution's data), since TDPBUSD
+ * takes its unsigned bytes from the A tile; for gemv that makes M empty and
+ * the matrix rows N.  A is u8 (int8) or bf16, B is s8 or bf16, the
  * output is s32 or fp32.
  *
  * The loop nest of a kernel, outermost first:
@@ -76,9 +79,10 @@ typedef struct heron__amx_group {
 } heron__amx_group;
 
 typedef struct heron__amx_sched {
-  int kind;  /* HERON__AMX_INT8 or HERON__AMX_BF16 */
-  int esize; /* bytes of an input element: 1 (u8, s8) or 2 (bf16) */
-  int vnni;  /* K elements per 32-bit lane: 4 (int8) or 2 (bf16) */
+  int kind;   /* HERON__AMX_INT8 or HERON__AMX_BF16 */
+  int esize;  /* bytes of an input element: 1 (u8, s8) or 2 (bf16) */
+  int vnni;   /* K elements per 32-bit lane: 4 (int8) or 2 (bf16) */
+  int ia, ib; /* op inputs of A (the activations: u8 for int8) and B */
   heron__amx_group g[HERON__AMX_NGROUPS];
   int64_t k_padded; /* K rounded up to a multiple of vnni */
 
