@@ -1,10 +1,10 @@
 /* tests/amx/test_amx_kernels.c - generated AMX kernels compute their op.
  *
- * For every op of the GEMM view, in int8 (u8 x s8 -> s32, checked exactly)
- * and bf16 (-> fp32, checked with the op's tolerance), at small and odd
- * shapes (extents that no tile divides, M or N of 1, K not a multiple of
- * the VNNI group), random configs of the space are generated, built with
- * the emulation's flags (all configs of a shape in one compiler call, each
+ * For every op (all nine go through the GEMM view), in int8 (u8 x s8 -> s32,
+ * checked exactly) and bf16 (-> fp32, checked with the op's tolerance), at
+ * small and odd shapes (extents that no tile divides, M or N of 1, K not a
+ * multiple of the VNNI group), random configs of the space are generated, built
+ * with the emulation's flags (all configs of a shape in one compiler call, each
  * source renaming its heron_kernel) and run in a forked child on the op's
  * inputs; each output must match the op's reference (heron__op_reference_
  * full, epilogue included); one source per shape is also built with the
@@ -254,12 +254,22 @@ static const shape_case gemv_shapes[] = {{{33, 70}, 2, NULL},
                                          {{64, 5}, 2, "bias"}};
 static const shape_case scan_shapes[] = {{{2, 40, 24}, 3, NULL},
                                          {{3, 17, 9}, 3, NULL}};
-/* Convolutions without padding (the view reads unbounded indices). */
+/* Convolutions with padding (zero reads through the guarded packing),
+ * stride and dilation; N C W / H / D order as the ops' --describe gives. */
 static const shape_case c1d_shapes[] = {{{2, 19, 5, 7, 3, 1, 0, 1}, 8, NULL},
-                                        {{1, 30, 4, 9, 5, 2, 0, 2}, 8, "bias"}};
+                                        {{1, 30, 4, 9, 5, 2, 2, 2}, 8, "bias"}};
 static const shape_case c2d_shapes[] = {
-    {{1, 9, 7, 6, 10, 3, 3, 1, 0, 1}, 10, NULL},
+    {{1, 9, 7, 6, 10, 3, 3, 1, 1, 1}, 10, NULL},
     {{2, 8, 8, 3, 5, 2, 2, 2, 0, 1}, 10, "bias,relu"}};
+static const shape_case c3d_shapes[] = {
+    {{1, 4, 5, 5, 3, 4, 3, 3, 3, 1, 1, 1}, 12, NULL},
+    {{1, 3, 6, 4, 2, 5, 2, 2, 2, 2, 0, 1}, 12, "bias"}};
+static const shape_case dil_shapes[] = {
+    {{1, 9, 9, 3, 5, 3, 3, 1, 2, 2}, 10, NULL},
+    {{2, 7, 8, 4, 3, 2, 3, 2, 1, 3}, 10, "relu"}};
+static const shape_case t2d_shapes[] = {
+    {{1, 5, 5, 4, 8, 3, 3, 2, 1, 1, 1}, 11, NULL},
+    {{1, 4, 6, 3, 5, 2, 3, 1, 0, 1, 0}, 11, "bias,relu"}};
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 
@@ -267,14 +277,20 @@ TEST(gemm_int8) { check_op("gemm", "int8", gemm_shapes, N(gemm_shapes), 50); }
 TEST(gemm_bf16) { check_op("gemm", "bf16", gemm_shapes, N(gemm_shapes), 50); }
 TEST(bmm_int8) { check_op("bmm", "int8", bmm_shapes, N(bmm_shapes), 50); }
 TEST(bmm_bf16) { check_op("bmm", "bf16", bmm_shapes, N(bmm_shapes), 50); }
-TEST(gemv_int8) { check_op("gemv", "int8", gemv_shapes, N(gemv_shapes), 20); }
-TEST(gemv_bf16) { check_op("gemv", "bf16", gemv_shapes, N(gemv_shapes), 20); }
-TEST(scan_int8) { check_op("scan", "int8", scan_shapes, N(scan_shapes), 20); }
-TEST(scan_bf16) { check_op("scan", "bf16", scan_shapes, N(scan_shapes), 20); }
-TEST(c1d_int8) { check_op("c1d", "int8", c1d_shapes, N(c1d_shapes), 20); }
-TEST(c1d_bf16) { check_op("c1d", "bf16", c1d_shapes, N(c1d_shapes), 20); }
-TEST(c2d_int8) { check_op("c2d", "int8", c2d_shapes, N(c2d_shapes), 20); }
-TEST(c2d_bf16) { check_op("c2d", "bf16", c2d_shapes, N(c2d_shapes), 20); }
+TEST(gemv_int8) { check_op("gemv", "int8", gemv_shapes, N(gemv_shapes), 16); }
+TEST(gemv_bf16) { check_op("gemv", "bf16", gemv_shapes, N(gemv_shapes), 16); }
+TEST(scan_int8) { check_op("scan", "int8", scan_shapes, N(scan_shapes), 16); }
+TEST(scan_bf16) { check_op("scan", "bf16", scan_shapes, N(scan_shapes), 16); }
+TEST(c1d_int8) { check_op("c1d", "int8", c1d_shapes, N(c1d_shapes), 16); }
+TEST(c1d_bf16) { check_op("c1d", "bf16", c1d_shapes, N(c1d_shapes), 16); }
+TEST(c2d_int8) { check_op("c2d", "int8", c2d_shapes, N(c2d_shapes), 16); }
+TEST(c2d_bf16) { check_op("c2d", "bf16", c2d_shapes, N(c2d_shapes), 16); }
+TEST(c3d_int8) { check_op("c3d", "int8", c3d_shapes, N(c3d_shapes), 16); }
+TEST(c3d_bf16) { check_op("c3d", "bf16", c3d_shapes, N(c3d_shapes), 16); }
+TEST(dil_int8) { check_op("dil", "int8", dil_shapes, N(dil_shapes), 16); }
+TEST(dil_bf16) { check_op("dil", "bf16", dil_shapes, N(dil_shapes), 16); }
+TEST(t2d_int8) { check_op("t2d", "int8", t2d_shapes, N(t2d_shapes), 16); }
+TEST(t2d_bf16) { check_op("t2d", "bf16", t2d_shapes, N(t2d_shapes), 16); }
 
 /* Natively, 8 configs of every op against the reference and against
  * their emulation; where the CPU or the OS lacks AMX, skipped with the
@@ -290,6 +306,9 @@ static void check_native(const char *dtype, int kind) {
   CHECK(check_op_n("scan", dtype, scan_shapes, N(scan_shapes), 8, 1) >= 0);
   CHECK(check_op_n("c1d", dtype, c1d_shapes, N(c1d_shapes), 8, 1) >= 0);
   CHECK(check_op_n("c2d", dtype, c2d_shapes, N(c2d_shapes), 8, 1) >= 0);
+  CHECK(check_op_n("c3d", dtype, c3d_shapes, N(c3d_shapes), 8, 1) >= 0);
+  CHECK(check_op_n("dil", dtype, dil_shapes, N(dil_shapes), 8, 1) >= 0);
+  CHECK(check_op_n("t2d", dtype, t2d_shapes, N(t2d_shapes), 8, 1) >= 0);
 }
 
 TEST(native_int8_matches_the_emulation) {

@@ -13,9 +13,10 @@
  * the generator writes a small function from the group's fused index to
  * the tensor's flat offset (div / mod by the axes' extents, times the
  * axes' flat coefficients), which the compiler inlines; an index that
- * touches no axis of the group is a constant 0.  The rules admit only
- * unbounded, undivided index maps, so every such offset inside the
- * extents is inside its tensor.
+ * touches no axis of the group is a constant 0.  An input whose index map
+ * may leave it (a convolution's padding) or divides (a transposed
+ * convolution's stride) is packed element by element through a function
+ * that checks every dimension and reads zero outside, as the op defines.
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,61 @@ static int64_t tensor_offset(const heron__op *op, const heron__tensor *ts) {
   return off;
 }
 
+/* 1 when some index of ts may leave the tensor (padding) or is divided
+ * (a transposed convolution's input): such a tensor is read element by
+ * element through heron_at_<name>. */
+static int guarded(const heron__tensor *ts) {
+  if (ts->bounded)
+    return 1;
+  for (int d = 0; d < ts->ndim; d++)
+    if (heron__affine_div(&ts->index[d]) > 1)
+      return 1;
+  return 0;
+}
+
+/* Writes `static inline int64_t heron_at_<name>(x0, x1, x2)`: the flat
+ * index in ts of the point whose fused indices in groups g[0..3) are x0,
+ * x1, x2, or -1 where an index leaves its dimension or is not a multiple
+ * of its divisor (the element reads as zero). */
+static void at_fn(const heron__op *op, const heron__tensor *ts,
+                  const heron__amx_group *const *g, const char *name,
+                  heron__buf *out) {
+  heron__buf_printf(out,
+                    "static inline int64_t heron_at_%s(int64_t x0, int64_t "
+                    "x1, int64_t x2) {\n",
+                    name);
+  for (int j = 0; j < 3; j++) {
+    for (int k = g[j]->naxes - 1; k >= 0; k--) {
+      int a = g[j]->axes[k];
+      int64_t ext = op->axes[a].extent;
+      heron__buf_printf(out, "  int64_t a%d = x%d %% %lldLL; /* %s */\n", a, j,
+                        (long long)ext, op->axes[a].name);
+      if (k > 0)
+        heron__buf_printf(out, "  x%d /= %lldLL;\n", j, (long long)ext);
+    }
+    heron__buf_printf(out, "  (void)x%d;\n", j);
+  }
+  heron__buf_puts(out, "  int64_t flat = 0, i;\n");
+  for (int d = 0; d < ts->ndim; d++) {
+    const heron__affine *ix = &ts->index[d];
+    heron__buf_printf(out, "  i = %lldLL", (long long)ix->offset);
+    for (int a = 0; a < op->naxes; a++)
+      if (ix->coef[a])
+        heron__buf_printf(out, " + %lldLL * a%d", (long long)ix->coef[a], a);
+    heron__buf_puts(out, ";\n");
+    int64_t div = heron__affine_div(ix);
+    if (div > 1)
+      heron__buf_printf(out,
+                        "  if (i %% %lldLL)\n    return -1;\n  i /= %lldLL;\n",
+                        (long long)div, (long long)div);
+    heron__buf_printf(out,
+                      "  if (i < 0 || i >= %lldLL)\n    return -1;\n"
+                      "  flat = flat * %lldLL + i;\n",
+                      (long long)ts->dims[d], (long long)ts->dims[d]);
+  }
+  heron__buf_puts(out, "  return flat;\n}\n");
+}
+
 /* 1 when the K group is one axis along which ts is contiguous, so that a
  * tile row of K elements is one memcpy. */
 static int k_contiguous(const heron__op *op, const heron__tensor *ts,
@@ -122,14 +178,16 @@ static void emit_config(gen *g) {
 }
 
 /* The packing of A's block: [BK / TK][BM][TK] elements. */
-static void emit_pack_a(gen *g, int contiguous) {
+static void emit_pack_a(gen *g, int contiguous, int guard) {
   heron__buf *out = g->out;
   heron__buf_puts(
       out,
       "/* A's block: rows m0.., K elements k0.., tile after tile, zero past "
       "M and K. */\n"
       "static void heron_pack_a(heron_a_t *restrict ap, const heron_a_t "
-      "*restrict A, int64_t boff, int64_t m0, int64_t k0) {\n"
+      "*restrict A, int64_t bi, int64_t boff, int64_t m0, int64_t k0) {\n"
+      "  (void)bi;\n"
+      "  (void)boff;\n"
       "  for (int r = 0; r < BM; r++) {\n"
       "    int64_t m = m0 + r;\n"
       "    if (m >= M) {\n"
@@ -137,8 +195,19 @@ static void emit_pack_a(gen *g, int contiguous) {
       "        memset(ap + ((int64_t)kt * BM + r) * TK, 0, TK * sizeof *ap);\n"
       "      continue;\n"
       "    }\n"
-      "    const heron_a_t *row = A + boff + heron_off_a_m(m);\n");
-  if (contiguous)
+      "");
+  if (!guard)
+    heron__buf_puts(
+        out, "    const heron_a_t *row = A + boff + heron_off_a_m(m);\n");
+  if (guard)
+    heron__buf_puts(out,
+                    "    for (int kk = 0; kk < BK; kk++) {\n"
+                    "      int64_t k = k0 + kk;\n"
+                    "      int64_t at = k < K ? heron_at_a(bi, m, k) : -1;\n"
+                    "      ap[((int64_t)(kk / TK) * BM + r) * TK + kk % TK] =\n"
+                    "          at >= 0 ? A[at] : 0;\n"
+                    "    }\n");
+  else if (contiguous)
     heron__buf_puts(
         out, "    for (int kt = 0; kt < BK / TK; kt++) {\n"
              "      heron_a_t *dst = ap + ((int64_t)kt * BM + r) * TK;\n"
@@ -158,13 +227,35 @@ static void emit_pack_a(gen *g, int contiguous) {
 }
 
 /* The packing of B's block in the VNNI layout: [BK / V][BN][V]. */
-static void emit_pack_b(gen *g) {
+static void emit_pack_b(gen *g, int guard) {
+  if (guard) {
+    heron__buf_puts(
+        g->out,
+        "/* B's block in the VNNI layout: element (k, n) at [k / V][n][k % "
+        "V], zero past\n * K and N and where B's index map leaves B. */\n"
+        "static void heron_pack_b(heron_b_t *restrict bp, const heron_b_t "
+        "*restrict B, int64_t bi, int64_t boff, int64_t n0, int64_t k0) {\n"
+        "  (void)boff;\n"
+        "  for (int kk = 0; kk < BK; kk++) {\n"
+        "    int64_t k = k0 + kk;\n"
+        "    heron_b_t *dst = bp + (int64_t)(kk / VNNI) * BN * VNNI + kk % "
+        "VNNI;\n"
+        "    for (int c = 0; c < BN; c++) {\n"
+        "      int64_t n = n0 + c;\n"
+        "      int64_t at = k < K && n < N ? heron_at_b(bi, k, n) : -1;\n"
+        "      dst[(int64_t)c * VNNI] = at >= 0 ? B[at] : 0;\n"
+        "    }\n"
+        "  }\n"
+        "}\n\n");
+    return;
+  }
   heron__buf_puts(
       g->out,
       "/* B's block in the VNNI layout: element (k, n) at [k / V][n][k % V], "
       "zero past\n * K and N. */\n"
       "static void heron_pack_b(heron_b_t *restrict bp, const heron_b_t "
-      "*restrict B, int64_t boff, int64_t n0, int64_t k0) {\n"
+      "*restrict B, int64_t bi, int64_t boff, int64_t n0, int64_t k0) {\n"
+      "  (void)bi;\n"
       "  for (int kk = 0; kk < BK; kk++) {\n"
       "    int64_t k = k0 + kk;\n"
       "    heron_b_t *dst = bp + (int64_t)(kk / VNNI) * BN * VNNI + kk % "
@@ -306,8 +397,8 @@ static void emit_kernel(gen *g) {
       "      int64_t oc = %lldLL + heron_off_c_b(bi);\n"
       "      int64_t obias = %lldLL + heron_off_bias_b(bi);\n"
       "      for (int64_t ko = 0; ko < KO; ko++) {\n"
-      "        heron_pack_a(ap, A, oa, m0, ko * BK);\n"
-      "        heron_pack_b(bp, B, ob, n0, ko * BK);\n"
+      "        heron_pack_a(ap, A, bi, oa, m0, ko * BK);\n"
+      "        heron_pack_b(bp, B, bi, ob, n0, ko * BK);\n"
       "        for (int mi = 0; mi < MB; mi++)\n"
       "          for (int ni = 0; ni < NB; ni++)\n"
       "            heron_micro(ap, bp, acc, mi, ni, ko == 0);\n"
@@ -391,8 +482,19 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
   offset_fn(op, &op->bias, &s->g[HERON__AMX_GN], "bias_n", out);
   heron__buf_puts(out, "\n");
   emit_config(&g);
-  emit_pack_a(&g, k_contiguous(op, ta, &s->g[HERON__AMX_GK]));
-  emit_pack_b(&g);
+  int guard_a = guarded(ta), guard_b = guarded(tb);
+  if (guard_a)
+    at_fn(op, ta,
+          (const heron__amx_group *const[]){
+              &s->g[HERON__AMX_GB], &s->g[HERON__AMX_GM], &s->g[HERON__AMX_GK]},
+          "a", out);
+  if (guard_b)
+    at_fn(op, tb,
+          (const heron__amx_group *const[]){
+              &s->g[HERON__AMX_GB], &s->g[HERON__AMX_GK], &s->g[HERON__AMX_GN]},
+          "b", out);
+  emit_pack_a(&g, k_contiguous(op, ta, &s->g[HERON__AMX_GK]), guard_a);
+  emit_pack_b(&g, guard_b);
   emit_micro(&g, int8 ? "_tile_dpbusd" : "_tile_dpbf16ps");
   emit_store(&g);
   emit_kernel(&g);

@@ -103,7 +103,8 @@ typedef struct heron__amx_sched {
 
 /* The amx rules: fill t->amx (t->op and t->hw set) and post the space.
  * HERON_EUNSUPPORTED naming the reason for an op or dtype outside the view
- * (one input, a bounded or divided index, an fp32 or fp16 op). */
+ * (one input, an output written through a bounded or divided index, an
+ * fp32 or fp16 op). */
 int heron__amx_rules_apply(heron__template *t, heron_space *sp,
                            heron_error *err);
 
