@@ -180,13 +180,12 @@ static void rule_tensorize(ctx *c) {
   s->ntiles = heron__r_sum(&c->r, "tiles", (int[]){nc, s->am, s->an}, 3);
   le(c, s->ntiles, HERON__AMX_TILES, "tiles <= 8");
   NOTE(c, "Tensorize",
-       "%s tiles: C += A x B with C tile.m x tile.n %s lanes, A tile.m x "
-       "tile.k, B in the VNNI layout (tile.k / %d rows); palette 1: rows <= "
-       "16, colsb <= 64, C.rows == A.rows, C.colsb == B.colsb, A.colsb == 4 "
-       "* B.rows, acc.m * acc.n + acc.m + acc.n <= 8 tile registers",
+       "%s on tiles: C tile.m x tile.n lanes, A tile.m x tile.k, B VNNI "
+       "(tile.k / %d rows); rows <= 16, colsb <= 64, C.rows == A.rows, "
+       "C.colsb == B.colsb, A.colsb == 4 * B.rows, <= 8 tiles",
        s->kind == HERON__AMX_INT8 ? "TDPBUSD (u8 x s8 -> s32)"
-                                  : "TDPBF16PS (bf16 x bf16 -> fp32)",
-       s->kind == HERON__AMX_INT8 ? "s32" : "fp32", s->vnni);
+                                  : "TDPBF16PS (bf16 -> fp32)",
+       s->vnni);
 }
 
 /* Multi-Level-Tiling: M into blocks (parallel), micro-kernels per block,
