@@ -437,13 +437,14 @@ heron_task *cli_make_task(const cli_task_args *a) {
           "cannot create the task --op %s --shape %s --dtype %s --target %s "
           "--hw %s%s%s%s%s%s%s%s",
           a->op, a->shape,
-          a->dtype
-              ? a->dtype
-              : (a->target && !strcmp(a->target, "cuda") ? "fp16" : "fp32"),
+          a->dtype ? a->dtype
+          : heron_target_default_dtype(a->target)
+              ? heron_target_default_dtype(a->target)
+              : "fp32",
           a->target ? a->target : "cpu",
-          a->hw ? a->hw
-                : (a->target && !strcmp(a->target, "cuda") ? "(the GPU's)"
-                                                           : "(this machine)"),
+          a->hw                            ? a->hw
+          : heron_target_is_gpu(a->target) ? "(the GPU's)"
+                                           : "(this machine)",
           a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "",
           a->prepack ? " --prepack " : "", a->prepack ? a->prepack : "",
           a->nreplay ? " --replay " : "", a->nreplay ? a->replay[0] : "",

@@ -551,7 +551,7 @@ static void print_source(const heron_task *t, const char *config_json,
    * compilable and says what it is: first for C, after the source for
    * CUDA, whose first line must stay the launch line that the NVRTC build
    * reads. */
-  int cuda = !strcmp(heron_task_target(t), "cuda");
+  int cuda = heron_target_is_gpu(heron_task_target(t));
   if (cuda)
     fputs(src, stdout);
   printf("/* %s, config:", heron_task_key(t));

@@ -24,7 +24,7 @@
  * candidate in-process with NVRTC into a cubin (nvrtc.c: thread safe, so
  * the same pool of build threads runs the compiles) and records ptxas'
  * statistics; its runs load the cubin in a worker through the driver API,
- * which is dlopen'ed and initialised only there (cuda_run.c), since a CUDA
+ * which is dlopen'ed and initialised only there (core/target/cuda/run.c), since a CUDA
  * context does not survive fork.  With opts.emulate the same source is
  * compiled by the C compiler instead and its exported heron_kernel, which
  * runs the whole grid on the CPU, is run once and checked by the cpu
@@ -41,7 +41,7 @@
 #ifndef HERON_CORE_MEASURE_H
 #define HERON_CORE_MEASURE_H
 
-#include "core/codegen/cuda_kernel.h"
+#include "core/target/cuda/kernel.h"
 #include "core/op/op.h"
 #include "heron/record.h"
 #include "heron/tune.h"
@@ -215,7 +215,7 @@ int heron__run_candidate(heron__bench *b, const heron__candidate *c,
  */
 
 /* One NVRTC compile of a generated CUDA source (see
- * core/codegen/cuda_kernel.h). */
+ * core/target/cuda/kernel.h). */
 typedef struct heron__nvrtc_result {
   void *cubin;       /* malloc'ed cubin image, NULL when the compile failed */
   size_t cubin_size; /* bytes */

@@ -1,5 +1,5 @@
 /* core/measure/worker.h - what the cpu worker (run.c) and the cuda worker
- * (cuda_run.c) share: the report a worker sends back, the output check and
+ * (core/target/cuda/run.c) share: the report a worker sends back, the output check and
  * the worker's start and end.  Internal to core/measure. */
 #ifndef HERON_CORE_MEASURE_WORKER_H
 #define HERON_CORE_MEASURE_WORKER_H
@@ -42,7 +42,7 @@ double heron__median(double *v, int n);
 /* Bytes of the op's buffer i: inputs, output (at ninputs), bias. */
 size_t heron__buffer_bytes(const heron__op *op, int i);
 
-/* The cuda worker's whole life (cuda_run.c): loads the cubin k->path
+/* The cuda worker's whole life (core/target/cuda/run.c): loads the cubin k->path
  * through the driver API, measures it and reports to fd.  Never returns. */
 _Noreturn void heron__cuda_worker_main(heron__bench *b,
                                        const heron__kernel_ref *k, int fd);

@@ -6,6 +6,7 @@
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/target/hw.h"
+#include "core/target/target.h"
 #include "heron/task.h"
 
 struct heron_task {
@@ -13,10 +14,13 @@ struct heron_task {
   heron__hw hw;
   heron__template *tmpl;
   heron_space *space;
-  /* The target the template and space are built for: the spec's, or for a
-   * replay task the recorded one (cpu or cuda), so code generation and
-   * --emit treat the kernels as what they were when measured. */
-  char target[16];
+  /* The task's target (the spec's; a T1 task's is replay), which measures
+   * it, and the base target whose rules built the template and space: the
+   * task's own, or for a replay task the recorded one (cpu or cuda), so
+   * code generation and --emit treat the kernels as what they were when
+   * measured; NULL for a T1 task, which has no kernels. */
+  const struct heron__target *target;
+  const struct heron__target *base;
   char key[256];
   /* Replay tasks only (nreplay > 0): copies of the logs to answer from and
    * the recorded task key their records must carry. */

@@ -31,9 +31,19 @@
 
 typedef struct heron__template heron__template;
 
-/* Builds the template of `op` for `target` ("cpu" or "cuda") on `hw`, and its space,
- * frozen with heron__space_finish.  HERON_EUNSUPPORTED for a target or
- * dtype the rules do not cover yet; HERON_EUNSAT when no config exists. */
+struct heron__target;
+
+/* Builds the template of `op` for target `tg` (core/target/target.h) on
+ * `hw`, with that target's rules, and its space, frozen with
+ * heron__space_finish.  HERON_EUNSUPPORTED for a target without rules or
+ * an op / dtype its rules do not cover; HERON_EUNSAT when no config
+ * exists.  The template keeps tg; free it with heron__template_free. */
+int heron__template_build_for(const heron__op *op, const heron__hw *hw,
+                              const struct heron__target *tg,
+                              heron__template **tmpl, heron_space **space,
+                              heron_error *err);
+/* heron__template_build_for the registered target called `target` (NULL:
+ * the default, cpu); HERON_EUNSUPPORTED for a name without rules. */
 int heron__template_build(const heron__op *op, const heron__hw *hw,
                           const char *target, heron__template **tmpl,
                           heron_space **space, heron_error *err);
@@ -55,16 +65,15 @@ int heron__codegen(const heron__template *t, const heron_space *sp,
 void heron__codegen_driver(const heron__op *op, heron__buf *out);
 
 /* The compiler flags a kernel of this template is built with as a shared
- * object: "-O3 -fno-predictive-commoning -march=native", the ISA of the
- * template's hardware
- * description made explicit (-mavx512f, or -mno-avx512f -mavx2 for an AVX2
- * description, so that its code builds on any machine), "-fopenmp -fPIC
- * -shared"; the emulation's flags for a cuda template.  Static string. */
+ * object, the target's (heron__target.cflags): for cpu "-O3
+ * -fno-predictive-commoning -march=native", the ISA of the template's
+ * hardware description made explicit (-mavx512f, or -mno-avx512f -mavx2
+ * for an AVX2 description, so that its code builds on any machine),
+ * "-fopenmp -fPIC -shared"; the emulation's flags for a cuda template; this
+ * machine's defaults for NULL.  Static string. */
 const char *heron__template_cflags(const heron__template *t);
 
-/* 1 for a cuda (Tensor Core) template, whose sources are CUDA in the
- * dialect of core/codegen/cuda_kernel.h: built by NVRTC, or by the host
- * compiler with heron__template_cflags as the emulation (CPU check). */
-int heron__template_is_cuda(const heron__template *t);
+/* The target whose rules built t (NULL for NULL). */
+const struct heron__target *heron__template_target(const heron__template *t);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/plugin/dirs.h"
+#include "core/target/target.h"
 #include "core/util/util.h"
 
 /* ---- Detection ------------------------------------------------------------
@@ -233,7 +234,8 @@ static int lacks(const heron__hw *need, const heron__hw *have, char *missing,
 int heron__hw_cpu_lacks(const heron__hw *hw, char *missing, size_t cap) {
   if (missing && cap)
     missing[0] = '\0';
-  if (!hw || !strcmp(hw->target, "cuda"))
+  const heron__target *tg = hw ? heron__target_find(hw->target) : NULL;
+  if (!hw || (tg && (tg->flags & HERON__TARGET_GPU)))
     return 0;
   int cap_level = isa_cap();
   heron__hw here;
@@ -390,12 +392,16 @@ static int load_file(const char *path, heron__hw *hw, heron_error *err) {
     }
     rc = set_key(path, k, v, &tmp, err);
   }
-  if (!rc && strcmp(tmp.target, "cpu") != 0 && strcmp(tmp.target, "cuda") != 0)
+  const heron__target *tg = heron__target_find(tmp.target);
+  if (!rc && !(tg && (tg->flags & HERON__TARGET_HW_FILE))) {
+    char names[64];
+    heron__target_names(HERON__TARGET_HW_FILE, 0, ", ", " or ", "\"", names,
+                        sizeof names);
     rc = heron_error_set(err, HERON_EPARSE,
-                         "%s: key 'target' must be \"cpu\" or \"cuda\", not "
-                         "\"%s\"",
-                         path, tmp.target);
-  if (!rc && !strcmp(tmp.target, "cuda"))
+                         "%s: key 'target' must be %s, not \"%s\"", path, names,
+                         tmp.target);
+  }
+  if (!rc && (tg->flags & HERON__TARGET_GPU))
     rc = check_cuda(path, &tmp, err);
   json_decref(root);
   /* *hw changes only when the whole file is good. */

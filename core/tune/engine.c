@@ -33,14 +33,12 @@
 #include <unistd.h>
 
 #include "core/measure/measure.h"
-#include "core/measure/replay.h"
 #include "core/op/task.h"
 #include "core/plugin/guard.h"
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
-#include "core/target/amx/amx_template.h"
-#include "core/target/cuda_driver.h"
 #include "core/target/hw.h"
+#include "core/target/replay/replay.h"
 #include "core/tune/tune_internal.h"
 #include "core/util/util.h"
 #include "heron/tune.h"
@@ -88,13 +86,14 @@ typedef struct run {
   char strategy_name[64];
   double t0;
   heron_tune_result *res;
-  int cuda;         /* the task's target is cuda */
+  /* The target that measures (core/target/target.h): the task's, or for
+   * a task without kernels or logs (a T1 space without its T4 file) the
+   * default target, and what its measure_setup settled. */
+  const heron__target *tg;
+  heron__measure_plan plan;
   int compile_only; /* build, never run (o->measure.compile_only) */
-  int emulate;      /* cuda or amx kernels checked on the CPU, emulated
-                       (o->measure.emulate) */
-  int amx;          /* the task's target is amx */
-  int sm;           /* cuda: the SM kernels are built for */
-  int replay;       /* the task's target is replay: answered, not measured */
+  int emulate;      /* cuda kernels checked on the CPU (o->measure.emulate) */
+  int replay;       /* the task holds recorded logs: answered, not measured */
   heron__replay *rp;
   /* "elapsed" of each history record (index = trial - 1); elapsed_base is
    * the last resumed one, sim_s the simulated measuring time so far. */
@@ -209,81 +208,21 @@ static int check_options(const heron_tune_options *o, heron_error *err) {
   return HERON_OK;
 }
 
-/* A cubin for sm_XY runs on devices of the same major version and a minor
- * version of at least Y, never across major versions. */
-static int cubin_runs_on(int built, int device) {
-  return built / 10 == device / 10 && built % 10 <= device % 10;
-}
-
-/* Settles how a cuda task is measured and for which SM.  On the GPU path
- * the device is probed in a child process (heron__cuda_probe_isolated):
- * no GPU stops the run at once with what to do instead. */
+/* Settles how the task is measured: its target's measure_setup refuses
+ * options that do not apply and probes the device (for cuda in a child
+ * process: no GPU stops the run at once with what to do instead). */
 static int setup_target(run *r, heron_error *err) {
   const heron_task *t = r->task;
   const heron_measure_options *mo = &r->o->measure;
   r->replay = t->nreplay > 0;
-  r->cuda = !r->replay && !strcmp(heron_task_target(t), "cuda");
+  r->tg = r->replay ? t->target : t->base ? t->base : heron__target_find(NULL);
   r->compile_only = mo->compile_only != 0;
   r->emulate = mo->emulate != 0;
-  if (r->replay && (r->compile_only || r->emulate))
-    return heron_error_set(err, HERON_EINVAL,
-                           "%s applies to measured targets; task %s is "
-                           "answered from recorded logs",
-                           r->compile_only ? "compile-only" : "emulate",
-                           heron_task_key(t));
-  if (r->replay)
-    return HERON_OK;
-  r->amx = !strcmp(heron_task_target(t), "amx");
-  if (r->amx)
-    return heron__amx_setup_run(t->tmpl, r->compile_only, r->emulate, err);
-  if (!r->cuda) {
-    if (r->emulate)
-      return heron_error_set(err, HERON_EINVAL,
-                             "emulate applies to the cuda and amx targets "
-                             "only; task "
-                             "%s runs natively",
-                             heron_task_key(t));
-    /* Kernels for instructions this CPU lacks build, but cannot run. */
-    char missing[128];
-    if (!r->compile_only &&
-        heron__hw_cpu_lacks(&t->hw, missing, sizeof missing))
-      return heron_error_set(err, HERON_EUNSUPPORTED,
-                             "target cpu: the hardware description '%s' "
-                             "needs %s, which this CPU lacks, so its kernels "
-                             "cannot run here; use --compile-only to build "
-                             "them, or a description of this machine",
-                             t->hw.name, missing);
-    return HERON_OK;
-  }
-  r->sm = t->hw.sm;
-  if (r->compile_only || r->emulate) {
-    if (r->compile_only && r->sm <= 0)
-      return heron_error_set(err, HERON_EINVAL,
-                             "target cuda: compile-only needs the SM to build "
-                             "for; the task's hardware (%s) gives none",
-                             t->hw.name);
-    return HERON_OK;
-  }
-  heron__hw dev;
-  memset(&dev, 0, sizeof dev);
-  heron_error perr;
-  heron_error_clear(&perr);
-  int rc = heron__cuda_probe_isolated(&dev, 0, &perr);
-  if (rc != HERON_OK)
-    return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "target cuda: no GPU (%s); use --compile-only to "
-                           "build with NVRTC or --emulate to check on the CPU",
-                           perr.text);
-  if (r->sm <= 0)
-    r->sm = dev.sm;
-  if (!cubin_runs_on(r->sm, dev.sm))
-    return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "target cuda: the task is for sm_%d but device 0 "
-                           "(%s) is sm_%d and cannot run its cubins",
-                           r->sm, dev.name, dev.sm);
-  progress(r, "cuda device 0: %s (sm_%d, %d SMs)\n", dev.name, dev.sm,
-           dev.sm_count);
-  return HERON_OK;
+  int rc = r->tg->measure_setup ? r->tg->measure_setup(t, mo, &r->plan, err)
+                                : HERON_OK;
+  if (!rc && r->plan.device[0])
+    progress(r, "%s", r->plan.device);
+  return rc;
 }
 
 /* Moves an existing, non-empty log aside instead of overwriting it, so a
@@ -827,7 +766,7 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
       ok++;
     r->res->measured++;
     /* Replay: answering the trial stands for measuring it, as long as the
-     * record says that took (core/measure/replay.h). */
+     * record says that took (core/target/replay/replay.h). */
     if (r->replay)
       r->sim_s += r->costs[i];
     int erc = set_elapsed(r, r->hist.n - 1, run_elapsed(r), err);
@@ -1162,7 +1101,8 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   rc = setup_target(&r, err);
   r.log_ctx.untimed = r.compile_only || r.emulate;
   /* A replay of cuda logs answers with their ptxas statistics. */
-  r.log_ctx.cuda = r.cuda || (r.replay && !strcmp(t->target, "cuda"));
+  r.log_ctx.build_stats =
+      t->base && (t->base->flags & HERON__TARGET_BUILD_STATS) ? 1 : 0;
   /* The measurement runner is forked first, while this process has no
    * threads: a model plugin may start a thread pool as soon as it is
    * loaded or fitted, and workers must not be forked from such a process
@@ -1170,15 +1110,8 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
    * are only computed when the first kernel is run. */
   if (!rc && r.replay)
     rc = open_replay(&r, err);
-  else if (!rc && r.cuda)
-    rc = heron__bench_init_cuda(&r.bench, &t->op,
-                                heron__template_cflags(t->tmpl), &o->measure,
-                                r.sm, err);
   else if (!rc)
-    rc = heron__bench_init(&r.bench, &t->op,
-                           r.amx && r.emulate ? HERON__AMX_EMU_CFLAGS
-                                              : heron__template_cflags(t->tmpl),
-                           &o->measure, err);
+    rc = r.tg->bench_init(&r.bench, t, &o->measure, &r.plan, err);
   r.bench_ready = rc == HERON_OK;
   /* The toolchain is not the config: a compiler that cannot build a
    * trivial kernel stops the run here, before any config is blamed. */
@@ -1224,13 +1157,8 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
              heron_task_key(t), r.strategy_name, o->model ? " + " : "",
              o->model ? o->model : "", o->trials, o->batch,
              (unsigned long long)o->seed);
-    if (r.compile_only && r.cuda)
-      progress(&r,
-               "compile only: NVRTC builds for sm_%d with ptxas statistics, "
-               "no runs\n",
-               r.sm);
-    else if (r.compile_only)
-      progress(&r, "compile only: C compiler builds, no runs\n");
+    if (r.compile_only)
+      progress(&r, "%s", r.plan.compile_only);
     else if (r.emulate)
       progress(&r, "emulate: each kernel checked once on the CPU, not "
                    "timed\n");

@@ -62,7 +62,7 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
     json_object_set_new(o, "cause", json_string("environment"));
   /* ptxas statistics exist only for cuda builds; cpu lines stay as they
    * were, so their logs do not change. */
-  if (c->cuda) {
+  if (c->build_stats) {
     json_object_set_new(o, "regs", json_integer(m->regs));
     json_object_set_new(o, "spill_bytes", json_integer(m->spill_bytes));
     json_object_set_new(o, "smem_bytes",

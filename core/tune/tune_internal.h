@@ -39,7 +39,8 @@ typedef struct heron__log_ctx {
   const char *task_key;
   const char *strategy;
   uint64_t seed;
-  int cuda; /* 1: the task's target is cuda; lines carry ptxas statistics */
+  int build_stats; /* 1: the task's builds report ptxas statistics (cuda,
+                      HERON__TARGET_BUILD_STATS), which its lines carry */
   /* Written as "elapsed": seconds since the run started, continued across
    * --resume.  A replay run writes simulated wall time: the real time of
    * the run (strategy and model work) plus, for every trial answered, its

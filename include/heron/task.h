@@ -41,6 +41,19 @@ HERON_API int heron_parse_shape(const char *op, const char *text,
                                 int64_t *shape, int cap, int *n,
                                 heron_error *err);
 
+/* ---- Targets ------------------------------------------------------------- */
+
+/* The dtype a task of target `name` (NULL: the default target, "cpu") is
+ * built with when its spec names none: "fp32" for cpu, "fp16" for cuda
+ * (Tensor Cores take fp16).  NULL for an unknown name and for a target that
+ * takes it from elsewhere (replay: the recorded task's).  Static. */
+HERON_API const char *heron_target_default_dtype(const char *name);
+
+/* 1 when target `name` runs its kernels on a GPU (cuda), whose hardware
+ * description then comes from the GPU when no --hw names one; 0 otherwise,
+ * an unknown name included. */
+HERON_API int heron_target_is_gpu(const char *name);
+
 /* ---- Tasks --------------------------------------------------------------- */
 
 typedef struct heron_task_spec {

@@ -15,7 +15,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "core/codegen/cpu_template.h"
+#include "core/target/cpu/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"

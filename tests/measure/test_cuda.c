@@ -15,7 +15,7 @@
 
 #include "core/measure/measure.h"
 #include "core/op/op.h"
-#include "core/target/cuda_driver.h"
+#include "core/target/cuda/driver.h"
 #include "core/util/util.h"
 #include "test.h"
 

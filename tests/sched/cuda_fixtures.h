@@ -5,7 +5,7 @@
 
 #include "test.h"
 
-#include "core/codegen/cuda_template.h"
+#include "core/target/cuda/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"

@@ -3,7 +3,7 @@
  * keep every sampled config inside the register file and the caches. */
 #include "test.h"
 
-#include "core/codegen/cpu_template.h"
+#include "core/target/cpu/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"

@@ -10,7 +10,7 @@
 #include "test.h"
 
 /* Any task gives the log a space to name knobs in; the log does not look
- * at the target, only at heron__log_ctx.cuda. */
+ * at the target, only at heron__log_ctx.build_stats. */
 static heron_task *small_task(void) {
   heron_task *t = NULL;
   int64_t shape[3] = {32, 32, 32};
@@ -60,7 +60,7 @@ TEST(cuda_log_lines_carry_ptxas_statistics_and_resume_reads_them_back) {
   heron__log_ctx ctx = {.task_key = heron_task_key(t),
                         .strategy = "random",
                         .seed = 1,
-                        .cuda = 1};
+                        .build_stats = 1};
   CHECK_EQ(write_log(path, sp, &ctx, cfgs, 3), HERON_OK);
   char *text = NULL;
   size_t len = 0;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "core/measure/replay.h"
+#include "core/target/replay/replay.h"
 #include "core/op/task.h"
 #include "test.h"
 

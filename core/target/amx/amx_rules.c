@@ -291,7 +291,6 @@ int heron__amx_rules_apply(heron__template *t, heron_space *sp,
     free(s);
     return heron_error_set(err, HERON_ENOMEM, "amx template: out of memory");
   }
-  t->is_amx = 1;
   t->amx = s;
   s->kind = kind;
   s->esize = kind == HERON__AMX_INT8 ? 1 : 2;

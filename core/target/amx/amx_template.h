@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/codegen/cpu_template.h"
+#include "core/target/cpu/template.h"
 
 /* Palette 1, the one palette AMX hardware has so far. */
 #define HERON__AMX_TILES 8      /* tile registers */

@@ -1,4 +1,4 @@
-/* core/measure/nvrtc.c - compiling generated CUDA sources with NVRTC.
+/* core/target/cuda/nvrtc.c - compiling generated CUDA sources with NVRTC.
  *
  * NVRTC compiles in-process to a cubin for one SM, and with ptxas' -v
  * option its program log reports, per entry function, the registers per

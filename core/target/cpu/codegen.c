@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codegen/cpu_template.h"
+#include "core/target/cpu/template.h"
 
 /* A sanity cap on the statements of one register tile.  The register
  * limit rule keeps real tiles far below it; it only guards against a

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codegen/cpu_template.h"
+#include "core/target/cpu/template.h"
 #include "core/sched/rules.h"
 #include "core/space/builder.h"
 

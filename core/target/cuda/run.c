@@ -1,4 +1,4 @@
-/* core/measure/cuda_run.c - the worker that runs one cubin on the GPU.
+/* core/target/cuda/run.c - the worker that runs one cubin on the GPU.
  *
  * Forked by the runner like a cpu worker (run.c owns the parent side: the
  * report pipe, the timeout, the crash report and the capture of what the
@@ -18,7 +18,7 @@
  *   median time per launch.
  *
  * The kernel's parameters are always (in0, in1, out, bias) with bias NULL
- * when the op has none (core/codegen/cuda_kernel.h).  Any CUDA error is a
+ * when the op has none (core/target/cuda/kernel.h).  Any CUDA error is a
  * runtime error naming the call and the error; a kernel that hangs is
  * killed by the parent at the timeout.  Nothing is freed at the end: the
  * process exits and the driver reclaims it all.
@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "core/measure/worker.h"
-#include "core/target/cuda_driver.h"
+#include "core/target/cuda/driver.h"
 #include "core/util/util.h"
 
 /* The L2 flush buffer when the device does not say its L2 size. */

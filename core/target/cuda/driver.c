@@ -1,4 +1,4 @@
-/* core/target/cuda_driver.c - loading the CUDA driver with dlopen, and the
+/* core/target/cuda/driver.c - loading the CUDA driver with dlopen, and the
  * device probe.
  *
  * Every entry point is resolved once, when the library is opened, so a
@@ -6,7 +6,7 @@
  * instead of crashing at the first call.  A few symbols have versioned
  * names; the table lists the one to try first and an alternative.
  */
-#include "core/target/cuda_driver.h"
+#include "core/target/cuda/driver.h"
 
 #include <dlfcn.h>
 #include <errno.h>

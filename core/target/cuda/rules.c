@@ -1,5 +1,5 @@
-/* core/sched/cuda_rules.c - the Tensor Core schedule template by rules, and
- * the constraints each rule generates (core/codegen/cuda_template.h has the
+/* core/target/cuda/rules.c - the Tensor Core schedule template by rules, and
+ * the constraints each rule generates (core/target/cuda/template.h has the
  * template's shape).
  *
  * As for the cpu, the rules read only the op description: the implicit-GEMM
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codegen/cuda_template.h"
+#include "core/target/cuda/template.h"
 #include "core/sched/rules.h"
 #include "core/space/builder.h"
 
@@ -468,7 +468,6 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     free(s);
     return heron_error_set(err, HERON_ENOMEM, "cuda template: out of memory");
   }
-  t->is_cuda = 1;
   t->cuda = s;
   c->t = t;
   c->s = s;

@@ -1,6 +1,6 @@
-/* core/codegen/cuda_codegen.c - CUDA source for one config of the Tensor
- * Core template (core/codegen/cuda_template.h), written in the dialect of
- * core/codegen/cuda_kernel.h so that the same text is both the NVRTC kernel
+/* core/target/cuda/codegen.c - CUDA source for one config of the Tensor
+ * Core template (core/target/cuda/template.h), written in the dialect of
+ * core/target/cuda/kernel.h so that the same text is both the NVRTC kernel
  * and, compiled by the host compiler, its CPU check.
  *
  * Every loop length is a compile-time constant of the config; the fused
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codegen/cuda_template.h"
+#include "core/target/cuda/template.h"
 
 /* The config's numbers, read once. */
 typedef struct knobs {

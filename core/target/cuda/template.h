@@ -1,6 +1,6 @@
-/* core/codegen/cuda_template.h - the Tensor Core (cuda) schedule template,
- * shared by its rules (core/sched/cuda_rules.c) and the CUDA code generator
- * (core/codegen/cuda_codegen.c).  Internal to libheron.
+/* core/target/cuda/template.h - the Tensor Core (cuda) schedule template,
+ * shared by its rules (core/target/cuda/rules.c) and the CUDA code generator
+ * (core/target/cuda/codegen.c).  Internal to libheron.
  *
  * The implicit-GEMM view (DESIGN.md section 6).  Every op is a batched GEMM
  * whose operands are read through the op's index maps:
@@ -45,8 +45,8 @@
 #ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 
-#include "core/codegen/cpu_template.h"
-#include "core/codegen/cuda_kernel.h"
+#include "core/target/cpu/template.h"
+#include "core/target/cuda/kernel.h"
 
 enum { HERON__GB = 0, HERON__GM, HERON__GN, HERON__GK, HERON__NGROUPS };
 
@@ -114,8 +114,8 @@ typedef struct heron__cuda_sched {
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
                             heron_error *err);
 
-/* The CUDA generator: one self-contained source (core/codegen/
- * cuda_kernel.h) for a valid config. */
+/* The CUDA generator: one self-contained source (core/target/
+ * cuda/kernel.h) for a valid config. */
 int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
                         const int64_t *cfg, heron__buf *out, heron_error *err);
 

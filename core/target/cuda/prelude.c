@@ -1,5 +1,5 @@
-/* core/codegen/cuda_prelude.c - the prelude that gives the kernel dialect
- * of core/codegen/cuda_kernel.h its two meanings, and the launch line.
+/* core/target/cuda/prelude.c - the prelude that gives the kernel dialect
+ * of core/target/cuda/kernel.h its two meanings, and the launch line.
  *
  * The prelude is one text pasted into every generated source after the
  * launch defines.  Without HERON_EMULATE it is CUDA C++ for NVRTC: the
@@ -15,7 +15,7 @@
  * to it because generated sources must be self-contained: NVRTC and the
  * worker's C compiler see only the source, never the libheron tree.
  */
-#include "core/codegen/cuda_kernel.h"
+#include "core/target/cuda/kernel.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -26,7 +26,7 @@
 
 /* clang-format off */
 static const char prelude[] =
-    "/* ---- heron prelude: the kernel dialect of core/codegen/cuda_kernel.h ---- */\n"
+    "/* ---- heron prelude: the kernel dialect of core/target/cuda/kernel.h ---- */\n"
     "#if !defined(HERON_THREADS) || !defined(HERON_SMEM_BYTES) ||                \\\n"
     "    !defined(HERON_GRID_X) || !defined(HERON_GRID_Y) ||                     \\\n"
     "    !defined(HERON_GRID_Z) || !defined(HERON_BLOCK_X) ||                    \\\n"

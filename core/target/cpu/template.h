@@ -110,12 +110,15 @@ struct heron__template {
   int nrules;
   heron__rule_note rules[HERON__MAX_RULES];
 
-  /* The target's schedule: the fields above are the cpu template's; a
-   * cuda template has its own (core/codegen/cuda_template.h), owned. */
-  int is_cuda;
-  struct heron__cuda_sched *cuda;
-  int is_amx; /* an amx template: core/target/amx/amx_template.h */
-  struct heron__amx_sched *amx;
+  /* The target whose rules built it (core/target/target.h), and that
+   * target's own schedule when it keeps one (the fields above are the cpu
+   * template's; cuda's is core/target/cuda/template.h), owned. */
+  const struct heron__target *target;
+  union {
+    void *sched;
+    struct heron__cuda_sched *cuda;
+    struct heron__amx_sched *amx; /* core/target/amx/amx_template.h */
+  };
 };
 
 /* The value of loop level l of axis a in config cfg. */

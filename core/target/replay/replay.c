@@ -1,7 +1,7 @@
-/* core/measure/replay.c - the replay target: answers measurements from
+/* core/target/replay/replay.c - the replay target: answers measurements from
  * recorded logs, and from a surrogate model fitted on them for configs no
- * log holds (core/measure/replay.h). */
-#include "core/measure/replay.h"
+ * log holds (core/target/replay/replay.h). */
+#include "core/target/replay/replay.h"
 
 #include <errno.h>
 #include <jansson.h>

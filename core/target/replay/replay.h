@@ -1,4 +1,4 @@
-/* core/measure/replay.h - the replay target: measurements answered from
+/* core/target/replay/replay.h - the replay target: measurements answered from
  * recorded logs instead of hardware, internal to libheron.
  *
  * A replay task (heron_task_spec.replay) names logs of real runs.  When

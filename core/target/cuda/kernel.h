@@ -1,6 +1,6 @@
-/* core/codegen/cuda_kernel.h - the contract of a generated CUDA kernel, shared
- * by the code generator (core/codegen/cuda_codegen.c), the prelude that
- * gives the kernel's macros their meaning (core/codegen/cuda_prelude.c), the
+/* core/target/cuda/kernel.h - the contract of a generated CUDA kernel, shared
+ * by the code generator (core/target/cuda/codegen.c), the prelude that
+ * gives the kernel's macros their meaning (core/target/cuda/prelude.c), the
  * NVRTC build and the driver-API runner (core/measure/).  Internal.
  *
  * One generated source is both a CUDA kernel and, compiled by the host C

@@ -1,10 +1,10 @@
-/* core/target/cuda_driver.h - the CUDA driver API, loaded at run time.
+/* core/target/cuda/driver.h - the CUDA driver API, loaded at run time.
  *
  * Nothing in libheron links against the driver: libcuda.so.1 is opened
  * with dlopen when a kernel is to be run on a GPU (or a device probed), so
  * the library, the tools and every test run on machines without one.  The
  * few types and constants used are declared here, with heron__ names, so no
- * cuda.h is needed either (cuda_driver.c checks them against the toolkit's
+ * cuda.h is needed either (core/target/cuda/driver.c checks them against the toolkit's
  * cuda.h when one is available).
  *
  * The driver keeps per-process state that does not survive fork(): call
