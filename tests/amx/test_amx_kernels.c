@@ -7,11 +7,12 @@
  * with the emulation's flags (all configs of a shape in one compiler call, each
  * source renaming its heron_kernel) and run in a forked child on the op's
  * inputs; each output must match the op's reference (heron__op_reference_
- * full, epilogue included); one source per shape is also built with the
- * native flags, so the native build is checked everywhere.  The native_*
- * tests run fewer configs of every op natively, where the CPU has AMX, and
- * each native output must equal the emulated one (bitwise for int8, within
- * the op's tolerance for bf16) besides the reference; elsewhere they are
+ * full, epilogue included; where the shape packs the weights ahead of the
+ * calls, through the kernel's own heron_prepack first); one source per shape is
+ * also built with the native flags, so the native build is checked everywhere.
+ * The native_* tests run fewer configs of every op natively, where the CPU has
+ * AMX, and each native output must equal the emulated one (bitwise for int8,
+ * within the op's tolerance for bf16) besides the reference; elsewhere they are
  * skipped with the reason.
  */
 #include "test.h"
@@ -26,6 +27,7 @@ typedef struct shape_case {
   int64_t dims[12];
   int n;
   const char *epilogue; /* NULL: none */
+  const char *prepack;  /* NULL: none; else the weights, packed once */
 } shape_case;
 
 /* What the child runs: nk kernels of one or two shared objects. */
@@ -38,13 +40,52 @@ typedef struct run_arg {
   const char *const *what; /* a line per kernel: its config */
 } run_arg;
 
-static kernel_fn kernel_at(void *h, int i) {
+/* Symbol `base`_i of h (each source renames its exports). */
+static void *sym_at(void *h, const char *base, int i) {
   char name[64];
-  snprintf(name, sizeof name, "heron_kernel_%d", i);
-  void *sym = dlsym(h, name);
+  snprintf(name, sizeof name, "%s_%d", base, i);
+  return dlsym(h, name);
+}
+
+static kernel_fn kernel_at(void *h, int i) {
+  void *sym = sym_at(h, "heron_kernel", i);
   kernel_fn fn;
   memcpy(&fn, &sym, sizeof fn);
   return fn;
+}
+
+/* Calls kernel i of h on a->bufs, its prepacked inputs packed first by its
+ * own heron_prepack as the measure worker does; 0 when that fails. */
+static int call_kernel(void *h, int i, const heron__op *op, void *const *bufs) {
+  void *kbufs[HERON__MAX_TENSORS + 2], *copies[HERON__MAX_TENSORS] = {0};
+  memcpy(kbufs, bufs, sizeof(void *) * (size_t)heron__op_nbufs(op));
+  void *pe = sym_at(h, "heron_prepacked_elems", i);
+  void *pk = sym_at(h, "heron_prepack", i);
+  int ok = 1;
+  if (op->prepack && (!pe || !pk)) {
+    fprintf(stderr, "kernel %d lacks heron_prepack for a prepacked input\n", i);
+    return 0;
+  }
+  for (int t = 0; op->prepack && t < op->ninputs && ok; t++) {
+    int64_t (*elems)(int);
+    void (*pack)(int, const void *, void *);
+    memcpy(&elems, &pe, sizeof elems);
+    memcpy(&pack, &pk, sizeof pack);
+    int64_t n = elems(t);
+    if (n <= 0)
+      continue;
+    copies[t] = malloc((size_t)n * sizeof(float));
+    ok = copies[t] != NULL;
+    if (ok) {
+      pack(t, bufs[t], copies[t]);
+      kbufs[t] = copies[t];
+    }
+  }
+  if (ok)
+    kernel_at(h, i)(kbufs);
+  for (int t = 0; t < HERON__MAX_TENSORS; t++)
+    free(copies[t]);
+  return ok;
 }
 
 /* In the child: every kernel against the reference, and a native one
@@ -68,7 +109,8 @@ static void run_kernels(void *p) {
     if (!fn)
       _exit(3);
     memset(out, 0xff, bytes);
-    fn(a->bufs);
+    if (!call_kernel(he, i, op, a->bufs))
+      _exit(3);
     double err = 0;
     int64_t at = -1;
     if (!heron__op_check(op, out, a->ref, &err, &at)) {
@@ -85,7 +127,8 @@ static void run_kernels(void *p) {
       continue;
     memcpy(emu_out, out, bytes);
     memset(out, 0xff, bytes);
-    kernel_at(hn, i)(a->bufs);
+    if (!call_kernel(hn, i, op, a->bufs))
+      _exit(3);
     int same = heron__op_exact(op)
                    ? !memcmp(out, emu_out, bytes)
                    : heron__op_check(op, out, emu_out, &err, &at);
@@ -107,7 +150,8 @@ static int check_shape(const char *opname, const char *dtype,
                           .nshape = sc->n,
                           .dtype = dtype,
                           .target = "amx",
-                          .epilogue = sc->epilogue};
+                          .epilogue = sc->epilogue,
+                          .prepack = sc->prepack};
   heron_task *t = NULL;
   heron_error err = {0};
   if (heron_task_create(&spec, &t, &err) != HERON_OK) {
@@ -142,7 +186,12 @@ static int check_shape(const char *opname, const char *dtype,
       break;
     }
     heron__buf b = {0}, w = {0};
-    heron__buf_printf(&b, "#define heron_kernel heron_kernel_%d\n%s", nk, src);
+    heron__buf_printf(&b,
+                      "#define heron_kernel heron_kernel_%d\n"
+                      "#define heron_prepack heron_prepack_%d\n"
+                      "#define heron_prepacked_elems heron_prepacked_elems_%d\n"
+                      "%s",
+                      nk, nk, nk, src);
     heron_free(src);
     for (int k = 0; k < heron_space_nknobs(sp); k++) {
       int v = heron_space_knob(sp, k);
@@ -244,32 +293,33 @@ static void check_op(const char *op, const char *dtype,
   CHECK(check_op_n(op, dtype, shapes, nshapes, total, 0) >= 0);
 }
 
-static const shape_case gemm_shapes[] = {{{17, 33, 20}, 3, NULL},
-                                         {{1, 64, 64}, 3, "bias,relu"},
-                                         {{40, 7, 129}, 3, NULL}};
-static const shape_case bmm_shapes[] = {{{3, 17, 20, 33}, 4, NULL},
-                                        {{2, 1, 31, 64}, 4, NULL},
-                                        {{5, 9, 5, 7}, 4, "relu"}};
-static const shape_case gemv_shapes[] = {{{33, 70}, 2, NULL},
-                                         {{64, 5}, 2, "bias"}};
-static const shape_case scan_shapes[] = {{{2, 40, 24}, 3, NULL},
-                                         {{3, 17, 9}, 3, NULL}};
+static const shape_case gemm_shapes[] = {{{17, 33, 20}, 3, NULL, NULL},
+                                         {{1, 64, 64}, 3, "bias,relu", NULL},
+                                         {{40, 7, 129}, 3, NULL, "B"}};
+static const shape_case bmm_shapes[] = {{{3, 17, 20, 33}, 4, NULL, NULL},
+                                        {{2, 1, 31, 64}, 4, NULL, "B"},
+                                        {{5, 9, 5, 7}, 4, "relu", NULL}};
+static const shape_case gemv_shapes[] = {{{33, 70}, 2, NULL, "A"},
+                                         {{64, 5}, 2, "bias", NULL}};
+static const shape_case scan_shapes[] = {{{2, 40, 24}, 3, NULL, NULL},
+                                         {{3, 17, 9}, 3, NULL, NULL}};
 /* Convolutions with padding (zero reads through the guarded packing),
  * stride and dilation; N C W / H / D order as the ops' --describe gives. */
-static const shape_case c1d_shapes[] = {{{2, 19, 5, 7, 3, 1, 0, 1}, 8, NULL},
-                                        {{1, 30, 4, 9, 5, 2, 2, 2}, 8, "bias"}};
+static const shape_case c1d_shapes[] = {
+    {{2, 19, 5, 7, 3, 1, 0, 1}, 8, NULL, NULL},
+    {{1, 30, 4, 9, 5, 2, 2, 2}, 8, "bias", NULL}};
 static const shape_case c2d_shapes[] = {
-    {{1, 9, 7, 6, 10, 3, 3, 1, 1, 1}, 10, NULL},
-    {{2, 8, 8, 3, 5, 2, 2, 2, 0, 1}, 10, "bias,relu"}};
+    {{1, 9, 7, 6, 10, 3, 3, 1, 1, 1}, 10, NULL, NULL},
+    {{2, 8, 8, 3, 5, 2, 2, 2, 0, 1}, 10, "bias,relu", "weight"}};
 static const shape_case c3d_shapes[] = {
-    {{1, 4, 5, 5, 3, 4, 3, 3, 3, 1, 1, 1}, 12, NULL},
-    {{1, 3, 6, 4, 2, 5, 2, 2, 2, 2, 0, 1}, 12, "bias"}};
+    {{1, 4, 5, 5, 3, 4, 3, 3, 3, 1, 1, 1}, 12, NULL, NULL},
+    {{1, 3, 6, 4, 2, 5, 2, 2, 2, 2, 0, 1}, 12, "bias", NULL}};
 static const shape_case dil_shapes[] = {
-    {{1, 9, 9, 3, 5, 3, 3, 1, 2, 2}, 10, NULL},
-    {{2, 7, 8, 4, 3, 2, 3, 2, 1, 3}, 10, "relu"}};
+    {{1, 9, 9, 3, 5, 3, 3, 1, 2, 2}, 10, NULL, NULL},
+    {{2, 7, 8, 4, 3, 2, 3, 2, 1, 3}, 10, "relu", NULL}};
 static const shape_case t2d_shapes[] = {
-    {{1, 5, 5, 4, 8, 3, 3, 2, 1, 1, 1}, 11, NULL},
-    {{1, 4, 6, 3, 5, 2, 3, 1, 0, 1, 0}, 11, "bias,relu"}};
+    {{1, 5, 5, 4, 8, 3, 3, 2, 1, 1, 1}, 11, NULL, NULL},
+    {{1, 4, 6, 3, 5, 2, 3, 1, 0, 1, 0}, 11, "bias,relu", NULL}};
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 

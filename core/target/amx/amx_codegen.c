@@ -234,11 +234,12 @@ static void emit_pack_b(gen *g, int guard) {
         "/* B's block in the VNNI layout: element (k, n) at [k / V][n][k % "
         "V], zero past\n * K and N and where B's index map leaves B. */\n"
         "static void heron_pack_b(heron_b_t *restrict bp, const heron_b_t "
-        "*restrict B, int64_t bi, int64_t boff, int64_t n0, int64_t k0) {\n"
+        "*restrict B, int64_t bi, int64_t boff, int64_t n0, int64_t k0, "
+        "int64_t ldb) {\n"
         "  (void)boff;\n"
         "  for (int kk = 0; kk < BK; kk++) {\n"
         "    int64_t k = k0 + kk;\n"
-        "    heron_b_t *dst = bp + (int64_t)(kk / VNNI) * BN * VNNI + kk % "
+        "    heron_b_t *dst = bp + (int64_t)(kk / VNNI) * ldb + kk % "
         "VNNI;\n"
         "    for (int c = 0; c < BN; c++) {\n"
         "      int64_t n = n0 + c;\n"
@@ -254,11 +255,12 @@ static void emit_pack_b(gen *g, int guard) {
       "/* B's block in the VNNI layout: element (k, n) at [k / V][n][k % V], "
       "zero past\n * K and N. */\n"
       "static void heron_pack_b(heron_b_t *restrict bp, const heron_b_t "
-      "*restrict B, int64_t bi, int64_t boff, int64_t n0, int64_t k0) {\n"
+      "*restrict B, int64_t bi, int64_t boff, int64_t n0, int64_t k0, "
+      "int64_t ldb) {\n"
       "  (void)bi;\n"
       "  for (int kk = 0; kk < BK; kk++) {\n"
       "    int64_t k = k0 + kk;\n"
-      "    heron_b_t *dst = bp + (int64_t)(kk / VNNI) * BN * VNNI + kk % "
+      "    heron_b_t *dst = bp + (int64_t)(kk / VNNI) * ldb + kk % "
       "VNNI;\n"
       "    if (k >= K) {\n"
       "      for (int c = 0; c < BN; c++)\n"
@@ -275,7 +277,9 @@ static void emit_pack_b(gen *g, int guard) {
 }
 
 /* One micro-kernel: AM x AN accumulator tiles over the block's K steps,
- * unrolled over the tiles (their numbers are immediates). */
+ * unrolled over the tiles (their numbers are immediates).  bp is the B
+ * block's VNNI origin and ldb its row pitch in elements: BN * V in the
+ * per-thread pack, NC * V in a prepacked copy of the whole B. */
 static void emit_micro(gen *g, const char *dp) {
   heron__buf *out = g->out;
   int nc = (int)(g->am * g->an);
@@ -284,7 +288,7 @@ static void emit_micro(gen *g, const char *dp) {
            "its C tiles\n * from (first) zero or the accumulator buffer, "
            "k.b steps of dot products,\n * and back to the buffer. */\n"
            "static void heron_micro(const heron_a_t *ap, const heron_b_t *bp, "
-           "heron_c_t *acc, int mi, int ni, int first) {\n"
+           "int64_t ldb, heron_c_t *acc, int mi, int ni, int first) {\n"
            "  heron_c_t *c0 = acc + (int64_t)mi * AM * TM * BN + "
            "(int64_t)ni * AN * TN;\n"
            "  if (first) {\n");
@@ -303,13 +307,15 @@ static void emit_micro(gen *g, const char *dp) {
                   "  for (int kt = 0; kt < KB; kt++) {\n"
                   "    const heron_a_t *a0 = ap + ((int64_t)kt * BM + "
                   "(int64_t)mi * AM * TM) * TK;\n"
-                  "    const heron_b_t *b0 = bp + ((int64_t)kt * (TK / VNNI) "
-                  "* BN + (int64_t)ni * AN * TN) * VNNI;\n");
+                  "    const heron_b_t *b0 = bp + (int64_t)kt * (TK / VNNI) * "
+                  "ldb + (int64_t)ni * AN * TN * VNNI;\n");
   for (int i = 0; i < g->am; i++)
     heron__buf_printf(out, "    _tile_loadd(%d, a0 + %lldLL * TK, TK * %d);\n",
                       nc + i, (long long)(i * g->tm), g->s->esize);
   for (int j = 0; j < g->an; j++)
-    heron__buf_printf(out, "    _tile_loadd(%d, b0 + %lldLL * VNNI, BN * 4);\n",
+    heron__buf_printf(out,
+                      "    _tile_loadd(%d, b0 + %lldLL * VNNI, ldb * "
+                      "(int64_t)sizeof(heron_b_t));\n",
                       (int)(nc + g->am + j), (long long)(j * g->tn));
   for (int i = 0; i < g->am; i++)
     for (int j = 0; j < g->an; j++)
@@ -354,6 +360,44 @@ static void emit_store(gen *g) {
                           "}\n\n");
 }
 
+/* heron_prepacked_elems and heron_prepack when B (the weights) is packed
+ * once ahead of the calls (op->prepack): the whole B in the VNNI layout,
+ * per batch [KC / V][NC][V] with KC = K.o * block.k and NC = N.o * block.n
+ * (zero past K and N), written block by block by the kernel's own
+ * heron_pack_b; sizes in floats, as the worker allocates them. */
+static void emit_prepack(gen *g) {
+  const heron__amx_sched *s = g->s;
+  if (!(g->t->op.prepack >> s->ib & 1u))
+    return;
+  heron__buf_printf(
+      g->out,
+      "\n/* B packed once, ahead of the calls: heron_kernel takes input %d "
+      "as\n * heron_prepack(%d, B, copy) left it, in a buffer of "
+      "heron_prepacked_elems(%d)\n * floats. */\n"
+      "int64_t heron_prepacked_elems(int input);\n"
+      "int64_t heron_prepacked_elems(int input) {\n"
+      "  if (input != %d)\n"
+      "    return 0;\n"
+      "  return ((int64_t)BATCH * KC * NC * (int64_t)sizeof(heron_b_t) + 3) / "
+      "4;\n"
+      "}\n\n"
+      "void heron_prepack(int input, const void *src, void *dst);\n"
+      "void heron_prepack(int input, const void *src, void *dst) {\n"
+      "  if (input != %d)\n"
+      "    return;\n"
+      "  const heron_b_t *B = (const heron_b_t *)src;\n"
+      "  heron_b_t *bp = (heron_b_t *)dst;\n"
+      "  for (int64_t bi = 0; bi < BATCH; bi++)\n"
+      "    for (int64_t ko = 0; ko < KO; ko++)\n"
+      "      for (int64_t no = 0; no < NO; no++)\n"
+      "        heron_pack_b(bp + ((bi * (KC / VNNI) + ko * (BK / VNNI)) * NC + "
+      "no * BN) * VNNI, B, bi, %lldLL + heron_off_b_b(bi), no * BN, ko * BK, "
+      "NC * VNNI);\n"
+      "}\n",
+      s->ib, s->ib, s->ib, s->ib, s->ib,
+      (long long)tensor_offset(&g->t->op, &g->t->op.in[s->ib]));
+}
+
 static void emit_kernel(gen *g) {
   const heron__op *op = &g->t->op;
   const heron__amx_sched *s = g->s;
@@ -363,6 +407,8 @@ static void emit_kernel(gen *g) {
   int64_t offc = tensor_offset(op, &op->out);
   int bias = (op->epilogue & HERON__EPI_BIAS) != 0;
   int64_t offbias = bias ? tensor_offset(op, &op->bias) : 0;
+  /* A prepacked B (op->prepack) is read in place: no per-block pack. */
+  int pre = (op->prepack >> s->ib & 1u) != 0;
   heron__buf_printf(
       out,
       "void heron_kernel(void *const *bufs) {\n"
@@ -398,10 +444,10 @@ static void emit_kernel(gen *g) {
       "      int64_t obias = %lldLL + heron_off_bias_b(bi);\n"
       "      for (int64_t ko = 0; ko < KO; ko++) {\n"
       "        heron_pack_a(ap, A, bi, oa, m0, ko * BK);\n"
-      "        heron_pack_b(bp, B, bi, ob, n0, ko * BK);\n"
+      "%s"
       "        for (int mi = 0; mi < MB; mi++)\n"
       "          for (int ni = 0; ni < NB; ni++)\n"
-      "            heron_micro(ap, bp, acc, mi, ni, ko == 0);\n"
+      "            heron_micro(ap, %s, acc, mi, ni, ko == 0);\n"
       "      }\n"
       "      heron_store(C, acc, bias, oc, obias, m0, n0);\n"
       "    }\n"
@@ -412,7 +458,12 @@ static void emit_kernel(gen *g) {
       "  }\n"
       "}\n",
       s->ia, s->ib, bias ? "(const heron_c_t *)bufs[3]" : "NULL",
-      (long long)offa, (long long)offb, (long long)offc, (long long)offbias);
+      (long long)offa, (long long)offb, (long long)offc, (long long)offbias,
+      pre ? ""
+          : "        heron_pack_b(bp, B, bi, ob, n0, ko * BK, BN * VNNI);\n",
+      pre ? "B + ((bi * (KC / VNNI) + ko * (BK / VNNI)) * NC + n0) * VNNI, "
+            "NC * VNNI"
+          : "bp, (int64_t)BN * VNNI");
 }
 
 int heron__amx_codegen(const heron__template *t, const heron_space *sp,
@@ -455,7 +506,8 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
       "#define AM %lld\n#define AN %lld\n"
       "#define MB %lld\n#define NB %lld\n#define KB %lld\n"
       "#define BM %lld\n#define BN %lld\n#define BK %lld\n"
-      "#define MO %lldLL\n#define NO %lldLL\n#define KO %lldLL\n\n",
+      "#define MO %lldLL\n#define NO %lldLL\n#define KO %lldLL\n"
+      "#define KC (KO * BK)\n#define NC (NO * BN)\n\n",
       int8 ? "uint8_t" : "uint16_t", int8 ? "int8_t" : "uint16_t",
       int8 ? "int32_t" : "float", (long long)s->g[HERON__AMX_GM].extent,
       (long long)s->g[HERON__AMX_GN].extent,
@@ -498,6 +550,7 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
   emit_micro(&g, int8 ? "_tile_dpbusd" : "_tile_dpbf16ps");
   emit_store(&g);
   emit_kernel(&g);
+  emit_prepack(&g);
   if (out->failed)
     return heron_error_set(err, HERON_ENOMEM, "amx codegen: out of memory");
   return HERON_OK;

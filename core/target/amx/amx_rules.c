@@ -252,6 +252,19 @@ static void rule_buffers(ctx *c) {
        (long long)s->buf_limit);
 }
 
+/* With the weights (B) prepacked, the whole of B is packed once, ahead of
+ * the calls, in the VNNI layout the B tiles load (heron_prepack), and the
+ * kernel reads its blocks in place; the B.pack buffer stays in the memory
+ * rule (it is allocated but unused), which keeps the space the same. */
+static void rule_prepack(ctx *c) {
+  const heron__op *op = &c->t->op;
+  if (op->prepack >> c->s->ib & 1u)
+    NOTE(c, "Prepack",
+         "%s packed once ahead of the calls into the VNNI layout [K.cover/%d]"
+         "[N.cover][%d]; the B tiles load from it in place",
+         op->in[c->s->ib].name, c->s->vnni, c->s->vnni);
+}
+
 static void rule_parallel(ctx *c) {
   NOTE(c, "Parallel",
        "OpenMP over batch x M.o x N.o blocks; each thread loads the tile "
@@ -308,6 +321,7 @@ int heron__amx_rules_apply(heron__template *t, heron_space *sp,
     rule_tensorize(c);
     rule_tiling(c);
     rule_buffers(c);
+    rule_prepack(c);
     rule_parallel(c);
     rc = c->r.rc;
   }

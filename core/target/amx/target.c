@@ -12,19 +12,21 @@
 #include "core/target/cpu/cpu.h"
 #include "core/target/target.h"
 
-/* --sm picks a GPU architecture; inputs packed ahead of the calls are a
- * layout rewrite of the cpu kernels only (the amx kernels pack B into the
- * VNNI layout block by block). */
+/* --sm picks a GPU architecture.  Of the inputs, only the weights (B, the
+ * input that is not the activations) can be packed ahead of the calls:
+ * into the VNNI layout the B tiles load (amx_codegen.c). */
 static int amx_check_spec(const heron_task_spec *spec, const heron__op *op,
                           heron_error *err) {
   if (spec->sm)
     return heron_error_set(err, HERON_EINVAL,
                            "sm %d applies to GPU targets only, not amx",
                            spec->sm);
-  if (op->prepack)
+  int ib = op->act_input == 1 ? 0 : 1;
+  if (op->ninputs == 2 && (op->prepack & ~(1u << ib)))
     return heron_error_set(err, HERON_EINVAL,
-                           "--prepack applies to the cpu target only, not "
-                           "amx");
+                           "--prepack: the amx kernels pack only the weights "
+                           "(%s) ahead of the calls, not the activations (%s)",
+                           op->in[ib].name, op->in[1 - ib].name);
   return HERON_OK;
 }
 
