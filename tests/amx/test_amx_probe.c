@@ -5,7 +5,8 @@
  * result (a CPU without the instructions, an OS without the tile state, a
  * kernel that refuses the permission), and each reason must name the
  * missing piece and fit, with "target amx: " before it and "; use
- * --emulate" after it, in an error's 160 characters.  The real probe of
+ * --emulate" after it, in an error's 160 characters; HERON_CPU_ISA below
+ * AMX caps it off as the cpu detection does.  The real probe of
  * this machine must agree with /proc/cpuinfo's flags, and
  * heron__amx_setup_run must refuse a native run exactly when the probe
  * finds something missing (here: always, with the reason), while
@@ -33,7 +34,7 @@ TEST(each_missing_piece_is_named) {
   char why[256];
   const char *w = why;
   int ok;
-  heron__amx_support all = {1, 1, 1, 1, 1, 0};
+  heron__amx_support all = {1, 1, 1, 1, 1, 0, ""};
   reason(&all, HERON__AMX_INT8, why, sizeof why, &ok);
   CHECK(ok && why[0] == '\0');
   reason(&all, HERON__AMX_BF16, why, sizeof why, &ok);
@@ -46,19 +47,24 @@ TEST(each_missing_piece_is_named) {
   CHECK_STR_CONTAINS(w, "no AMX-TILE and no AMX-INT8");
 
   /* Tiles and int8 but no bf16 products: bf16 kernels cannot run. */
-  heron__amx_support no_bf16 = {1, 1, 0, 1, 1, 0};
+  heron__amx_support no_bf16 = {1, 1, 0, 1, 1, 0, ""};
   reason(&no_bf16, HERON__AMX_INT8, why, sizeof why, &ok);
   CHECK(ok);
   reason(&no_bf16, HERON__AMX_BF16, why, sizeof why, &ok);
   CHECK(!ok && fits(why));
   CHECK_STR_CONTAINS(w, "has no AMX-BF16");
 
-  heron__amx_support no_xcr0 = {1, 1, 1, 0, 0, 0};
+  heron__amx_support no_xcr0 = {1, 1, 1, 0, 0, 0, ""};
   reason(&no_xcr0, HERON__AMX_INT8, why, sizeof why, &ok);
   CHECK(!ok && fits(why));
   CHECK_STR_CONTAINS(w, "the OS has not enabled the AMX state (XCR0");
 
-  heron__amx_support refused = {1, 1, 1, 1, 0, EINVAL};
+  heron__amx_support capped = {0, 0, 0, 0, 0, 0, "avx512"};
+  reason(&capped, HERON__AMX_INT8, why, sizeof why, &ok);
+  CHECK(!ok && fits(why));
+  CHECK_STR_CONTAINS(w, "capped off by HERON_CPU_ISA=avx512");
+
+  heron__amx_support refused = {1, 1, 1, 1, 0, EINVAL, ""};
   reason(&refused, HERON__AMX_BF16, why, sizeof why, &ok);
   CHECK(!ok && fits(why));
   CHECK_STR_CONTAINS(w, "the kernel refused the AMX permission");
@@ -88,6 +94,7 @@ static int cpuinfo_has(const char *flag) {
 
 TEST(the_probe_agrees_with_cpuinfo_and_gates_native_runs) {
   heron__amx_support s;
+  unsetenv("HERON_CPU_ISA");
   heron__amx_probe(&s);
   int tile = cpuinfo_has("amx_tile"), int8 = cpuinfo_has("amx_int8");
   int bf16 = cpuinfo_has("amx_bf16");
@@ -113,4 +120,22 @@ TEST(the_probe_agrees_with_cpuinfo_and_gates_native_runs) {
   /* Building and emulating need nothing of this machine. */
   CHECK_OK(heron__amx_setup_run(NULL, 1, 0, &err), &err);
   CHECK_OK(heron__amx_setup_run(NULL, 0, 1, &err), &err);
+}
+
+TEST(heron_cpu_isa_below_amx_caps_it_off) {
+  setenv("HERON_CPU_ISA", " AVX2", 1);
+  heron__amx_support s;
+  heron__amx_probe(&s);
+  char why[256];
+  const char *w = why;
+  CHECK(!heron__amx_native_ok(&s, HERON__AMX_INT8, why, sizeof why));
+  CHECK_STR_CONTAINS(w, "capped off by HERON_CPU_ISA=avx2");
+  /* "amx", "native" and unknown values cap nothing. */
+  setenv("HERON_CPU_ISA", "amx", 1);
+  heron__amx_probe(&s);
+  CHECK(s.isa_cap[0] == '\0');
+  setenv("HERON_CPU_ISA", "tpu", 1);
+  heron__amx_probe(&s);
+  CHECK(s.isa_cap[0] == '\0');
+  unsetenv("HERON_CPU_ISA");
 }

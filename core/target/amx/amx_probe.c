@@ -12,8 +12,10 @@
  * themselves (the prelude's heron_amx_permit) before their first tile
  * instruction.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -87,8 +89,31 @@ static int request_in_child(void) {
   return e;
 }
 
+/* The HERON_CPU_ISA level below AMX that caps it, lowercased into
+ * out[cap], or "" (no variable, "native", "amx", or a value no level has:
+ * the cpu detection ignores those too). */
+static void isa_cap(char *out, size_t cap) {
+  static const char *const below[] = {"avx512", "avx512f", "avxvnni", "avx2",
+                                      "sse"};
+  const char *v = getenv("HERON_CPU_ISA");
+  char low[16] = "";
+  size_t n = 0;
+  out[0] = '\0';
+  for (; v && *v == ' '; v++)
+    ;
+  for (; v && *v && *v != ' ' && n + 1 < sizeof low; v++)
+    low[n++] = (char)tolower((unsigned char)*v);
+  low[n] = '\0';
+  for (size_t i = 0; i < sizeof below / sizeof *below; i++)
+    if (!strcmp(low, below[i]))
+      snprintf(out, cap, "%s", low);
+}
+
 void heron__amx_probe(heron__amx_support *s) {
   memset(s, 0, sizeof *s);
+  isa_cap(s->isa_cap, sizeof s->isa_cap);
+  if (s->isa_cap[0])
+    return;
 #if HAVE_X86
   unsigned a, b, c, d;
   if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
@@ -108,6 +133,10 @@ void heron__amx_probe(heron__amx_support *s) {
 
 int heron__amx_native_ok(const heron__amx_support *s, int kind, char *why,
                          size_t cap) {
+  if (s->isa_cap[0]) {
+    snprintf(why, cap, "AMX is capped off by HERON_CPU_ISA=%s", s->isa_cap);
+    return 0;
+  }
   const char *need = kind == HERON__AMX_BF16 ? "AMX-BF16" : "AMX-INT8";
   int has = kind == HERON__AMX_BF16 ? s->cpu_bf16 : s->cpu_int8;
   if (!s->cpu_tile || !has) {

@@ -157,6 +157,11 @@ typedef struct heron__amx_support {
                      granted (tried in a child process, so the caller's own
                      permissions are left as they were) */
   int perm_errno; /* errno of a refused request, 0 otherwise */
+  /* HERON_CPU_ISA (core/target/hw.h) names a level below AMX (avx512,
+   * avxvnni, avx2, sse): the CPU's AMX counts as absent, as the cpu
+   * target's detection caps it, so an AMX machine can test the path of
+   * one without.  The value as given, "" when there is no cap. */
+  char isa_cap[16];
 } heron__amx_support;
 
 /* Probes the CPU (cpuid), the OS's XSAVE enabling (xgetbv) and the
