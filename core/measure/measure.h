@@ -21,14 +21,14 @@
  * SOCK_SEQPACKET socket pair: one request, one reply per run.
  *
  * The cuda target (a bench made by heron__bench_init_cuda) builds each
- * candidate in-process with NVRTC into a cubin (nvrtc.c: thread safe, so
- * the same pool of build threads runs the compiles) and records ptxas'
- * statistics; its runs load the cubin in a worker through the driver API,
- * which is dlopen'ed and initialised only there (core/target/cuda/run.c), since a CUDA
- * context does not survive fork.  With opts.emulate the same source is
- * compiled by the C compiler instead and its exported heron_kernel, which
- * runs the whole grid on the CPU, is run once and checked by the cpu
- * worker.
+ * candidate in-process with NVRTC into a cubin (core/target/cuda/nvrtc.c:
+ * thread safe, so the same pool of build threads runs the compiles) and
+ * records ptxas' statistics; its runs load the cubin in a worker through
+ * the driver API, which is dlopen'ed and initialised only there
+ * (core/target/cuda/run.c), since a CUDA context does not survive fork.
+ * With opts.emulate the same source is compiled by the C compiler instead
+ * and its exported heron_kernel, which runs the whole grid on the CPU, is
+ * run once and checked by the cpu worker.
  *
  * What the kernel prints never reaches the tuner's stdout: a worker's fd 1
  * is a pipe the runner drains while it waits (keeping the first bytes and
@@ -41,8 +41,8 @@
 #ifndef HERON_CORE_MEASURE_H
 #define HERON_CORE_MEASURE_H
 
-#include "core/target/cuda/kernel.h"
 #include "core/op/op.h"
+#include "core/target/cuda/kernel.h"
 #include "heron/record.h"
 #include "heron/tune.h"
 

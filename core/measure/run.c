@@ -16,9 +16,9 @@
  * never starts one, and the reference is computed without OpenMP.
  *
  * The parent side below serves both kinds of kernel; a cubin's worker is
- * core/target/cuda/run.c's.  A CUDA emulation (opts.emulate) is run by the cpu worker,
- * but only once: its time means nothing, so it is checked and reported
- * without timing.
+ * core/target/cuda/run.c's.  A CUDA emulation (opts.emulate) is run by the
+ * cpu worker, but only once: its time means nothing, so it is checked and
+ * reported without timing.
  *
  * A worker's stdout is a second pipe, which the parent drains whenever it
  * waits (for the report, for the worker's exit), so a kernel that prints -
@@ -53,7 +53,6 @@ typedef void (*kernel_fn)(void *const *bufs);
  * twice the last-level cache when the machine reports a bigger one. */
 #define FLUSH_BYTES_MIN (64u << 20)
 
-#define NUMBER_MAX HERON__NUMBER_MAX
 typedef heron__run_report run_report;
 
 /* ---- worker side --------------------------------------------------------- */
@@ -101,23 +100,25 @@ static void flush_caches(volatile unsigned char *buf, size_t n,
     buf[i] = v;
 }
 
-static double time_calls(kernel_fn fn, void *const *bufs, long long number) {
+/* What the timing loop (core/measure/timing.h) calls back. */
+typedef struct timed {
+  kernel_fn fn;
+  void *const *bufs;
+  unsigned char *flush;
+  size_t flush_n;
+} timed;
+
+static double time_calls(void *ctx, long long number) {
+  const timed *c = ctx;
   double t0 = heron__now();
   for (long long i = 0; i < number; i++)
-    fn(bufs);
+    c->fn(c->bufs);
   return heron__now() - t0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double heron__median(double *v, int n) {
-  if (n <= 0)
-    return 0;
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+static void before_repeat(void *ctx, int r) {
+  const timed *c = ctx;
+  flush_caches(c->flush, c->flush_n, (unsigned char)r);
 }
 
 size_t heron__buffer_bytes(const heron__op *op, int i) {
@@ -152,23 +153,9 @@ static double time_kernel(const heron__bench *b, kernel_fn fn,
     free(flush);
     return -1;
   }
-  double min_s = o->min_repeat_ms / 1000.0;
-  long long number = o->number;
-  for (int r = 0; r < o->repeat;) {
-    if (flush)
-      flush_caches(flush, flush_n, (unsigned char)r);
-    double t = time_calls(fn, bufs, number);
-    if (t < min_s && number < NUMBER_MAX) {
-      double grow = t > 0 ? min_s / t * 1.1 : 10;
-      if (grow < 1.6)
-        grow = 1.6;
-      double next = (double)number * grow + 1;
-      number = next > (double)NUMBER_MAX ? NUMBER_MAX : (long long)next;
-      continue;
-    }
-    per_call[r++] = t / (double)number;
-  }
-  double median = heron__median(per_call, o->repeat);
+  timed c = {fn, bufs, flush, flush_n};
+  double median = heron__time_repeats(
+      o, time_calls, flush ? before_repeat : NULL, &c, per_call);
   free(per_call);
   free(flush);
   return median;

@@ -1,14 +1,12 @@
 /* core/measure/worker.h - what the cpu worker (run.c) and the cuda worker
- * (core/target/cuda/run.c) share: the report a worker sends back, the output check and
- * the worker's start and end.  Internal to core/measure. */
+ * (core/target/cuda/run.c) share: the report a worker sends back, the
+ * output check, the worker's start and end, and the timing loop
+ * (timing.h).  Internal to core/measure and the cuda target. */
 #ifndef HERON_CORE_MEASURE_WORKER_H
 #define HERON_CORE_MEASURE_WORKER_H
 
 #include "core/measure/measure.h"
-
-/* `number` never grows past this, so a kernel that the clock cannot see
- * (an empty function) still ends its calibration. */
-#define HERON__NUMBER_MAX 1000000000LL
+#include "core/measure/timing.h"
 
 /* What a worker sends back: fixed size and well under PIPE_BUF, so one
  * write() delivers it whole and never blocks. */
@@ -36,14 +34,12 @@ _Noreturn void heron__worker_finish(int fd, const heron__run_report *r);
 int heron__worker_check(const heron__bench *b, const void *out,
                         const char *when, heron__run_report *r);
 
-/* The median of v[0..n) (sorts v). */
-double heron__median(double *v, int n);
-
 /* Bytes of the op's buffer i: inputs, output (at ninputs), bias. */
 size_t heron__buffer_bytes(const heron__op *op, int i);
 
-/* The cuda worker's whole life (core/target/cuda/run.c): loads the cubin k->path
- * through the driver API, measures it and reports to fd.  Never returns. */
+/* The cuda worker's whole life (core/target/cuda/run.c): loads the cubin
+ * k->path through the driver API, measures it and reports to fd.  Never
+ * returns. */
 _Noreturn void heron__cuda_worker_main(heron__bench *b,
                                        const heron__kernel_ref *k, int fd);
 

@@ -1,8 +1,9 @@
 /* core/sched/sched.h - schedule templates by rules, and code generation
  * from a template and a config.  Internal to libheron.
  *
- * heron__template_build applies the target's schedule-generation rules to
- * the op description (core/op/op.h) - for cpu: Always-Inline, Add-Cache-Stage
+ * heron__template_build applies the target's schedule-generation rules
+ * (heron__target.rules, core/target/<name>/rules.c) to the op description
+ * (core/op/op.h) - for cpu: Always-Inline, Add-Cache-Stage
  * (local accumulator), Multi-Level-Tiling of spatial and reduction axes,
  * parallel over fused outer tiles, unroll pragma, vectorize - and, for every
  * rule applied, its constraint-generation rules (loop split, loop fuse,

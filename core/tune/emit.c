@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/op/task.h"
-#include "core/tune/tune_internal.h"
+#include "core/record/record.h"
+#include "core/task/task.h"
 #include "core/util/util.h"
 
 int heron__emit(const heron_task *t, const heron_history *h, const char *dir,

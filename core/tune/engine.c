@@ -33,13 +33,13 @@
 #include <unistd.h>
 
 #include "core/measure/measure.h"
-#include "core/op/task.h"
 #include "core/plugin/guard.h"
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
+#include "core/record/record.h"
 #include "core/target/hw.h"
 #include "core/target/replay/replay.h"
-#include "core/tune/tune_internal.h"
+#include "core/task/task.h"
 #include "core/util/util.h"
 #include "heron/tune.h"
 

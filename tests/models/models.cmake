@@ -3,12 +3,12 @@
 # tree's plugins folder.
 heron_add_test_file(test_xgb.c LIBS heron_internal LABELS models TIMEOUT 120)
 heron_add_test_file(test_linear.c LIBS heron_internal LABELS models TIMEOUT 120)
-add_dependencies(test_test_xgb xgb)
-add_dependencies(test_test_linear linear)
+add_dependencies(test_xgb xgb)
+add_dependencies(test_linear linear)
 # CHECK_OK(expr, &err) tests its pointer argument, which GCC flags under
 # -Waddress.
-target_compile_options(test_test_xgb PRIVATE -Wno-address)
-target_compile_options(test_test_linear PRIVATE -Wno-address)
+target_compile_options(test_xgb PRIVATE -Wno-address)
+target_compile_options(test_linear PRIVATE -Wno-address)
 
 # XGBoost runs on OpenMP, whose idle threads spin by default.  When ctest
 # -j runs other tests on the same cores the spinning threads starve each

@@ -5,10 +5,10 @@
 
 #include "test.h"
 
-#include "core/target/cuda/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
+#include "core/target/cuda/template.h"
 #include "core/target/hw.h"
 
 typedef struct cuda_case {

@@ -25,6 +25,6 @@ target_link_libraries(fake-llm-server PRIVATE heron_fake_llm)
 find_package(CURL REQUIRED)
 heron_add_test_file(${CMAKE_CURRENT_SOURCE_DIR}/llm/test_fake_server.c
                     LIBS heron_fake_llm CURL::libcurl TIMEOUT 120)
-add_dependencies(test_test_fake_server fake-llm-server)
-target_compile_definitions(test_test_fake_server PRIVATE
+add_dependencies(test_fake_server fake-llm-server)
+target_compile_definitions(test_fake_server PRIVATE
   HERON_FAKE_LLM_SERVER="$<TARGET_FILE:fake-llm-server>")

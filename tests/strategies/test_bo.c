@@ -10,7 +10,7 @@
 
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
-#include "core/tune/tune_internal.h"
+#include "core/record/record.h"
 
 /* ---- The harness
  * ------------------------------------------------------------- */

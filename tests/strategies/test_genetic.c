@@ -16,7 +16,7 @@
 
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
-#include "core/tune/tune_internal.h"
+#include "core/record/record.h"
 #include "test.h"
 
 /* ---- A captured log ------------------------------------------------------ */

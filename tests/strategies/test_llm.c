@@ -23,8 +23,8 @@
 
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
+#include "core/record/record.h"
 #include "core/target/hw.h"
-#include "core/tune/tune_internal.h"
 #include "fake_server.h"
 #include "test.h"
 

@@ -4,7 +4,7 @@
  * value is a parse error naming the field. */
 #include <unistd.h>
 
-#include "core/tune/tune_internal.h"
+#include "core/record/record.h"
 #include "core/util/util.h"
 #include "heron/heron.h"
 #include "test.h"

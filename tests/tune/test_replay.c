@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "core/target/replay/replay.h"
-#include "core/op/task.h"
+#include "core/task/task.h"
 #include "test.h"
 
 #define REC_TRIALS 30

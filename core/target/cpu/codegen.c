@@ -1,7 +1,7 @@
-/* core/codegen/cpu_codegen.c - C source for one config of the cpu template,
+/* core/target/cpu/codegen.c - C source for one config of the cpu template,
  * and the standalone driver that times an emitted kernel.
  *
- * The kernel follows the loop nest of core/codegen/cpu_template.h.  Every
+ * The kernel follows the loop nest of core/target/cpu/template.h.  Every
  * loop length is a number by the time we generate, so the register tile is
  * written out statement by statement: one named accumulator per vector
  * (or scalar) of the tile, the input elements of one reduction step loaded

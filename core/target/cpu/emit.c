@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/op/task.h"
 #include "core/target/cpu/cpu.h"
+#include "core/task/task.h"
 
 static int write_in(const char *dir, const char *name, const char *text,
                     heron_error *err) {

@@ -1,4 +1,4 @@
-/* core/sched/cpu_rules.c - the cpu schedule template by rules, and the
+/* core/target/cpu/rules.c - the cpu schedule template by rules, and the
  * constraints each rule generates.
  *
  * Every rule reads only the op description (axes, extents, tensors and

@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "core/measure/measure.h"
-#include "core/op/task.h"
 #include "core/target/cpu/cpu.h"
+#include "core/task/task.h"
 
 /* --sm picks a GPU architecture: it applies to the GPU targets only. */
 static int cpu_check_spec(const heron_task_spec *spec, const heron__op *op,

@@ -1,6 +1,6 @@
-/* core/codegen/cpu_template.h - the cpu schedule template, shared by the
- * rules that build it (core/sched/cpu_rules.c) and the C code generator
- * (core/codegen/cpu_codegen.c).  Internal to libheron.
+/* core/target/cpu/template.h - the cpu schedule template, shared by the
+ * rules that build it (core/target/cpu/rules.c) and the C code generator
+ * (core/target/cpu/codegen.c).  Internal to libheron.
  *
  * The template is one compute stage (the op's single reduction) with a
  * local accumulator stage attached to it.  Its loop nest, outermost first:
@@ -133,12 +133,12 @@ static inline int heron__cpu_levels(const heron__template *t, int a) {
                                               : HERON__CPU_REDUCE_LEVELS;
 }
 
-/* The cpu rules (core/sched/cpu_rules.c): fills *t (whose op, hw and
+/* The cpu rules (core/target/cpu/rules.c): fills *t (whose op, hw and
  * elem_bytes are set) and posts its variables and constraints into sp. */
 int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
                            heron_error *err);
 
-/* The cpu generator (core/codegen/cpu_codegen.c). */
+/* The cpu generator (core/target/cpu/codegen.c). */
 int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                        const int64_t *cfg, heron__buf *out, heron_error *err);
 

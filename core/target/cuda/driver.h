@@ -4,8 +4,8 @@
  * with dlopen when a kernel is to be run on a GPU (or a device probed), so
  * the library, the tools and every test run on machines without one.  The
  * few types and constants used are declared here, with heron__ names, so no
- * cuda.h is needed either (core/target/cuda/driver.c checks them against the toolkit's
- * cuda.h when one is available).
+ * cuda.h is needed either (core/target/cuda/driver.c checks them against the
+ * toolkit's cuda.h when one is available).
  *
  * The driver keeps per-process state that does not survive fork(): call
  * heron__cuda_driver_open / cuInit only in a process that will not fork a

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/target/cuda/template.h"
 #include "core/sched/rules.h"
 #include "core/space/builder.h"
+#include "core/target/cuda/template.h"
 
 /* Heron's storage-align offsets, in elements (row pitch = extent + offset);
  * all multiples of 8 so every wmma pointer stays 32-byte aligned. */

@@ -1,9 +1,9 @@
 /* core/target/cuda/run.c - the worker that runs one cubin on the GPU.
  *
- * Forked by the runner like a cpu worker (run.c owns the parent side: the
- * report pipe, the timeout, the crash report and the capture of what the
- * worker prints on stdout), it is the only kind of process that
- * initialises the CUDA driver: a context does not survive fork, so the
+ * Forked by the runner like a cpu worker (core/measure/run.c owns the
+ * parent side: the report pipe, the timeout, the crash report and the
+ * capture of what the worker prints on stdout), it is the only kind of process
+ * that initialises the CUDA driver: a context does not survive fork, so the
  * tuner and the runner never touch the driver and every run starts from a
  * clean process.  The worker
  *
@@ -192,36 +192,38 @@ static heron__cu_deviceptr flush_buffer(cuda_worker *w, size_t *bytes) {
   return p;
 }
 
-/* The repeats, as the cpu worker times them (run.c): a repeat shorter
- * than min_repeat_ms does not count, `number` grows and it runs again. */
+/* The timing loop's callbacks (core/measure/timing.h): launches timed by
+ * events, and the flush buffer rewritten before each repeat. */
+typedef struct timed {
+  cuda_worker *w;
+  heron__cu_deviceptr flush;
+  size_t flush_n;
+} timed;
+
+static double time_calls(void *ctx, long long number) {
+  return timed_launches(((timed *)ctx)->w, number);
+}
+
+/* Stream order puts the flush before the start event, so it is not part of
+ * the time. */
+static void before_repeat(void *ctx, int r) {
+  timed *c = ctx;
+  check_cu(c->w, c->w->d.MemsetD8(c->flush, (unsigned char)r, c->flush_n),
+           "cuMemsetD8 (cache flush)");
+}
+
+/* The repeats, as the cpu worker times them (core/measure/timing.c): a
+ * repeat shorter than min_repeat_ms does not count, `number` grows and it
+ * runs again. */
 static double time_kernel(cuda_worker *w) {
   const heron_measure_options *o = &w->b->opts;
   double *per_call = malloc(sizeof(double) * (size_t)o->repeat);
   if (!per_call)
     fail(w, "worker out of memory for timing");
-  size_t flush_n = 0;
-  heron__cu_deviceptr flush = flush_buffer(w, &flush_n);
-  double min_s = o->min_repeat_ms / 1000.0;
-  long long number = o->number;
-  for (int r = 0; r < o->repeat;) {
-    /* Stream order puts the flush before the start event, so it is not
-     * part of the time. */
-    if (flush)
-      check_cu(w, w->d.MemsetD8(flush, (unsigned char)r, flush_n),
-               "cuMemsetD8 (cache flush)");
-    double t = timed_launches(w, number);
-    if (t < min_s && number < HERON__NUMBER_MAX) {
-      double grow = t > 0 ? min_s / t * 1.1 : 10;
-      if (grow < 1.6)
-        grow = 1.6;
-      double next = (double)number * grow + 1;
-      number = next > (double)HERON__NUMBER_MAX ? HERON__NUMBER_MAX
-                                                : (long long)next;
-      continue;
-    }
-    per_call[r++] = t / (double)number;
-  }
-  double median = heron__median(per_call, o->repeat);
+  timed c = {w, 0, 0};
+  c.flush = flush_buffer(w, &c.flush_n);
+  double median = heron__time_repeats(
+      o, time_calls, c.flush ? before_repeat : NULL, &c, per_call);
   free(per_call);
   return median;
 }

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "core/measure/measure.h"
-#include "core/op/task.h"
 #include "core/target/cuda/driver.h"
 #include "core/target/cuda/template.h"
 #include "core/target/target.h"
+#include "core/task/task.h"
 
 /* Prepacked inputs are a layout rewrite of the cpu kernels only. */
 static int cuda_check_spec(const heron_task_spec *spec, const heron__op *op,

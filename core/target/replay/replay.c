@@ -11,11 +11,12 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "core/op/task.h"
+#include "core/measure/timing.h"
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
+#include "core/record/record.h"
 #include "core/space/t1.h"
-#include "core/tune/tune_internal.h"
+#include "core/task/task.h"
 #include "core/util/util.h"
 
 /* One answer a log gives: the chosen record of a config key. */
@@ -237,11 +238,6 @@ static int push_train(train *tr, const heron_space *sp, int d,
   heron_space_features(sp, m->config, tr->X + (size_t)tr->n * (size_t)d);
   tr->y[tr->n++] = log(m->gflops);
   return HERON_OK;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* Reads every record of one log into the table and the training set. */
@@ -680,10 +676,7 @@ static int open_store(const heron_task *t, uint64_t seed, int collect,
                          tr.n, tr.n == 1 ? "" : "s", stats->records,
                          stats->skipped);
   if (!rc && tr.nb > 0) {
-    qsort(tr.build, (size_t)tr.nb, sizeof *tr.build, cmp_double);
-    rp->median_build_s =
-        tr.nb % 2 ? tr.build[tr.nb / 2]
-                  : 0.5 * (tr.build[tr.nb / 2 - 1] + tr.build[tr.nb / 2]);
+    rp->median_build_s = heron__median(tr.build, tr.nb);
     stats->median_build_s = rp->median_build_s;
   }
   /* A whole measured space needs no surrogate. */

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/op/task.h"
 #include "core/space/t1.h"
 #include "core/target/replay/replay.h"
 #include "core/target/target.h"
+#include "core/task/task.h"
 
 /* Checks the logs, reads the recorded task key of the first and names its
  * target (the fourth part of the key) as the base target; the key's other

@@ -1,7 +1,7 @@
-/* core/op/task.h - the task struct, internal to libheron.  A task ties an
+/* core/task/task.h - the task struct, internal to libheron.  A task ties an
  * op description to a target, its hardware, its template and its space. */
-#ifndef HERON_CORE_TASK_H
-#define HERON_CORE_TASK_H
+#ifndef HERON_CORE_TASK_TASK_H
+#define HERON_CORE_TASK_TASK_H
 
 #include "core/op/op.h"
 #include "core/sched/sched.h"

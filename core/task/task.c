@@ -1,6 +1,8 @@
-/* core/op/task.c - tasks: validation of the spec, the memory check, and the
- * hand-over to the target's rules that build the template and space. */
-#include "core/op/task.h"
+/* core/task/task.c - task assembly: the spec validated, the op built, the
+ * target found in the registry and asked (core/target/target.h) for its
+ * spec checks, hardware, rules and, for replay, its recorded task; the
+ * memory check; the task's key and its public accessors. */
+#include "core/task/task.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -204,8 +206,8 @@ static void describe_t1(const heron_task *t, heron__buf *b) {
       free(txt);
       json_decref(v);
     }
-    heron__buf_printf(b, "]%s\n", p->coded ? " (knob values are positions)"
-                                            : "");
+    heron__buf_printf(b, "]%s\n",
+                      p->coded ? " (knob values are positions)" : "");
   }
   int nc = heron_space_nconstraints(t->space);
   for (int c = 0; c < nc; c++) {

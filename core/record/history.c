@@ -1,9 +1,9 @@
-/* core/tune/history.c - the task's measurements and the set of measured
+/* core/record/history.c - the task's measurements and the set of measured
  * config keys used to drop duplicates. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/tune/tune_internal.h"
+#include "core/record/record.h"
 #include "core/util/util.h"
 
 void heron__history_init(heron_history *h, int nvars) {

@@ -1,4 +1,4 @@
-/* core/tune/log.c - the JSON Lines log: one measurement per line, written
+/* core/record/log.c - the JSON Lines log: one measurement per line, written
  * with jansson, and read back for --resume. */
 #include <errno.h>
 #include <jansson.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/tune/tune_internal.h"
+#include "core/record/record.h"
 #include "core/util/util.h"
 
 static const char *const status_names[] = {
