@@ -20,7 +20,7 @@
 #include "test.h"
 
 #include "amx_test_util.h"
-#include "core/op/task.h"
+#include "core/task/task.h"
 #include "heron/rng.h"
 
 typedef struct knobs {

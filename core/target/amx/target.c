@@ -7,10 +7,10 @@
 #include <stdlib.h>
 
 #include "core/measure/measure.h"
-#include "core/op/task.h"
 #include "core/target/amx/amx_template.h"
 #include "core/target/cpu/cpu.h"
 #include "core/target/target.h"
+#include "core/task/task.h"
 
 /* --sm picks a GPU architecture.  Of the inputs, only the weights (B, the
  * input that is not the activations) can be packed ahead of the calls:
