@@ -242,10 +242,12 @@ enum {
 #define CLI_TASK_OPTIONS(op_help, shape_help)                                  \
   {CLI_OPT_OP, "op", "NAME", op_help, ""},                                     \
       {CLI_OPT_SHAPE, "shape", "D1,D2,...", shape_help, ""},                   \
-      {CLI_OPT_DTYPE, "dtype", "TYPE", "element type: fp32, fp16, int8 or bf16",     \
-       "fp32 on cpu, fp16 on cuda"},                                           \
+      {CLI_OPT_DTYPE, "dtype", "TYPE",                                         \
+       "element type: fp32, fp16, int8 or bf16",                               \
+       "fp32 on cpu, fp16 on cuda, int8 on amx"},                              \
       {CLI_OPT_TARGET, "target", "NAME",                                       \
-       "target: cpu, cuda (NVIDIA Tensor Cores, fp16), or replay (answers "    \
+       "target: cpu, cuda (NVIDIA Tensor Cores, fp16), amx (Intel AMX tiles, " \
+       "int8 or bf16), or replay (answers "                                    \
        "from recorded --replay logs, a surrogate model for the rest; no "      \
        "hardware)",                                                            \
        "cpu"},                                                                 \

@@ -93,7 +93,8 @@ static cli_option options[] = {
      ""},
     {OPT_EMULATE, "emulate", NULL,
      "cuda: check every kernel on the CPU instead of a GPU (blocks and "
-     "threads run one by one, wmma in scalar code); no timings",
+     "threads run one by one, wmma in scalar code); amx: with the tile "
+     "instructions emulated in scalar C, on any x86-64 CPU; no timings",
      ""},
     {OPT_CONFIG, "config", "FILE",
      "JSON file of settings; explicit flags override its values", "none"},

@@ -13,6 +13,7 @@ static const heron__target *(*const registry[])(void) = {
     heron__target_cpu,
     heron__target_cuda,
     heron__target_replay,
+    heron__target_amx,
 };
 
 #define NTARGETS ((int)(sizeof registry / sizeof *registry))

@@ -222,5 +222,6 @@ const char *heron__target_names(unsigned all, unsigned none, const char *sep,
 const heron__target *heron__target_cpu(void);
 const heron__target *heron__target_cuda(void);
 const heron__target *heron__target_replay(void);
+const heron__target *heron__target_amx(void);
 
 #endif

@@ -159,6 +159,7 @@ struct heron__template {
   union {
     void *sched;
     struct heron__cuda_sched *cuda;
+    struct heron__amx_sched *amx; /* core/target/amx/amx_template.h */
   };
 };
 
