@@ -77,6 +77,10 @@ enum {
   /* Its builds report ptxas statistics (registers, spills, shared memory),
    * which log lines carry ("regs", "spill_bytes", "smem_bytes"). */
   HERON__TARGET_BUILD_STATS = 1u << 4,
+  /* Has an emulation (--emulate): its kernels' special instructions have
+   * scalar C definitions, so each kernel can be built for this CPU and
+   * checked once against the reference on any x86-64 machine, untimed. */
+  HERON__TARGET_EMULATE = 1u << 5,
 };
 
 /* What measure_setup settles for a run: filled by the target, read by the

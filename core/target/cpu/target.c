@@ -100,25 +100,32 @@ static const char *cpu_cflags(const heron__template *t) {
                      : CPU_CFLAGS("-mno-avx512f -mno-avx2 -mno-fma");
 }
 
-/* Kernels run natively: emulation does not apply, and kernels for
- * instructions this CPU lacks build, but cannot run. */
+/* The flags of an emulated int8 or bf16 kernel: this machine's, with the
+ * scalar definitions of the dot-product intrinsics (isa_emu.c) in place of
+ * <immintrin.h>. */
+#define CPU_EMU_CFLAGS                                                         \
+  "-O3 -fno-predictive-commoning -march=native -DHERON_EMULATE_ISA -fopenmp "  \
+  "-fPIC -shared"
+
+/* Kernels run natively, and kernels for instructions this CPU lacks build
+ * but cannot run; the int8 and bf16 ones can instead be emulated (each
+ * checked once, untimed), since every dot-product intrinsic they use has a
+ * scalar definition.  fp32 kernels use only what every x86-64 compiler
+ * and CPU of their description have, so they have no emulation. */
 static int cpu_measure_setup(const heron_task *t,
                              const heron_measure_options *mo,
                              heron__measure_plan *plan, heron_error *err) {
   snprintf(plan->compile_only, sizeof plan->compile_only,
            "compile only: C compiler builds, no runs\n");
-  if (mo->emulate) {
-    char emu[64];
-    heron__target_names(HERON__TARGET_GPU, 0, ", ", " or ", NULL, emu,
-                        sizeof emu);
+  if (mo->emulate && t->op.dtype != HERON__INT8 && t->op.dtype != HERON__BF16) {
     return heron_error_set(err, HERON_EINVAL,
-                           "emulate applies to the %s target only; task "
-                           "%s runs natively",
-                           emu, heron_task_key(t));
+                           "emulate applies to the cpu target's int8 and "
+                           "bf16 kernels, not %s; task %s runs natively",
+                           heron__dtype_name(t->op.dtype), heron_task_key(t));
   }
   char missing[128];
-  if (!mo->compile_only && heron__hw_cpu_lacks_for(&t->hw, t->op.dtype, missing,
-                                                  sizeof missing))
+  if (!mo->compile_only && !mo->emulate &&
+      heron__hw_cpu_lacks_for(&t->hw, t->op.dtype, missing, sizeof missing))
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "target cpu: the hardware description '%s' "
                            "needs %s, which this CPU lacks, so its kernels "
@@ -133,7 +140,10 @@ static int cpu_measure_setup(const heron_task *t,
 static int cpu_bench_init(heron__bench *b, const heron_task *t,
                           const heron_measure_options *mo,
                           const heron__measure_plan *plan, heron_error *err) {
-  return heron__bench_init(b, &t->op, heron__template_cflags(t->tmpl), mo, err);
+  (void)plan;
+  return heron__bench_init(
+      b, &t->op, mo->emulate ? CPU_EMU_CFLAGS : heron__template_cflags(t->tmpl),
+      mo, err);
 }
 
 static const heron__target cpu_target = {
@@ -142,7 +152,7 @@ static const heron__target cpu_target = {
                "vector FMA micro-kernel; built by the system C compiler",
     .default_dtype = "fp32",
     .dtypes = "fp32, int8 or bf16",
-    .flags = HERON__TARGET_HW_FILE,
+    .flags = HERON__TARGET_HW_FILE | HERON__TARGET_EMULATE,
     .check_spec = cpu_check_spec,
     .resolve_hw = cpu_resolve_hw,
     .rules = cpu_rules,

@@ -203,8 +203,8 @@ static const heron__target cuda_target = {
                "the driver API or emulated on the CPU",
     .default_dtype = "fp16",
     .dtypes = "fp16",
-    .flags =
-        HERON__TARGET_GPU | HERON__TARGET_HW_FILE | HERON__TARGET_BUILD_STATS,
+    .flags = HERON__TARGET_GPU | HERON__TARGET_HW_FILE |
+             HERON__TARGET_BUILD_STATS | HERON__TARGET_EMULATE,
     .check_spec = cuda_check_spec,
     .resolve_hw = cuda_resolve_hw,
     .rules = cuda_rules,
