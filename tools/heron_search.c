@@ -94,7 +94,8 @@ static cli_option options[] = {
     {OPT_EMULATE, "emulate", NULL,
      "cuda: check every kernel on the CPU instead of a GPU (blocks and "
      "threads run one by one, wmma in scalar code); amx: with the tile "
-     "instructions emulated in scalar C, on any x86-64 CPU; no timings",
+     "instructions emulated in scalar C, on any x86-64 CPU; cpu int8 and "
+     "bf16: with the dot-product instructions emulated; no timings",
      ""},
     {OPT_CONFIG, "config", "FILE",
      "JSON file of settings; explicit flags override its values", "none"},
