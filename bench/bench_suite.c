@@ -688,23 +688,30 @@ static int make_geom(const heron_task *t, geom *g, char *why, size_t cap) {
 
 /* ---- Buffers ------------------------------------------------------------- */
 
-static float *falloc(int64_t n) {
-  size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) / 64 * 64;
-  float *p = aligned_alloc(64, bytes);
+/* 64-byte-aligned memory for `bytes` bytes; exits when out of memory. */
+static void *balloc(int64_t bytes) {
+  size_t n = ((size_t)(bytes > 0 ? bytes : 1) + 63) / 64 * 64;
+  void *p = aligned_alloc(64, n);
   if (!p) {
-    fprintf(stderr, "bench_suite: out of memory (%zu bytes)\n", bytes);
+    fprintf(stderr, "bench_suite: out of memory (%zu bytes)\n", n);
     exit(CLI_EXIT_FAILURE);
   }
   return p;
 }
 
-/* Deterministic values in [-1, 1] (xorshift64*), the same on every run. */
+static float *falloc(int64_t n) { return balloc(n * (int64_t)sizeof(float)); }
+
+/* The next value of the xorshift64* stream in *x. */
+static uint64_t next_random(uint64_t *x) {
+  *x ^= *x >> 12, *x ^= *x << 25, *x ^= *x >> 27;
+  return *x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Deterministic values in [-1, 1], the same on every run. */
 static void fill_random(float *p, int64_t n, uint64_t seed) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (int64_t i = 0; i < n; i++) {
-    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
-    p[i] = (float)((double)((x * 0x2545F4914F6CDD1Dull) >> 11) * 0x1p-52 - 1);
-  }
+  for (int64_t i = 0; i < n; i++)
+    p[i] = (float)((double)(next_random(&x) >> 11) * 0x1p-52 - 1);
 }
 
 static void fill_nan(float *p, int64_t n) {
@@ -1537,24 +1544,12 @@ done:
 /* Index of the op's unsigned (activation) input. */
 static int act_input(const geom *g) { return g->fam == FAM_GEMV ? 1 : 0; }
 
-static void *balloc(int64_t bytes) {
-  size_t n = ((size_t)(bytes > 0 ? bytes : 1) + 63) / 64 * 64;
-  void *p = aligned_alloc(64, n);
-  if (!p) {
-    fprintf(stderr, "bench_suite: out of memory (%zu bytes)\n", n);
-    exit(CLI_EXIT_FAILURE);
-  }
-  return p;
-}
-
-/* Deterministic bytes over the whole range of u8 or s8 (xorshift64*): the
- * kernels must be exact there, saturating paths included. */
+/* Deterministic bytes over the whole range of u8 or s8: the kernels must
+ * be exact there, saturating paths included. */
 static void fill_bytes(uint8_t *p, int64_t n, uint64_t seed) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (int64_t i = 0; i < n; i++) {
-    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
-    p[i] = (uint8_t)((x * 0x2545F4914F6CDD1Dull) >> 56);
-  }
+  for (int64_t i = 0; i < n; i++)
+    p[i] = (uint8_t)(next_random(&x) >> 56);
 }
 
 /* fp32 to bf16, rounding to nearest even (the values are finite). */

@@ -16,6 +16,17 @@
 #include "core/target/cpu/template.h"
 #include "core/target/target.h"
 
+/* HERON_EUNSUPPORTED for a target without rules (or none of that name),
+ * naming the targets that have them. */
+static int no_rules(const char *target, heron_error *err) {
+  char names[128];
+  heron__target_names(0, HERON__TARGET_RECORDED, ", ", ", ", NULL, names,
+                      sizeof names);
+  return heron_error_set(err, HERON_EUNSUPPORTED,
+                         "target '%s' has no schedule rules (supported: %s)",
+                         target, names);
+}
+
 int heron__template_build_for(const heron__op *op, const heron__hw *hw,
                               const heron__target *tg, heron__template **tmpl,
                               heron_space **space, heron_error *err) {
@@ -23,15 +34,8 @@ int heron__template_build_for(const heron__op *op, const heron__hw *hw,
     return heron_error_set(err, HERON_EINVAL, "template: NULL argument");
   *tmpl = NULL;
   *space = NULL;
-  if (!tg->rules) {
-    char names[128];
-    heron__target_names(0, HERON__TARGET_RECORDED, ", ", ", ", NULL, names,
-                        sizeof names);
-    return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "target '%s' has no schedule rules (supported: "
-                           "%s)",
-                           tg->name, names);
-  }
+  if (!tg->rules)
+    return no_rules(tg->name, err);
   /* Makes a template and a space, lets the target's rules fill them, and
    * freezes the space. */
   heron__template *t = calloc(1, sizeof *t);
@@ -67,13 +71,7 @@ int heron__template_build(const heron__op *op, const heron__hw *hw,
   if (!tg) {
     *tmpl = NULL;
     *space = NULL;
-    char names[128];
-    heron__target_names(0, HERON__TARGET_RECORDED, ", ", ", ", NULL, names,
-                        sizeof names);
-    return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "target '%s' has no schedule rules (supported: "
-                           "%s)",
-                           target, names);
+    return no_rules(target, err);
   }
   return heron__template_build_for(op, hw, tg, tmpl, space, err);
 }
