@@ -12,15 +12,17 @@
 enum { N_, D_, H_, W_, CI_, CO_, KD_, KH_, KW_, STRIDE_, PAD_, DIL_ };
 
 /* ---- Reference ----------------------------------------------------------
- * Plain loops over the definition, accumulating in double over a block of
- * one output row; depth and height padding skip whole input rows, width
- * padding is a range of output columns per kernel tap.  None of it reads the
- * description's index maps or `bounded` flag. */
+ * Plain loops over the definition, one loop nest for every dtype over double
+ * copies of the inputs (heron__op_run_ref; int8's integer sums are exact in
+ * double), accumulating in double over a block of one output row; depth and
+ * height padding skip whole input rows, width padding is a range of output
+ * columns per kernel tap.  None of it reads the description's index maps or
+ * `bounded` flag. */
 
 enum { ROW_BLOCK = 256 };
 
-static void c3d_ref_f32(const heron__op *op, const float *const *in,
-                        float *out) {
+static void c3d_ref_f64(const heron__op *op, const double *const *in,
+                        double *out) {
   const int64_t *s = op->shape;
   int64_t N = s[N_], D = s[D_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
           KD = s[KD_], KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
@@ -28,7 +30,7 @@ static void c3d_ref_f32(const heron__op *op, const float *const *in,
   int64_t DO = heron__conv_out_size(D, KD, st, pad, dil),
           HO = heron__conv_out_size(H, KH, st, pad, dil),
           WO = heron__conv_out_size(W, KW, st, pad, dil);
-  const float *data = in[0], *weight = in[1];
+  const double *data = in[0], *weight = in[1];
   double acc[ROW_BLOCK];
   for (int64_t n = 0; n < N; n++)
     for (int64_t co = 0; co < CO; co++)
@@ -47,9 +49,9 @@ static void c3d_ref_f32(const heron__op *op, const float *const *in,
                   int64_t h = oh * st + kh * dil - pad;
                   if (h < 0 || h >= H)
                     continue;
-                  const float *row =
+                  const double *row =
                       data + (((n * CI + ci) * D + d) * H + h) * W;
-                  const float *wrow =
+                  const double *wrow =
                       weight + (((co * CI + ci) * KD + kd) * KH + kh) * KW;
                   for (int64_t kw = 0; kw < KW; kw++) {
                     double w = wrow[kw];
@@ -63,83 +65,20 @@ static void c3d_ref_f32(const heron__op *op, const float *const *in,
                     int64_t ow_hi = hi_num / st + 1;
                     int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
                     int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
-                    const float *src = row + ow0 * st + kw * dil - pad;
+                    const double *src = row + ow0 * st + kw * dil - pad;
                     for (int64_t b = b_lo; b < b_hi; b++)
                       acc[b] += w * src[b * st];
                   }
                 }
               }
-            float *o = out + (((n * CO + co) * DO + od) * HO + oh) * WO + ow0;
+            double *o = out + (((n * CO + co) * DO + od) * HO + oh) * WO + ow0;
             for (int64_t b = 0; b < nb; b++)
-              o[b] = (float)acc[b];
-          }
-}
-
-/* The int8 reference: the same loops over u8 data and s8 weights, summed
- * exactly in int64 (the build bounds the sums to s32, so the final
- * narrowing is exact). */
-static void c3d_ref_i8(const heron__op *op, const void *const *in,
-                       int32_t *out) {
-  const int64_t *s = op->shape;
-  int64_t N = s[N_], D = s[D_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
-          KD = s[KD_], KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
-          dil = s[DIL_];
-  int64_t DO = heron__conv_out_size(D, KD, st, pad, dil),
-          HO = heron__conv_out_size(H, KH, st, pad, dil),
-          WO = heron__conv_out_size(W, KW, st, pad, dil);
-  const uint8_t *data = in[0];
-  const int8_t *weight = in[1];
-  int64_t acc[ROW_BLOCK];
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < CO; co++)
-      for (int64_t od = 0; od < DO; od++)
-        for (int64_t oh = 0; oh < HO; oh++)
-          for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
-            int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
-            for (int64_t b = 0; b < nb; b++)
-              acc[b] = 0;
-            for (int64_t ci = 0; ci < CI; ci++)
-              for (int64_t kd = 0; kd < KD; kd++) {
-                int64_t d = od * st + kd * dil - pad;
-                if (d < 0 || d >= D)
-                  continue;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                  int64_t h = oh * st + kh * dil - pad;
-                  if (h < 0 || h >= H)
-                    continue;
-                  const uint8_t *row =
-                      data + (((n * CI + ci) * D + d) * H + h) * W;
-                  const int8_t *wrow =
-                      weight + (((co * CI + ci) * KD + kd) * KH + kh) * KW;
-                  for (int64_t kw = 0; kw < KW; kw++) {
-                    int64_t w = wrow[kw];
-                    /* Column x = ow*st + kw*dil - pad lies in [0, W) exactly
-                     * for ow in [ow_lo, ow_hi). */
-                    int64_t lo_num = pad - kw * dil,
-                            hi_num = W - 1 + pad - kw * dil;
-                    if (hi_num < 0)
-                      continue;
-                    int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
-                    int64_t ow_hi = hi_num / st + 1;
-                    int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
-                    int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
-                    const uint8_t *src = row + ow0 * st + kw * dil - pad;
-                    for (int64_t b = b_lo; b < b_hi; b++)
-                      acc[b] += w * src[b * st];
-                  }
-                }
-              }
-            int32_t *o = out + (((n * CO + co) * DO + od) * HO + oh) * WO + ow0;
-            for (int64_t b = 0; b < nb; b++)
-              o[b] = (int32_t)acc[b];
+              o[b] = acc[b];
           }
 }
 
 static void c3d_ref(const heron__op *op, void *const *bufs) {
-  if (op->dtype == HERON__INT8)
-    c3d_ref_i8(op, (const void *const *)bufs, bufs[op->ninputs]);
-  else
-    heron__op_run_ref(op, bufs, c3d_ref_f32);
+  heron__op_run_ref(op, bufs, c3d_ref_f64);
 }
 
 /* ---- Description -------------------------------------------------------- */

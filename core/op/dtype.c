@@ -1,5 +1,6 @@
 /* core/op/dtype.c - element types: names, sizes, IEEE half conversions, and
- * the wrapper that lets every reference kernel be written once over fp32. */
+ * the wrapper that lets every reference kernel be written once over double
+ * arrays for every dtype. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,38 +184,76 @@ void heron__elem_set(void *buf, int dtype, int64_t i, double v) {
   }
 }
 
-/* fp16 and bf16 inputs are exactly representable in fp32, so widening them
- * first and running the fp32 kernel computes the same mathematical result as
- * an fp16 or bf16 kernel with fp32 accumulation would, rounded once at the
- * end (bf16's output is fp32 already). */
-void heron__op_run_ref(const heron__op *op, void *const *bufs,
-                       heron__ref_f32_fn kernel) {
-  if (op->dtype == HERON__FP32 && op->out_dtype == HERON__FP32) {
-    kernel(op, (const float *const *)bufs, (float *)bufs[op->ninputs]);
-    return;
+/* Widens n elements of a buffer of `dtype` to doubles.  The common element
+ * types get a plain loop (which vectorises); every value of every input
+ * dtype is exact in double. */
+static void widen(const void *src, int dtype, double *dst, int64_t n) {
+  switch (dtype) {
+  case HERON__FP32:
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = ((const float *)src)[i];
+    break;
+  case HERON__U8:
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = ((const uint8_t *)src)[i];
+    break;
+  case HERON__S8:
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = ((const int8_t *)src)[i];
+    break;
+  default:
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = heron__elem_get(src, dtype, i);
+    break;
   }
-  float *tmp[HERON__MAX_TENSORS + 1] = {0};
+}
+
+/* Every input element (fp32, fp16, bf16, u8, s8) is exact in double, so the
+ * kernel sees the very values the buffers hold; the products of two of them
+ * are exact in double too.  What the double sums give per dtype:
+ *
+ *   fp32, fp16, bf16: the kernels accumulate in double, as the fp32
+ *     references always did (they read floats into double accumulators),
+ *     and the result is rounded once to the output dtype: fp32 outputs get
+ *     (float)v, fp16 ones (float)v and then binary16 round to nearest even
+ *     (heron__elem_set), bit for bit what the earlier fp32 path stored.
+ *   int8: every product is at most 255 * 128 in magnitude and the build
+ *     bounds the reduction to HERON__INT8_MAX_REDUCE terms, so every
+ *     partial sum is an integer below 2^31 < 2^53, which double adds
+ *     exactly; the s32 output is an exact conversion.
+ *
+ * Cost: a double copy of each data input and a double output, 8 bytes per
+ * element, held while the kernel runs (core/task/task.c's memory check
+ * budgets them).  Constant inputs (a fill other than HERON__FILL_RANDOM,
+ * such as scan's T) are part of the op's definition, which the reference
+ * computes from the definition rather than reading: they are not copied and
+ * the kernel gets NULL for them. */
+void heron__op_run_ref(const heron__op *op, void *const *bufs,
+                       heron__ref_f64_fn kernel) {
+  double *tmp[HERON__MAX_TENSORS + 1] = {0};
   int ok = 1;
   for (int t = 0; t <= op->ninputs && ok; t++) {
     const heron__tensor *ts = t < op->ninputs ? &op->in[t] : &op->out;
-    tmp[t] = malloc((size_t)heron__tensor_elems(ts) * sizeof(float));
+    if (t < op->ninputs && ts->fill != HERON__FILL_RANDOM)
+      continue;
+    tmp[t] = malloc((size_t)heron__tensor_elems(ts) * sizeof(double));
     ok = tmp[t] != NULL;
   }
   int64_t nout = heron__tensor_elems(&op->out);
   if (ok) {
-    for (int t = 0; t < op->ninputs; t++) {
-      int64_t n = heron__tensor_elems(&op->in[t]);
-      int dt = heron__op_buf_dtype(op, t);
-      for (int64_t i = 0; i < n; i++)
-        tmp[t][i] = (float)heron__elem_get(bufs[t], dt, i);
-    }
-    kernel(op, (const float *const *)tmp, tmp[op->ninputs]);
+    for (int t = 0; t < op->ninputs; t++)
+      if (tmp[t])
+        widen(bufs[t], heron__op_buf_dtype(op, t), tmp[t],
+              heron__tensor_elems(&op->in[t]));
+    kernel(op, (const double *const *)tmp, tmp[op->ninputs]);
     for (int64_t i = 0; i < nout; i++)
       heron__elem_set(bufs[op->ninputs], op->out_dtype, i, tmp[op->ninputs][i]);
   } else {
     /* The reference has no way to report failure, so it leaves an output
      * that no check can accept: every measured kernel then fails loudly
-     * instead of being compared against zeros. */
+     * instead of being compared against zeros.  NaN stores as NaN in
+     * floating outputs and as INT32_MIN (which no bounded int8 sum
+     * reaches) in s32 ones. */
     for (int64_t i = 0; i < nout; i++)
       heron__elem_set(bufs[op->ninputs], op->out_dtype, i, NAN);
   }

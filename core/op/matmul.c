@@ -6,16 +6,19 @@
 #include "core/op/op.h"
 
 /* ---- References ---------------------------------------------------------
- * The references accumulate in double: the products of two floats are exact
- * in double and the sum's rounding error is then negligible, so the check's
- * tolerance only has to cover the error of the kernel being measured.  The
- * loop order i, k, j streams B's rows and the j loop vectorises, which keeps
- * a 1024^3 GEMM well under a second. */
+ * One loop nest per op for every dtype, over double copies of the inputs
+ * (heron__op_run_ref): the products of two inputs of any dtype are exact in
+ * double and the sum's rounding error is then negligible, so the check's
+ * tolerance only has to cover the error of the kernel being measured; int8's
+ * sums are integers below 2^31, which double holds exactly.  The loop order
+ * i, k, j streams B's rows and the j loop vectorises, which keeps a 1024^3
+ * GEMM well under a second.  gemm's and bmm's activations (u8 with int8)
+ * are A; gemv's are the vector x, its matrix A the weights. */
 
 enum { ROW_BLOCK = 256 };
 
 /* C[M,N] = A[M,K] * B[K,N], all row-major. */
-static void matmul_f32(const float *A, const float *B, float *C, int64_t M,
+static void matmul_f64(const double *A, const double *B, double *C, int64_t M,
                        int64_t N, int64_t K) {
   double acc[ROW_BLOCK];
   for (int64_t i = 0; i < M; i++) {
@@ -25,102 +28,51 @@ static void matmul_f32(const float *A, const float *B, float *C, int64_t M,
         acc[j] = 0;
       for (int64_t k = 0; k < K; k++) {
         double a = A[i * K + k];
-        const float *b = B + k * N + j0;
+        const double *b = B + k * N + j0;
         for (int64_t j = 0; j < nb; j++)
           acc[j] += a * b[j];
       }
       for (int64_t j = 0; j < nb; j++)
-        C[i * N + j0 + j] = (float)acc[j];
+        C[i * N + j0 + j] = acc[j];
     }
   }
 }
 
-static void gemm_ref_f32(const heron__op *op, const float *const *in,
-                         float *out) {
-  matmul_f32(in[0], in[1], out, op->shape[0], op->shape[1], op->shape[2]);
+static void gemm_ref_f64(const heron__op *op, const double *const *in,
+                         double *out) {
+  matmul_f64(in[0], in[1], out, op->shape[0], op->shape[1], op->shape[2]);
 }
 
-static void bmm_ref_f32(const heron__op *op, const float *const *in,
-                        float *out) {
+static void bmm_ref_f64(const heron__op *op, const double *const *in,
+                        double *out) {
   int64_t nb = op->shape[0], M = op->shape[1], N = op->shape[2],
           K = op->shape[3];
   for (int64_t b = 0; b < nb; b++)
-    matmul_f32(in[0] + b * M * K, in[1] + b * K * N, out + b * M * N, M, N, K);
+    matmul_f64(in[0] + b * M * K, in[1] + b * K * N, out + b * M * N, M, N, K);
 }
 
-static void gemv_ref_f32(const heron__op *op, const float *const *in,
-                         float *out) {
+static void gemv_ref_f64(const heron__op *op, const double *const *in,
+                         double *out) {
   int64_t M = op->shape[0], K = op->shape[1];
-  const float *A = in[0], *x = in[1];
+  const double *A = in[0], *x = in[1];
   for (int64_t i = 0; i < M; i++) {
     double acc = 0;
     for (int64_t k = 0; k < K; k++)
-      acc += (double)A[i * K + k] * x[k];
-    out[i] = (float)acc;
-  }
-}
-
-/* The int8 references: the same loops over u8 activations and s8 weights,
- * summed exactly in int64 (the build bounds every sum to s32, so the final
- * narrowing is exact).  gemm's and bmm's activations are A; gemv's are the
- * vector x, its matrix A the weights. */
-static void matmul_i8(const uint8_t *A, const int8_t *B, int32_t *C, int64_t M,
-                      int64_t N, int64_t K) {
-  int64_t acc[ROW_BLOCK];
-  for (int64_t i = 0; i < M; i++) {
-    for (int64_t j0 = 0; j0 < N; j0 += ROW_BLOCK) {
-      int64_t nb = N - j0 < ROW_BLOCK ? N - j0 : ROW_BLOCK;
-      for (int64_t j = 0; j < nb; j++)
-        acc[j] = 0;
-      for (int64_t k = 0; k < K; k++) {
-        int64_t a = A[i * K + k];
-        const int8_t *b = B + k * N + j0;
-        for (int64_t j = 0; j < nb; j++)
-          acc[j] += a * b[j];
-      }
-      for (int64_t j = 0; j < nb; j++)
-        C[i * N + j0 + j] = (int32_t)acc[j];
-    }
+      acc += A[i * K + k] * x[k];
+    out[i] = acc;
   }
 }
 
 static void gemm_ref(const heron__op *op, void *const *bufs) {
-  if (op->dtype == HERON__INT8)
-    matmul_i8(bufs[0], bufs[1], bufs[2], op->shape[0], op->shape[1],
-              op->shape[2]);
-  else
-    heron__op_run_ref(op, bufs, gemm_ref_f32);
+  heron__op_run_ref(op, bufs, gemm_ref_f64);
 }
 
 static void bmm_ref(const heron__op *op, void *const *bufs) {
-  if (op->dtype != HERON__INT8) {
-    heron__op_run_ref(op, bufs, bmm_ref_f32);
-    return;
-  }
-  int64_t nb = op->shape[0], M = op->shape[1], N = op->shape[2],
-          K = op->shape[3];
-  const uint8_t *A = bufs[0];
-  const int8_t *B = bufs[1];
-  int32_t *C = bufs[2];
-  for (int64_t b = 0; b < nb; b++)
-    matmul_i8(A + b * M * K, B + b * K * N, C + b * M * N, M, N, K);
+  heron__op_run_ref(op, bufs, bmm_ref_f64);
 }
 
 static void gemv_ref(const heron__op *op, void *const *bufs) {
-  if (op->dtype != HERON__INT8) {
-    heron__op_run_ref(op, bufs, gemv_ref_f32);
-    return;
-  }
-  int64_t M = op->shape[0], K = op->shape[1];
-  const int8_t *A = bufs[0];
-  const uint8_t *x = bufs[1];
-  int32_t *y = bufs[2];
-  for (int64_t i = 0; i < M; i++) {
-    int64_t acc = 0;
-    for (int64_t k = 0; k < K; k++)
-      acc += (int64_t)A[i * K + k] * x[k];
-    y[i] = (int32_t)acc;
-  }
+  heron__op_run_ref(op, bufs, gemv_ref_f64);
 }
 
 /* ---- Descriptions ------------------------------------------------------- */

@@ -102,7 +102,9 @@ typedef struct heron__tensor {
 typedef struct heron__op heron__op;
 
 /* Plain reference implementation: bufs[0..ninputs) are the inputs,
- * bufs[ninputs] the output (overwritten). */
+ * bufs[ninputs] the output (overwritten), in the op's element types.  Each
+ * op's is heron__op_run_ref over its one double kernel (heron__ref_f64_fn),
+ * the same loop nest for every dtype. */
 typedef void (*heron__ref_fn)(const heron__op *op, void *const *bufs);
 
 struct heron__op {
@@ -341,15 +343,27 @@ float heron__bf16_to_float(uint16_t h);
 double heron__elem_get(const void *buf, int dtype, int64_t i);
 void heron__elem_set(void *buf, int dtype, int64_t i, double v);
 
-/* A reference kernel over fp32 arrays: in[0..ninputs) and out. */
-typedef void (*heron__ref_f32_fn)(const heron__op *op, const float *const *in,
-                                  float *out);
+/* A reference kernel, written once for every dtype over double arrays:
+ * in[0..ninputs) are the inputs widened to double (NULL for a constant
+ * input, whose fill is not HERON__FILL_RANDOM: it is part of the op's
+ * definition, which the kernel follows instead of reading it), out the
+ * plain op's output, every element of which the kernel writes.  Kernels
+ * accumulate in double in a fixed order; they apply no epilogue
+ * (heron__op_reference_full adds it). */
+typedef void (*heron__ref_f64_fn)(const heron__op *op, const double *const *in,
+                                  double *out);
 
-/* Runs an fp32 reference kernel on buffers of the op's dtype: fp32 buffers
- * are passed straight through; fp16 and bf16 ones are widened to fp32
- * copies first and the result rounded to the output dtype.  int8 ops have
- * integer references of their own (never through floats). */
+/* Runs a double reference kernel on buffers of the op's dtype: every data
+ * input (fp32, fp16, bf16, u8 or s8) is widened to a double copy, the
+ * kernel runs, and its results are narrowed to the output dtype (fp32:
+ * (float)v; fp16: through fp32, then round to nearest even; s32: exact, as
+ * int8 sums are integers below 2^31).  Exact for int8, and for fp32 bit for
+ * bit what an fp32 reference with double accumulators gives; see
+ * core/op/dtype.c for why.  The copies cost 8 bytes per element of every
+ * data input and of the output, freed before it returns.  When they cannot
+ * be allocated the output is set to values no check accepts (NaN;
+ * INT32_MIN for s32). */
 void heron__op_run_ref(const heron__op *op, void *const *bufs,
-                       heron__ref_f32_fn kernel);
+                       heron__ref_f64_fn kernel);
 
 #endif

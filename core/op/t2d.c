@@ -18,8 +18,6 @@
  * ih = (oh + pad - kh*dil) / stride, an element only where the division is
  * exact and the result lies in [0, H).  That is a divided affine index
  * (heron__affine.div), so no zero-expanded copy of the input is made. */
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/op/op.h"
@@ -37,34 +35,28 @@ static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
  * The scatter form above, written from the definition: for each (n, co)
  * output plane, every input pixel and kernel tap adds into the output pixel
  * it lands on.  It shares nothing with the gather description (no division,
- * no `bounded` flag), so the two check each other.  The plane accumulates
- * in double like the other references; the iw loop is innermost so that,
- * for stride 1, it walks input and output rows contiguously. */
+ * no `bounded` flag), so the two check each other.  One loop nest serves
+ * every dtype: it runs over double copies of the inputs and accumulates
+ * straight into the double output plane (heron__op_run_ref), so int8's
+ * integer sums stay exact; the iw loop is innermost so that, for stride 1,
+ * it walks input and output rows contiguously. */
 
-static void t2d_ref_f32(const heron__op *op, const float *const *in,
-                        float *out) {
+static void t2d_ref_f64(const heron__op *op, const double *const *in,
+                        double *out) {
   const int64_t *s = op->shape;
   int64_t N = s[N_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
           KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
           dil = s[DIL_], opad = s[OUTPAD_];
   int64_t HO = out_size(H, KH, st, pad, dil, opad),
           WO = out_size(W, KW, st, pad, dil, opad);
-  const float *data = in[0], *weight = in[1];
-  double *plane = malloc((size_t)(HO * WO) * sizeof *plane);
-  if (!plane) {
-    /* The reference cannot report failure; an output no check accepts makes
-     * every measured kernel fail loudly instead. */
-    int64_t n = N * CO * HO * WO;
-    for (int64_t i = 0; i < n; i++)
-      out[i] = NAN;
-    return;
-  }
+  const double *data = in[0], *weight = in[1];
   for (int64_t n = 0; n < N; n++)
     for (int64_t co = 0; co < CO; co++) {
+      double *plane = out + (n * CO + co) * HO * WO;
       memset(plane, 0, (size_t)(HO * WO) * sizeof *plane);
       for (int64_t ci = 0; ci < CI; ci++)
         for (int64_t ih = 0; ih < H; ih++) {
-          const float *row = data + ((n * CI + ci) * H + ih) * W;
+          const double *row = data + ((n * CI + ci) * H + ih) * W;
           for (int64_t kh = 0; kh < KH; kh++) {
             int64_t oh = ih * st - pad + kh * dil;
             if (oh < 0 || oh >= HO)
@@ -86,73 +78,11 @@ static void t2d_ref_f32(const heron__op *op, const float *const *in,
             }
           }
         }
-      float *o = out + (n * CO + co) * HO * WO;
-      for (int64_t i = 0; i < HO * WO; i++)
-        o[i] = (float)plane[i];
     }
-  free(plane);
-}
-
-/* The int8 reference: the same scatter over u8 data and s8 weights,
- * summed exactly in int64. */
-static void t2d_ref_i8(const heron__op *op, const void *const *in,
-                       int32_t *out) {
-  const int64_t *s = op->shape;
-  int64_t N = s[N_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
-          KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
-          dil = s[DIL_], opad = s[OUTPAD_];
-  int64_t HO = out_size(H, KH, st, pad, dil, opad),
-          WO = out_size(W, KW, st, pad, dil, opad);
-  const uint8_t *data = in[0];
-  const int8_t *weight = in[1];
-  int64_t *plane = malloc((size_t)(HO * WO) * sizeof *plane);
-  if (!plane) {
-    /* No s32 is an output no check accepts; INT32_MIN, which no bounded
-     * int8 sum reaches, makes every kernel fail instead. */
-    int64_t n = N * CO * HO * WO;
-    for (int64_t i = 0; i < n; i++)
-      out[i] = INT32_MIN;
-    return;
-  }
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < CO; co++) {
-      memset(plane, 0, (size_t)(HO * WO) * sizeof *plane);
-      for (int64_t ci = 0; ci < CI; ci++)
-        for (int64_t ih = 0; ih < H; ih++) {
-          const uint8_t *row = data + ((n * CI + ci) * H + ih) * W;
-          for (int64_t kh = 0; kh < KH; kh++) {
-            int64_t oh = ih * st - pad + kh * dil;
-            if (oh < 0 || oh >= HO)
-              continue;
-            int64_t *orow = plane + oh * WO;
-            for (int64_t kw = 0; kw < KW; kw++) {
-              int64_t w = weight[((ci * CO + co) * KH + kh) * KW + kw];
-              /* Output column ow = iw*st + kw*dil - pad lies in [0, WO)
-               * exactly for iw in [iw_lo, iw_hi). */
-              int64_t off = kw * dil - pad;
-              if (WO - 1 - off < 0)
-                continue;
-              int64_t iw_lo = off >= 0 ? 0 : (-off + st - 1) / st;
-              int64_t iw_hi = (WO - 1 - off) / st + 1;
-              if (iw_hi > W)
-                iw_hi = W;
-              for (int64_t iw = iw_lo; iw < iw_hi; iw++)
-                orow[iw * st + off] += w * row[iw];
-            }
-          }
-        }
-      int32_t *o = out + (n * CO + co) * HO * WO;
-      for (int64_t i = 0; i < HO * WO; i++)
-        o[i] = (int32_t)plane[i];
-    }
-  free(plane);
 }
 
 static void t2d_ref(const heron__op *op, void *const *bufs) {
-  if (op->dtype == HERON__INT8)
-    t2d_ref_i8(op, (const void *const *)bufs, bufs[op->ninputs]);
-  else
-    heron__op_run_ref(op, bufs, t2d_ref_f32);
+  heron__op_run_ref(op, bufs, t2d_ref_f64);
 }
 
 /* ---- Description -------------------------------------------------------- */

@@ -15,18 +15,24 @@
 #include "core/util/util.h"
 
 /* The measuring process holds the inputs, an output scratch, the reference
- * output and (in the forked worker) a copy-on-write output: budget three
- * copies of every tensor plus one more output, and refuse a task whose
- * tensors could not fit in half of the machine's memory. */
+ * output and (in the forked worker) a copy-on-write output: three copies of
+ * the output.  While the reference runs it also holds a double copy of
+ * every data input and a double output (heron__op_run_ref: 8 bytes per
+ * element, twice an fp32 tensor, four times an fp16 or bf16 one, eight
+ * times an int8 one).  A task whose tensors with these could not fit in
+ * half of the machine's memory is refused. */
 static int check_memory(const heron__op *op, heron_error *err) {
   double bytes = 0;
   for (int t = 0; t <= op->ninputs; t++) {
     const heron__tensor *ts = t < op->ninputs ? &op->in[t] : &op->out;
-    /* The bias is one small vector; the output's share covers it. */
-    double n = heron__dtype_size(heron__op_buf_dtype(op, t));
+    double n = 1;
     for (int d = 0; d < ts->ndim; d++)
       n *= (double)ts->dims[d];
-    bytes += n * (t < op->ninputs ? 1.0 : 3.0);
+    /* The bias is one small vector; the output's share covers it. */
+    double size = heron__dtype_size(heron__op_buf_dtype(op, t));
+    int copied = t == op->ninputs || ts->fill == HERON__FILL_RANDOM;
+    bytes += n * ((t < op->ninputs ? 1.0 : 3.0) * size +
+                  (copied ? (double)sizeof(double) : 0.0));
   }
   double have = (double)heron__phys_mem();
   if (have > 0 && bytes > have / 2)
