@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-# Never answers the second propose; timeout=1 has it killed after a second.
+# Never answers the second propose; timeout=3 has it killed after 3 s (1 s
+# was too short for Python to start and answer hello on a loaded machine).
 # It has written half a line first, which the message quotes.
-# param: timeout=1
+# param: timeout=3
 # expect-stderr: sent no answer to 'propose'
-# expect-stderr: within 1 s (timeout=); killed it
+# expect-stderr: within 3 s (timeout=); killed it
 # expect-stderr: '{"type": "conf'
 # max-seconds: 20
 # log-lines: 4
