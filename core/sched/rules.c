@@ -206,3 +206,10 @@ void heron__axis_list(const struct heron__op *op, int kind, char *buf,
   if (!len)
     snprintf(buf, cap, "none");
 }
+
+void heron__rule_notes_write(const heron__rule_note *notes, int n,
+                             heron__buf *out) {
+  heron__buf_puts(out, "rules:\n");
+  for (int i = 0; i < n; i++)
+    heron__buf_printf(out, "  %s: %s\n", notes[i].name, notes[i].note);
+}

@@ -96,6 +96,11 @@ int heron__r_padded_work(heron__rules *r, int pct, int64_t real,
 void heron__rule_note_add(heron__rule_note *notes, int *n, const char *name,
                           const char *fmt, ...) HERON_PRINTF(4, 5);
 
+/* Writes "rules:" and one indented "name: note" line per note, the rule
+ * section of a template's describe. */
+void heron__rule_notes_write(const heron__rule_note *notes, int n,
+                             heron__buf *out);
+
 /* Comma-separated names of the op axes of one kind ("none" when there are
  * none), for the rule notes.  `op` is a heron__op. */
 struct heron__op;

@@ -326,9 +326,7 @@ void heron__amx_describe(const heron__template *t, heron__buf *out) {
                     (long long)s->g[HERON__GM].extent, gn,
                     (long long)s->g[HERON__GN].extent, gk,
                     (long long)s->g[HERON__GK].extent);
-  heron__buf_puts(out, "rules:\n");
-  for (int i = 0; i < t->nrules; i++)
-    heron__buf_printf(out, "  %s: %s\n", t->rules[i].name, t->rules[i].note);
+  heron__rule_notes_write(t->rules, t->nrules, out);
   heron__buf_printf(
       out,
       "loop nest:\n"

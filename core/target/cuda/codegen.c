@@ -623,9 +623,7 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
     heron__buf_printf(out, "%s = %s (%lld, padded %lld)\n", gname[q], names,
                       (long long)s->g[q].extent, (long long)s->padded[q]);
   }
-  heron__buf_puts(out, "rules:\n");
-  for (int i = 0; i < t->nrules; i++)
-    heron__buf_printf(out, "  %s: %s\n", t->rules[i].name, t->rules[i].note);
+  heron__rule_notes_write(t->rules, t->nrules, out);
   heron__buf_puts(
       out,
       "stages: A.shared, B.shared (cache_read, compute-at shared_at), "
