@@ -156,6 +156,28 @@ int heron__r_sum(heron__rules *r, const char *name, const int *xs, int n) {
   return z;
 }
 
+void heron__r_le(heron__rules *r, int x, int64_t limit, const char *what) {
+  heron__r_post(r, HERON_C_LE, x, (int[]){heron__r_const(r, limit)}, 1, NULL, 0,
+                what);
+}
+
+void heron__r_eq(heron__rules *r, int x, int y, const char *what) {
+  heron__r_post(r, HERON_C_EQ, x, (int[]){y}, 1, NULL, 0, what);
+}
+
+int heron__r_padded_work(heron__rules *r, int pct, int64_t real,
+                         const int *covers, int n) {
+  if (pct <= 0)
+    pct = 125;
+  /* real * pct / 100 without overflow: a product that large has no limit
+   * worth posting, so the clamp stands for it. */
+  int64_t limit =
+      real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX : real * pct / 100;
+  int z = heron__r_prod(r, "padded", covers, n);
+  heron__r_le(r, z, limit < real ? real : limit, "padded work");
+  return z;
+}
+
 void heron__rule_note_add(heron__rule_note *notes, int *n, const char *name,
                           const char *fmt, ...) {
   if (*n >= HERON__MAX_RULES)
@@ -183,4 +205,11 @@ void heron__axis_list(const struct heron__op *op, int kind, char *buf,
   }
   if (!len)
     snprintf(buf, cap, "none");
+}
+
+void heron__rule_notes_write(const heron__rule_note *notes, int n,
+                             heron__buf *out) {
+  heron__buf_puts(out, "rules:\n");
+  for (int i = 0; i < n; i++)
+    heron__buf_printf(out, "  %s: %s\n", notes[i].name, notes[i].note);
 }

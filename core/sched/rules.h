@@ -62,8 +62,9 @@ int heron__r_tile_sizes(heron__rules *r, const char *name, int64_t n);
 
 /* The split of loop `axis` (of extent n) with a rounded-up outer extent:
  * lens[0] is the outer loop's length and lens[1..nlens) the tile (P, their
- * product, as aux "<axis>.tile" when there are several); posts cover = lens[0] * P (aux
- * "<axis>.cover") with n <= cover < n + P, i.e. lens[0] = ceil(n / P).
+ * product, as aux "<axis>.tile" when there are several); posts
+ * cover = lens[0] * P (aux "<axis>.cover") with n <= cover < n + P, i.e.
+ * lens[0] = ceil(n / P).
  * Returns cover (the extent the tiles sweep, >= n), or -1 after a
  * failure. */
 int heron__r_ceil_split(heron__rules *r, const char *axis, int64_t n,
@@ -74,14 +75,31 @@ int heron__r_ceil_split(heron__rules *r, const char *axis, int64_t n,
 void heron__r_post(heron__rules *r, int kind, int z, const int *xs, int nx,
                    const int64_t *vals, int nvals, const char *what);
 
+/* Posts x <= limit (the limit as the shared constant), and x == y. */
+void heron__r_le(heron__rules *r, int x, int64_t limit, const char *what);
+void heron__r_eq(heron__rules *r, int x, int y, const char *what);
+
 /* A named aux variable z = xs[0] * ... * xs[n-1] (the constant 1 when n is
  * 0), or z = xs[0] + ... + xs[n-1], its bound derived from the operands'. */
 int heron__r_prod(heron__rules *r, const char *name, const int *xs, int n);
 int heron__r_sum(heron__rules *r, const char *name, const int *xs, int n);
 
+/* The padded-work rule: aux "padded" = covers[0] * ... * covers[n-1],
+ * the product of the extents the tiles sweep, posted <= pct% of `real`
+ * (the real extents' product; pct is the hw's max_padded_work_pct, and
+ * 0 or less stands for 125), never below real itself.  Returns the variable,
+ * -1 after a failure. */
+int heron__r_padded_work(heron__rules *r, int pct, int64_t real,
+                         const int *covers, int n);
+
 /* Appends a rule note to notes[*n] (at most HERON__MAX_RULES). */
 void heron__rule_note_add(heron__rule_note *notes, int *n, const char *name,
                           const char *fmt, ...) HERON_PRINTF(4, 5);
+
+/* Writes "rules:" and one indented "name: note" line per note, the rule
+ * section of a template's describe. */
+void heron__rule_notes_write(const heron__rule_note *notes, int n,
+                             heron__buf *out);
 
 /* Comma-separated names of the op axes of one kind ("none" when there are
  * none), for the rule notes.  `op` is a heron__op. */

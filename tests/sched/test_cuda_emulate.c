@@ -26,7 +26,7 @@ static int sweeps_past(const cuda_built *b, const int64_t *cfg) {
     int64_t cover = cfg[shape[d]];
     for (int l = 0; l < 3; l++)
       cover *= cfg[s->split[d][l]];
-    if (cover > s->g[grp[d]].padded)
+    if (cover > s->padded[grp[d]])
       return 1;
   }
   return 0;

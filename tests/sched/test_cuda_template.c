@@ -63,7 +63,7 @@ TEST(gemv_pads_n_to_eight_and_forces_the_32x8_shape) {
   heron_error err = {0};
   CHECK_OK(cuda_build(&b, &CUDA_SUITE[2], "a100", 0, &err), &err);
   CHECK_EQ(b.t->cuda->g[HERON__GN].extent, 1);
-  CHECK_EQ(b.t->cuda->g[HERON__GN].padded, 8);
+  CHECK_EQ(b.t->cuda->padded[HERON__GN], 8);
   heron_rng rng;
   heron_rng_seed(&rng, 3);
   int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
@@ -139,7 +139,7 @@ static int64_t element(const heron__op *op, const heron__tensor *ts,
 }
 
 /* Sets the axis values of group grp from its fused index. */
-static void unfuse(const heron__op *op, const heron__cuda_group *g,
+static void unfuse(const heron__op *op, const heron__gemm_group *g,
                    int64_t fused, int64_t *ax) {
   for (int i = g->naxes - 1; i >= 0; i--) {
     int64_t e = op->axes[g->axes[i]].extent;
@@ -217,7 +217,7 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
    * extent, and the swept extents stay within 125% of the padded ones. */
   int64_t swept = 1, padded = 1;
   for (int d = 0; d < 3; d++) {
-    int64_t tile = sp3[d][1] * sp3[d][2] * shp[d], p = s->g[grp[d]].padded;
+    int64_t tile = sp3[d][1] * sp3[d][2] * shp[d], p = s->padded[grp[d]];
     if (sp3[d][0] != (p + tile - 1) / tile)
       return snprintf(why, cap, "split %d: %lld tiles of %lld for %lld", d,
                       (long long)sp3[d][0], (long long)tile, (long long)p),

@@ -23,28 +23,13 @@
 
 #include "core/target/amx/amx_template.h"
 
-/* Flat (row-major) coefficient of every axis in ts, and the flat offset. */
-static void flat_coefs(const heron__op *op, const heron__tensor *ts,
-                       int64_t *fc, int64_t *off) {
-  int64_t stride = 1;
-  for (int a = 0; a < op->naxes; a++)
-    fc[a] = 0;
-  *off = 0;
-  for (int d = ts->ndim - 1; d >= 0; d--) {
-    for (int a = 0; a < op->naxes; a++)
-      fc[a] += ts->index[d].coef[a] * stride;
-    *off += ts->index[d].offset * stride;
-    stride *= ts->dims[d];
-  }
-}
-
 /* Writes `static inline int64_t heron_off_<name>(int64_t x)`: the flat
  * offset in tensor ts of the point whose group g fused index is x. */
 static void offset_fn(const heron__op *op, const heron__tensor *ts,
-                      const heron__amx_group *g, const char *name,
+                      const heron__gemm_group *g, const char *name,
                       heron__buf *out) {
   int64_t fc[HERON__MAX_AXES], off;
-  flat_coefs(op, ts, fc, &off);
+  heron__flat_coefs(op, ts, fc, &off);
   heron__buf_printf(out, "static inline int64_t heron_off_%s(int64_t x) {\n",
                     name);
   int any = 0;
@@ -75,7 +60,7 @@ static void offset_fn(const heron__op *op, const heron__tensor *ts,
 /* The constant part of a tensor's flat offset. */
 static int64_t tensor_offset(const heron__op *op, const heron__tensor *ts) {
   int64_t fc[HERON__MAX_AXES], off;
-  flat_coefs(op, ts, fc, &off);
+  heron__flat_coefs(op, ts, fc, &off);
   return off;
 }
 
@@ -83,12 +68,7 @@ static int64_t tensor_offset(const heron__op *op, const heron__tensor *ts) {
  * (a transposed convolution's input): such a tensor is read element by
  * element through heron_at_<name>. */
 static int guarded(const heron__tensor *ts) {
-  if (ts->bounded)
-    return 1;
-  for (int d = 0; d < ts->ndim; d++)
-    if (heron__affine_div(&ts->index[d]) > 1)
-      return 1;
-  return 0;
+  return ts->bounded || heron__gemm_divided(ts);
 }
 
 /* Writes `static inline int64_t heron_at_<name>(x0, x1, x2)`: the flat
@@ -96,7 +76,7 @@ static int guarded(const heron__tensor *ts) {
  * x1, x2, or -1 where an index leaves its dimension or is not a multiple
  * of its divisor (the element reads as zero). */
 static void at_fn(const heron__op *op, const heron__tensor *ts,
-                  const heron__amx_group *const *g, const char *name,
+                  const heron__gemm_group *const *g, const char *name,
                   heron__buf *out) {
   heron__buf_printf(out,
                     "static inline int64_t heron_at_%s(int64_t x0, int64_t "
@@ -137,9 +117,9 @@ static void at_fn(const heron__op *op, const heron__tensor *ts,
 /* 1 when the K group is one axis along which ts is contiguous, so that a
  * tile row of K elements is one memcpy. */
 static int k_contiguous(const heron__op *op, const heron__tensor *ts,
-                        const heron__amx_group *gk) {
+                        const heron__gemm_group *gk) {
   int64_t fc[HERON__MAX_AXES], off;
-  flat_coefs(op, ts, fc, &off);
+  heron__flat_coefs(op, ts, fc, &off);
   return gk->naxes == 1 && fc[gk->axes[0]] == 1;
 }
 
@@ -509,43 +489,42 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
       "#define MO %lldLL\n#define NO %lldLL\n#define KO %lldLL\n"
       "#define KC (KO * BK)\n#define NC (NO * BN)\n\n",
       int8 ? "uint8_t" : "uint16_t", int8 ? "int8_t" : "uint16_t",
-      int8 ? "int32_t" : "float", (long long)s->g[HERON__AMX_GM].extent,
-      (long long)s->g[HERON__AMX_GN].extent,
-      (long long)s->g[HERON__AMX_GK].extent,
-      (long long)s->g[HERON__AMX_GB].extent, (long long)g.tm, (long long)g.tn,
+      int8 ? "int32_t" : "float", (long long)s->g[HERON__GM].extent,
+      (long long)s->g[HERON__GN].extent, (long long)s->g[HERON__GK].extent,
+      (long long)s->g[HERON__GB].extent, (long long)g.tm, (long long)g.tn,
       (long long)g.tk, s->vnni, (long long)g.am, (long long)g.an,
       (long long)g.mb, (long long)g.nb, (long long)g.kb, (long long)g.bm,
       (long long)g.bn, (long long)g.bk, (long long)g.mo, (long long)g.no,
       (long long)g.ko);
   const heron__tensor *ta = &op->in[s->ia], *tb = &op->in[s->ib];
   const heron__tensor *tc = &op->out;
-  offset_fn(op, ta, &s->g[HERON__AMX_GB], "a_b", out);
-  offset_fn(op, ta, &s->g[HERON__AMX_GM], "a_m", out);
-  offset_fn(op, ta, &s->g[HERON__AMX_GK], "a_k", out);
-  offset_fn(op, tb, &s->g[HERON__AMX_GB], "b_b", out);
-  offset_fn(op, tb, &s->g[HERON__AMX_GK], "b_k", out);
-  offset_fn(op, tb, &s->g[HERON__AMX_GN], "b_n", out);
-  offset_fn(op, tc, &s->g[HERON__AMX_GB], "c_b", out);
-  offset_fn(op, tc, &s->g[HERON__AMX_GM], "c_m", out);
-  offset_fn(op, tc, &s->g[HERON__AMX_GN], "c_n", out);
+  offset_fn(op, ta, &s->g[HERON__GB], "a_b", out);
+  offset_fn(op, ta, &s->g[HERON__GM], "a_m", out);
+  offset_fn(op, ta, &s->g[HERON__GK], "a_k", out);
+  offset_fn(op, tb, &s->g[HERON__GB], "b_b", out);
+  offset_fn(op, tb, &s->g[HERON__GK], "b_k", out);
+  offset_fn(op, tb, &s->g[HERON__GN], "b_n", out);
+  offset_fn(op, tc, &s->g[HERON__GB], "c_b", out);
+  offset_fn(op, tc, &s->g[HERON__GM], "c_m", out);
+  offset_fn(op, tc, &s->g[HERON__GN], "c_n", out);
   /* Without a bias the bias tensor is all zero maps: constant offsets. */
-  offset_fn(op, &op->bias, &s->g[HERON__AMX_GB], "bias_b", out);
-  offset_fn(op, &op->bias, &s->g[HERON__AMX_GM], "bias_m", out);
-  offset_fn(op, &op->bias, &s->g[HERON__AMX_GN], "bias_n", out);
+  offset_fn(op, &op->bias, &s->g[HERON__GB], "bias_b", out);
+  offset_fn(op, &op->bias, &s->g[HERON__GM], "bias_m", out);
+  offset_fn(op, &op->bias, &s->g[HERON__GN], "bias_n", out);
   heron__buf_puts(out, "\n");
   emit_config(&g);
   int guard_a = guarded(ta), guard_b = guarded(tb);
   if (guard_a)
     at_fn(op, ta,
-          (const heron__amx_group *const[]){
-              &s->g[HERON__AMX_GB], &s->g[HERON__AMX_GM], &s->g[HERON__AMX_GK]},
+          (const heron__gemm_group *const[]){&s->g[HERON__GB], &s->g[HERON__GM],
+                                             &s->g[HERON__GK]},
           "a", out);
   if (guard_b)
     at_fn(op, tb,
-          (const heron__amx_group *const[]){
-              &s->g[HERON__AMX_GB], &s->g[HERON__AMX_GK], &s->g[HERON__AMX_GN]},
+          (const heron__gemm_group *const[]){&s->g[HERON__GB], &s->g[HERON__GK],
+                                             &s->g[HERON__GN]},
           "b", out);
-  emit_pack_a(&g, k_contiguous(op, ta, &s->g[HERON__AMX_GK]), guard_a);
+  emit_pack_a(&g, k_contiguous(op, ta, &s->g[HERON__GK]), guard_a);
   emit_pack_b(&g, guard_b);
   emit_micro(&g, int8 ? "_tile_dpbusd" : "_tile_dpbf16ps");
   emit_store(&g);

@@ -34,24 +34,9 @@ typedef struct ctx {
 #define NOTE(c, name, ...)                                                     \
   heron__rule_note_add((c)->t->rules, &(c)->t->nrules, name, __VA_ARGS__)
 
-static int konst(ctx *c, int64_t v) { return heron__r_const(&c->r, v); }
-
-static int prod(ctx *c, const char *name, const int *xs, int n) {
-  return heron__r_prod(&c->r, name, xs, n);
-}
-
-static void le(ctx *c, int x, int64_t limit, const char *what) {
-  heron__r_post(&c->r, HERON_C_LE, x, (int[]){konst(c, limit)}, 1, NULL, 0,
-                what);
-}
-
-static void eq(ctx *c, int x, int y, const char *what) {
-  heron__r_post(&c->r, HERON_C_EQ, x, (int[]){y}, 1, NULL, 0, what);
-}
-
 /* z = k * x as a named aux variable. */
 static int scaled(ctx *c, const char *name, int64_t k, int x) {
-  return prod(c, name, (int[]){konst(c, k), x}, 2);
+  return heron__r_prod(&c->r, name, (int[]){heron__r_const(&c->r, k), x}, 2);
 }
 
 /* ---- the GEMM view ------------------------------------------------------- */
@@ -67,43 +52,17 @@ static int kind_of(const heron__op *op) {
   return -1;
 }
 
-/* Whether any dimension of ts is divided (a transposed convolution's). */
-static int divided(const heron__tensor *ts) {
-  for (int d = 0; d < ts->ndim; d++)
-    if (heron__affine_div(&ts->index[d]) > 1)
-      return 1;
-  return 0;
-}
-
+/* Sorts the axes into the four groups, A being the activation input. */
 static int build_view(ctx *c) {
   heron__amx_sched *s = c->s;
   const heron__op *op = &c->t->op;
-  for (int a = 0; a < op->naxes; a++) {
-    int grp;
-    if (op->axes[a].kind == HERON__REDUCE) {
-      grp = HERON__AMX_GK;
-    } else {
-      int r0 = heron__tensor_reads(&op->in[s->ia], a);
-      int r1 = heron__tensor_reads(&op->in[s->ib], a);
-      grp = r0 && !r1   ? HERON__AMX_GM
-            : r1 && !r0 ? HERON__AMX_GN
-                        : HERON__AMX_GB;
-    }
-    heron__amx_group *g = &s->g[grp];
-    g->axes[g->naxes++] = a;
-  }
-  for (int i = 0; i < HERON__AMX_NGROUPS; i++) {
-    heron__amx_group *g = &s->g[i];
-    g->extent = 1;
-    for (int k = 0; k < g->naxes; k++)
-      g->extent *= op->axes[g->axes[k]].extent;
-  }
-  if (s->g[HERON__AMX_GK].naxes == 0)
+  heron__gemm_view_group(op, s->ia, s->ib, s->g);
+  if (s->g[HERON__GK].naxes == 0)
     return heron_error_set(c->r.err, HERON_EUNSUPPORTED,
                            "amx template: op %s has no reduction to put on "
                            "the tiles",
                            op->name);
-  s->k_padded = (s->g[HERON__AMX_GK].extent + s->vnni - 1) / s->vnni * s->vnni;
+  s->k_padded = heron__round_up(s->g[HERON__GK].extent, s->vnni);
   return HERON_OK;
 }
 
@@ -153,32 +112,32 @@ static void rule_tensorize(ctx *c) {
   s->an = heron__r_range(&c->r, "acc.n", 1, 1, 4);
 
   s->a_rows = heron__r_range(&c->r, "A.rows", 0, 1, 64);
-  eq(c, s->a_rows, s->tm, "A.rows == tile.m");
+  heron__r_eq(&c->r, s->a_rows, s->tm, "A.rows == tile.m");
   s->a_colsb = scaled(c, "A.colsb", s->esize, s->tk);
   s->b_rows = heron__r_range(&c->r, "B.rows", 0, 1, 64);
   heron__r_post(&c->r, HERON_C_PROD, s->tk,
-                (int[]){konst(c, s->vnni), s->b_rows}, 2, NULL, 0,
+                (int[]){heron__r_const(&c->r, s->vnni), s->b_rows}, 2, NULL, 0,
                 "tile.k == V * B.rows");
   s->b_colsb = scaled(c, "B.colsb", 4, s->tn);
   s->c_rows = heron__r_range(&c->r, "C.rows", 0, 1, 64);
-  eq(c, s->c_rows, s->tm, "C.rows == tile.m");
+  heron__r_eq(&c->r, s->c_rows, s->tm, "C.rows == tile.m");
   s->c_colsb = scaled(c, "C.colsb", 4, s->tn);
   /* Palette 1's limits. */
-  le(c, s->a_rows, HERON__AMX_MAX_ROWS, "A.rows <= 16");
-  le(c, s->b_rows, HERON__AMX_MAX_ROWS, "B.rows <= 16");
-  le(c, s->c_rows, HERON__AMX_MAX_ROWS, "C.rows <= 16");
-  le(c, s->a_colsb, HERON__AMX_MAX_COLSB, "A.colsb <= 64");
-  le(c, s->b_colsb, HERON__AMX_MAX_COLSB, "B.colsb <= 64");
-  le(c, s->c_colsb, HERON__AMX_MAX_COLSB, "C.colsb <= 64");
+  heron__r_le(&c->r, s->a_rows, HERON__AMX_MAX_ROWS, "A.rows <= 16");
+  heron__r_le(&c->r, s->b_rows, HERON__AMX_MAX_ROWS, "B.rows <= 16");
+  heron__r_le(&c->r, s->c_rows, HERON__AMX_MAX_ROWS, "C.rows <= 16");
+  heron__r_le(&c->r, s->a_colsb, HERON__AMX_MAX_COLSB, "A.colsb <= 64");
+  heron__r_le(&c->r, s->b_colsb, HERON__AMX_MAX_COLSB, "B.colsb <= 64");
+  heron__r_le(&c->r, s->c_colsb, HERON__AMX_MAX_COLSB, "C.colsb <= 64");
   /* The dot product's shape rules. */
-  eq(c, s->c_rows, s->a_rows, "C.rows == A.rows");
-  eq(c, s->c_colsb, s->b_colsb, "C.colsb == B.colsb");
+  heron__r_eq(&c->r, s->c_rows, s->a_rows, "C.rows == A.rows");
+  heron__r_eq(&c->r, s->c_colsb, s->b_colsb, "C.colsb == B.colsb");
   int b4 = scaled(c, "B.rows4", 4, s->b_rows);
-  eq(c, s->a_colsb, b4, "A.colsb == 4 * B.rows");
+  heron__r_eq(&c->r, s->a_colsb, b4, "A.colsb == 4 * B.rows");
   /* The register file. */
-  int nc = prod(c, "tiles.c", (int[]){s->am, s->an}, 2);
+  int nc = heron__r_prod(&c->r, "tiles.c", (int[]){s->am, s->an}, 2);
   s->ntiles = heron__r_sum(&c->r, "tiles", (int[]){nc, s->am, s->an}, 3);
-  le(c, s->ntiles, HERON__AMX_TILES, "tiles <= 8");
+  heron__r_le(&c->r, s->ntiles, HERON__AMX_TILES, "tiles <= 8");
   NOTE(c, "Tensorize",
        "%s on tiles: C tile.m x tile.n lanes, A tile.m x tile.k, B VNNI "
        "(tile.k / %d rows); rows <= 16, colsb <= 64, C.rows == A.rows, "
@@ -196,7 +155,7 @@ static void rule_tensorize(ctx *c) {
  * max_padded_work_pct of the real one (K counted rounded up to V). */
 static void rule_tiling(ctx *c) {
   heron__amx_sched *s = c->s;
-  int64_t m = s->g[HERON__AMX_GM].extent, n = s->g[HERON__AMX_GN].extent;
+  int64_t m = s->g[HERON__GM].extent, n = s->g[HERON__GN].extent;
   int64_t k = s->k_padded;
   s->mb = heron__r_tile_sizes(&c->r, "m.b", m);
   s->nb = heron__r_tile_sizes(&c->r, "n.b", n);
@@ -212,21 +171,16 @@ static void rule_tiling(ctx *c) {
   covers[2] =
       heron__r_ceil_split(&c->r, "K", k, (int[]){s->ko, s->kb, s->tk}, 3);
   int64_t real = heron__mul_sat(heron__mul_sat(m, n), k);
-  int pct =
-      c->t->hw.max_padded_work_pct > 0 ? c->t->hw.max_padded_work_pct : 125;
-  int64_t limit =
-      real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX : real * pct / 100;
-  le(c, prod(c, "padded", covers, 3), limit < real ? real : limit,
-     "padded work");
-  s->bm = prod(c, "block.m", (int[]){s->mb, s->am, s->tm}, 3);
-  s->bn = prod(c, "block.n", (int[]){s->nb, s->an, s->tn}, 3);
-  s->bk = prod(c, "block.k", (int[]){s->kb, s->tk}, 2);
+  heron__r_padded_work(&c->r, c->t->hw.max_padded_work_pct, real, covers, 3);
+  s->bm = heron__r_prod(&c->r, "block.m", (int[]){s->mb, s->am, s->tm}, 3);
+  s->bn = heron__r_prod(&c->r, "block.n", (int[]){s->nb, s->an, s->tn}, 3);
+  s->bk = heron__r_prod(&c->r, "block.k", (int[]){s->kb, s->tk}, 2);
   NOTE(c, "Multi-Level-Tiling",
        "GEMM view M=%lld, N=%lld, K=%lld (rounded up to %lld), batch %lld: "
        "blocks (M.o, N.o, K.o) / micro-kernels (m.b, n.b, k.b) / "
        "accumulator tiles (acc.m, acc.n) / tile (tile.m, tile.n, tile.k)",
-       (long long)m, (long long)n, (long long)s->g[HERON__AMX_GK].extent,
-       (long long)k, (long long)s->g[HERON__AMX_GB].extent);
+       (long long)m, (long long)n, (long long)s->g[HERON__GK].extent,
+       (long long)k, (long long)s->g[HERON__GB].extent);
 }
 
 /* Add-Multi-Level-SPM: each thread packs its A block (tile rows of tile.k
@@ -235,15 +189,15 @@ static void rule_tiling(ctx *c) {
  * fit the core's L2, the tiles' source (the memory limit rule). */
 static void rule_buffers(ctx *c) {
   heron__amx_sched *s = c->s;
-  int ab = prod(c, "A.pack_elems", (int[]){s->bm, s->bk}, 2);
-  int bb = prod(c, "B.pack_elems", (int[]){s->bk, s->bn}, 2);
-  int cb = prod(c, "C.acc_elems", (int[]){s->bm, s->bn}, 2);
+  int ab = heron__r_prod(&c->r, "A.pack_elems", (int[]){s->bm, s->bk}, 2);
+  int bb = heron__r_prod(&c->r, "B.pack_elems", (int[]){s->bk, s->bn}, 2);
+  int cb = heron__r_prod(&c->r, "C.acc_elems", (int[]){s->bm, s->bn}, 2);
   int in = heron__r_sum(&c->r, "AB.pack_elems", (int[]){ab, bb}, 2);
   int inb = scaled(c, "AB.pack_bytes", s->esize, in);
   int cbb = scaled(c, "C.acc_bytes", 4, cb);
   s->buf_bytes = heron__r_sum(&c->r, "buffer_bytes", (int[]){inb, cbb}, 2);
   s->buf_limit = c->t->hw.l2_bytes > 0 ? c->t->hw.l2_bytes : (1 << 20);
-  le(c, s->buf_bytes, s->buf_limit, "buffers <= L2");
+  heron__r_le(&c->r, s->buf_bytes, s->buf_limit, "buffers <= L2");
   NOTE(c, "Add-Multi-Level-SPM",
        "per thread: A.pack [K.b/tile.k][block.m][tile.k], B.pack in the "
        "VNNI layout [block.k/%d][block.n][%d], C.acc [block.m][block.n] "
@@ -277,7 +231,7 @@ static const char *unsupported(const heron__op *op) {
     return "the GEMM view needs two inputs";
   if (op->out.bounded)
     return "its output is written through a bounded index";
-  if (divided(&op->out))
+  if (heron__gemm_divided(&op->out))
     return "its output is written through a divided index";
   return NULL;
 }
@@ -353,24 +307,14 @@ void heron__amx_tilecfg_of(const heron__template *t, const int64_t *cfg,
 
 /* ---- describe ------------------------------------------------------------ */
 
-static void group_names(const heron__op *op, const heron__amx_group *g,
-                        char *buf, size_t cap) {
-  buf[0] = '\0';
-  for (int k = 0; k < g->naxes; k++)
-    snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", k ? "*" : "",
-             op->axes[g->axes[k]].name);
-  if (!buf[0])
-    snprintf(buf, cap, "1");
-}
-
 void heron__amx_describe(const heron__template *t, heron__buf *out) {
   const heron__amx_sched *s = t->amx;
   const heron__op *op = &t->op;
   char gb[96], gm[96], gn[96], gk[96];
-  group_names(op, &s->g[HERON__AMX_GB], gb, sizeof gb);
-  group_names(op, &s->g[HERON__AMX_GM], gm, sizeof gm);
-  group_names(op, &s->g[HERON__AMX_GN], gn, sizeof gn);
-  group_names(op, &s->g[HERON__AMX_GK], gk, sizeof gk);
+  heron__gemm_group_names(op, &s->g[HERON__GB], gb, sizeof gb);
+  heron__gemm_group_names(op, &s->g[HERON__GM], gm, sizeof gm);
+  heron__gemm_group_names(op, &s->g[HERON__GN], gn, sizeof gn);
+  heron__gemm_group_names(op, &s->g[HERON__GK], gk, sizeof gk);
   heron__buf_printf(out, "amx template for %s (%s) on %s\n", op->name,
                     s->kind == HERON__AMX_INT8 ? "int8: u8 x s8 -> s32"
                                                : "bf16 -> fp32",
@@ -378,13 +322,11 @@ void heron__amx_describe(const heron__template *t, heron__buf *out) {
   heron__buf_printf(out,
                     "GEMM view: batch=%s (%lld), M=%s (%lld), N=%s (%lld), "
                     "K=%s (%lld)\n",
-                    gb, (long long)s->g[HERON__AMX_GB].extent, gm,
-                    (long long)s->g[HERON__AMX_GM].extent, gn,
-                    (long long)s->g[HERON__AMX_GN].extent, gk,
-                    (long long)s->g[HERON__AMX_GK].extent);
-  heron__buf_puts(out, "rules:\n");
-  for (int i = 0; i < t->nrules; i++)
-    heron__buf_printf(out, "  %s: %s\n", t->rules[i].name, t->rules[i].note);
+                    gb, (long long)s->g[HERON__GB].extent, gm,
+                    (long long)s->g[HERON__GM].extent, gn,
+                    (long long)s->g[HERON__GN].extent, gk,
+                    (long long)s->g[HERON__GK].extent);
+  heron__rule_notes_write(t->rules, t->nrules, out);
   heron__buf_printf(
       out,
       "loop nest:\n"

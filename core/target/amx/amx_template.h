@@ -16,11 +16,11 @@
  *           for every column n, the V consecutive K elements 4q..4q+3
  *           (int8, V = 4) or 2q, 2q+1 (bf16, V = 2) of that column
  *
- * The ops are read through the GEMM view of the cuda target (DESIGN.md
- * section 6): batch = the spatial axes both inputs read, M = those only
- * input 0 (A) reads, N = those only input 1 (B) reads, K = the reductions;
- * each group is one fused index split back into the op's axes (div / mod)
- * where a tensor is addressed.  A is the op's activation input
+ * The ops are read through the GEMM view the cuda target shares (DESIGN.md
+ * section 6, core/sched/gemm_view.h): batch = the spatial axes both inputs
+ * read, M = those only input 0 (A) reads, N = those only input 1 (B) reads, K =
+ * the reductions; each group is one fused index split back into the op's axes
+ * (div / mod) where a tensor is addressed.  A is the op's activation input
  * (op->act_input: gemm's A, gemv's x, a convolution's data), since TDPBUSD
  * takes its unsigned bytes from the A tile; for gemv that makes M empty and
  * the matrix rows N.  A is u8 (int8) or bf16, B is s8 or bf16, the
@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/sched/gemm_view.h"
 #include "core/target/cpu/template.h"
 
 /* Palette 1, the one palette AMX hardware has so far. */
@@ -62,29 +63,13 @@
 /* The two tile dot products. */
 enum { HERON__AMX_INT8 = 0, HERON__AMX_BF16 = 1 };
 
-/* The GEMM view's groups, as the cuda template orders them. */
-enum {
-  HERON__AMX_GB = 0,
-  HERON__AMX_GM,
-  HERON__AMX_GN,
-  HERON__AMX_GK,
-  HERON__AMX_NGROUPS
-};
-
-/* One fused group of op axes. */
-typedef struct heron__amx_group {
-  int naxes;
-  int axes[HERON__MAX_AXES]; /* op axes, outermost (slowest) first */
-  int64_t extent;            /* product of their extents (1 when empty) */
-} heron__amx_group;
-
 typedef struct heron__amx_sched {
   int kind;   /* HERON__AMX_INT8 or HERON__AMX_BF16 */
   int esize;  /* bytes of an input element: 1 (u8, s8) or 2 (bf16) */
   int vnni;   /* K elements per 32-bit lane: 4 (int8) or 2 (bf16) */
   int ia, ib; /* op inputs of A (the activations: u8 for int8) and B */
-  heron__amx_group g[HERON__AMX_NGROUPS];
-  int64_t k_padded; /* K rounded up to a multiple of vnni */
+  heron__gemm_group g[HERON__NGROUPS]; /* indexed by HERON__GB.. */
+  int64_t k_padded;                    /* K rounded up to a multiple of vnni */
 
   /* Knobs. */
   int tm, tn, tk; /* tile rows, C tile lanes (columns), K elements per step */

@@ -140,7 +140,7 @@ static int64_t unroll_step(int64_t v) {
  * splitting the fused index expression `fused` (outermost axis first). */
 static void split_group(gen *g, int depth, int grp, const char *fused,
                         const int *need) {
-  const heron__cuda_group *gr = &g->s->g[grp];
+  const heron__gemm_group *gr = &g->s->g[grp];
   int64_t inner = 1;
   for (int i = gr->naxes - 1; i >= 0; i--) {
     int a = gr->axes[i];
@@ -279,7 +279,7 @@ static void emit_load(gen *g, int depth, int i, const char *k0) {
   int64_t v = k->vec[i];
   const char *buf = i == 0 ? "As" : "Bs";
   const char *row0 = i == 0 ? "m0" : "n0";
-  const heron__cuda_group *gs = &s->g[o->group], *gk = &s->g[HERON__GK];
+  const heron__gemm_group *gs = &s->g[o->group], *gk = &s->g[HERON__GK];
   emit(g, depth, "/* %s.shared <- %s: %lld x %lld, vec %lld */",
        i == 0 ? "A" : "B", ts->name, (long long)outer, (long long)inner,
        (long long)v);
@@ -325,7 +325,7 @@ static void emit_store(gen *g, int depth) {
   const knobs *k = &g->k;
   int64_t inner = k->m_inner ? k->bm : k->bn;
   int64_t v = k->ovec;
-  const heron__cuda_group *gm = &s->g[HERON__GM], *gn = &s->g[HERON__GN];
+  const heron__gemm_group *gm = &s->g[HERON__GM], *gn = &s->g[HERON__GN];
   emit(g, depth, "/* C.shared -> %s, vec %lld */", op->out.name, (long long)v);
   int d = coop_loop(g, depth, k->bm * k->bn, v);
   emit(g, d, "const int o = e / %lld, q = e %% %lld;", (long long)inner,
@@ -357,7 +357,7 @@ static void emit_store(gen *g, int depth) {
     int ch = op->channel_axis, grp = -1;
     int64_t below = 1;
     for (int q = HERON__GM; q <= HERON__GN; q++) {
-      const heron__cuda_group *gr = &s->g[q];
+      const heron__gemm_group *gr = &s->g[q];
       int64_t in = 1;
       for (int i = gr->naxes - 1; i >= 0; i--) {
         if (gr->axes[i] == ch) {
@@ -446,25 +446,24 @@ static void emit_header(gen *g, const int64_t *cfg) {
   heron__cuda_launch_format(&l, line, sizeof line);
   heron__buf_puts(g->out, line);
   heron__buf_puts(g->out, heron__cuda_includes());
-  heron__buf_printf(g->out,
-                    "/* Heron-C Tensor Core kernel: %s, implicit GEMM "
-                    "M=%lld N=%lld K=%lld batch=%lld (padded %lld x %lld x "
-                    "%lld), wmma %lldx%lldx%lld, block tile %lld x %lld, %lld "
-                    "warps.  Shared memory plan: A.shared [0, %lld), "
-                    "B.shared [%lld, %lld), then C.shared [0, %lld) reusing "
-                    "them. */\n",
-                    op->name, (long long)t->cuda->g[HERON__GM].extent,
-                    (long long)t->cuda->g[HERON__GN].extent,
-                    (long long)t->cuda->g[HERON__GK].extent,
-                    (long long)t->cuda->g[HERON__GB].extent,
-                    (long long)t->cuda->g[HERON__GM].padded,
-                    (long long)t->cuda->g[HERON__GN].padded,
-                    (long long)t->cuda->g[HERON__GK].padded, (long long)k->wm,
-                    (long long)k->wn, (long long)k->wk, (long long)k->bm,
-                    (long long)k->bn, (long long)k->warps,
-                    (long long)k->bytes[0], (long long)align128(k->bytes[0]),
-                    (long long)(align128(k->bytes[0]) + k->bytes[1]),
-                    (long long)k->cbytes);
+  heron__buf_printf(
+      g->out,
+      "/* Heron-C Tensor Core kernel: %s, implicit GEMM "
+      "M=%lld N=%lld K=%lld batch=%lld (padded %lld x %lld x "
+      "%lld), wmma %lldx%lldx%lld, block tile %lld x %lld, %lld "
+      "warps.  Shared memory plan: A.shared [0, %lld), "
+      "B.shared [%lld, %lld), then C.shared [0, %lld) reusing "
+      "them. */\n",
+      op->name, (long long)t->cuda->g[HERON__GM].extent,
+      (long long)t->cuda->g[HERON__GN].extent,
+      (long long)t->cuda->g[HERON__GK].extent,
+      (long long)t->cuda->g[HERON__GB].extent,
+      (long long)t->cuda->padded[HERON__GM],
+      (long long)t->cuda->padded[HERON__GN],
+      (long long)t->cuda->padded[HERON__GK], (long long)k->wm, (long long)k->wn,
+      (long long)k->wk, (long long)k->bm, (long long)k->bn, (long long)k->warps,
+      (long long)k->bytes[0], (long long)align128(k->bytes[0]),
+      (long long)(align128(k->bytes[0]) + k->bytes[1]), (long long)k->cbytes);
   emit(g, 0, "#define HERON_THREADS %lld", (long long)k->threads);
   emit(g, 0, "#define HERON_GRID_X %d", l.grid[0]);
   emit(g, 0, "#define HERON_GRID_Y %d", l.grid[1]);
@@ -501,7 +500,7 @@ static int small_indices(const heron__template *t) {
       return 0;
   }
   for (int q = 0; q < HERON__NGROUPS; q++)
-    if (2 * t->cuda->g[q].padded >= lim)
+    if (2 * t->cuda->padded[q] >= lim)
       return 0;
   return 1;
 }
@@ -619,16 +618,12 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
                     op->name, t->hw.name[0] ? t->hw.name : "the GPU");
   static const char *const gname[] = {"batch", "M", "N", "K"};
   for (int q = 0; q < HERON__NGROUPS; q++) {
-    heron__buf_printf(out, "%s = ", gname[q]);
-    for (int i = 0; i < s->g[q].naxes; i++)
-      heron__buf_printf(out, "%s%s", i ? "*" : "",
-                        op->axes[s->g[q].axes[i]].name);
-    heron__buf_printf(out, "%s (%lld, padded %lld)\n", s->g[q].naxes ? "" : "1",
-                      (long long)s->g[q].extent, (long long)s->g[q].padded);
+    char names[256];
+    heron__gemm_group_names(op, &s->g[q], names, sizeof names);
+    heron__buf_printf(out, "%s = %s (%lld, padded %lld)\n", gname[q], names,
+                      (long long)s->g[q].extent, (long long)s->padded[q]);
   }
-  heron__buf_puts(out, "rules:\n");
-  for (int i = 0; i < t->nrules; i++)
-    heron__buf_printf(out, "  %s: %s\n", t->rules[i].name, t->rules[i].note);
+  heron__rule_notes_write(t->rules, t->nrules, out);
   heron__buf_puts(
       out,
       "stages: A.shared, B.shared (cache_read, compute-at shared_at), "

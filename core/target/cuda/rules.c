@@ -43,46 +43,14 @@ typedef struct ctx {
 #define NOTE(c, name, ...)                                                     \
   heron__rule_note_add((c)->t->rules, &(c)->t->nrules, name, __VA_ARGS__)
 
-static int konst(ctx *c, int64_t v) { return heron__r_const(&c->r, v); }
-
-static int prod(ctx *c, const char *name, const int *xs, int n) {
-  return heron__r_prod(&c->r, name, xs, n);
-}
-
-static int sum(ctx *c, const char *name, const int *xs, int n) {
-  return heron__r_sum(&c->r, name, xs, n);
-}
-
-static void le(ctx *c, int x, int64_t limit, const char *what) {
-  heron__r_post(&c->r, HERON_C_LE, x, (int[]){konst(c, limit)}, 1, NULL, 0,
-                what);
-}
-
 /* ---- the implicit-GEMM view --------------------------------------------- */
-
-/* Flat (row-major) coefficient of every axis in tensor ts, and the flat
- * offset; the index maps are affine, so the element address is
- * sum(fc[a] * a) + off wherever no dimension is divided or bounded. */
-static void flat_coefs(const heron__op *op, const heron__tensor *ts,
-                       int64_t *fc, int64_t *off) {
-  int64_t stride = 1;
-  for (int a = 0; a < op->naxes; a++)
-    fc[a] = 0;
-  *off = 0;
-  for (int d = ts->ndim - 1; d >= 0; d--) {
-    for (int a = 0; a < op->naxes; a++)
-      fc[a] += ts->index[d].coef[a] * stride;
-    *off += ts->index[d].offset * stride;
-    stride *= ts->dims[d];
-  }
-}
 
 /* The op axis along which ts is contiguous: the axis it reads with the
  * smallest nonzero flat coefficient, preferring a reduction axis on a tie;
  * -1 when it reads none. */
 static int contiguous_axis(const heron__op *op, const heron__tensor *ts) {
   int64_t fc[HERON__MAX_AXES], off;
-  flat_coefs(op, ts, fc, &off);
+  heron__flat_coefs(op, ts, fc, &off);
   int best = -1;
   int64_t bc = 0;
   for (int a = 0; a < op->naxes; a++) {
@@ -109,14 +77,11 @@ static int contiguous_axis(const heron__op *op, const heron__tensor *ts) {
  * axes' coefficients and the offset are multiples of V.  Bounded (padded)
  * or divided indices are read element by element. */
 static int64_t vec_max_of(const heron__op *op, const heron__tensor *ts,
-                          const heron__cuda_group *g) {
-  if (ts->bounded || g->naxes == 0)
+                          const heron__gemm_group *g) {
+  if (ts->bounded || g->naxes == 0 || heron__gemm_divided(ts))
     return 1;
-  for (int d = 0; d < ts->ndim; d++)
-    if (heron__affine_div(&ts->index[d]) > 1)
-      return 1;
   int64_t fc[HERON__MAX_AXES], off;
-  flat_coefs(op, ts, fc, &off);
+  heron__flat_coefs(op, ts, fc, &off);
   int inner = g->axes[g->naxes - 1];
   int fused = 1;
   int64_t stride = 1;
@@ -144,45 +109,28 @@ static int64_t vec_max_of(const heron__op *op, const heron__tensor *ts,
   return 1;
 }
 
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-
 /* Sorts the axes into the four groups and pads M, N and K. */
 static int build_view(ctx *c) {
   heron__template *t = c->t;
   heron__cuda_sched *s = c->s;
   const heron__op *op = &t->op;
-  for (int a = 0; a < op->naxes; a++) {
-    int grp;
-    if (op->axes[a].kind == HERON__REDUCE) {
-      grp = HERON__GK;
-    } else {
-      int r0 = heron__tensor_reads(&op->in[0], a);
-      int r1 = heron__tensor_reads(&op->in[1], a);
-      grp = r0 && !r1 ? HERON__GM : r1 && !r0 ? HERON__GN : HERON__GB;
-    }
-    heron__cuda_group *g = &s->g[grp];
-    g->axes[g->naxes++] = a;
-  }
-  for (int i = 0; i < HERON__NGROUPS; i++) {
-    heron__cuda_group *g = &s->g[i];
-    g->extent = 1;
-    for (int k = 0; k < g->naxes; k++)
-      g->extent *= op->axes[g->axes[k]].extent;
-    g->padded = g->extent;
-  }
+  heron__gemm_view_group(op, 0, 1, s->g);
+  for (int i = 0; i < HERON__NGROUPS; i++)
+    s->padded[i] = s->g[i].extent;
   /* The granule: wmma tiles are 8, 16 or 32 wide with m * n = 256, so a
    * group of at most 8 is padded to 8 (forcing the 32x8 or 8x32 shape)
    * and the other one then to 32; otherwise to 16.  K to 16. */
-  heron__cuda_group *gm = &s->g[HERON__GM], *gn = &s->g[HERON__GN];
-  gm->padded = gm->extent <= 8 ? 8 : round_up(gm->extent, 16);
-  gn->padded = gn->extent <= 8 ? 8 : round_up(gn->extent, 16);
-  if (gm->padded == 8 && gn->padded == 8)
-    gm->padded = 32;
-  else if (gn->padded == 8)
-    gm->padded = round_up(gm->extent, 32);
-  else if (gm->padded == 8)
-    gn->padded = round_up(gn->extent, 32);
-  s->g[HERON__GK].padded = round_up(s->g[HERON__GK].extent, 16);
+  int64_t m = s->g[HERON__GM].extent, n = s->g[HERON__GN].extent;
+  int64_t *pm = &s->padded[HERON__GM], *pn = &s->padded[HERON__GN];
+  *pm = m <= 8 ? 8 : heron__round_up(m, 16);
+  *pn = n <= 8 ? 8 : heron__round_up(n, 16);
+  if (*pm == 8 && *pn == 8)
+    *pm = 32;
+  else if (*pn == 8)
+    *pm = heron__round_up(m, 32);
+  else if (*pm == 8)
+    *pn = heron__round_up(n, 32);
+  s->padded[HERON__GK] = heron__round_up(s->g[HERON__GK].extent, 16);
   if (s->g[HERON__GB].extent > 65535)
     return heron_error_set(c->r.err, HERON_EUNSUPPORTED,
                            "cuda template: batch extent %lld exceeds the "
@@ -242,7 +190,7 @@ static void rule_tensorize(ctx *c) {
   s->wm = heron__r_set(&c->r, "wmma_m", 1, mn, 3);
   s->wn = heron__r_set(&c->r, "wmma_n", 1, mn, 3);
   s->wk = heron__r_set(&c->r, "wmma_k", 1, (const int64_t[]){16}, 1);
-  heron__r_post(&c->r, HERON_C_PROD, konst(c, 4096),
+  heron__r_post(&c->r, HERON_C_PROD, heron__r_const(&c->r, 4096),
                 (int[]){s->wm, s->wn, s->wk}, 3, NULL, 0,
                 "wmma_m * wmma_n * wmma_k == 4096");
   /* Alignment: a fragment pointer must be 32-byte aligned.  Along an
@@ -282,7 +230,7 @@ static void rule_tiling(ctx *c) {
   int covers[3];
   int64_t real = 1;
   for (int d = 0; d < 3; d++) {
-    int64_t p = s->g[grp[d]].padded;
+    int64_t p = s->padded[grp[d]];
     /* The tile sizes first, so that the solver fixes the count from them. */
     for (int l = 1; l < 3; l++)
       s->split[d][l] = heron__r_tile_sizes(&c->r, names[d][l], p);
@@ -292,32 +240,22 @@ static void rule_tiling(ctx *c) {
         (int[]){s->split[d][0], s->split[d][1], s->split[d][2], shape[d]}, 4);
     real = heron__mul_sat(real, p);
   }
-  int pct =
-      c->t->hw.max_padded_work_pct > 0 ? c->t->hw.max_padded_work_pct : 125;
-  int64_t limit =
-      real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX : real * pct / 100;
-  le(c, prod(c, "padded", covers, 3), limit < real ? real : limit,
-     "padded work");
-  s->bm = prod(c, "block.m", (int[]){s->split[0][1], s->split[0][2], s->wm}, 3);
-  s->bn = prod(c, "block.n", (int[]){s->split[1][1], s->split[1][2], s->wn}, 3);
-  s->kc1 = prod(c, "chunk.k1", (int[]){s->split[2][2], s->wk}, 2);
-  s->kc0 = prod(c, "chunk.k0", (int[]){s->split[2][1], s->kc1}, 2);
+  heron__r_padded_work(&c->r, c->t->hw.max_padded_work_pct, real, covers, 3);
+  s->bm = heron__r_prod(&c->r, "block.m",
+                        (int[]){s->split[0][1], s->split[0][2], s->wm}, 3);
+  s->bn = heron__r_prod(&c->r, "block.n",
+                        (int[]){s->split[1][1], s->split[1][2], s->wn}, 3);
+  s->kc1 = heron__r_prod(&c->r, "chunk.k1", (int[]){s->split[2][2], s->wk}, 2);
+  s->kc0 = heron__r_prod(&c->r, "chunk.k0", (int[]){s->split[2][1], s->kc1}, 2);
   char m[96], n[96];
-  const heron__op *op = &c->t->op;
-  m[0] = n[0] = '\0';
-  for (int k = 0; k < s->g[HERON__GM].naxes; k++)
-    snprintf(m + strlen(m), sizeof m - strlen(m), "%s%s", k ? "*" : "",
-             op->axes[s->g[HERON__GM].axes[k]].name);
-  for (int k = 0; k < s->g[HERON__GN].naxes; k++)
-    snprintf(n + strlen(n), sizeof n - strlen(n), "%s%s", k ? "*" : "",
-             op->axes[s->g[HERON__GN].axes[k]].name);
+  heron__gemm_group_names(&c->t->op, &s->g[HERON__GM], m, sizeof m);
+  heron__gemm_group_names(&c->t->op, &s->g[HERON__GN], n, sizeof n);
   NOTE(c, "Multi-Level-Tiling",
        "implicit GEMM M=%s (%lld, padded %lld), N=%s (%lld, padded %lld), "
        "K=%lld (padded %lld), batch %lld: block / warp / fragment levels",
-       m[0] ? m : "1", (long long)s->g[HERON__GM].extent,
-       (long long)s->g[HERON__GM].padded, n[0] ? n : "1",
-       (long long)s->g[HERON__GN].extent, (long long)s->g[HERON__GN].padded,
-       (long long)s->g[HERON__GK].extent, (long long)s->g[HERON__GK].padded,
+       m, (long long)s->g[HERON__GM].extent, (long long)s->padded[HERON__GM], n,
+       (long long)s->g[HERON__GN].extent, (long long)s->padded[HERON__GN],
+       (long long)s->g[HERON__GK].extent, (long long)s->padded[HERON__GK],
        (long long)s->g[HERON__GB].extent);
 }
 
@@ -330,28 +268,34 @@ static void rule_tiling(ctx *c) {
 static void rule_threads(ctx *c) {
   heron__cuda_sched *s = c->s;
   const heron__hw *hw = &c->t->hw;
-  s->warps = prod(c, "threadIdx.y", (int[]){s->split[0][1], s->split[1][1]}, 2);
-  s->threads = prod(c, "threads", (int[]){konst(c, 32), s->warps}, 2);
+  s->warps = heron__r_prod(&c->r, "threadIdx.y",
+                           (int[]){s->split[0][1], s->split[1][1]}, 2);
+  s->threads = heron__r_prod(&c->r, "threads",
+                             (int[]){heron__r_const(&c->r, 32), s->warps}, 2);
   int64_t max_threads =
       hw->max_threads_per_block > 0 ? hw->max_threads_per_block : 1024;
   int64_t max_y = hw->max_threads_dim[1] > 0 ? hw->max_threads_dim[1] : 1024;
-  le(c, s->threads, max_threads, "threads <= max threads per block");
-  le(c, s->warps, max_y, "threadIdx.y <= max block dim y");
+  heron__r_le(&c->r, s->threads, max_threads,
+              "threads <= max threads per block");
+  heron__r_le(&c->r, s->warps, max_y, "threadIdx.y <= max block dim y");
 
-  int acc = prod(c, "regs.acc",
-                 (int[]){konst(c, 8), s->split[0][2], s->split[1][2]}, 3);
-  int fa = prod(c, "regs.a4", (int[]){s->split[0][2], s->wm}, 2);
-  int fb = prod(c, "regs.b4", (int[]){s->split[1][2], s->wn}, 2);
-  int f4 = sum(c, "regs.ab4", (int[]){fa, fb}, 2);
+  int acc = heron__r_prod(
+      &c->r, "regs.acc",
+      (int[]){heron__r_const(&c->r, 8), s->split[0][2], s->split[1][2]}, 3);
+  int fa = heron__r_prod(&c->r, "regs.a4", (int[]){s->split[0][2], s->wm}, 2);
+  int fb = heron__r_prod(&c->r, "regs.b4", (int[]){s->split[1][2], s->wn}, 2);
+  int f4 = heron__r_sum(&c->r, "regs.ab4", (int[]){fa, fb}, 2);
   int64_t ub = heron__r_ub(&c->r, f4) / 4;
   int fr = heron__r_range(&c->r, "regs.ab", 0, 1, ub < 1 ? 1 : ub);
-  heron__r_post(&c->r, HERON_C_PROD, f4, (int[]){konst(c, 4), fr}, 2, NULL, 0,
-                "regs.ab");
-  s->regs = sum(c, "regs", (int[]){acc, fr, konst(c, REGS_OVERHEAD)}, 3);
-  le(c, s->regs, REGS_PER_THREAD_MAX, "regs <= 255 per thread");
+  heron__r_post(&c->r, HERON_C_PROD, f4, (int[]){heron__r_const(&c->r, 4), fr},
+                2, NULL, 0, "regs.ab");
+  s->regs = heron__r_sum(
+      &c->r, "regs", (int[]){acc, fr, heron__r_const(&c->r, REGS_OVERHEAD)}, 3);
+  heron__r_le(&c->r, s->regs, REGS_PER_THREAD_MAX, "regs <= 255 per thread");
   s->regs_limit = hw->regs_per_block > 0 ? hw->regs_per_block : 65536;
-  int rb = prod(c, "regs.block", (int[]){s->regs, s->threads}, 2);
-  le(c, rb, s->regs_limit, "regs * threads <= registers per block");
+  int rb = heron__r_prod(&c->r, "regs.block", (int[]){s->regs, s->threads}, 2);
+  heron__r_le(&c->r, rb, s->regs_limit,
+              "regs * threads <= registers per block");
   NOTE(c, "Thread-Binding",
        "threadIdx.x = 32 (one warp), threadIdx.y = i.w * j.w warps; threads "
        "<= %lld, y <= %lld; estimated registers (8 per accumulator fragment "
@@ -387,9 +331,10 @@ static void rule_operand_spm(ctx *c, int i) {
   int rows = i == 0 ? s->bm : s->bn;
   int inner = o->k_inner ? o->kc : rows, outer = o->k_inner ? rows : o->kc;
   snprintf(name, sizeof name, "%s.shared_pitch", nm);
-  int pitch = sum(c, name, (int[]){inner, o->pad}, 2);
+  int pitch = heron__r_sum(&c->r, name, (int[]){inner, o->pad}, 2);
   snprintf(name, sizeof name, "%s.shared_bytes", nm);
-  o->bytes = prod(c, name, (int[]){konst(c, 2), outer, pitch}, 3);
+  o->bytes = heron__r_prod(&c->r, name,
+                           (int[]){heron__r_const(&c->r, 2), outer, pitch}, 3);
 }
 
 /* Add-Multi-Scope-SPM: the accumulators go through C.shared (its own
@@ -403,22 +348,26 @@ static void rule_scope_spm(ctx *c) {
   s->c_pad = heron__r_set(&c->r, "C.shared_pad", 1, PADS, NPADS);
   int m_inner = s->out_group == HERON__GM;
   int inner = m_inner ? s->bm : s->bn, outer = m_inner ? s->bn : s->bm;
-  int pitch = sum(c, "C.shared_pitch", (int[]){inner, s->c_pad}, 2);
-  s->c_bytes = prod(c, "C.shared_bytes", (int[]){konst(c, 4), outer, pitch}, 3);
+  int pitch =
+      heron__r_sum(&c->r, "C.shared_pitch", (int[]){inner, s->c_pad}, 2);
+  s->c_bytes =
+      heron__r_prod(&c->r, "C.shared_bytes",
+                    (int[]){heron__r_const(&c->r, 4), outer, pitch}, 3);
   int64_t vals[4];
   int nv = 0;
   for (int64_t v = 1; v <= s->out_vec_max && v <= 8; v *= 2)
     vals[nv++] = v;
   s->out_vec = heron__r_set(&c->r, "out.vec", 1, vals, nv);
-  s->ab_bytes =
-      sum(c, "AB.shared_bytes", (int[]){s->op[0].bytes, s->op[1].bytes}, 2);
+  s->ab_bytes = heron__r_sum(&c->r, "AB.shared_bytes",
+                             (int[]){s->op[0].bytes, s->op[1].bytes}, 2);
   s->smem_limit = hw->smem_per_block_optin > hw->smem_per_block
                       ? hw->smem_per_block_optin
                       : hw->smem_per_block;
   if (s->smem_limit <= 0)
     s->smem_limit = 49152;
-  le(c, s->ab_bytes, s->smem_limit, "A.shared + B.shared <= shared memory");
-  le(c, s->c_bytes, s->smem_limit, "C.shared <= shared memory");
+  heron__r_le(&c->r, s->ab_bytes, s->smem_limit,
+              "A.shared + B.shared <= shared memory");
+  heron__r_le(&c->r, s->c_bytes, s->smem_limit, "C.shared <= shared memory");
   NOTE(c, "Add-Multi-Level-SPM",
        "global -> A.shared (%s-inner, vec <= %lld) / B.shared (%s-inner, "
        "vec <= %lld) at compute-at position shared_at, padded by shared_pad "

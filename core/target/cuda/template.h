@@ -2,8 +2,8 @@
  * shared by its rules (core/target/cuda/rules.c) and the CUDA code generator
  * (core/target/cuda/codegen.c).  Internal to libheron.
  *
- * The implicit-GEMM view (DESIGN.md section 6).  Every op is a batched GEMM
- * whose operands are read through the op's index maps:
+ * The implicit-GEMM view (DESIGN.md section 6, core/sched/gemm_view.h)
+ * with input 0 as A and input 1 as B:
  *
  *   batch  the spatial axes both inputs read (bmm's b)
  *   M      the spatial axes only input 0 reads (gemm i; a convolution's
@@ -45,18 +45,9 @@
 #ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 
+#include "core/sched/gemm_view.h"
 #include "core/target/cpu/template.h"
 #include "core/target/cuda/kernel.h"
-
-enum { HERON__GB = 0, HERON__GM, HERON__GN, HERON__GK, HERON__NGROUPS };
-
-/* One fused group of op axes. */
-typedef struct heron__cuda_group {
-  int naxes;
-  int axes[HERON__MAX_AXES]; /* op axes, outermost (slowest) first */
-  int64_t extent;            /* product of their extents (1 when empty) */
-  int64_t padded;            /* extent rounded up to the granule */
-} heron__cuda_group;
 
 /* An operand of the GEMM view: A (input 0, M x K) or B (input 1, K x N). */
 typedef struct heron__cuda_operand {
@@ -88,25 +79,26 @@ typedef struct heron__cuda_smem_plan {
 } heron__cuda_smem_plan;
 
 typedef struct heron__cuda_sched {
-  heron__cuda_group g[HERON__NGROUPS];
-  heron__cuda_operand op[2]; /* A, B */
-  int out_group;             /* HERON__GM or HERON__GN: C.shared inner */
-  int out_inner_axis;        /* the output's contiguous op axis, or -1 */
-  int wm, wn, wk;            /* knobs: the wmma shape */
-  int split[3][3];           /* knobs: M: i.b i.w i.f; N: j.b j.w j.f;
-                                K: k.o k.m k.f */
-  int bm, bn;                /* aux: block tile */
-  int kc0, kc1;              /* aux: K chunk at position 0 and 1 */
-  int warps, threads;        /* aux: threadIdx.y and the block size */
-  int regs;                  /* aux: registers per thread, estimated */
-  int c_pad;                 /* knob: C.shared storage-align offset */
-  int c_bytes;               /* aux: bytes of C.shared */
-  int ab_bytes;              /* aux: A.shared + B.shared */
-  int out_vec;               /* knob: halves per vectorized store */
+  heron__gemm_group g[HERON__NGROUPS];
+  int64_t padded[HERON__NGROUPS]; /* each extent rounded up to the granule */
+  heron__cuda_operand op[2];      /* A, B */
+  int out_group;                  /* HERON__GM or HERON__GN: C.shared inner */
+  int out_inner_axis;             /* the output's contiguous op axis, or -1 */
+  int wm, wn, wk;                 /* knobs: the wmma shape */
+  int split[3][3];                /* knobs: M: i.b i.w i.f; N: j.b j.w j.f;
+                                     K: k.o k.m k.f */
+  int bm, bn;                     /* aux: block tile */
+  int kc0, kc1;                   /* aux: K chunk at position 0 and 1 */
+  int warps, threads;             /* aux: threadIdx.y and the block size */
+  int regs;                       /* aux: registers per thread, estimated */
+  int c_pad;                      /* knob: C.shared storage-align offset */
+  int c_bytes;                    /* aux: bytes of C.shared */
+  int ab_bytes;                   /* aux: A.shared + B.shared */
+  int out_vec;                    /* knob: halves per vectorized store */
   int64_t out_vec_max;
-  int unroll;                /* knob: 0..5, unroll loops of <= 4^v steps */
-  int64_t smem_limit;        /* bytes per block the plan may use */
-  int64_t regs_limit;        /* registers per block */
+  int unroll;         /* knob: 0..5, unroll loops of <= 4^v steps */
+  int64_t smem_limit; /* bytes per block the plan may use */
+  int64_t regs_limit; /* registers per block */
 } heron__cuda_sched;
 
 /* The cuda rules: fill t->cuda (whose op and hw are set) and post the
