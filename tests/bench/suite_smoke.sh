@@ -15,6 +15,8 @@
 #     partial log), no other row is tuned, results.md / results.csv hold
 #     both rows as interrupted, the exit status is 130 with a word on how to
 #     resume; the same command again resumes the log and compares both rows.
+#   suite_int8_matches_onednn_exactly: the int8 suite (SUITE_FILE) tunes
+#     and compares every task with oneDNN's int8 kernels, outputs equal.
 # (Unknown flags, missing values and --help are the data-driven cases of
 # usage/.)
 set -eu
@@ -159,6 +161,26 @@ PY
   [ "$(wc -l <"$log")" -eq 12 ] || fail "the resumed log has not 12 lines"
   [ "$(grep -c ',ok,$' "$W/out/results.csv")" -eq 2 ] ||
     fail "the resumed benchmark did not compare both rows"
+  ;;
+suite_int8_matches_onednn_exactly)
+  # SUITE_FILE is the int8 suite: GEMM, GEMV and C2D in u8 x s8 -> s32,
+  # each compared with oneDNN's int8 matmul or convolution on the same
+  # inputs; the outputs must be equal to the last bit.
+  status=0
+  # shellcheck disable=SC2086
+  "$bench" --suite "$suite" --out "$W/out" $FAST --threads 1 \
+    >"$W/run1.out" 2>"$W/run1.err" || status=$?
+  [ "$status" -eq 0 ] || fail "bench_suite exited with $status"
+  python3 - "$W/out" <<'PY' || fail "int8 results check failed"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/results.csv")))
+assert sorted(r["task"] for r in rows) == ["C2D", "GEMM", "GEMV"], rows
+for r in rows:
+    assert r["status"] == "ok" and r["dtype"] == "int8", r
+    assert float(r["max_err_over_tol"]) == 0, r
+    assert "oneDNN" in r["baseline"] and "int8" in r["baseline"], r
+    assert float(r["heron_gflops"]) > 0 and float(r["baseline_gflops"]) > 0, r
+PY
   ;;
 *)
   echo "suite_smoke.sh: unknown behaviour '$behaviour'" >&2
