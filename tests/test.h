@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heron/heron.h"
 
@@ -50,6 +51,22 @@ struct heron_test_case {
   const char *name;
   heron_test_fn fn;
 };
+
+/* Reads fd to its end into err[cap] (what fits, NUL-terminated), so a
+ * child writing to the pipe never blocks, then closes fd.  Tests that run
+ * code in a child read its stderr with it. */
+static inline void heron_test_drain(int fd, char *err, size_t cap) {
+  size_t len = 0;
+  char chunk[512];
+  long got;
+  while ((got = (long)read(fd, chunk, sizeof chunk)) > 0) {
+    size_t keep = (size_t)got < cap - 1 - len ? (size_t)got : cap - 1 - len;
+    memcpy(err + len, chunk, keep);
+    len += keep;
+  }
+  err[len] = '\0';
+  close(fd);
+}
 
 static struct heron_test_case heron_test_cases[256];
 static int heron_test_ncases;

@@ -15,6 +15,7 @@
 
 #include "core/target/amx/amx_template.h"
 #include "core/util/util.h"
+#include "test.h"
 
 /* A fresh folder under $TMPDIR into dir[cap]; 0, or -1 on failure. */
 static int amx_scratch(char *dir, size_t cap) {
@@ -78,16 +79,7 @@ static int amx_run_child(void (*fn)(void *), void *arg, char *err, size_t cap) {
     _exit(0);
   }
   close(fds[1]);
-  size_t len = 0;
-  char chunk[512];
-  ssize_t got;
-  while ((got = read(fds[0], chunk, sizeof chunk)) > 0) {
-    size_t keep = (size_t)got < cap - 1 - len ? (size_t)got : cap - 1 - len;
-    memcpy(err + len, chunk, keep);
-    len += keep;
-  }
-  err[len] = '\0';
-  close(fds[0]);
+  heron_test_drain(fds[0], err, cap);
   int status;
   if (waitpid(pid, &status, 0) != pid)
     return -1;

@@ -526,17 +526,7 @@ static int run_child(const char *const *sos, void *const *const *args, int n,
     _exit(0);
   }
   close(fds[1]);
-  /* Read to the end (keeping what fits) so the child never blocks. */
-  size_t len = 0;
-  char chunk[512];
-  ssize_t got;
-  while ((got = read(fds[0], chunk, sizeof chunk)) > 0) {
-    size_t keep = (size_t)got < cap - 1 - len ? (size_t)got : cap - 1 - len;
-    memcpy(err + len, chunk, keep);
-    len += keep;
-  }
-  err[len] = '\0';
-  close(fds[0]);
+  heron_test_drain(fds[0], err, cap);
   int status;
   if (waitpid(pid, &status, 0) != pid)
     return -1;
