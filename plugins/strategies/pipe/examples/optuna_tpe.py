@@ -14,7 +14,12 @@ Told values: the measured kernel time in seconds (minimised).  A config
 that failed (compile error, crash, timeout, wrong result) is told as a
 FAIL trial, which TPE leaves out of its model.  A suggestion whose repair
 lands on a config measured before is told that config's value at once and
-another trial is asked, so the host never sees a duplicate.
+another trial is asked, so the host never sees a duplicate.  Late in a run
+most suggestions repair onto measured configs, and each such trial grows
+the study that every later suggestion scans; so a round asks at most
+ASKS_PER_CONFIG suggestions per wanted config and fills what is still
+missing with the host's random valid samples (taught to the study when
+their results come back, as resumed measurements are).
 
 Needs Optuna (Debian: python3-optuna).  Through the pipe strategy:
 
@@ -42,10 +47,30 @@ from optuna.distributions import (CategoricalDistribution,  # noqa: E402
                                   IntDistribution)
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
-# Suggestions asked per wanted proposal before the round gives up and
-# proposes fewer (a repaired suggestion may land on a config measured or
-# proposed already).
-ASKS_PER_CONFIG = 8
+# Suggestions asked per wanted proposal before the round fills the rest
+# with random valid samples (a repaired suggestion may land on a config
+# measured or proposed already).  8 made the study six times the trials
+# measured on the dedispersion space, and an ask's cost grows with it.
+ASKS_PER_CONFIG = 2
+
+
+class IndexedCategorical(CategoricalDistribution):
+    """Optuna's categorical distribution with its value -> index lookup in a
+    dict.  Optuna 3.1 finds a value's index by a linear scan with a Python
+    equality helper, and TPE does that for every past trial, knob and ask:
+    80% of an ask's time at a thousand trials.  Knob values are numbers,
+    strings and booleans (all hashable); anything the dict misses goes to
+    Optuna's own scan, so the semantics are Optuna's."""
+
+    def __init__(self, choices):
+        super().__init__(choices)
+        self._index = {}
+        for i, c in enumerate(self.choices):
+            self._index.setdefault((type(c), c), i)
+
+    def to_internal_repr(self, value):
+        i = self._index.get((type(value), value))
+        return i if i is not None else super().to_internal_repr(value)
 
 
 def frozen(cfg):
@@ -65,7 +90,7 @@ class OptunaTPE(Strategy):
             if not v["knob"]:
                 continue
             if "values" in v:
-                self.dists[v["name"]] = CategoricalDistribution(v["values"])
+                self.dists[v["name"]] = IndexedCategorical(v["values"])
             else:
                 self.dists[v["name"]] = IntDistribution(v["lo"], v["hi"])
         optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -101,6 +126,16 @@ class OptunaTPE(Strategy):
                 self.pending[key].append(trial)
             else:
                 self.pending[key] = [trial]
+                out.append(cfg)
+        if len(out) < want:
+            seen = {frozen(c) for c in out}
+            for cfg in host.sample(2 * (want - len(out))):
+                key = frozen(cfg)
+                if len(out) == want:
+                    break
+                if key in seen or key in self.measured or key in self.pending:
+                    continue
+                seen.add(key)
                 out.append(cfg)
         return out
 
