@@ -996,6 +996,12 @@ typedef struct dnn_ctx {
    * or NULL. */
   dnnl_primitive_t relu;
   dnnl_exec_arg_t relu_args[2];
+  /* With dnn_reorder_in_call: the reorders of the plain user source into
+   * the primitive's layout (pre) and of its output back into the plain
+   * user destination (post), run in every call, or NULL. */
+  dnnl_primitive_t pre, post;
+  dnnl_exec_arg_t pre_args[2], post_args[2];
+  dnnl_memory_t user[2]; /* the plain source and destination they use */
   char impl[40]; /* oneDNN's implementation ("jit:avx2", "ref:any") */
 } dnn_ctx;
 
@@ -1007,13 +1013,24 @@ enum { DNN_RELU_NONE, DNN_RELU_FUSED, DNN_RELU_APART };
 
 static void dnn_call(void *p) {
   dnn_ctx *c = p;
+  if (c->pre)
+    dnnl_primitive_execute(c->pre, dnn_stream, 2, c->pre_args);
   dnnl_primitive_execute(c->prim, dnn_stream, c->nargs, c->args);
   if (c->relu)
     dnnl_primitive_execute(c->relu, dnn_stream, 2, c->relu_args);
+  if (c->post)
+    dnnl_primitive_execute(c->post, dnn_stream, 2, c->post_args);
   dnnl_stream_wait(dnn_stream);
 }
 
 static void dnn_free(dnn_ctx *c) {
+  if (c->pre)
+    dnnl_primitive_destroy(c->pre);
+  if (c->post)
+    dnnl_primitive_destroy(c->post);
+  for (int i = 0; i < 2; i++)
+    if (c->user[i])
+      dnnl_memory_destroy(c->user[i]);
   if (c->relu)
     dnnl_primitive_destroy(c->relu);
   if (c->prim)
@@ -1227,6 +1244,64 @@ static int dnn_setup_best(dnn_ctx *c, const geom *g, int any,
     dnn_free(&apart);
   }
   return 0;
+}
+
+/* A reorder primitive from memory `from` to memory `to`. */
+static dnnl_status_t dnn_reorder_prim(dnnl_memory_t from, dnnl_memory_t to,
+                                      dnnl_primitive_t *out) {
+  const dnnl_memory_desc_t *fmd, *tmd;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t st = dnnl_memory_get_memory_desc(from, &fmd);
+  if (st == dnnl_success)
+    st = dnnl_memory_get_memory_desc(to, &tmd);
+  if (st == dnnl_success)
+    st = dnnl_reorder_primitive_desc_create(&pd, fmd, dnn_engine, tmd,
+                                            dnn_engine, NULL);
+  if (st == dnnl_success)
+    st = dnnl_primitive_create(out, pd);
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  return st;
+}
+
+/* Makes every call of the convolution c (set up on oneDNN's layouts) take
+ * the plain user source `data` and give its output in the plain layout
+ * (in `out` when it needed a reorder; dnn_result reads it either way),
+ * as a user holding NCHW tensors would call it: the source reordered into
+ * the primitive's layout and the output back, timed with the primitive
+ * (the weights stay reordered once, as prepacked weights are).  A layout
+ * that is plain already needs no reorder. */
+static int dnn_reorder_in_call(dnn_ctx *c, const geom *g,
+                               const dnnl_data_type_t ty[3], void *data,
+                               void *out, char *why, size_t cap) {
+  int nd = g->sp + 2;
+  dnnl_dims_t sd = {g->n, g->ci}, dd = {g->n, g->co};
+  for (int i = 0; i < g->sp; i++) {
+    sd[2 + i] = g->in[i];
+    dd[2 + i] = g->out[i];
+  }
+  dnnl_format_tag_t act = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+  dnnl_memory_desc_t psmd, pdmd;
+  const dnnl_memory_desc_t *md;
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&psmd, nd, sd, ty[0], act));
+  DNN_TRY(dnnl_memory_desc_init_by_tag(&pdmd, nd, dd, ty[2], act));
+  DNN_TRY(dnnl_memory_create(&c->user[0], &psmd, dnn_engine, data));
+  DNN_TRY(dnnl_memory_create(&c->user[1], &pdmd, dnn_engine, out));
+  DNN_TRY(dnnl_memory_get_memory_desc(c->mem[0], &md));
+  if (!dnnl_memory_desc_equal(md, &psmd)) {
+    DNN_TRY(dnn_reorder_prim(c->user[0], c->mem[0], &c->pre));
+    c->pre_args[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, c->user[0]};
+    c->pre_args[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, c->mem[0]};
+  }
+  DNN_TRY(dnnl_memory_get_memory_desc(c->mem[3], &md));
+  if (!dnnl_memory_desc_equal(md, &pdmd)) {
+    DNN_TRY(dnn_reorder_prim(c->mem[3], c->user[1], &c->post));
+    c->post_args[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, c->mem[3]};
+    c->post_args[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, c->user[1]};
+  }
+  return 0;
+fail:
+  return -1;
 }
 
 /* The primitive's output in the plain layout, into out. */
@@ -1629,6 +1704,7 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
   /* Both outputs are 4-byte elements: s32 for int8, fp32 for bf16. */
   void *out = balloc(g.out_elems * 4), *out_b = balloc(g.out_elems * 4);
   void *out_b2 = balloc(g.out_elems * 4), *out32 = NULL;
+  void *out_b3 = balloc(g.out_elems * 4);
   float *in32[2] = {NULL, NULL};
   hc.bufs[0] = in[0];
   hc.bufs[1] = in[1];
@@ -1645,7 +1721,7 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
   ty[0] = int8 ? dnnl_u8 : dnnl_bf16;
   ty[1] = int8 ? dnnl_s8 : dnnl_bf16;
   ty[2] = int8 ? dnnl_s32 : dnnl_f32;
-  dnn_ctx blocked = {0}, plain = {0};
+  dnn_ctx blocked = {0}, plain = {0}, inplain = {0};
   int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
   const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv"
                     : is_dnn            ? "oneDNN conv"
@@ -1680,6 +1756,23 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
              su->dtype, plain.impl);
     rs[nr].call = dnn_call;
     rs[nr++].self = &plain;
+  } else if (is_dnn) {
+    /* What a caller with the same plain tensors pays for oneDNN's fast
+     * kernel instead: its blocked convolution with the activations
+     * reordered in and out in the call (weights reordered once). */
+    if (dnn_setup_best(&inplain, &g, 1, ty, in[0], in[1], NULL, 0,
+                       r->threads, &how, r->error, sizeof r->error) ||
+        dnn_reorder_in_call(&inplain, &g, ty, in[0], out_b3, r->error,
+                            sizeof r->error)) {
+      r->status = ROW_FAILED;
+      goto done;
+    }
+    ip = nr;
+    snprintf(rs[nr].name, sizeof rs[nr].name,
+             "%s %s (plain in/out, %s)", lib,
+             su->dtype, inplain.impl);
+    rs[nr].call = dnn_call;
+    rs[nr++].self = &inplain;
   }
   /* Our own fp32 kernel of the same task, from an fp32 run's folder, on
    * the same values widened to fp32. */
@@ -1726,13 +1819,16 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
   memset(out, 0xA5, (size_t)g.out_elems * 4);
   memset(out_b, 0x5A, (size_t)g.out_elems * 4);
   memset(out_b2, 0x3C, (size_t)g.out_elems * 4);
+  memset(out_b3, 0xC3, (size_t)g.out_elems * 4);
   for (int i = 0; i < nr; i++)
     rs[i].call(rs[i].self);
-  if (ip < 0)
+  if (ip < 0 || inplain.prim) /* plain is checked but not timed */
     dnn_call(&plain);
   if (is_dnn &&
       (dnn_result(&blocked, &g, ty[2], out_b, r->error, sizeof r->error) ||
-       dnn_result(&plain, &g, ty[2], out_b2, r->error, sizeof r->error))) {
+       dnn_result(&plain, &g, ty[2], out_b2, r->error, sizeof r->error) ||
+       (inplain.prim && dnn_result(&inplain, &g, ty[2], out_b3, r->error,
+                                   sizeof r->error)))) {
     r->status = ROW_FAILED;
     goto done;
   }
@@ -1740,9 +1836,14 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
     /* Integer sums are exact: any difference is a wrong kernel. */
     r->max_err = fmax(int_diff(out, out_b, g.out_elems),
                       int_diff(out, out_b2, g.out_elems));
+    if (inplain.prim)
+      r->max_err = fmax(r->max_err, int_diff(out, out_b3, g.out_elems));
   } else {
     r->max_err = fmax(compare(out, out_b, g.out_elems, g.red),
                       compare(out, out_b2, g.out_elems, g.red));
+    if (inplain.prim)
+      r->max_err =
+          fmax(r->max_err, compare(out, out_b3, g.out_elems, g.red));
   }
   if (out32) {
     /* The fp32 kernel sums the same values in fp32: within the fp32
@@ -1778,6 +1879,7 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
 done:
   dnn_free(&blocked);
   dnn_free(&plain);
+  dnn_free(&inplain);
   free(in[0]);
   free(in[1]);
   free(in32[0]);
@@ -1785,6 +1887,7 @@ done:
   free(out);
   free(out_b);
   free(out_b2);
+  free(out_b3);
   free(out32);
   if (dl32)
     dlclose(dl32);
