@@ -132,9 +132,10 @@ static cli_option options[] = {
     {OPT_NO_TUNE, "no-tune", NULL,
      "search nothing: compare the kernels already emitted in --out", ""},
     {OPT_PREPACK_WEIGHTS, "prepack-weights", NULL,
-     "the convolutions' weights are constant (inference): a kernel that packs "
-     "them packs them once, untimed, as the oneDNN baseline reorders its "
-     "weights untimed (heron-search --prepack weight)",
+     "the convolutions' weights (in int8 and bf16 suites also the matrix "
+     "ops': B, gemv's A) are constant (inference): a kernel that packs them "
+     "packs them once, untimed, as the oneDNN baseline reorders its weights "
+     "untimed (heron-search --prepack weight)",
      ""},
     {OPT_FP32_DIR, "fp32-dir", "DIR",
      "int8 and bf16 suites: the --out folder of an fp32 run of the same task "
@@ -852,9 +853,11 @@ static kernel_fn load_kernel(const char *dir, const char *cflags, void **dl,
 }
 
 /* When the kernel exports heron_prepack (a task with prepacked inputs):
- * packs each input it takes packed into a new buffer, packed[i], and puts
- * that in bufs[i]. */
-static void prepack_inputs(void *dl, void **bufs, float **packed) {
+ * packs each input it takes packed into a new buffer, packed[i], of
+ * heron_prepacked_elems(i) elements of esize[i] bytes (the input's own
+ * type), and puts that in bufs[i]. */
+static void prepack_inputs(void *dl, void **bufs, void **packed,
+                           const int esize[2]) {
   void *pe = dlsym(dl, "heron_prepacked_elems");
   void *pk = dlsym(dl, "heron_prepack");
   if (!pe || !pk)
@@ -867,7 +870,7 @@ static void prepack_inputs(void *dl, void **bufs, float **packed) {
     int64_t n = elems(i);
     if (n <= 0)
       continue;
-    packed[i] = falloc(n); /* exits when out of memory */
+    packed[i] = balloc(n * esize[i]); /* exits when out of memory */
     pack(i, bufs[i], packed[i]);
     bufs[i] = packed[i];
   }
@@ -1492,8 +1495,8 @@ static void compare_row(const settings *s, row *r) {
   dnn_ctx plain = {0}, blocked = {0};
   /* Inputs the kernel takes packed ahead (--prepack-weights): packed once
    * here, untimed, as the blocked baseline's weights are reordered. */
-  float *packed[2] = {NULL, NULL};
-  prepack_inputs(dl, hc.bufs, packed);
+  void *packed[2] = {NULL, NULL};
+  prepack_inputs(dl, hc.bufs, packed, (const int[2]){4, 4});
   int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
   static const dnnl_data_type_t f32s[3] = {dnnl_f32, dnnl_f32, dnnl_f32};
   const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv" : "oneDNN conv";
@@ -1709,6 +1712,10 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
   hc.bufs[0] = in[0];
   hc.bufs[1] = in[1];
   hc.bufs[2] = out;
+  /* The weights the kernel takes packed ahead (--prepack-weights): packed
+   * once here, untimed, as oneDNN's blocked weights are reordered. */
+  void *packed[2] = {NULL, NULL};
+  prepack_inputs(dl, hc.bufs, packed, (const int[2]){esize, esize});
 
   runner rs[4];
   int nr = 0;
@@ -1877,6 +1884,8 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
   if (i32 >= 0)
     r->fp32_gflops = flops / rs[i32].seconds / 1e9;
 done:
+  free(packed[0]);
+  free(packed[1]);
   dnn_free(&blocked);
   dnn_free(&plain);
   dnn_free(&inplain);
@@ -2056,10 +2065,12 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
             s->strategy, s->model ? " + " : "", s->model ? s->model : "",
             s->trials, (unsigned long long)s->seed);
   fprintf(f, "; epilogue %s%s.\n\n", *s->epilogue ? s->epilogue : "none",
-          s->prepack_weights
-              ? "; convolution weights packed once ahead, untimed "
-                "(--prepack-weights)"
-              : "");
+          !s->prepack_weights ? ""
+          : strcmp(su->dtype, "fp32")
+              ? "; weights (convolutions' and matrix ops') packed once "
+                "ahead, untimed (--prepack-weights)"
+              : "; convolution weights packed once ahead, untimed "
+                "(--prepack-weights)");
   fprintf(f,
           "Ratio = Heron-C GFLOP/s / baseline GFLOP/s (above 1: Heron-C "
           "is faster). Both are timed in this process on the same inputs, "
@@ -2252,20 +2263,41 @@ static int mkdirs(const char *path) {
   return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Whether the row's op has weights that --prepack-weights prepacks. */
-static int conv_op(const char *op) {
-  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-    if (!strcmp(families[i].op, op))
-      return families[i].fam == FAM_CONV || families[i].fam == FAM_DECONV;
-  return 0;
+/* The weights --prepack-weights prepacks in op (the task option prepack),
+ * NULL for none: a convolution's weight; in int8 and bf16 also the
+ * matrix ops' weights (B; gemv's A, whose vector is the activation), as
+ * oneDNN's blocked matmul reorders them untimed.  fp32 GEMM keeps its B
+ * in the call: its OpenBLAS baseline packs per call. */
+static const char *prepacked_weights(const settings *s, const suite *su,
+                                     const char *op) {
+  if (!s->prepack_weights || !op)
+    return NULL;
+  int lowp = strcmp(su->dtype, "fp32") != 0;
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+    if (strcmp(families[i].op, op))
+      continue;
+    switch (families[i].fam) {
+    case FAM_CONV:
+    case FAM_DECONV:
+      return "weight";
+    case FAM_GEMM:
+    case FAM_BMM:
+      return lowp ? "B" : NULL;
+    case FAM_GEMV:
+      return lowp ? "A" : NULL;
+    default:
+      return NULL;
+    }
+  }
+  return NULL;
 }
 
 /* The row's file name: the task name (CLI_NAME_RULE), the epilogue and
  * prepacking (a task with another epilogue or prepacked inputs is another
  * task, with its own log) and the thread count. */
-static void row_file(const settings *s, row *r) {
+static void row_file(const settings *s, const suite *su, row *r) {
   char epi[48] = "";
-  int pre = s->prepack_weights && r->task->op && conv_op(r->task->op);
+  int pre = prepacked_weights(s, su, r->task->op) != NULL;
   snprintf(epi, sizeof epi, "%s%s%s", s->bias ? "+bias" : "",
            s->relu ? "+relu" : "", pre ? "+prepack" : "");
   snprintf(r->file, sizeof r->file, "%s%s-t%d", r->task->name, epi, r->threads);
@@ -2305,7 +2337,7 @@ int main(int argc, char **argv) {
     row *r = &rows[i];
     r->task = &su.tasks[i / s.nthreads];
     r->threads = s.threads[i % s.nthreads];
-    row_file(&s, r);
+    row_file(&s, &su, r);
     snprintf(r->shape, sizeof r->shape, "-");
     if (r->task->error) {
       r->status = ROW_FAILED;
@@ -2314,14 +2346,13 @@ int main(int argc, char **argv) {
     }
     heron_error err;
     heron_error_clear(&err);
-    heron_task_spec spec = {
-        .op = r->task->op,
-        .shape = r->task->shape,
-        .nshape = r->task->nshape,
-        .dtype = su.dtype,
-        .target = su.target,
-        .epilogue = s.epilogue,
-        .prepack = s.prepack_weights && conv_op(r->task->op) ? "weight" : NULL};
+    heron_task_spec spec = {.op = r->task->op,
+                            .shape = r->task->shape,
+                            .nshape = r->task->nshape,
+                            .dtype = su.dtype,
+                            .target = su.target,
+                            .epilogue = s.epilogue,
+                            .prepack = prepacked_weights(&s, &su, r->task->op)};
     if (heron_task_create(&spec, &r->ht, &err)) {
       r->status = ROW_FAILED;
       snprintf(r->error, sizeof r->error, "%s: %s", heron_err_name(err.code),

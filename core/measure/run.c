@@ -195,7 +195,9 @@ void heron__worker_finish(int fd, const run_report *r) {
 }
 
 /* When the kernel exports heron_prepack: replaces each input it takes
- * packed (heron_prepacked_elems > 0) in kbufs with a packed copy.  Returns
+ * packed (heron_prepacked_elems > 0, counted in elements of the input's
+ * own type: floats in fp32, s8 weights in int8, bf16 in bf16) in kbufs
+ * with a packed copy.  Returns
  * 0 with r filled in when the copy cannot be made.  The copies live until
  * the worker exits. */
 static int prepack_inputs(void *lib, const heron__op *op, void **kbufs,
@@ -220,12 +222,14 @@ static int prepack_inputs(void *lib, const heron__op *op, void **kbufs,
     int64_t n = elems(i);
     if (n <= 0)
       continue;
-    size_t bytes = ((size_t)n * sizeof(float) + 63) / 64 * 64;
+    size_t esize = (size_t)heron__dtype_size(heron__op_buf_dtype(op, i));
+    size_t bytes = ((size_t)n * esize + 63) / 64 * 64;
     void *copy = aligned_alloc(64, bytes);
     if (!copy) {
       r->status = HERON_MEAS_RUNTIME_ERROR;
       snprintf(r->text, sizeof r->text,
-               "worker out of memory for the packed copy of %s (%lld floats)",
+               "worker out of memory for the packed copy of %s (%lld "
+               "elements)",
                op->in[i].name, (long long)n);
       return 0;
     }

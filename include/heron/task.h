@@ -92,8 +92,11 @@ typedef struct heron_task_spec {
    * convolutions, "B" for gemm).  A config that packs such an input packs
    * it once, before the calls and untimed, into the layout its loops read
    * (a layout rewrite, as oneDNN reorders its weights), and the kernel
-   * reads that copy: see heron_prepack in the README's kernel interface.
-   * cpu target only.  The key gets "/prepack=weight" appended. */
+   * reads that copy: see heron_prepack in the README's kernel interface
+   * (the copy counts elements of the input's own type: floats in fp32,
+   * s8 in int8, bf16 in bf16).  cpu and amx targets only; in int8 and bf16
+   * only the weights, never the activations (op->act_input's input, e.g.
+   * gemm's A).  The key gets "/prepack=weight" appended. */
   const char *prepack;
   /* A space from the auto-tuning community's formats instead of an op: t1
    * is a T1 input file (tuning parameters with their values, restrictions

@@ -74,7 +74,9 @@ static int call_kernel(void *h, int i, const heron__op *op, void *const *bufs) {
     int64_t n = elems(t);
     if (n <= 0)
       continue;
-    copies[t] = malloc((size_t)n * sizeof(float));
+    /* Elements of the input's own type (s8 or bf16 weights). */
+    copies[t] = malloc((size_t)n *
+                       (size_t)heron__dtype_size(heron__op_buf_dtype(op, t)));
     ok = copies[t] != NULL;
     if (ok) {
       pack(t, bufs[t], copies[t]);

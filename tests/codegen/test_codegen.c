@@ -136,14 +136,17 @@ static int prepack_copies(void *h, const heron__op *op, void **kbufs,
                op->in[i].name);
       return 0;
     }
-    float *copy = malloc((size_t)n * sizeof *copy);
+    /* Elements of the input's own type (floats here, the fp32 cases). */
+    size_t bytes =
+        (size_t)n * (size_t)heron__dtype_size(heron__op_buf_dtype(op, i));
+    void *copy = malloc(bytes);
     if (!copy) {
       snprintf(why, cap, "out of memory");
       return 0;
     }
     /* NaN everywhere first: a float the pack leaves unwritten and the
      * kernel reads shows in the output. */
-    memset(copy, 0xff, (size_t)n * sizeof *copy);
+    memset(copy, 0xff, bytes);
     pack(i, kbufs[i], copy);
     kbufs[i] = copy;
     any = 1;

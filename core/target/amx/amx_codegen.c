@@ -344,7 +344,8 @@ static void emit_store(gen *g) {
  * once ahead of the calls (op->prepack): the whole B in the VNNI layout,
  * per batch [KC / V][NC][V] with KC = K.o * block.k and NC = N.o * block.n
  * (zero past K and N), written block by block by the kernel's own
- * heron_pack_b; sizes in floats, as the worker allocates them. */
+ * heron_pack_b; sizes in elements of B's own type (heron_b_t: s8 for
+ * int8, bf16 bits for bf16), as the worker allocates them. */
 static void emit_prepack(gen *g) {
   const heron__amx_sched *s = g->s;
   if (!(g->t->op.prepack >> s->ib & 1u))
@@ -353,13 +354,12 @@ static void emit_prepack(gen *g) {
       g->out,
       "\n/* B packed once, ahead of the calls: heron_kernel takes input %d "
       "as\n * heron_prepack(%d, B, copy) left it, in a buffer of "
-      "heron_prepacked_elems(%d)\n * floats. */\n"
+      "heron_prepacked_elems(%d)\n * elements of B's own type (heron_b_t). */\n"
       "int64_t heron_prepacked_elems(int input);\n"
       "int64_t heron_prepacked_elems(int input) {\n"
       "  if (input != %d)\n"
       "    return 0;\n"
-      "  return ((int64_t)BATCH * KC * NC * (int64_t)sizeof(heron_b_t) + 3) / "
-      "4;\n"
+      "  return (int64_t)BATCH * KC * NC;\n"
       "}\n\n"
       "void heron_prepack(int input, const void *src, void *dst);\n"
       "void heron_prepack(int input, const void *src, void *dst) {\n"

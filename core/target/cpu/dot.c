@@ -24,6 +24,15 @@
  *         store the lanes inside the extent: = acc on the first
  *         reduction-outer step, += acc later, epilogue on the last
  *
+ * With the weights prepacked (op->prepack, a network's weights at
+ * inference) the weight pack leaves the call: heron_prepack makes every
+ * block of it once, with the same loops, into one copy laid out
+ *
+ *   [level-0 tile of each spatial axis the weights read (the vector axis
+ *    included)] [reduction-outer step] [the block above]
+ *
+ * and the kernel points h_pw at its tile's and step's block.
+ *
  * At vec 1 the same packs are read by plain C.  The intrinsics come from
  * <immintrin.h>, or with -DHERON_EMULATE_ISA from the scalar definitions
  * of core/target/cpu/isa_emu.c, emitted into the source (its prelude,
@@ -54,6 +63,10 @@ typedef struct dgen {
   int64_t tv;          /* lanes of the thread's vector-axis tile */
   int64_t pa_pts, pw_pts;
   int has_outer; /* some reduction axis has outer steps */
+  /* The weights are packed once, ahead of the calls (op->prepack): the
+   * kernel points h_pw into the copy heron_prepack made instead of
+   * packing them at every reduction-outer step. */
+  int prepacked;
 } dgen;
 
 static void ind(dgen *g, int depth) {
@@ -720,6 +733,149 @@ static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
   }
 }
 
+/* ---- weights packed ahead of the calls (prepack) ------------------------
+ * The copy is the weight packs of every thread tile and reduction-outer
+ * step end to end, numbered by the level-0 loops of the live spatial axes
+ * the weights read (op order) and then the live reduction-outer loops,
+ * each only when longer than 1 (thread tiles that differ only along axes
+ * the weights do not read share their block).  Elements are the weights'
+ * own type (s8 for int8, bf16 bits for bf16). */
+
+/* The axes numbering the blocks, outermost first; their count. */
+static int prepack_loops(const dgen *g, int *axis) {
+  const heron__op *op = g->op;
+  int n = 0;
+  for (int k = 0; k < 2; k++)
+    for (int a = 0; a < op->naxes; a++) {
+      int spatial = op->axes[a].kind == HERON__SPATIAL;
+      if (spatial != (k == 0) || !live(g, a) || g->len[a][0] <= 1 ||
+          (spatial && !heron__tensor_reads(&op->in[g->wt], a)))
+        continue;
+      axis[n++] = a;
+    }
+  return n;
+}
+
+/* Elements of one block: the weight pack of one tile and step. */
+static int64_t weight_block(const dgen *g) {
+  return g->pw_pts * g->rip * g->tv;
+}
+
+/* Elements of the whole copy. */
+static int64_t prepacked_elems(const dgen *g) {
+  int axis[HERON__MAX_AXES];
+  int n = prepack_loops(g, axis);
+  int64_t e = weight_block(g);
+  for (int i = 0; i < n; i++)
+    e *= g->len[axis[i]][0];
+  return e;
+}
+
+/* " + ((o_co / 32) * 6 + ci_0) * 4608": the offset of the current block in
+ * the copy, from the kernel's tile origins o_<a> (a multiple of the
+ * thread tile) and reduction-outer indices <r>_0; nothing with one block. */
+static void prepacked_offset_text(const dgen *g, heron__buf *b) {
+  int axis[HERON__MAX_AXES];
+  int n = prepack_loops(g, axis);
+  if (!n)
+    return;
+  const heron__op *op = g->op;
+  heron__buf_puts(b, " + ");
+  for (int i = 1; i < n; i++)
+    heron__buf_puts(b, "(");
+  for (int i = 0; i < n; i++) {
+    int a = axis[i];
+    heron__buf idx = {0};
+    if (op->axes[a].kind == HERON__SPATIAL)
+      heron__buf_printf(&idx, "o_%s / %lld", op->axes[a].name,
+                        (long long)g->thr[a]);
+    else
+      heron__buf_printf(&idx, "%s_0", op->axes[a].name);
+    if (i == 0)
+      heron__buf_printf(b, "(%s)", idx.data);
+    else
+      heron__buf_printf(b, " * %lld + (%s))", (long long)g->len[a][0],
+                        idx.data);
+    heron__buf_free(&idx);
+  }
+  heron__buf_printf(b, " * %lld", (long long)weight_block(g));
+}
+
+/* heron_prepacked_elems and heron_prepack, after the kernel, when the
+ * weights are prepacked: the kernel's own weight pack, run for every block
+ * with the tile origins and reduction bases it would have had. */
+static void emit_prepack(dgen *g) {
+  if (!g->prepacked)
+    return;
+  const heron__op *op = g->op;
+  const char *wt = ctype(op, g->wt);
+  heron__buf_printf(
+      g->o,
+      "\n/* The weights packed once, ahead of the calls (prepack): "
+      "heron_kernel\n"
+      " * takes input %d as heron_prepack(%d, %s, copy) left it, in a "
+      "buffer of\n"
+      " * heron_prepacked_elems(%d) elements of its own type (%s); 0 for "
+      "an\n"
+      " * input taken as it is. */\n"
+      "int64_t heron_prepacked_elems(int input);\n"
+      "int64_t heron_prepacked_elems(int input) {\n"
+      "  return input == %d ? %lldLL : 0;\n}\n\n"
+      "void heron_prepack(int input, const void *src, void *dst);\n"
+      "void heron_prepack(int input, const void *src, void *dst) {\n"
+      "  if (input != %d)\n    return;\n"
+      "  const %s *restrict t_%s = (const %s *)src;\n",
+      g->wt, g->wt, op->in[g->wt].name, g->wt, wt, g->wt,
+      (long long)prepacked_elems(g), g->wt, wt, op->in[g->wt].name, wt);
+  int axis[HERON__MAX_AXES];
+  int n = prepack_loops(g, axis);
+  int d = 1;
+  for (int i = 0; i < n; i++) {
+    const char *an = op->axes[axis[i]].name;
+    ind(g, d++);
+    heron__buf_printf(g->o, "for (int64_t %s_0 = 0; %s_0 < %lld; %s_0++) {\n",
+                      an, an, (long long)g->len[axis[i]][0], an);
+  }
+  /* The origins and bases the pack reads: from the loop index where the
+   * axis has level-0 steps, else 0. */
+  for (int a = 0; a < op->naxes; a++) {
+    if (!live(g, a))
+      continue;
+    const char *an = op->axes[a].name;
+    int more = g->len[a][0] > 1;
+    if (op->axes[a].kind == HERON__SPATIAL) {
+      if (!heron__tensor_reads(&op->in[g->wt], a))
+        continue;
+      ind(g, d);
+      if (more)
+        heron__buf_printf(g->o, "const int64_t o_%s = %s_0 * %lld;\n", an, an,
+                          (long long)g->thr[a]);
+      else
+        heron__buf_printf(g->o, "const int64_t o_%s = 0;\n", an);
+    } else {
+      ind(g, d);
+      if (more)
+        heron__buf_printf(g->o, "const int64_t b_%s = %s_0 * %lld;\n", an, an,
+                          (long long)g->len[a][1]);
+      else
+        heron__buf_printf(g->o, "const int64_t b_%s = 0;\n", an);
+    }
+  }
+  /* The block offset from the same o_<a> / <r>_0 the kernel uses. */
+  heron__buf off = {0};
+  prepacked_offset_text(g, &off);
+  ind(g, d);
+  heron__buf_printf(g->o, "%s *h_pw = (%s *)dst%s;\n", wt, wt,
+                    off.data ? off.data : "");
+  heron__buf_free(&off);
+  emit_pack_weight(g, d);
+  for (int i = n - 1; i >= 0; i--) {
+    ind(g, --d);
+    heron__buf_puts(g->o, "}\n");
+  }
+  heron__buf_puts(g->o, "}\n");
+}
+
 /* ---- the kernel ----------------------------------------------------------
  */
 
@@ -815,6 +971,7 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
   g.act = t->dot_act;
   g.wt = t->dot_weight;
   g.int8 = t->op.dtype == HERON__INT8;
+  g.prepacked = (t->op.prepack >> g.wt & 1u) != 0;
   int acc_at = (int)cfg[t->acc_at];
   int64_t u = cfg[t->unroll];
   g.unroll = (int)(u > 0 ? 4 * u : 1);
@@ -873,19 +1030,24 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
   int64_t pa_elems = g.pa_pts * g.rip, pw_elems = g.pw_pts * g.rip * g.tv;
   heron__buf_puts(out, "  int h_fail = 0;\n#pragma omp parallel\n  {\n");
   heron__buf_printf(
-      out,
-      "    %s *h_pa = aligned_alloc(64, %lld);\n"
-      "    %s *h_pw = aligned_alloc(64, %lld);\n"
-      "    if (!h_pa || !h_pw)\n"
-      "      __atomic_store_n(&h_fail, 1, __ATOMIC_RELAXED);\n"
-      "#pragma omp barrier\n"
-      "    if (!__atomic_load_n(&h_fail, __ATOMIC_RELAXED)) {\n",
-      act_pack_type(&g),
+      out, "    %s *h_pa = aligned_alloc(64, %lld);\n", act_pack_type(&g),
       (long long)((pa_elems * (g.int8 && t->dot != HERON__DOT_I8_AVX2 ? 1 : 2) +
                    63) /
-                  64 * 64),
-      ctype(op, g.wt),
-      (long long)((pw_elems * (g.int8 ? 1 : 2) + 63) / 64 * 64));
+                  64 * 64));
+  /* A prepacked weight needs no per-thread pack (h_pw points into the
+   * copy, per step); NULL keeps the check and the free below uniform. */
+  if (g.prepacked)
+    heron__buf_printf(out, "    %s *h_pwk = NULL;\n", ctype(op, g.wt));
+  else
+    heron__buf_printf(
+        out, "    %s *h_pwk = aligned_alloc(64, %lld);\n", ctype(op, g.wt),
+        (long long)((pw_elems * (g.int8 ? 1 : 2) + 63) / 64 * 64));
+  heron__buf_printf(out,
+                    "    if (!h_pa || (%d && !h_pwk))\n"
+                    "      __atomic_store_n(&h_fail, 1, __ATOMIC_RELAXED);\n"
+                    "#pragma omp barrier\n"
+                    "    if (!__atomic_load_n(&h_fail, __ATOMIC_RELAXED)) {\n",
+                    !g.prepacked);
   heron__buf_printf(out,
                     "#pragma omp for schedule(static)\n"
                     "    for (int64_t h_f = 0; h_f < %lld; h_f++) {\n"
@@ -943,7 +1105,17 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
   ind(&g, dd);
   heron__buf_puts(out, "(void)h_last;\n");
   emit_pack_act(&g, dd);
-  emit_pack_weight(&g, dd);
+  ind(&g, dd);
+  if (g.prepacked) {
+    heron__buf off = {0};
+    prepacked_offset_text(&g, &off);
+    heron__buf_printf(out, "const %s *h_pw = t_%s%s;\n", ctype(op, g.wt),
+                      op->in[g.wt].name, off.data ? off.data : "");
+    heron__buf_free(&off);
+  } else {
+    heron__buf_printf(out, "%s *h_pw = h_pwk;\n", ctype(op, g.wt));
+    emit_pack_weight(&g, dd);
+  }
   int n1 = open_level(&g, 1, dd);
   int n2 = acc_at ? 0 : open_level(&g, 2, dd + n1);
   int db = dd + n1 + n2;
@@ -976,8 +1148,9 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
   close_n(&g, n2, dd + n1);
   close_n(&g, n1, dd);
   close_n(&g, nr0, d);
-  heron__buf_puts(out, "    }\n    }\n    free(h_pa);\n    free(h_pw);\n"
+  heron__buf_puts(out, "    }\n    }\n    free(h_pa);\n    free(h_pwk);\n"
                        "  }\n}\n");
+  emit_prepack(&g);
   if (out->failed)
     return heron_error_set(err, HERON_ENOMEM, "codegen: out of memory");
   return HERON_OK;

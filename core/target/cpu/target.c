@@ -34,11 +34,16 @@ static int cpu_rules(heron__template *t, heron_space *sp, heron_error *err) {
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "the cpu template supports fp32, int8 and bf16, "
                            "not fp16");
-  if (op->dtype != HERON__FP32 && op->prepack)
+  /* int8 and bf16 kernels pack their weights into the dot-product layout,
+   * which a prepacked copy replaces (dot.c); the activations' pack stays
+   * in the call (the AVX2 int8 form widens them to s16 there). */
+  if (op->dtype != HERON__FP32 && (op->prepack >> op->act_input & 1u))
     return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "the cpu template's %s kernels pack their inputs at "
-                           "every call; --prepack is for fp32",
-                           heron__dtype_name(op->dtype));
+                           "--prepack: the cpu template's %s kernels prepack "
+                           "only the weights (%s), not the activations (%s)",
+                           heron__dtype_name(op->dtype),
+                           op->in[1 - op->act_input].name,
+                           op->in[op->act_input].name);
   if (op->out.bounded)
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "the cpu template needs an output indexed inside "
