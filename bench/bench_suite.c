@@ -1054,11 +1054,11 @@ static void dnn_free(dnn_ctx *c) {
     }                                                                          \
   } while (0)
 
-/* Copies memory `from` into `to` (a layout change), outside any timing. */
-static dnnl_status_t dnn_reorder(dnnl_memory_t from, dnnl_memory_t to) {
+/* A reorder primitive from memory `from` to memory `to`. */
+static dnnl_status_t dnn_reorder_prim(dnnl_memory_t from, dnnl_memory_t to,
+                                      dnnl_primitive_t *out) {
   const dnnl_memory_desc_t *fmd, *tmd;
   dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t r = NULL;
   dnnl_status_t st = dnnl_memory_get_memory_desc(from, &fmd);
   if (st == dnnl_success)
     st = dnnl_memory_get_memory_desc(to, &tmd);
@@ -1066,7 +1066,16 @@ static dnnl_status_t dnn_reorder(dnnl_memory_t from, dnnl_memory_t to) {
     st = dnnl_reorder_primitive_desc_create(&pd, fmd, dnn_engine, tmd,
                                             dnn_engine, NULL);
   if (st == dnnl_success)
-    st = dnnl_primitive_create(&r, pd);
+    st = dnnl_primitive_create(out, pd);
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  return st;
+}
+
+/* Copies memory `from` into `to` (a layout change), outside any timing. */
+static dnnl_status_t dnn_reorder(dnnl_memory_t from, dnnl_memory_t to) {
+  dnnl_primitive_t r = NULL;
+  dnnl_status_t st = dnn_reorder_prim(from, to, &r);
   if (st == dnnl_success) {
     dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
     st = dnnl_primitive_execute(r, dnn_stream, 2, a);
@@ -1075,8 +1084,6 @@ static dnnl_status_t dnn_reorder(dnnl_memory_t from, dnnl_memory_t to) {
   }
   if (r)
     dnnl_primitive_destroy(r);
-  if (pd)
-    dnnl_primitive_desc_destroy(pd);
   return st;
 }
 
@@ -1247,24 +1254,6 @@ static int dnn_setup_best(dnn_ctx *c, const geom *g, int any,
     dnn_free(&apart);
   }
   return 0;
-}
-
-/* A reorder primitive from memory `from` to memory `to`. */
-static dnnl_status_t dnn_reorder_prim(dnnl_memory_t from, dnnl_memory_t to,
-                                      dnnl_primitive_t *out) {
-  const dnnl_memory_desc_t *fmd, *tmd;
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_status_t st = dnnl_memory_get_memory_desc(from, &fmd);
-  if (st == dnnl_success)
-    st = dnnl_memory_get_memory_desc(to, &tmd);
-  if (st == dnnl_success)
-    st = dnnl_reorder_primitive_desc_create(&pd, fmd, dnn_engine, tmd,
-                                            dnn_engine, NULL);
-  if (st == dnnl_success)
-    st = dnnl_primitive_create(out, pd);
-  if (pd)
-    dnnl_primitive_desc_destroy(pd);
-  return st;
 }
 
 /* Makes every call of the convolution c (set up on oneDNN's layouts) take
