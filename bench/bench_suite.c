@@ -1054,6 +1054,20 @@ static void dnn_free(dnn_ctx *c) {
     }                                                                          \
   } while (0)
 
+/* The plain (NCW, NCHW, NCDHW) descriptor of g's source (dst = 0) or
+ * destination (dst = 1) in type dt. */
+static dnnl_status_t dnn_plain_md(const geom *g, int dst, dnnl_data_type_t dt,
+                                  dnnl_memory_desc_t *md) {
+  int nd = g->sp + 2;
+  dnnl_dims_t d = {g->n, dst ? g->co : g->ci};
+  for (int i = 0; i < g->sp; i++)
+    d[2 + i] = dst ? g->out[i] : g->in[i];
+  return dnnl_memory_desc_init_by_tag(md, nd, d, dt,
+                                      nd == 3   ? dnnl_abc
+                                      : nd == 4 ? dnnl_abcd
+                                                : dnnl_abcde);
+}
+
 /* A reorder primitive from memory `from` to memory `to`. */
 static dnnl_status_t dnn_reorder_prim(dnnl_memory_t from, dnnl_memory_t to,
                                       dnnl_primitive_t *out) {
@@ -1266,17 +1280,10 @@ static int dnn_setup_best(dnn_ctx *c, const geom *g, int any,
 static int dnn_reorder_in_call(dnn_ctx *c, const geom *g,
                                const dnnl_data_type_t ty[3], void *data,
                                void *out, char *why, size_t cap) {
-  int nd = g->sp + 2;
-  dnnl_dims_t sd = {g->n, g->ci}, dd = {g->n, g->co};
-  for (int i = 0; i < g->sp; i++) {
-    sd[2 + i] = g->in[i];
-    dd[2 + i] = g->out[i];
-  }
-  dnnl_format_tag_t act = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
   dnnl_memory_desc_t psmd, pdmd;
   const dnnl_memory_desc_t *md;
-  DNN_TRY(dnnl_memory_desc_init_by_tag(&psmd, nd, sd, ty[0], act));
-  DNN_TRY(dnnl_memory_desc_init_by_tag(&pdmd, nd, dd, ty[2], act));
+  DNN_TRY(dnn_plain_md(g, 0, ty[0], &psmd));
+  DNN_TRY(dnn_plain_md(g, 1, ty[2], &pdmd));
   DNN_TRY(dnnl_memory_create(&c->user[0], &psmd, dnn_engine, data));
   DNN_TRY(dnnl_memory_create(&c->user[1], &pdmd, dnn_engine, out));
   DNN_TRY(dnnl_memory_get_memory_desc(c->mem[0], &md));
@@ -1299,14 +1306,9 @@ fail:
 /* The primitive's output in the plain layout, into out. */
 static int dnn_result(dnn_ctx *c, const geom *g, dnnl_data_type_t dt, void *out,
                       char *why, size_t cap) {
-  int nd = g->sp + 2;
-  dnnl_dims_t dd = {g->n, g->co};
-  for (int i = 0; i < g->sp; i++)
-    dd[2 + i] = g->out[i];
-  dnnl_format_tag_t act = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
   dnnl_memory_desc_t plain;
   dnnl_memory_t m = NULL;
-  DNN_TRY(dnnl_memory_desc_init_by_tag(&plain, nd, dd, dt, act));
+  DNN_TRY(dnn_plain_md(g, 1, dt, &plain));
   DNN_TRY(dnnl_memory_create(&m, &plain, dnn_engine, out));
   DNN_TRY(dnn_reorder(c->mem[3], m));
   dnnl_memory_destroy(m);
