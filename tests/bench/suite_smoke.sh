@@ -182,11 +182,15 @@ for r in rows:
     assert "oneDNN" in r["baseline"] and "int8" in r["baseline"], r
     assert float(r["heron_gflops"]) > 0 and float(r["baseline_gflops"]) > 0, r
 # oneDNN has only its reference kernel for int8 convolutions on NCHW, so the
-# second baseline is its blocked one fed the same plain tensors (activations
-# reordered in the call), checked like the others and slower than without.
+# other baseline is its blocked one fed the same plain tensors (activations
+# reordered in the call), checked like the others. The faster of the two is
+# the baseline: on a shape this small the reorders cost so little that
+# either may win, so only the pair is asserted, and that the baseline is the
+# faster.
 c2d = [r for r in rows if r["task"] == "C2D"][0]
-assert "plain in/out" in c2d["baseline2"], c2d
-assert 0 < float(c2d["baseline2_gflops"]) < 1.5 * float(c2d["baseline_gflops"]), c2d
+names = sorted([c2d["baseline"], c2d["baseline2"]], key=lambda n: "plain" in n)
+assert "(blocked," in names[0] and "(plain in/out," in names[1], c2d
+assert 0 < float(c2d["baseline2_gflops"]) <= float(c2d["baseline_gflops"]), c2d
 PY
   ;;
 *)
