@@ -55,7 +55,17 @@ static const dcase cases[] = {
     {"dil", 10, {1, 9, 8, 3, 15, 3, 3, 1, 2, 2}},
     {"t2d", 11, {1, 5, 6, 3, 23, 3, 3, 2, 1, 1, 1}},
     {"gemm", 3, {11, 5, 37}}, /* N below a vector: scalar code */
+    /* Whole groups of input channels: the activations packed as a region
+     * (each element once, channels innermost) rather than one row of k per
+     * point; batch 2 and dilation 2 in its indices. */
+    {"c2d", 10, {2, 9, 7, 8, 24, 3, 3, 1, 1, 1}},
+    {"c1d", 8, {1, 29, 12, 16, 3, 1, 1, 2}},
 };
+
+/* Whether a kernel's source packs its activations as a region. */
+static int packs_region(const char *src) {
+  return src && strstr(src, "activations as a region") != NULL;
+}
 
 /* A fresh scratch folder under TMPDIR, removed by the caller. */
 static int scratch(char *dir, size_t cap) {
@@ -208,7 +218,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
   heron__buf all = {0};
   heron_rng rng;
   heron_rng_seed(&rng, seed);
-  int nv = heron_space_nvars(sp), bad = 0, blocks = 0;
+  int nv = heron_space_nvars(sp), bad = 0, blocks = 0, regions = 0;
   int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
   int vecs[17] = {0};
   for (int c = 0; c < ncfg && !bad; c++) {
@@ -232,6 +242,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
     }
     vecs[cfg[t->vec] & 15]++;
     blocks += src.data && prepack_has_blocks(src.data);
+    regions += packs_region(src.data);
     heron__buf_printf(&all,
                       "#define heron_kernel heron_kernel_%d\n"
                       "#define heron_prepack heron_prepack_%d\n"
@@ -330,9 +341,11 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
     if (prewt)
       snprintf(pre, sizeof pre, ", %s prepacked (%d in several blocks)",
                op.in[1 - op.act_input].name, blocks);
-    snprintf(why, cap, "%s %s: %d configs (vec 1: %d, 8: %d, 16: %d)%s%s%s",
+    snprintf(why, cap,
+             "%s %s: %d configs (vec 1: %d, 8: %d, 16: %d; %d region "
+             "packs)%s%s%s",
              dc->op, heron__dtype_name(dtype), ncfg, vecs[1], vecs[8], vecs[0],
-             pre, lacks ? "; native runs skipped: this CPU lacks " : "",
+             regions, pre, lacks ? "; native runs skipped: this CPU lacks " : "",
              lacks ? missing : "");
   }
   heron__template_free(t);
@@ -637,6 +650,52 @@ TEST(bf16_avx2_prepacked_weights_match_emulated_and_reference) {
 /* int8 and bf16 kernels prepack only the weights: the activations' pack
  * (s16 pairs in the AVX2 int8 form) stays in the call, and asking for it
  * is refused with the reason, naming both inputs. */
+/* The region pack is chosen where it packs fewer elements within the
+ * padded-work bound: the convolutions with whole groups of input channels
+ * (the last two cases) in some configs (not where a short channel tile
+ * pads past the bound or a small thread tile makes the region larger than
+ * the rows), never the matrix ops (the same rows either way) or the
+ * transposed convolution (a divisor in its index). */
+TEST(convolutions_with_whole_channel_groups_pack_activations_as_regions) {
+  size_t ncase = sizeof cases / sizeof cases[0];
+  for (int dt = 0; dt < 2; dt++)
+    for (size_t i = 0; i < ncase; i++) {
+      int dtype = dt ? HERON__BF16 : HERON__INT8;
+      heron__op op;
+      heron__hw desc;
+      heron__template *t = NULL;
+      heron_space *sp = NULL;
+      heron_error err = {0};
+      heron__hw_detect_cpu(&desc);
+      CHECK_OK(heron__op_build(cases[i].op, cases[i].shape, cases[i].n, dtype,
+                               &op, &err),
+               &err);
+      CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
+      heron_rng rng;
+      heron_rng_seed(&rng, 5 + i);
+      int64_t *cfg = malloc((size_t)heron_space_nvars(sp) * sizeof *cfg);
+      int regions = 0, n = 20;
+      for (int c = 0; c < n; c++) {
+        heron__buf src = {0};
+        CHECK_OK(heron_space_sample(sp, &rng, cfg, &err), &err);
+        CHECK_OK(heron__codegen(t, sp, cfg, &src, &err), &err);
+        regions += packs_region(src.data);
+        heron__buf_free(&src);
+      }
+      free(cfg);
+      const char *o = cases[i].op;
+      if (i + 2 >= ncase)
+        CHECK_MSG(regions > 0, "%s %s: %d of %d configs packed regions",
+                  cases[i].op, heron__dtype_name(dtype), regions, n);
+      else if (!strcmp(o, "gemm") || !strcmp(o, "bmm") ||
+               !strcmp(o, "gemv") || !strcmp(o, "t2d"))
+        CHECK_MSG(regions == 0, "%s %s: %d of %d configs packed regions",
+                  cases[i].op, heron__dtype_name(dtype), regions, n);
+      heron__template_free(t);
+      heron__space_free(sp);
+    }
+}
+
 TEST(int8_and_bf16_templates_refuse_prepacked_activations_with_a_reason) {
   static const struct {
     const char *op, *names;

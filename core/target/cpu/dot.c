@@ -67,6 +67,19 @@ typedef struct dgen {
    * kernel points h_pw into the copy heron_prepack made instead of
    * packing them at every reduction-outer step. */
   int prepacked;
+  /* The activations packed as a region (see plan_region): the slice of
+   * the activation tensor the thread tile and the reduction-inner slice
+   * touch, each element once, with the group axis cax innermost and
+   * rounded up to cgp (a whole number of groups), instead of one row of
+   * k per point (im2col, which copies a convolution's input KH x KW
+   * times).  The reduction order is then the other reduction axes (axis
+   * order), then cax; group h_g of a row starts at h_go[h_g] in it. */
+  int region;
+  int cax, cdim;  /* the group axis and the activation dimension it indexes */
+  int64_t cgp;    /* cax's inner tile rounded up to a whole group */
+  int64_t span[HERON__MAX_DIMS]; /* positions of each other dimension */
+  int64_t rstr[HERON__MAX_DIMS]; /* their strides in the region (cdim: 1) */
+  int64_t pa_elems;              /* elements of the activation pack */
 } dgen;
 
 static void ind(dgen *g, int depth) {
@@ -159,20 +172,30 @@ static void element_text(const dgen *g, int ti, heron__buf *cond,
 static int open_reduce_inner(dgen *g, int depth, heron__buf *inr) {
   const heron__op *op = g->op;
   int n = 0;
-  for (int a = 0; a < op->naxes; a++) {
-    if (op->axes[a].kind != HERON__REDUCE || !live(g, a))
-      continue;
-    const char *nm = op->axes[a].name;
-    ind(g, depth + n);
-    heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
-                      nm, nm, (long long)g->len[a][1], nm);
-    ind(g, depth + n + 1);
-    heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", nm, nm, nm);
-    if (g->ragged[a])
-      heron__buf_printf(inr, " && g_%s < %lld", nm,
-                        (long long)op->axes[a].extent);
-    n++;
-  }
+  /* With a region pack the group axis comes last, over its rounded tile
+   * (the steps past its own tile read as zeros). */
+  for (int pass = 0; pass < 1 + g->region; pass++)
+    for (int a = 0; a < op->naxes; a++) {
+      if (op->axes[a].kind != HERON__REDUCE || !live(g, a) ||
+          (g->region && (a == g->cax) != pass))
+        continue;
+      const char *nm = op->axes[a].name;
+      int64_t len = g->region && a == g->cax ? g->cgp : g->len[a][1];
+      ind(g, depth + n);
+      heron__buf_printf(g->o,
+                        "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n", nm,
+                        nm, (long long)len, nm);
+      ind(g, depth + n + 1);
+      heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", nm, nm,
+                        nm);
+      if (len > g->len[a][1])
+        heron__buf_printf(inr, " && l_%s < %lld", nm,
+                          (long long)g->len[a][1]);
+      if (g->ragged[a])
+        heron__buf_printf(inr, " && g_%s < %lld", nm,
+                          (long long)op->axes[a].extent);
+      n++;
+    }
   return n;
 }
 
@@ -240,6 +263,82 @@ static void emit_pack_act(dgen *g, int depth) {
   heron__buf_free(&off);
 }
 
+/* The region pack: for every position of the activation tensor the thread
+ * tile and the reduction-inner slice read, once, at
+ * [positions of the other dimensions, row-major][group axis, rounded],
+ * zeros outside the tensor and past the group axis's tile.  The loops run
+ * the group axis outermost so that the innermost reads are consecutive. */
+static void emit_pack_region(dgen *g, int depth) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[g->act];
+  const char *cn = op->axes[g->cax].name;
+  heron__buf off = {0};
+  ind(g, depth);
+  heron__buf_puts(g->o, "{\n");
+  ind(g, depth + 1);
+  heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
+                    cn, cn, (long long)g->cgp, cn);
+  ind(g, depth + 2);
+  heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", cn, cn, cn);
+  ind(g, depth + 2);
+  heron__buf_printf(g->o, "const int64_t e_%d = %lld + g_%s;\n", g->cdim,
+                    (long long)ts->index[g->cdim].offset, cn);
+  ind(g, depth + 2);
+  heron__buf_printf(g->o,
+                    "const int h_ok%d = l_%s < %lld && e_%d >= 0 && "
+                    "e_%d < %lld;\n",
+                    g->cdim, cn, (long long)g->len[g->cax][1], g->cdim,
+                    g->cdim, (long long)ts->dims[g->cdim]);
+  int n = 0, last = g->cdim;
+  heron__buf_printf(&off, "l_%s", cn);
+  for (int d = 0; d < ts->ndim; d++) {
+    if (d == g->cdim)
+      continue;
+    const heron__affine *ix = &ts->index[d];
+    int dp = depth + 2 + n;
+    ind(g, dp);
+    heron__buf_printf(g->o, "for (int64_t q_%d = 0; q_%d < %lld; q_%d++) {\n",
+                      d, d, (long long)g->span[d], d);
+    ind(g, dp + 1);
+    heron__buf_printf(g->o, "const int64_t e_%d = %lld", d,
+                      (long long)ix->offset);
+    for (int a = 0; a < op->naxes; a++)
+      if (ix->coef[a] != 0 && live(g, a))
+        heron__buf_printf(g->o, " + %lldLL * %s_%s", (long long)ix->coef[a],
+                          op->axes[a].kind == HERON__SPATIAL ? "o" : "b",
+                          op->axes[a].name);
+    heron__buf_printf(g->o, " + q_%d;\n", d);
+    ind(g, dp + 1);
+    heron__buf_printf(g->o,
+                      "const int h_ok%d = h_ok%d && e_%d >= 0 && e_%d < "
+                      "%lld;\n",
+                      d, last, d, d, (long long)ts->dims[d]);
+    heron__buf_printf(&off, " + q_%d * %lldLL", d, (long long)g->rstr[d]);
+    last = d;
+    n++;
+  }
+  /* The tensor's row-major offset of e_0 .. e_<ndim-1>. */
+  heron__buf src = {0};
+  heron__buf_puts(&src, "0");
+  for (int d = 0; d < ts->ndim; d++) {
+    heron__buf next = {0};
+    heron__buf_printf(&next, "(%s) * %lld + e_%d", src.data,
+                      (long long)ts->dims[d], d);
+    heron__buf_free(&src);
+    src = next;
+  }
+  ind(g, depth + 2 + n);
+  heron__buf_printf(g->o, "h_pa[%s] = h_ok%d ? (%s)t_%s[%s] : 0;\n", off.data,
+                    last, act_pack_type(g), ts->name, src.data);
+  close_n(g, n, depth + 2);
+  ind(g, depth + 1);
+  heron__buf_puts(g->o, "}\n");
+  ind(g, depth);
+  heron__buf_puts(g->o, "}\n");
+  heron__buf_free(&src);
+  heron__buf_free(&off);
+}
+
 /* The weight pack: for every point of the thread tile the weights read
  * besides the vector axis, element (k, lane) at [k / G][lane][k % G]. */
 static void emit_pack_weight(dgen *g, int depth) {
@@ -255,8 +354,9 @@ static void emit_pack_weight(dgen *g, int depth) {
   heron__buf_printf(g->o, "%s *h_q = h_pw;\n", wt);
   int ns = open_spatial_pack(g, g->wt, depth + 1, &inr);
   int d = depth + 1 + ns;
-  /* Zero the rounding groups' tail first: only whole groups are read. */
-  if (g->rip > g->ri) {
+  /* Zero the rounding groups' tail first: only whole groups are read (a
+   * region's order pads the group axis in its own loop). */
+  if (!g->region && g->rip > g->ri) {
     ind(g, d);
     heron__buf_printf(
         g->o, "memset(h_q + %lld, 0, %lld * sizeof *h_q);\n",
@@ -344,6 +444,51 @@ static void pack_point_text(const dgen *g, int ti, const int64_t *off,
   heron__buf_free(&acc);
 }
 
+/* The offset in the region pack of row r's first element, from the
+ * register tile's local origin r_<a>: the spatial part of each
+ * dimension's index, times the dimension's stride. */
+static void region_point_text(const dgen *g, const int64_t *off,
+                              heron__buf *b) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[g->act];
+  heron__buf_puts(b, "(0");
+  for (int d = 0; d < ts->ndim; d++)
+    for (int a = 0; a < op->naxes; a++)
+      if (d != g->cdim && op->axes[a].kind == HERON__SPATIAL && live(g, a) &&
+          ts->index[d].coef[a] != 0)
+        heron__buf_printf(b, " + (r_%s + %lld) * %lldLL", op->axes[a].name,
+                          (long long)off[a],
+                          (long long)(ts->index[d].coef[a] * g->rstr[d]));
+  heron__buf_puts(b, ")");
+}
+
+/* static const int32_t h_go[groups]: where each group of the reduction
+ * order (the other reduction axes row-major, then the group axis in
+ * groups) starts in the region pack, from a row's first element. */
+static void emit_group_table(dgen *g, int depth) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[g->act];
+  int64_t per = g->cgp / g->group;
+  ind(g, depth);
+  heron__buf_printf(g->o, "static const int32_t h_go[%lld] = {",
+                    (long long)g->ng);
+  for (int64_t h = 0; h < g->ng; h++) {
+    int64_t pos = h / per, o = (h % per) * g->group;
+    for (int a = op->naxes - 1; a >= 0; a--) {
+      if (op->axes[a].kind != HERON__REDUCE || !live(g, a) || a == g->cax)
+        continue;
+      int64_t l = pos % g->len[a][1];
+      pos /= g->len[a][1];
+      for (int d = 0; d < ts->ndim; d++)
+        if (d != g->cdim)
+          o += ts->index[d].coef[a] * l * g->rstr[d];
+    }
+    heron__buf_printf(g->o, "%s%lld", h ? (h % 16 ? ", " : ",\n    ") : "",
+                      (long long)o);
+  }
+  heron__buf_puts(g->o, "};\n");
+}
+
 /* The key of row r's weights: its offsets along the axes the weights read
  * (rows differing only elsewhere share their weight vectors). */
 static int64_t weight_key(const dgen *g, int64_t r) {
@@ -382,10 +527,10 @@ static isa pick_isa(const dgen *g) {
                  v16 ? "__m512i" : "__m256i",
                  v16 ? "_mm512_set1_epi32(%s)" : "_mm256_set1_epi32(%s)",
                  v16 ? "__m512i" : "__m256i",
-                 v16 ? "%1$s = _mm512_dpbusd_epi32(%1$s, %2$s, %3$s);"
+                 v16 ? "H_DPBUSD512(%1$s, %2$s, %3$s);"
                  : g->t->dot == HERON__DOT_VNNI
-                     ? "%1$s = _mm256_dpbusd_epi32(%1$s, %2$s, %3$s);"
-                     : "%1$s = _mm256_dpbusd_avx_epi32(%1$s, %2$s, %3$s);",
+                     ? "H_DPBUSD256(%1$s, %2$s, %3$s);"
+                     : "H_DPBUSD256_AVX(%1$s, %2$s, %3$s);",
                  v16 ? "_mm512_storeu_si512(%s, %s);"
                      : "_mm256_storeu_si256((__m256i *)(%s), %s);",
                  v16 ? "_mm512_loadu_si512(%s)"
@@ -413,8 +558,8 @@ static isa pick_isa(const dgen *g) {
         v16 ? "__m512i" : "__m256i",
         v16 ? "_mm512_set1_epi32(%s)" : "_mm256_set1_epi32(%s)",
         v16 ? "__m512i" : "__m256i",
-        v16 ? "%1$s = _mm512_dpbf16_ps(%1$s, (__m512bh)%2$s, (__m512bh)%3$s);"
-            : "%1$s = _mm256_dpbf16_ps(%1$s, (__m256bh)%2$s, (__m256bh)%3$s);",
+        v16 ? "H_DPBF16_512(%1$s, %2$s, %3$s);"
+            : "H_DPBF16_256(%1$s, %2$s, %3$s);",
         v16 ? "_mm512_storeu_ps(%s, %s);" : "_mm256_storeu_ps(%s, %s);",
         v16 ? "_mm512_loadu_ps(%s)" : "_mm256_loadu_ps(%s)",
         v16 ? "_mm512_add_ps(%1$s, %2$s)" : "_mm256_add_ps(%1$s, %2$s)"};
@@ -477,11 +622,18 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
     int64_t off[HERON__MAX_AXES];
     row_offsets(g, r, off);
     heron__buf pt = {0};
-    pack_point_text(g, g->act, off, &pt);
-    ind(g, depth);
-    heron__buf_printf(g->o, "const %s *h_a%lld = h_pa + %s * %lld;\n",
-                      act_pack_type(g), (long long)r, pt.data,
-                      (long long)g->rip);
+    if (g->region) {
+      region_point_text(g, off, &pt);
+      ind(g, depth);
+      heron__buf_printf(g->o, "const %s *h_a%lld = h_pa + %s;\n",
+                        act_pack_type(g), (long long)r, pt.data);
+    } else {
+      pack_point_text(g, g->act, off, &pt);
+      ind(g, depth);
+      heron__buf_printf(g->o, "const %s *h_a%lld = h_pa + %s * %lld;\n",
+                        act_pack_type(g), (long long)r, pt.data,
+                        (long long)g->rip);
+    }
     heron__buf pw = {0};
     pack_point_text(g, g->wt, off, &pw);
     ind(g, depth);
@@ -492,6 +644,11 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
     heron__buf_free(&pw);
     heron__buf_free(&pt);
   }
+  /* A region's groups lie apart: their offsets from the row's start, in
+   * the weights' order, as a table (constants once unrolled). */
+  int table = g->region && g->rip > g->cgp;
+  if (table)
+    emit_group_table(g, depth);
   ind(g, depth);
   heron__buf_printf(g->o, "#pragma GCC unroll %d\n", g->unroll);
   ind(g, depth);
@@ -529,8 +686,13 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
     int64_t key = weight_key(g, r);
     if (scalar) {
       ind(g, d);
-      heron__buf_printf(g->o, "const %s *h_b%lld = h_a%lld + h_g * %d;\n",
-                        act_pack_type(g), (long long)r, (long long)r, G);
+      if (table)
+        heron__buf_printf(g->o, "const %s *h_b%lld = h_a%lld + h_go[h_g];\n",
+                          act_pack_type(g), (long long)r, (long long)r);
+      else
+        heron__buf_printf(g->o,
+                          "const %s *h_b%lld = h_a%lld + h_g * %d;\n",
+                          act_pack_type(g), (long long)r, (long long)r, G);
       for (int64_t j = 0; j < nvec; j++) {
         char acc[48];
         snprintf(acc, sizeof acc, "h_c%lld_%lld", (long long)r, (long long)j);
@@ -557,7 +719,10 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
       continue;
     }
     char bc[64];
-    snprintf(bc, sizeof bc, "h_ld32(h_a%lld + h_g * %d)", (long long)r, G);
+    if (table)
+      snprintf(bc, sizeof bc, "h_ld32(h_a%lld + h_go[h_g])", (long long)r);
+    else
+      snprintf(bc, sizeof bc, "h_ld32(h_a%lld + h_g * %d)", (long long)r, G);
     ind(g, d);
     heron__buf_printf(g->o, "const %s h_b%lld = ", is.b_t, (long long)r);
     subst(g->o, is.bcast, bc, "", "");
@@ -879,6 +1044,77 @@ static void emit_prepack(dgen *g) {
 /* ---- the kernel ----------------------------------------------------------
  */
 
+/* Chooses the region pack of the activations where it applies and packs
+ * fewer elements than one row of k per point: every dimension of the
+ * activation an affine index with no divisor and no negative coefficient,
+ * and a reduction axis (the group axis) that the weights read and the
+ * activation reads in one dimension of its own, as itself (a
+ * convolution's input channels).  Its rounding to whole groups, once per
+ * position of the other reduction axes, stays within the padded-work
+ * bound of rule_dot_groups (125% of the slice).  A matrix op (its one
+ * reduction the group axis) packs the same rows either way and keeps the
+ * row pack. */
+static void plan_region(dgen *g) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[g->act];
+  g->region = 0;
+  g->pa_elems = g->pa_pts * g->rip;
+  int cax = -1, cdim = -1;
+  for (int d = 0; d < ts->ndim; d++) {
+    const heron__affine *ix = &ts->index[d];
+    if (heron__affine_div(ix) != 1)
+      return;
+    int nlive = 0, r = -1;
+    for (int a = 0; a < op->naxes; a++) {
+      if (!live(g, a) || ix->coef[a] == 0)
+        continue;
+      if (ix->coef[a] < 0)
+        return;
+      nlive++;
+      if (op->axes[a].kind == HERON__REDUCE && ix->coef[a] == 1)
+        r = a;
+    }
+    if (nlive == 1 && r >= 0 && cax < 0 &&
+        heron__tensor_reads(&op->in[g->wt], r)) {
+      cax = r;
+      cdim = d;
+    }
+  }
+  if (cax < 0)
+    return;
+  int64_t G = g->group;
+  int64_t cgp = (g->len[cax][1] + G - 1) / G * G, rip = cgp;
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__REDUCE && live(g, a) && a != cax)
+      rip *= g->len[a][1];
+  if (4 * rip > 5 * g->ri)
+    return;
+  int64_t stride = cgp;
+  for (int d = ts->ndim - 1; d >= 0; d--) {
+    g->span[d] = 1;
+    g->rstr[d] = 1;
+    if (d == cdim)
+      continue;
+    for (int a = 0; a < op->naxes; a++)
+      if (live(g, a) && ts->index[d].coef[a] > 0)
+        g->span[d] += ts->index[d].coef[a] *
+                      ((op->axes[a].kind == HERON__SPATIAL ? g->thr[a]
+                                                           : g->len[a][1]) -
+                       1);
+    g->rstr[d] = stride;
+    stride *= g->span[d];
+  }
+  if (stride >= g->pa_elems)
+    return;
+  g->region = 1;
+  g->cax = cax;
+  g->cdim = cdim;
+  g->cgp = cgp;
+  g->rip = rip;
+  g->ng = rip / G;
+  g->pa_elems = stride;
+}
+
 static void emit_prelude(dgen *g, const heron_space *sp, const int64_t *cfg) {
   const heron__op *op = g->op;
   heron__buf *o = g->o;
@@ -894,13 +1130,21 @@ static void emit_prelude(dgen *g, const heron_space *sp, const int64_t *cfg) {
     heron__buf_printf(o, "%s %s = %lld", i ? "," : "",
                       heron_space_var_name(sp, v), (long long)cfg[v]);
   }
+  heron__buf_printf(o, "\n * packs: k %lld rounded to %lld (groups of %d), ",
+                    (long long)g->ri, (long long)g->rip, g->group);
+  if (g->region)
+    heron__buf_printf(o,
+                      "activations as a region of %lld elements (%s "
+                      "innermost, rounded to %lld)",
+                      (long long)g->pa_elems, op->axes[g->cax].name,
+                      (long long)g->cgp);
+  else
+    heron__buf_printf(o, "activations %lld x %lld", (long long)g->pa_pts,
+                      (long long)g->rip);
   heron__buf_printf(o,
-                    "\n * packs: k %lld rounded to %lld (groups of %d), "
-                    "activations %lld x %lld, weights %lld x %lld x %lld\n"
+                    ", weights %lld x %lld x %lld\n"
                     " * Build natively with the template's flags, or "
                     "anywhere with -DHERON_EMULATE_ISA. */\n",
-                    (long long)g->ri, (long long)g->rip, g->group,
-                    (long long)g->pa_pts, (long long)g->rip,
                     (long long)g->pw_pts, (long long)g->rip, (long long)g->tv);
   heron__buf_puts(o, "#ifndef HERON_DOT_PRELUDE\n#define HERON_DOT_PRELUDE\n"
                      "#include <stdint.h>\n#include <stdlib.h>\n"
@@ -910,6 +1154,46 @@ static void emit_prelude(dgen *g, const heron_space *sp, const int64_t *cfg) {
   heron__buf_puts(
       o,
       "#else\n#include <immintrin.h>\n#endif\n"
+      "/* acc = dot(acc, a, b) of the dot-product instructions.  Natively as\n"
+      " * inline assembly with the accumulator tied to the output register:\n"
+      " * GCC 12 copies every accumulator through another register in each\n"
+      " * step of its builtins (and spills); emulated, the intrinsics. */\n"
+      "#if !defined(HERON_EMULATE_ISA) && defined(__AVX512VNNI__)\n"
+      "#define H_DPBUSD512(c, a, b) \\\n"
+      "  __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(c) : \"v\"(a), \"vm\"(b))\n"
+      "#else\n"
+      "#define H_DPBUSD512(c, a, b) ((c) = _mm512_dpbusd_epi32((c), (a), (b)))\n"
+      "#endif\n"
+      "#if !defined(HERON_EMULATE_ISA) && defined(__AVX512VNNI__) && \\\n"
+      "    defined(__AVX512VL__)\n"
+      "#define H_DPBUSD256(c, a, b) \\\n"
+      "  __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(c) : \"v\"(a), \"vm\"(b))\n"
+      "#else\n"
+      "#define H_DPBUSD256(c, a, b) ((c) = _mm256_dpbusd_epi32((c), (a), (b)))\n"
+      "#endif\n"
+      "#if !defined(HERON_EMULATE_ISA) && defined(__AVXVNNI__)\n"
+      "#define H_DPBUSD256_AVX(c, a, b) \\\n"
+      "  __asm__(\"%{vex%} vpdpbusd %2, %1, %0\" : \"+x\"(c) : \"x\"(a), "
+      "\"xm\"(b))\n"
+      "#else\n"
+      "#define H_DPBUSD256_AVX(c, a, b) \\\n"
+      "  ((c) = _mm256_dpbusd_avx_epi32((c), (a), (b)))\n"
+      "#endif\n"
+      "#if !defined(HERON_EMULATE_ISA) && defined(__AVX512BF16__)\n"
+      "#define H_DPBF16_512(c, a, b) \\\n"
+      "  __asm__(\"vdpbf16ps %2, %1, %0\" : \"+v\"(c) : \"v\"(a), \"vm\"(b))\n"
+      "#else\n"
+      "#define H_DPBF16_512(c, a, b) \\\n"
+      "  ((c) = _mm512_dpbf16_ps((c), (__m512bh)(a), (__m512bh)(b)))\n"
+      "#endif\n"
+      "#if !defined(HERON_EMULATE_ISA) && defined(__AVX512BF16__) && \\\n"
+      "    defined(__AVX512VL__)\n"
+      "#define H_DPBF16_256(c, a, b) \\\n"
+      "  __asm__(\"vdpbf16ps %2, %1, %0\" : \"+v\"(c) : \"v\"(a), \"vm\"(b))\n"
+      "#else\n"
+      "#define H_DPBF16_256(c, a, b) \\\n"
+      "  ((c) = _mm256_dpbf16_ps((c), (__m256bh)(a), (__m256bh)(b)))\n"
+      "#endif\n"
       "/* Four bytes of a pack as one 32-bit lane, for a broadcast. */\n"
       "static inline int h_ld32(const void *p) {\n"
       "  int v;\n  memcpy(&v, p, 4);\n  return v;\n}\n"
@@ -1011,6 +1295,7 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
     if (heron__tensor_reads(&op->in[g.wt], a))
       g.pw_pts *= g.thr[a];
   }
+  plan_region(&g);
   int64_t rows = count_rows(&g), nvec = g.reg[g.vaxis] / g.vec;
   if (rows * nvec > MAX_ACC || g.reg[g.vaxis] % g.vec != 0)
     return heron_error_set(err, HERON_EINVAL,
@@ -1027,7 +1312,7 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
                       ctype(op, ti), ti);
   }
   int64_t fused = cfg[t->fused];
-  int64_t pa_elems = g.pa_pts * g.rip, pw_elems = g.pw_pts * g.rip * g.tv;
+  int64_t pa_elems = g.pa_elems, pw_elems = g.pw_pts * g.rip * g.tv;
   heron__buf_puts(out, "  int h_fail = 0;\n#pragma omp parallel\n  {\n");
   heron__buf_printf(
       out, "    %s *h_pa = aligned_alloc(64, %lld);\n", act_pack_type(&g),
@@ -1104,7 +1389,10 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
   heron__buf_puts(out, "(void)h_first;\n");
   ind(&g, dd);
   heron__buf_puts(out, "(void)h_last;\n");
-  emit_pack_act(&g, dd);
+  if (g.region)
+    emit_pack_region(&g, dd);
+  else
+    emit_pack_act(&g, dd);
   ind(&g, dd);
   if (g.prepacked) {
     heron__buf off = {0};
