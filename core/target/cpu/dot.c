@@ -78,6 +78,8 @@ typedef struct dgen {
   int cax, cdim;  /* the group axis and the activation dimension it indexes */
   int64_t cgp;    /* cax's inner tile rounded up to a whole group */
   int64_t span[HERON__MAX_DIMS]; /* positions of each other dimension */
+  int64_t neg[HERON__MAX_DIMS];  /* position of the local origin (> 0 where
+                                    a coefficient is negative) */
   int64_t rstr[HERON__MAX_DIMS]; /* their strides in the region (cdim: 1) */
   int64_t pa_elems;              /* elements of the activation pack */
 } dgen;
@@ -307,7 +309,7 @@ static void emit_pack_region(dgen *g, int depth) {
         heron__buf_printf(g->o, " + %lldLL * %s_%s", (long long)ix->coef[a],
                           op->axes[a].kind == HERON__SPATIAL ? "o" : "b",
                           op->axes[a].name);
-    heron__buf_printf(g->o, " + q_%d;\n", d);
+    heron__buf_printf(g->o, " - %lld + q_%d;\n", (long long)g->neg[d], d);
     ind(g, dp + 1);
     heron__buf_printf(g->o,
                       "const int h_ok%d = h_ok%d && e_%d >= 0 && e_%d < "
@@ -451,7 +453,11 @@ static void region_point_text(const dgen *g, const int64_t *off,
                               heron__buf *b) {
   const heron__op *op = g->op;
   const heron__tensor *ts = &op->in[g->act];
-  heron__buf_puts(b, "(0");
+  int64_t origin = 0;
+  for (int d = 0; d < ts->ndim; d++)
+    if (d != g->cdim)
+      origin += g->neg[d] * g->rstr[d];
+  heron__buf_printf(b, "(%lldLL", (long long)origin);
   for (int d = 0; d < ts->ndim; d++)
     for (int a = 0; a < op->naxes; a++)
       if (d != g->cdim && op->axes[a].kind == HERON__SPATIAL && live(g, a) &&
@@ -1046,14 +1052,16 @@ static void emit_prepack(dgen *g) {
 
 /* Chooses the region pack of the activations where it applies and packs
  * fewer elements than one row of k per point: every dimension of the
- * activation an affine index with no divisor and no negative coefficient,
- * and a reduction axis (the group axis) that the weights read and the
+ * activation an affine index with no divisor (a transposed convolution's
+ * has one at strides above 1), and a reduction axis (the group axis) that the weights read and the
  * activation reads in one dimension of its own, as itself (a
  * convolution's input channels).  Its rounding to whole groups, once per
  * position of the other reduction axes, stays within the padded-work
  * bound of rule_dot_groups (125% of the slice).  A matrix op (its one
  * reduction the group axis) packs the same rows either way and keeps the
- * row pack. */
+ * row pack.  Negative coefficients (a transposed convolution's kernel
+ * offsets) move the region's origin: position q of dimension d is index
+ * value q - neg[d] from the tile's origin. */
 static void plan_region(dgen *g) {
   const heron__op *op = g->op;
   const heron__tensor *ts = &op->in[g->act];
@@ -1068,8 +1076,6 @@ static void plan_region(dgen *g) {
     for (int a = 0; a < op->naxes; a++) {
       if (!live(g, a) || ix->coef[a] == 0)
         continue;
-      if (ix->coef[a] < 0)
-        return;
       nlive++;
       if (op->axes[a].kind == HERON__REDUCE && ix->coef[a] == 1)
         r = a;
@@ -1093,14 +1099,21 @@ static void plan_region(dgen *g) {
   for (int d = ts->ndim - 1; d >= 0; d--) {
     g->span[d] = 1;
     g->rstr[d] = 1;
+    g->neg[d] = 0;
     if (d == cdim)
       continue;
-    for (int a = 0; a < op->naxes; a++)
-      if (live(g, a) && ts->index[d].coef[a] > 0)
-        g->span[d] += ts->index[d].coef[a] *
+    for (int a = 0; a < op->naxes; a++) {
+      int64_t c = ts->index[d].coef[a];
+      if (!live(g, a) || c == 0)
+        continue;
+      int64_t reach = (c < 0 ? -c : c) *
                       ((op->axes[a].kind == HERON__SPATIAL ? g->thr[a]
                                                            : g->len[a][1]) -
                        1);
+      g->span[d] += reach;
+      if (c < 0)
+        g->neg[d] += reach;
+    }
     g->rstr[d] = stride;
     stride *= g->span[d];
   }
