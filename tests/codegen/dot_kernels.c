@@ -184,6 +184,26 @@ static int prepack_has_blocks(const char *src) {
   return f && strstr(f, "_0 = 0; ") != NULL;
 }
 
+/* The op of case dc in dtype with epilogue flags (and its weights
+ * prepacked when prewt is 1), its template and space for the hardware
+ * description hw (NULL: this machine). */
+static int case_template(const dcase *dc, int dtype, const char *hw,
+                         int epilogue, int prewt, heron__op *op,
+                         heron__hw *desc, heron__template **t,
+                         heron_space **sp, heron_error *err) {
+  heron__hw_detect_cpu(desc);
+  int rc = hw ? heron__hw_load(hw, desc, err) : HERON_OK;
+  if (!rc)
+    rc = heron__op_build(dc->op, dc->shape, dc->n, dtype, op, err);
+  if (!rc)
+    rc = heron__op_set_epilogue(op, epilogue, err);
+  if (!rc && prewt)
+    rc = heron__op_set_prepack(op, op->in[1 - op->act_input].name, err);
+  if (!rc)
+    rc = heron__template_build(op, desc, "cpu", t, sp, err);
+  return rc;
+}
+
 /* The case: ncfg random configs of op at shape in dtype for the hardware
  * description hw (NULL: this machine), with epilogue flags, and with its
  * weights (the input other than op->act_input) prepacked when prewt is 1.
@@ -197,17 +217,8 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
   heron_space *sp = NULL;
   heron_error err = {0};
   *native = 0;
-  heron__hw_detect_cpu(&desc);
-  int rc = hw ? heron__hw_load(hw, &desc, &err) : HERON_OK;
-  if (!rc)
-    rc = heron__op_build(dc->op, dc->shape, dc->n, dtype, &op, &err);
-  if (!rc)
-    rc = heron__op_set_epilogue(&op, epilogue, &err);
-  if (!rc && prewt)
-    rc = heron__op_set_prepack(&op, op.in[1 - op.act_input].name, &err);
-  if (!rc)
-    rc = heron__template_build(&op, &desc, "cpu", &t, &sp, &err);
-  if (rc) {
+  if (case_template(dc, dtype, hw, epilogue, prewt, &op, &desc, &t, &sp,
+                    &err)) {
     snprintf(why, cap, "%s: %s", dc->op, err.text);
     return 1;
   }
@@ -668,11 +679,9 @@ TEST(convolutions_with_whole_channel_groups_pack_activations_as_regions) {
       heron__template *t = NULL;
       heron_space *sp = NULL;
       heron_error err = {0};
-      heron__hw_detect_cpu(&desc);
-      CHECK_OK(heron__op_build(cases[i].op, cases[i].shape, cases[i].n, dtype,
-                               &op, &err),
+      CHECK_OK(case_template(&cases[i], dtype, NULL, 0, 0, &op, &desc, &t,
+                             &sp, &err),
                &err);
-      CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
       heron_rng rng;
       heron_rng_seed(&rng, 5 + i);
       int64_t *cfg = malloc((size_t)heron_space_nvars(sp) * sizeof *cfg);

@@ -8,7 +8,9 @@
  *
  *   parallel for every thread tile (fused level-0 tiles)
  *     for every reduction-outer step
- *       pack the activations: [point of the thread tile][k]
+ *       pack the activations: [point of the thread tile][k], or as a
+ *         region ([n][h][w][ci] of the input the tile reads, each element
+ *         once; see plan_region)
  *       pack the weights:     [point][k / G][lane of the thread's vector
  *                              axis tile][G]
  *         (k the flattened reduction-inner slice, rounded up to a whole
@@ -269,39 +271,42 @@ static void emit_pack_act(dgen *g, int depth) {
  * tile and the reduction-inner slice read, once, at
  * [positions of the other dimensions, row-major][group axis, rounded],
  * zeros outside the tensor and past the group axis's tile.  The loops run
- * the group axis outermost so that the innermost reads are consecutive. */
+ * the outer dimensions, then the group axis, then the innermost other
+ * dimension, so that the reads of a line are consecutive and the lines of
+ * the pack it writes stay in the L1 cache across the group axis; the
+ * line's positions inside the tensor are found once and copied without a
+ * check, the ones outside zeroed. */
 static void emit_pack_region(dgen *g, int depth) {
   const heron__op *op = g->op;
   const heron__tensor *ts = &op->in[g->act];
   const char *cn = op->axes[g->cax].name;
+  int inner = -1; /* the innermost dimension other than the group axis's */
+  for (int d = 0; d < ts->ndim; d++)
+    if (d != g->cdim)
+      inner = d;
   heron__buf off = {0};
   ind(g, depth);
   heron__buf_puts(g->o, "{\n");
-  ind(g, depth + 1);
-  heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
-                    cn, cn, (long long)g->cgp, cn);
-  ind(g, depth + 2);
-  heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", cn, cn, cn);
-  ind(g, depth + 2);
-  heron__buf_printf(g->o, "const int64_t e_%d = %lld + g_%s;\n", g->cdim,
-                    (long long)ts->index[g->cdim].offset, cn);
-  ind(g, depth + 2);
-  heron__buf_printf(g->o,
-                    "const int h_ok%d = l_%s < %lld && e_%d >= 0 && "
-                    "e_%d < %lld;\n",
-                    g->cdim, cn, (long long)g->len[g->cax][1], g->cdim,
-                    g->cdim, (long long)ts->dims[g->cdim]);
-  int n = 0, last = g->cdim;
+  int n = 0, last = -1;
   heron__buf_printf(&off, "l_%s", cn);
+  /* e_<d> for every dimension but the group axis's: the index at position
+   * q_<d> (at position 0 for the inner dimension, whose line the copy
+   * walks). */
   for (int d = 0; d < ts->ndim; d++) {
     if (d == g->cdim)
       continue;
     const heron__affine *ix = &ts->index[d];
-    int dp = depth + 2 + n;
+    int dp = depth + 1 + n;
+    if (d != inner) {
+      ind(g, dp);
+      heron__buf_printf(g->o,
+                        "for (int64_t q_%d = 0; q_%d < %lld; q_%d++) {\n", d,
+                        d, (long long)g->span[d], d);
+      n++;
+      dp++;
+      heron__buf_printf(&off, " + q_%d * %lldLL", d, (long long)g->rstr[d]);
+    }
     ind(g, dp);
-    heron__buf_printf(g->o, "for (int64_t q_%d = 0; q_%d < %lld; q_%d++) {\n",
-                      d, d, (long long)g->span[d], d);
-    ind(g, dp + 1);
     heron__buf_printf(g->o, "const int64_t e_%d = %lld", d,
                       (long long)ix->offset);
     for (int a = 0; a < op->naxes; a++)
@@ -309,32 +314,94 @@ static void emit_pack_region(dgen *g, int depth) {
         heron__buf_printf(g->o, " + %lldLL * %s_%s", (long long)ix->coef[a],
                           op->axes[a].kind == HERON__SPATIAL ? "o" : "b",
                           op->axes[a].name);
-    heron__buf_printf(g->o, " - %lld + q_%d;\n", (long long)g->neg[d], d);
-    ind(g, dp + 1);
-    heron__buf_printf(g->o,
-                      "const int h_ok%d = h_ok%d && e_%d >= 0 && e_%d < "
-                      "%lld;\n",
-                      d, last, d, d, (long long)ts->dims[d]);
-    heron__buf_printf(&off, " + q_%d * %lldLL", d, (long long)g->rstr[d]);
-    last = d;
-    n++;
+    heron__buf_printf(g->o, " - %lld", (long long)g->neg[d]);
+    if (d != inner)
+      heron__buf_printf(g->o, " + q_%d", d);
+    heron__buf_puts(g->o, ";\n");
+    if (d != inner) {
+      ind(g, dp);
+      if (last < 0)
+        heron__buf_printf(g->o, "const int h_ok%d = e_%d >= 0 && e_%d < %lld;\n",
+                          d, d, d, (long long)ts->dims[d]);
+      else
+        heron__buf_printf(g->o,
+                          "const int h_ok%d = h_ok%d && e_%d >= 0 && e_%d < "
+                          "%lld;\n",
+                          d, last, d, d, (long long)ts->dims[d]);
+      last = d;
+    }
   }
-  /* The tensor's row-major offset of e_0 .. e_<ndim-1>. */
+  int dc = depth + 1 + n;
+  ind(g, dc);
+  heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
+                    cn, cn, (long long)g->cgp, cn);
+  int di = dc + 1;
+  ind(g, di);
+  heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", cn, cn, cn);
+  ind(g, di);
+  heron__buf_printf(g->o, "const int64_t e_%d = %lld + g_%s;\n", g->cdim,
+                    (long long)ts->index[g->cdim].offset, cn);
+  ind(g, di);
+  heron__buf_puts(g->o, "const int h_line = ");
+  if (last >= 0)
+    heron__buf_printf(g->o, "h_ok%d && ", last);
+  heron__buf_printf(g->o, "l_%s < %lld && e_%d >= 0 && e_%d < %lld;\n", cn,
+                    (long long)g->len[g->cax][1], g->cdim, g->cdim,
+                    (long long)ts->dims[g->cdim]);
+  /* The tensor's row-major offset of e_0 .. e_<ndim-1>, and the stride of
+   * the inner dimension in it. */
   heron__buf src = {0};
   heron__buf_puts(&src, "0");
+  int64_t sstride = 1;
   for (int d = 0; d < ts->ndim; d++) {
     heron__buf next = {0};
     heron__buf_printf(&next, "(%s) * %lld + e_%d", src.data,
                       (long long)ts->dims[d], d);
     heron__buf_free(&src);
     src = next;
+    if (d > inner)
+      sstride *= ts->dims[d];
   }
-  ind(g, depth + 2 + n);
-  heron__buf_printf(g->o, "h_pa[%s] = h_ok%d ? (%s)t_%s[%s] : 0;\n", off.data,
-                    last, act_pack_type(g), ts->name, src.data);
-  close_n(g, n, depth + 2);
-  ind(g, depth + 1);
+  int64_t sp = g->span[inner], dim = ts->dims[inner];
+  ind(g, di);
+  heron__buf_printf(g->o,
+                    "int64_t h_lo = e_%d < 0 ? -e_%d : 0, h_hi = %lld - e_%d;\n",
+                    inner, inner, (long long)dim, inner);
+  ind(g, di);
+  heron__buf_printf(g->o, "if (!h_line || h_lo > %lld)\n", (long long)sp);
+  ind(g, di + 1);
+  heron__buf_printf(g->o, "h_lo = %lld;\n", (long long)sp);
+  ind(g, di);
+  heron__buf_printf(g->o, "if (h_hi > %lld)\n", (long long)sp);
+  ind(g, di + 1);
+  heron__buf_printf(g->o, "h_hi = %lld;\n", (long long)sp);
+  ind(g, di);
+  heron__buf_puts(g->o, "if (h_hi < h_lo)\n");
+  ind(g, di + 1);
+  heron__buf_puts(g->o, "h_hi = h_lo;\n");
+  ind(g, di);
+  heron__buf_printf(g->o, "%s *h_d = h_pa + %s;\n", act_pack_type(g),
+                    off.data);
+  ind(g, di);
+  heron__buf_printf(g->o, "const int64_t h_s = %s;\n", src.data);
+  ind(g, di);
+  heron__buf_printf(g->o, "for (int64_t q = 0; q < h_lo; q++)\n");
+  ind(g, di + 1);
+  heron__buf_printf(g->o, "h_d[q * %lldLL] = 0;\n", (long long)g->rstr[inner]);
+  ind(g, di);
+  heron__buf_printf(g->o, "for (int64_t q = h_lo; q < h_hi; q++)\n");
+  ind(g, di + 1);
+  heron__buf_printf(g->o, "h_d[q * %lldLL] = (%s)t_%s[h_s + q * %lldLL];\n",
+                    (long long)g->rstr[inner], act_pack_type(g), ts->name,
+                    (long long)sstride);
+  ind(g, di);
+  heron__buf_printf(g->o, "for (int64_t q = h_hi; q < %lld; q++)\n",
+                    (long long)sp);
+  ind(g, di + 1);
+  heron__buf_printf(g->o, "h_d[q * %lldLL] = 0;\n", (long long)g->rstr[inner]);
+  ind(g, dc);
   heron__buf_puts(g->o, "}\n");
+  close_n(g, n, depth + 1);
   ind(g, depth);
   heron__buf_puts(g->o, "}\n");
   heron__buf_free(&src);
@@ -1086,7 +1153,7 @@ static void plan_region(dgen *g) {
       cdim = d;
     }
   }
-  if (cax < 0)
+  if (cax < 0 || ts->ndim < 2)
     return;
   int64_t G = g->group;
   int64_t cgp = (g->len[cax][1] + G - 1) / G * G, rip = cgp;

@@ -122,9 +122,10 @@ struct heron__template {
    * the input that reads the vector axis) as [point][k / group][lanes]
    * [group], group consecutive reduction steps per 32-bit lane as the
    * instructions read them, the activations (dot_act, broadcast one
-   * 32-bit group at a time) as [point][k]; both zero-filled past every
-   * edge and up to a whole group, so no constraint ties the reduction
-   * tiles to the group. */
+   * 32-bit group at a time) as [point][k], or a convolution's as the
+   * region of the input its tile reads (core/target/cpu/dot.c); both
+   * zero-filled past every edge and up to a whole group, so no constraint
+   * ties the reduction tiles to the group. */
   int dot;           /* HERON__DOT_*, from the description's ISA flags */
   int dot_group;     /* reduction steps per 32-bit lane: 4 or 2 */
   int dot_act;       /* the activation input (op.act_input) */
