@@ -846,6 +846,23 @@ static int contiguous_out(const dgen *g) {
   return lin == 1;
 }
 
+/* The distance between consecutive lanes of the vector axis in the
+ * output, when every dimension of its index is a plain affine one (no
+ * divisor, no bound to check); 0 otherwise. */
+static int64_t out_lane_stride(const dgen *g) {
+  const heron__tensor *o = &g->op->out;
+  if (o->bounded)
+    return 0;
+  int64_t stride = 1, lin = 0;
+  for (int d = o->ndim - 1; d >= 0; d--) {
+    if (heron__affine_div(&o->index[d]) != 1)
+      return 0;
+    lin += stride * o->index[d].coef[g->vaxis];
+    stride *= o->dims[d];
+  }
+  return lin;
+}
+
 /* Stores the register tile: every row inside the extent of its axes, the
  * lanes of each vector inside the vector axis. */
 static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
@@ -930,15 +947,41 @@ static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
         subst(g->o, is.store, "h_t", acc, "");
         heron__buf_puts(g->o, "\n");
       }
+      /* Lane by lane: from the first lane's address at the lane stride
+       * where the output's index allows, else each lane's own index. */
+      int64_t ls = out_lane_stride(g);
+      heron__buf cond = {0}, o = {0};
+      if (ls) {
+        element_text(g, op->ninputs, &cond, &o);
+        ind(g, d + 1);
+        heron__buf_printf(g->o, "%s *h_o0;\n", out_t);
+        ind(g, d + 1);
+        heron__buf_printf(g->o,
+                          "{\n%*sconst int64_t g_%s = h_v0;\n%*sh_o0 = "
+                          "&t_%s[%s];\n",
+                          2 * (d + 2), "", vn, 2 * (d + 2), "", op->out.name,
+                          o.data);
+        ind(g, d + 1);
+        heron__buf_puts(g->o, "}\n");
+      }
       ind(g, d + 1);
       heron__buf_puts(g->o, "for (int64_t h_l = 0; h_l < h_n; h_l++) {\n");
-      ind(g, d + 2);
-      heron__buf_printf(g->o, "const int64_t g_%s = h_v0 + h_l;\n", vn);
-      heron__buf cond = {0}, o = {0};
-      element_text(g, op->ninputs, &cond, &o);
-      ind(g, d + 2);
-      heron__buf_printf(g->o, "%s *h_o = &t_%s[%s];\n", out_t, op->out.name,
-                        o.data);
+      if (ls) {
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "%s *h_o = h_o0 + h_l * %lldLL;\n", out_t,
+                          (long long)ls);
+        if (op->epilogue) {
+          ind(g, d + 2);
+          heron__buf_printf(g->o, "const int64_t g_%s = h_v0 + h_l;\n", vn);
+        }
+      } else {
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "const int64_t g_%s = h_v0 + h_l;\n", vn);
+        element_text(g, op->ninputs, &cond, &o);
+        ind(g, d + 2);
+        heron__buf_printf(g->o, "%s *h_o = &t_%s[%s];\n", out_t,
+                          op->out.name, o.data);
+      }
       ind(g, d + 2);
       heron__buf_printf(g->o, "%s h_x = %s;\n", out_t,
                         g->vec > 1 ? "h_t[h_l]" : acc);
