@@ -535,6 +535,29 @@ static void region_point_text(const dgen *g, const int64_t *off,
   heron__buf_puts(b, ")");
 }
 
+/* How far row r's activations lie from row 0's in the pack (elements):
+ * the constant part of its point, whose offsets are compile-time. */
+static int64_t act_delta(const dgen *g, int64_t r) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[g->act];
+  int64_t off[HERON__MAX_AXES], delta = 0, stride = 1;
+  row_offsets(g, r, off);
+  for (int a = op->naxes - 1; a >= 0; a--) {
+    if (op->axes[a].kind != HERON__SPATIAL || !live(g, a) || a == g->vaxis ||
+        !heron__tensor_reads(ts, a))
+      continue;
+    if (g->region) {
+      for (int d = 0; d < ts->ndim; d++)
+        if (d != g->cdim)
+          delta += off[a] * ts->index[d].coef[a] * g->rstr[d];
+    } else {
+      delta += off[a] * stride * g->rip;
+      stride *= g->thr[a];
+    }
+  }
+  return delta;
+}
+
 /* static const int32_t h_go[groups]: where each group of the reduction
  * order (the other reduction axes row-major, then the group axis in
  * groups) starts in the region pack, from a row's first element. */
@@ -690,22 +713,25 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
         heron__buf_printf(g->o, "%s h_c%lld_%lld = %s;\n", is.acc_t,
                           (long long)r, (long long)j, is.zero);
     }
-  /* Row pointers into the activation pack, weight pointers per key. */
+  /* The first row's pointer into the activation pack (the others lie a
+   * constant distance from it, act_delta: one pointer register for the
+   * whole tile), weight pointers per key. */
   for (int64_t r = 0; r < rows; r++) {
     int64_t off[HERON__MAX_AXES];
     row_offsets(g, r, off);
     heron__buf pt = {0};
-    if (g->region) {
+    if (r > 0) {
+      /* no pointer of its own */
+    } else if (g->region) {
       region_point_text(g, off, &pt);
       ind(g, depth);
-      heron__buf_printf(g->o, "const %s *h_a%lld = h_pa + %s;\n",
-                        act_pack_type(g), (long long)r, pt.data);
+      heron__buf_printf(g->o, "const %s *h_a0 = h_pa + %s;\n",
+                        act_pack_type(g), pt.data);
     } else {
       pack_point_text(g, g->act, off, &pt);
       ind(g, depth);
-      heron__buf_printf(g->o, "const %s *h_a%lld = h_pa + %s * %lld;\n",
-                        act_pack_type(g), (long long)r, pt.data,
-                        (long long)g->rip);
+      heron__buf_printf(g->o, "const %s *h_a0 = h_pa + %s * %lld;\n",
+                        act_pack_type(g), pt.data, (long long)g->rip);
     }
     heron__buf pw = {0};
     pack_point_text(g, g->wt, off, &pw);
@@ -728,6 +754,13 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
   heron__buf_printf(g->o, "for (int64_t h_g = 0; h_g < %lld; h_g++) {\n",
                     (long long)g->ng);
   int d = depth + 1;
+  ind(g, d);
+  if (table)
+    heron__buf_printf(g->o, "const %s *h_ga = h_a0 + h_go[h_g];\n",
+                      act_pack_type(g));
+  else
+    heron__buf_printf(g->o, "const %s *h_ga = h_a0 + h_g * %d;\n",
+                      act_pack_type(g), G);
   /* Weight vectors, loaded once per distinct weight key. */
   int64_t seen[MAX_ACC];
   int nseen = 0;
@@ -759,13 +792,9 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
     int64_t key = weight_key(g, r);
     if (scalar) {
       ind(g, d);
-      if (table)
-        heron__buf_printf(g->o, "const %s *h_b%lld = h_a%lld + h_go[h_g];\n",
-                          act_pack_type(g), (long long)r, (long long)r);
-      else
-        heron__buf_printf(g->o,
-                          "const %s *h_b%lld = h_a%lld + h_g * %d;\n",
-                          act_pack_type(g), (long long)r, (long long)r, G);
+      heron__buf_printf(g->o, "const %s *h_b%lld = h_ga + %lldLL;\n",
+                        act_pack_type(g), (long long)r,
+                        (long long)act_delta(g, r));
       for (int64_t j = 0; j < nvec; j++) {
         char acc[48];
         snprintf(acc, sizeof acc, "h_c%lld_%lld", (long long)r, (long long)j);
@@ -792,10 +821,8 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
       continue;
     }
     char bc[64];
-    if (table)
-      snprintf(bc, sizeof bc, "h_ld32(h_a%lld + h_go[h_g])", (long long)r);
-    else
-      snprintf(bc, sizeof bc, "h_ld32(h_a%lld + h_g * %d)", (long long)r, G);
+    snprintf(bc, sizeof bc, "h_ld32(h_ga + %lldLL)",
+             (long long)act_delta(g, r));
     ind(g, d);
     heron__buf_printf(g->o, "const %s h_b%lld = ", is.b_t, (long long)r);
     subst(g->o, is.bcast, bc, "", "");
