@@ -577,6 +577,7 @@ typedef struct geom {
   int fam;
   int64_t M, N, K, B; /* matrix ops */
   int sp;             /* convolutions: spatial rank */
+  int cl;             /* convolutions: channels last (NWC, NHWC, NDHWC) */
   int64_t n, ci, co, in[3], k[3], out[3], stride, pad, dil, opad;
   int64_t in_elems[2], out_elems;
   int64_t nch, inner; /* bias of output element i: bias[(i / inner) % nch] */
@@ -585,11 +586,14 @@ typedef struct geom {
 
 static const struct {
   const char *op;
-  int fam, sp;
+  int fam, sp, cl;
 } families[] = {
-    {"gemm", FAM_GEMM, 0}, {"bmm", FAM_BMM, 0},  {"gemv", FAM_GEMV, 0},
-    {"scan", FAM_SCAN, 0}, {"c1d", FAM_CONV, 1}, {"c2d", FAM_CONV, 2},
-    {"dil", FAM_CONV, 2},  {"c3d", FAM_CONV, 3}, {"t2d", FAM_DECONV, 2}};
+    {"gemm", FAM_GEMM, 0, 0},     {"bmm", FAM_BMM, 0, 0},
+    {"gemv", FAM_GEMV, 0, 0},     {"scan", FAM_SCAN, 0, 0},
+    {"c1d", FAM_CONV, 1, 0},      {"c2d", FAM_CONV, 2, 0},
+    {"dil", FAM_CONV, 2, 0},      {"c3d", FAM_CONV, 3, 0},
+    {"t2d", FAM_DECONV, 2, 0},    {"c1d_nwc", FAM_CONV, 1, 1},
+    {"c2d_nhwc", FAM_CONV, 2, 1}, {"c3d_ndhwc", FAM_CONV, 3, 1}};
 
 /* Value of dimension `name` of the task, or -1 when the op has none. */
 static int64_t dim(const char *const *names, int nd, const int64_t *s, int ns,
@@ -607,6 +611,7 @@ static int make_geom(const heron_task *t, geom *g, char *why, size_t cap) {
     if (!strcmp(families[i].op, op)) {
       g->fam = families[i].fam;
       g->sp = families[i].sp;
+      g->cl = families[i].cl;
     }
   if (g->fam == FAM_NONE)
     return snprintf(why, cap, "no baseline for op %s", op), -1;
@@ -681,7 +686,7 @@ static int make_geom(const heron_task *t, geom *g, char *why, size_t cap) {
     g->in_elems[1] = g->co * g->ci * k;
     g->out_elems = g->n * g->co * out;
     g->nch = g->co;
-    g->inner = out;
+    g->inner = g->cl ? 1 : out;
   }
   g->red = heron_task_flops(t) / 2 / (double)g->out_elems;
   return 0;
@@ -1054,18 +1059,24 @@ static void dnn_free(dnn_ctx *c) {
     }                                                                          \
   } while (0)
 
-/* The plain (NCW, NCHW, NCDHW) descriptor of g's source (dst = 0) or
- * destination (dst = 1) in type dt. */
+/* The activations' and outputs' plain layout of g: NCW, NCHW, NCDHW, or
+ * with the channels last NWC, NHWC, NDHWC. */
+static dnnl_format_tag_t dnn_act_tag(const geom *g) {
+  int nd = g->sp + 2;
+  if (g->cl)
+    return nd == 3 ? dnnl_acb : nd == 4 ? dnnl_acdb : dnnl_acdeb;
+  return nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+}
+
+/* The plain descriptor of g's source (dst = 0) or destination (dst = 1)
+ * in type dt. */
 static dnnl_status_t dnn_plain_md(const geom *g, int dst, dnnl_data_type_t dt,
                                   dnnl_memory_desc_t *md) {
   int nd = g->sp + 2;
   dnnl_dims_t d = {g->n, dst ? g->co : g->ci};
   for (int i = 0; i < g->sp; i++)
     d[2 + i] = dst ? g->out[i] : g->in[i];
-  return dnnl_memory_desc_init_by_tag(md, nd, d, dt,
-                                      nd == 3   ? dnnl_abc
-                                      : nd == 4 ? dnnl_abcd
-                                                : dnnl_abcde);
+  return dnnl_memory_desc_init_by_tag(md, nd, d, dt, dnn_act_tag(g));
 }
 
 /* A reorder primitive from memory `from` to memory `to`. */
@@ -1144,10 +1155,13 @@ static int dnn_setup(dnn_ctx *c, const geom *g, int any,
     /* A deconvolution's output padding is less padding on the far side. */
     pr[i] = g->pad - (g->fam == FAM_DECONV ? g->opad : 0);
   }
-  dnnl_format_tag_t act = nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+  dnnl_format_tag_t act = dnn_act_tag(g);
+  dnnl_format_tag_t oihw = nd == 3   ? dnnl_abc
+                           : nd == 4 ? dnnl_abcd
+                                     : dnnl_abcde;
   /* Deconvolution weights are [CI, CO, ...] (PyTorch's ConvTranspose), the
    * logical {CO, CI, ...} of oneDNN with the first two swapped: iohw. */
-  dnnl_format_tag_t wtag = g->fam != FAM_DECONV ? act
+  dnnl_format_tag_t wtag = g->fam != FAM_DECONV ? oihw
                            : nd == 3            ? dnnl_bac
                            : nd == 4            ? dnnl_bacd
                                                 : dnnl_bacde;

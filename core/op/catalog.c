@@ -13,6 +13,9 @@ static const heron__op_kind *const kinds[] = {
     &heron__op_gemm_kind, &heron__op_bmm_kind, &heron__op_gemv_kind,
     &heron__op_c1d_kind,  &heron__op_c2d_kind, &heron__op_c3d_kind,
     &heron__op_dil_kind,  &heron__op_t2d_kind, &heron__op_scan_kind,
+    /* channels-last forms of the convolutions (core/op/layout.c) */
+    &heron__op_c1d_nwc_kind, &heron__op_c2d_nhwc_kind,
+    &heron__op_c3d_ndhwc_kind,
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0] };
 
@@ -34,7 +37,7 @@ const heron__op_kind *heron__op_kind_find(const char *name) {
 /* Every "unknown op" message lists the known ones, so the user can fix the
  * typo without looking anything up. */
 static int unknown_op(const char *name, heron_error *err) {
-  char known[128];
+  char known[192];
   size_t len = 0;
   known[0] = '\0';
   for (int i = 0; i < NKINDS && len < sizeof known; i++)

@@ -123,3 +123,22 @@ const heron__op_kind heron__op_c1d_kind = {
     .build = c1d_build,
     .mins = c1d_mins,
 };
+
+/* The channels-last form (core/op/layout.c): activations and output
+ * in NWC. */
+static int c1d_nwc_build(const int64_t *shape, int n, int dtype,
+                         heron__op *op, heron_error *err) {
+  int rc = c1d_build(shape, n, dtype, op, err);
+  return rc ? rc : heron__op_channels_last(op, "c1d_nwc", err);
+}
+
+const heron__op_kind heron__op_c1d_nwc_kind = {
+    .name = "c1d_nwc",
+    .summary = "c1d with the channels last: data [N,W,CI] and out [N,WO,CO] (NWC), weight [CO,CI,KW]",
+    .dims = c1d_dims,
+    .ndims = 5,
+    .ndims_max = 8,
+    .defaults = c1d_defaults,
+    .build = c1d_nwc_build,
+    .mins = c1d_mins,
+};

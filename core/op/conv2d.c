@@ -172,3 +172,22 @@ const heron__op_kind heron__op_dil_kind = {
     .build = dil_build,
     .mins = c2d_mins,
 };
+
+/* The channels-last form (core/op/layout.c): activations and output
+ * in NHWC. */
+static int c2d_nhwc_build(const int64_t *shape, int n, int dtype,
+                          heron__op *op, heron_error *err) {
+  int rc = c2d_build(shape, n, dtype, op, err);
+  return rc ? rc : heron__op_channels_last(op, "c2d_nhwc", err);
+}
+
+const heron__op_kind heron__op_c2d_nhwc_kind = {
+    .name = "c2d_nhwc",
+    .summary = "c2d with the channels last: data [N,H,W,CI] and out [N,OH,OW,CO] (NHWC), weight [CO,CI,KH,KW]",
+    .dims = c2d_dims,
+    .ndims = 7,
+    .ndims_max = 10,
+    .defaults = c2d_defaults,
+    .build = c2d_nhwc_build,
+    .mins = c2d_mins,
+};

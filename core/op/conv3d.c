@@ -172,3 +172,22 @@ const heron__op_kind heron__op_c3d_kind = {
     .build = c3d_build,
     .mins = c3d_mins,
 };
+
+/* The channels-last form (core/op/layout.c): activations and output
+ * in NDHWC. */
+static int c3d_ndhwc_build(const int64_t *shape, int n, int dtype,
+                           heron__op *op, heron_error *err) {
+  int rc = c3d_build(shape, n, dtype, op, err);
+  return rc ? rc : heron__op_channels_last(op, "c3d_ndhwc", err);
+}
+
+const heron__op_kind heron__op_c3d_ndhwc_kind = {
+    .name = "c3d_ndhwc",
+    .summary = "c3d with the channels last: data [N,D,H,W,CI] and out [N,OD,OH,OW,CO] (NDHWC), weight [CO,CI,KD,KH,KW]",
+    .dims = c3d_dims,
+    .ndims = 9,
+    .ndims_max = 12,
+    .defaults = c3d_defaults,
+    .build = c3d_ndhwc_build,
+    .mins = c3d_mins,
+};

@@ -143,6 +143,9 @@ struct heron__op {
                    multiply and one add per point of the nest,
                    padded points included, as cuDNN and TVM count) */
   heron__ref_fn reference;
+  /* A channels-last op's (heron__op_channels_last): the channels-first
+   * reference that `reference` runs on transposed copies. */
+  heron__ref_fn reference_cf;
 };
 
 /* Number of buffers a kernel of the op takes: inputs, output, and the bias
@@ -217,6 +220,18 @@ extern const heron__op_kind heron__op_c3d_kind;
 extern const heron__op_kind heron__op_dil_kind;
 extern const heron__op_kind heron__op_t2d_kind;
 extern const heron__op_kind heron__op_scan_kind;
+extern const heron__op_kind heron__op_c1d_nwc_kind;
+extern const heron__op_kind heron__op_c2d_nhwc_kind;
+extern const heron__op_kind heron__op_c3d_ndhwc_kind;
+
+/* Turns a built convolution into its channels-last form (core/op/layout.c):
+ * the activations' and the output's channel dimension moved last (NCHW ->
+ * NHWC), the spatial axes reordered to the output's new order, the
+ * reference wrapped; `name` (static) becomes the op's name.  Call it at
+ * the end of a build function.  HERON_EUNSUPPORTED for an op without a
+ * channel dimension. */
+int heron__op_channels_last(heron__op *op, const char *name,
+                            heron_error *err);
 
 /* The catalogue. */
 int heron__op_kind_count(void);

@@ -163,10 +163,10 @@ PY
     fail "the resumed benchmark did not compare both rows"
   ;;
 suite_int8_matches_onednn_exactly)
-  # SUITE_FILE is the int8 suite: GEMM, GEMV and C2D in u8 x s8 -> s32,
-  # each compared with oneDNN's int8 matmul or convolution on the same
-  # inputs (the convolution also with its activations reordered in the
-  # call); the outputs must be equal to the last bit.
+  # SUITE_FILE is the int8 suite: GEMM, GEMV, C2D and C2D in NHWC in
+  # u8 x s8 -> s32, each compared with oneDNN's int8 matmul or convolution
+  # on the same inputs (the convolution also with its activations
+  # reordered in the call); the outputs must be equal to the last bit.
   status=0
   # shellcheck disable=SC2086
   "$bench" --suite "$suite" --out "$W/out" $FAST --threads 1 \
@@ -175,7 +175,7 @@ suite_int8_matches_onednn_exactly)
   python3 - "$W/out" <<'PY' || fail "int8 results check failed"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1] + "/results.csv")))
-assert sorted(r["task"] for r in rows) == ["C2D", "GEMM", "GEMV"], rows
+assert sorted(r["task"] for r in rows) == ["C2D", "C2D-NHWC", "GEMM", "GEMV"], rows
 for r in rows:
     assert r["status"] == "ok" and r["dtype"] == "int8", r
     assert float(r["max_err_over_tol"]) == 0, r

@@ -57,11 +57,13 @@ static const dcase cases[] = {
     {"gemm", 3, {11, 5, 37}}, /* N below a vector: scalar code */
     /* Whole groups of input channels: the activations packed as a region
      * (each element once, channels innermost) rather than one row of k per
-     * point; batch 2, dilation 2 and a transposed convolution's negative
-     * kernel offsets in its indices. */
+     * point; batch 2, dilation 2, a transposed convolution's negative
+     * kernel offsets and channels last in its indices. */
     {"c2d", 10, {2, 9, 7, 8, 24, 3, 3, 1, 1, 1}},
     {"c1d", 8, {1, 29, 12, 16, 3, 1, 1, 2}},
     {"t2d", 11, {1, 7, 6, 8, 16, 3, 3, 1, 1, 1, 0}},
+    /* channels last: the channel runs are copied whole */
+    {"c2d_nhwc", 10, {2, 9, 7, 8, 24, 3, 3, 1, 1, 1}},
 };
 
 /* Whether a kernel's source packs its activations as a region. */
@@ -665,7 +667,7 @@ TEST(bf16_avx2_prepacked_weights_match_emulated_and_reference) {
  * is refused with the reason, naming both inputs. */
 /* The region pack is chosen where it packs fewer elements within the
  * padded-work bound: the convolutions with whole groups of input channels
- * (the last three cases) in some configs (not where a short channel tile
+ * (the last four cases) in some configs (not where a short channel tile
  * pads past the bound or a small thread tile makes the region larger than
  * the rows), never the matrix ops (the same rows either way) or the
  * transposed convolution at stride 2 (a divisor in its index). */
@@ -695,7 +697,7 @@ TEST(convolutions_with_whole_channel_groups_pack_activations_as_regions) {
       }
       free(cfg);
       const char *o = cases[i].op;
-      if (i + 3 >= ncase)
+      if (i + 4 >= ncase)
         CHECK_MSG(regions > 0, "%s %s: %d of %d configs packed regions",
                   cases[i].op, heron__dtype_name(dtype), regions, n);
       else if (!strcmp(o, "gemm") || !strcmp(o, "bmm") ||

@@ -1,5 +1,7 @@
 /* tests/op/op_catalog.c - the operator catalogue, --shape parsing, shape
  * validation in build, FLOP counts and the shape of each description. */
+#include <string.h>
+
 #include "core/op/op.h"
 #include "test.h"
 
@@ -32,18 +34,66 @@ static const char *const suite_ops[] = {"gemm", "bmm", "gemv", "c1d", "c2d",
     CHECK_STR_CONTAINS(e_.text, needle_);                                      \
   } while (0)
 
-TEST(catalogue_lists_the_nine_suite_ops_in_order) {
-  CHECK_EQ(heron_op_count(), 9);
-  CHECK_EQ(heron__op_kind_count(), 9);
-  for (int i = 0; i < 9; i++) {
-    CHECK(!strcmp(heron_op_name(i), suite_ops[i]));
-    CHECK(heron__op_kind_find(suite_ops[i]) == heron__op_kind_at(i));
-    CHECK(heron_op_summary(suite_ops[i]) &&
-          strlen(heron_op_summary(suite_ops[i])) > 10);
+/* Heron's nine suite ops first, in its order, then the channels-last
+ * forms of the convolutions. */
+TEST(catalogue_lists_the_nine_suite_ops_in_order_then_channels_last_ones) {
+  static const char *const cl_ops[] = {"c1d_nwc", "c2d_nhwc", "c3d_ndhwc"};
+  CHECK_EQ(heron_op_count(), 12);
+  CHECK_EQ(heron__op_kind_count(), 12);
+  for (int i = 0; i < 12; i++) {
+    const char *want = i < 9 ? suite_ops[i] : cl_ops[i - 9];
+    CHECK(!strcmp(heron_op_name(i), want));
+    CHECK(heron__op_kind_find(want) == heron__op_kind_at(i));
+    CHECK(heron_op_summary(want) && strlen(heron_op_summary(want)) > 10);
   }
-  CHECK(heron_op_name(9) == NULL);
+  CHECK(heron_op_name(12) == NULL);
   CHECK(heron_op_name(-1) == NULL);
   CHECK(heron_op_summary("conv9d") == NULL);
+}
+
+/* A channels-last convolution is its channels-first op with the
+ * activations' and the output's channel dimension last and the spatial
+ * axes in the output's order; its reference equals the channels-first
+ * one's on transposed tensors. */
+TEST(channels_last_convolutions_move_the_channel_dimension_last) {
+  heron__op cf, cl;
+  heron_error err = {0};
+  int64_t shape[] = {2, 5, 4, 3, 6, 3, 2, 1, 1, 1};
+  CHECK_OK(heron__op_build("c2d", shape, 10, HERON__FP32, &cf, &err), &err);
+  CHECK_OK(heron__op_build("c2d_nhwc", shape, 10, HERON__FP32, &cl, &err),
+           &err);
+  CHECK(!strcmp(cl.name, "c2d_nhwc"));
+  int64_t want_data[] = {2, 5, 4, 3}, want_out[] = {2, 5, 5, 6};
+  for (int d = 0; d < 4; d++) {
+    CHECK_EQ(cl.in[0].dims[d], want_data[d]);
+    CHECK_EQ(cl.out.dims[d], want_out[d]);
+    CHECK_EQ(cl.in[1].dims[d], cf.in[1].dims[d]);
+  }
+  CHECK(!strcmp(cl.axes[3].name, "co") && !strcmp(cl.axes[1].name, "oh"));
+  CHECK(!strcmp(cl.axes[cl.channel_axis].name, "co"));
+  CHECK_EQ(cl.flops, cf.flops);
+  void *bcf[4], *bcl[4];
+  CHECK_OK(heron__op_alloc_buffers(&cf, bcf, &err), &err);
+  CHECK_OK(heron__op_alloc_buffers(&cl, bcl, &err), &err);
+  heron__op_fill_inputs(&cf, bcf, 3);
+  /* The same values in NHWC order, the same weights. */
+  const float *dcf = bcf[0];
+  float *dcl = bcl[0];
+  for (int64_t n = 0; n < 2; n++)
+    for (int64_t c = 0; c < 3; c++)
+      for (int64_t p = 0; p < 20; p++)
+        dcl[(n * 20 + p) * 3 + c] = dcf[(n * 3 + c) * 20 + p];
+  memcpy(bcl[1], bcf[1], (size_t)heron__tensor_elems(&cf.in[1]) * 4);
+  heron__op_reference_full(&cf, bcf);
+  heron__op_reference_full(&cl, bcl);
+  const float *ocf = bcf[2], *ocl = bcl[2];
+  int64_t hw = cf.out.dims[2] * cf.out.dims[3];
+  for (int64_t n = 0; n < 2; n++)
+    for (int64_t c = 0; c < 6; c++)
+      for (int64_t p = 0; p < hw; p++)
+        CHECK(ocl[(n * hw + p) * 6 + c] == ocf[(n * 6 + c) * hw + p]);
+  heron__op_free_buffers(&cf, bcf);
+  heron__op_free_buffers(&cl, bcl);
 }
 
 TEST(op_dims_gives_names_in_shape_order) {

@@ -276,10 +276,16 @@ static void emit_pack_act(dgen *g, int depth) {
  * the pack it writes stay in the L1 cache across the group axis; the
  * line's positions inside the tensor are found once and copied without a
  * check, the ones outside zeroed. */
+static void emit_pack_region_cl(dgen *g, int depth);
+
 static void emit_pack_region(dgen *g, int depth) {
   const heron__op *op = g->op;
   const heron__tensor *ts = &op->in[g->act];
   const char *cn = op->axes[g->cax].name;
+  if (g->cdim == ts->ndim - 1) {
+    emit_pack_region_cl(g, depth);
+    return;
+  }
   int inner = -1; /* the innermost dimension other than the group axis's */
   for (int d = 0; d < ts->ndim; d++)
     if (d != g->cdim)
@@ -406,6 +412,88 @@ static void emit_pack_region(dgen *g, int depth) {
   heron__buf_puts(g->o, "}\n");
   heron__buf_free(&src);
   heron__buf_free(&off);
+}
+
+/* The region pack of activations whose channels are their last dimension
+ * already (NHWC): for every position, the channel slice is one
+ * consecutive run in the tensor and in the pack, copied as such (zeros
+ * where the position is outside the tensor and past the channels). */
+static void emit_pack_region_cl(dgen *g, int depth) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[g->act];
+  const char *cn = op->axes[g->cax].name;
+  heron__buf off = {0}, src = {0};
+  heron__buf_puts(&off, "0");
+  heron__buf_puts(&src, "0");
+  ind(g, depth);
+  heron__buf_puts(g->o, "{\n");
+  int n = 0;
+  for (int d = 0; d < ts->ndim - 1; d++) {
+    const heron__affine *ix = &ts->index[d];
+    int dp = depth + 1 + n;
+    ind(g, dp);
+    heron__buf_printf(g->o, "for (int64_t q_%d = 0; q_%d < %lld; q_%d++) {\n",
+                      d, d, (long long)g->span[d], d);
+    n++;
+    ind(g, dp + 1);
+    heron__buf_printf(g->o, "const int64_t e_%d = %lld", d,
+                      (long long)ix->offset);
+    for (int a = 0; a < op->naxes; a++)
+      if (ix->coef[a] != 0 && live(g, a))
+        heron__buf_printf(g->o, " + %lldLL * %s_%s", (long long)ix->coef[a],
+                          op->axes[a].kind == HERON__SPATIAL ? "o" : "b",
+                          op->axes[a].name);
+    heron__buf_printf(g->o, " - %lld + q_%d;\n", (long long)g->neg[d], d);
+    ind(g, dp + 1);
+    heron__buf_printf(g->o, "const int h_ok%d = ", d);
+    if (d)
+      heron__buf_printf(g->o, "h_ok%d && ", d - 1);
+    heron__buf_printf(g->o, "e_%d >= 0 && e_%d < %lld;\n", d, d,
+                      (long long)ts->dims[d]);
+    heron__buf_printf(&off, " + q_%d * %lldLL", d, (long long)g->rstr[d]);
+    heron__buf next = {0};
+    heron__buf_printf(&next, "(%s) * %lld + e_%d", src.data,
+                      (long long)ts->dims[d], d);
+    heron__buf_free(&src);
+    src = next;
+  }
+  int di = depth + 1 + n, c = ts->ndim - 1;
+  int64_t cdims = ts->dims[c], off0 = ts->index[c].offset;
+  ind(g, di);
+  heron__buf_printf(g->o, "%s *h_d = h_pa + %s;\n", act_pack_type(g),
+                    off.data);
+  /* Channels b + offset .. inside the tensor and the tile. */
+  ind(g, di);
+  heron__buf_printf(g->o,
+                    "int64_t h_n = %lld - (%lld + b_%s);\n", (long long)cdims,
+                    (long long)off0, cn);
+  ind(g, di);
+  heron__buf_printf(g->o, "if (h_n > %lld)\n", (long long)g->len[g->cax][1]);
+  ind(g, di + 1);
+  heron__buf_printf(g->o, "h_n = %lld;\n", (long long)g->len[g->cax][1]);
+  ind(g, di);
+  heron__buf_printf(g->o, "if (!h_ok%d || %lld + b_%s < 0 || h_n < 0)\n",
+                    ts->ndim - 2, (long long)off0, cn);
+  ind(g, di + 1);
+  heron__buf_puts(g->o, "h_n = 0;\n");
+  ind(g, di);
+  heron__buf_printf(g->o, "const int64_t h_s = ((%s) * %lld + %lld + b_%s) * (h_n > 0);\n",
+                    src.data, (long long)cdims, (long long)off0, cn);
+  ind(g, di);
+  heron__buf_puts(g->o, "for (int64_t l = 0; l < h_n; l++)\n");
+  ind(g, di + 1);
+  heron__buf_printf(g->o, "h_d[l] = (%s)t_%s[h_s + l];\n", act_pack_type(g),
+                    ts->name);
+  ind(g, di);
+  heron__buf_printf(g->o, "for (int64_t l = h_n; l < %lld; l++)\n",
+                    (long long)g->cgp);
+  ind(g, di + 1);
+  heron__buf_puts(g->o, "h_d[l] = 0;\n");
+  close_n(g, n, depth + 1);
+  ind(g, depth);
+  heron__buf_puts(g->o, "}\n");
+  heron__buf_free(&off);
+  heron__buf_free(&src);
 }
 
 /* The weight pack: for every point of the thread tile the weights read
