@@ -278,6 +278,26 @@ static void emit_pack_act(dgen *g, int depth) {
  * check, the ones outside zeroed. */
 static void emit_pack_region_cl(dgen *g, int depth);
 
+/* "const int64_t e_<d> = ...;": dimension d's index in the activation
+ * tensor at region position q_<d> (at position 0 without q) from the
+ * tile's origins o_<a> and the reduction bases b_<r>. */
+static void emit_region_index(dgen *g, int d, int depth, int with_q) {
+  const heron__op *op = g->op;
+  const heron__affine *ix = &op->in[g->act].index[d];
+  ind(g, depth);
+  heron__buf_printf(g->o, "const int64_t e_%d = %lld", d,
+                    (long long)ix->offset);
+  for (int a = 0; a < op->naxes; a++)
+    if (ix->coef[a] != 0 && live(g, a))
+      heron__buf_printf(g->o, " + %lldLL * %s_%s", (long long)ix->coef[a],
+                        op->axes[a].kind == HERON__SPATIAL ? "o" : "b",
+                        op->axes[a].name);
+  heron__buf_printf(g->o, " - %lld", (long long)g->neg[d]);
+  if (with_q)
+    heron__buf_printf(g->o, " + q_%d", d);
+  heron__buf_puts(g->o, ";\n");
+}
+
 static void emit_pack_region(dgen *g, int depth) {
   const heron__op *op = g->op;
   const heron__tensor *ts = &op->in[g->act];
@@ -301,7 +321,6 @@ static void emit_pack_region(dgen *g, int depth) {
   for (int d = 0; d < ts->ndim; d++) {
     if (d == g->cdim)
       continue;
-    const heron__affine *ix = &ts->index[d];
     int dp = depth + 1 + n;
     if (d != inner) {
       ind(g, dp);
@@ -312,18 +331,7 @@ static void emit_pack_region(dgen *g, int depth) {
       dp++;
       heron__buf_printf(&off, " + q_%d * %lldLL", d, (long long)g->rstr[d]);
     }
-    ind(g, dp);
-    heron__buf_printf(g->o, "const int64_t e_%d = %lld", d,
-                      (long long)ix->offset);
-    for (int a = 0; a < op->naxes; a++)
-      if (ix->coef[a] != 0 && live(g, a))
-        heron__buf_printf(g->o, " + %lldLL * %s_%s", (long long)ix->coef[a],
-                          op->axes[a].kind == HERON__SPATIAL ? "o" : "b",
-                          op->axes[a].name);
-    heron__buf_printf(g->o, " - %lld", (long long)g->neg[d]);
-    if (d != inner)
-      heron__buf_printf(g->o, " + q_%d", d);
-    heron__buf_puts(g->o, ";\n");
+    emit_region_index(g, d, dp, d != inner);
     if (d != inner) {
       ind(g, dp);
       if (last < 0)
@@ -429,21 +437,12 @@ static void emit_pack_region_cl(dgen *g, int depth) {
   heron__buf_puts(g->o, "{\n");
   int n = 0;
   for (int d = 0; d < ts->ndim - 1; d++) {
-    const heron__affine *ix = &ts->index[d];
     int dp = depth + 1 + n;
     ind(g, dp);
     heron__buf_printf(g->o, "for (int64_t q_%d = 0; q_%d < %lld; q_%d++) {\n",
                       d, d, (long long)g->span[d], d);
     n++;
-    ind(g, dp + 1);
-    heron__buf_printf(g->o, "const int64_t e_%d = %lld", d,
-                      (long long)ix->offset);
-    for (int a = 0; a < op->naxes; a++)
-      if (ix->coef[a] != 0 && live(g, a))
-        heron__buf_printf(g->o, " + %lldLL * %s_%s", (long long)ix->coef[a],
-                          op->axes[a].kind == HERON__SPATIAL ? "o" : "b",
-                          op->axes[a].name);
-    heron__buf_printf(g->o, " - %lld + q_%d;\n", (long long)g->neg[d], d);
+    emit_region_index(g, d, dp + 1, 1);
     ind(g, dp + 1);
     heron__buf_printf(g->o, "const int h_ok%d = ", d);
     if (d)
