@@ -1565,11 +1565,11 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
         out, "    %s *h_pwk = aligned_alloc(64, %lld);\n", ctype(op, g.wt),
         (long long)((pw_elems * (g.int8 ? 1 : 2) + 63) / 64 * 64));
   heron__buf_printf(out,
-                    "    if (!h_pa || (%d && !h_pwk))\n"
+                    "    if (!h_pa%s)\n"
                     "      __atomic_store_n(&h_fail, 1, __ATOMIC_RELAXED);\n"
                     "#pragma omp barrier\n"
                     "    if (!__atomic_load_n(&h_fail, __ATOMIC_RELAXED)) {\n",
-                    !g.prepacked);
+                    g.prepacked ? "" : " || !h_pwk");
   heron__buf_printf(out,
                     "#pragma omp for schedule(static)\n"
                     "    for (int64_t h_f = 0; h_f < %lld; h_f++) {\n"
