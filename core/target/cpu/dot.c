@@ -267,16 +267,6 @@ static void emit_pack_act(dgen *g, int depth) {
   heron__buf_free(&off);
 }
 
-/* The region pack: for every position of the activation tensor the thread
- * tile and the reduction-inner slice read, once, at
- * [positions of the other dimensions, row-major][group axis, rounded],
- * zeros outside the tensor and past the group axis's tile.  The loops run
- * the outer dimensions, then the group axis, then the innermost other
- * dimension, so that the reads of a line are consecutive and the lines of
- * the pack it writes stay in the L1 cache across the group axis; the
- * line's positions inside the tensor are found once and copied without a
- * check, the ones outside zeroed. */
-static void emit_pack_region_cl(dgen *g, int depth);
 
 /* "const int64_t e_<d> = ...;": dimension d's index in the activation
  * tensor at region position q_<d> (at position 0 without q) from the
@@ -298,6 +288,46 @@ static void emit_region_index(dgen *g, int d, int depth, int with_q) {
   heron__buf_puts(g->o, ";\n");
 }
 
+/* "const int h_ok<d> = [h_ok<prev> &&] e_<d> inside dimension d;": whether
+ * the region's positions so far lie inside the activation tensor (prev < 0:
+ * d is the first dimension checked). */
+static void emit_region_ok(dgen *g, int d, int prev, int depth) {
+  ind(g, depth);
+  heron__buf_printf(g->o, "const int h_ok%d = ", d);
+  if (prev >= 0)
+    heron__buf_printf(g->o, "h_ok%d && ", prev);
+  heron__buf_printf(g->o, "e_%d >= 0 && e_%d < %lld;\n", d, d,
+                    (long long)g->op->in[g->act].dims[d]);
+}
+
+/* Appends the activation tensor's row-major offset of e_0 .. e_<n-1> (its
+ * first n dimensions) to b. */
+static void region_src_text(const dgen *g, int n, heron__buf *b) {
+  const heron__tensor *ts = &g->op->in[g->act];
+  heron__buf acc = {0};
+  heron__buf_puts(&acc, "0");
+  for (int d = 0; d < n; d++) {
+    heron__buf next = {0};
+    heron__buf_printf(&next, "(%s) * %lld + e_%d", acc.data,
+                      (long long)ts->dims[d], d);
+    heron__buf_free(&acc);
+    acc = next;
+  }
+  heron__buf_puts(b, acc.data);
+  heron__buf_free(&acc);
+}
+
+static void emit_pack_region_cl(dgen *g, int depth);
+
+/* The region pack: for every position of the activation tensor the thread
+ * tile and the reduction-inner slice read, once, at
+ * [positions of the other dimensions, row-major][group axis, rounded],
+ * zeros outside the tensor and past the group axis's tile.  The loops run
+ * the outer dimensions, then the group axis, then the innermost other
+ * dimension, so that the reads of a line are consecutive and the lines of
+ * the pack it writes stay in the L1 cache across the group axis; the
+ * line's positions inside the tensor are found once and copied without a
+ * check, the ones outside zeroed. */
 static void emit_pack_region(dgen *g, int depth) {
   const heron__op *op = g->op;
   const heron__tensor *ts = &op->in[g->act];
@@ -333,15 +363,7 @@ static void emit_pack_region(dgen *g, int depth) {
     }
     emit_region_index(g, d, dp, d != inner);
     if (d != inner) {
-      ind(g, dp);
-      if (last < 0)
-        heron__buf_printf(g->o, "const int h_ok%d = e_%d >= 0 && e_%d < %lld;\n",
-                          d, d, d, (long long)ts->dims[d]);
-      else
-        heron__buf_printf(g->o,
-                          "const int h_ok%d = h_ok%d && e_%d >= 0 && e_%d < "
-                          "%lld;\n",
-                          d, last, d, d, (long long)ts->dims[d]);
+      emit_region_ok(g, d, last, dp);
       last = d;
     }
   }
@@ -365,17 +387,10 @@ static void emit_pack_region(dgen *g, int depth) {
   /* The tensor's row-major offset of e_0 .. e_<ndim-1>, and the stride of
    * the inner dimension in it. */
   heron__buf src = {0};
-  heron__buf_puts(&src, "0");
+  region_src_text(g, ts->ndim, &src);
   int64_t sstride = 1;
-  for (int d = 0; d < ts->ndim; d++) {
-    heron__buf next = {0};
-    heron__buf_printf(&next, "(%s) * %lld + e_%d", src.data,
-                      (long long)ts->dims[d], d);
-    heron__buf_free(&src);
-    src = next;
-    if (d > inner)
-      sstride *= ts->dims[d];
-  }
+  for (int d = inner + 1; d < ts->ndim; d++)
+    sstride *= ts->dims[d];
   int64_t sp = g->span[inner], dim = ts->dims[inner];
   ind(g, di);
   heron__buf_printf(g->o,
@@ -432,7 +447,6 @@ static void emit_pack_region_cl(dgen *g, int depth) {
   const char *cn = op->axes[g->cax].name;
   heron__buf off = {0}, src = {0};
   heron__buf_puts(&off, "0");
-  heron__buf_puts(&src, "0");
   ind(g, depth);
   heron__buf_puts(g->o, "{\n");
   int n = 0;
@@ -443,19 +457,10 @@ static void emit_pack_region_cl(dgen *g, int depth) {
                       d, d, (long long)g->span[d], d);
     n++;
     emit_region_index(g, d, dp + 1, 1);
-    ind(g, dp + 1);
-    heron__buf_printf(g->o, "const int h_ok%d = ", d);
-    if (d)
-      heron__buf_printf(g->o, "h_ok%d && ", d - 1);
-    heron__buf_printf(g->o, "e_%d >= 0 && e_%d < %lld;\n", d, d,
-                      (long long)ts->dims[d]);
+    emit_region_ok(g, d, d - 1, dp + 1);
     heron__buf_printf(&off, " + q_%d * %lldLL", d, (long long)g->rstr[d]);
-    heron__buf next = {0};
-    heron__buf_printf(&next, "(%s) * %lld + e_%d", src.data,
-                      (long long)ts->dims[d], d);
-    heron__buf_free(&src);
-    src = next;
   }
+  region_src_text(g, ts->ndim - 1, &src);
   int di = depth + 1 + n, c = ts->ndim - 1;
   int64_t cdims = ts->dims[c], off0 = ts->index[c].offset;
   ind(g, di);
@@ -476,7 +481,7 @@ static void emit_pack_region_cl(dgen *g, int depth) {
   ind(g, di + 1);
   heron__buf_puts(g->o, "h_n = 0;\n");
   ind(g, di);
-  heron__buf_printf(g->o, "const int64_t h_s = ((%s) * %lld + %lld + b_%s) * (h_n > 0);\n",
+  heron__buf_printf(g->o, "const int64_t h_s = (%s) * %lld + %lld + b_%s;\n",
                     src.data, (long long)cdims, (long long)off0, cn);
   ind(g, di);
   heron__buf_puts(g->o, "for (int64_t l = 0; l < h_n; l++)\n");
@@ -600,6 +605,18 @@ static void pack_point_text(const dgen *g, int ti, const int64_t *off,
   heron__buf_free(&acc);
 }
 
+/* How far one step of axis a moves in the region pack: the sum over the
+ * activation's dimensions (the group axis's left out) of a's coefficient
+ * times the dimension's stride in the region. */
+static int64_t region_coef(const dgen *g, int a) {
+  const heron__tensor *ts = &g->op->in[g->act];
+  int64_t c = 0;
+  for (int d = 0; d < ts->ndim; d++)
+    if (d != g->cdim)
+      c += ts->index[d].coef[a] * g->rstr[d];
+  return c;
+}
+
 /* The offset in the region pack of row r's first element, from the
  * register tile's local origin r_<a>: the spatial part of each
  * dimension's index, times the dimension's stride. */
@@ -612,13 +629,11 @@ static void region_point_text(const dgen *g, const int64_t *off,
     if (d != g->cdim)
       origin += g->neg[d] * g->rstr[d];
   heron__buf_printf(b, "(%lldLL", (long long)origin);
-  for (int d = 0; d < ts->ndim; d++)
-    for (int a = 0; a < op->naxes; a++)
-      if (d != g->cdim && op->axes[a].kind == HERON__SPATIAL && live(g, a) &&
-          ts->index[d].coef[a] != 0)
-        heron__buf_printf(b, " + (r_%s + %lld) * %lldLL", op->axes[a].name,
-                          (long long)off[a],
-                          (long long)(ts->index[d].coef[a] * g->rstr[d]));
+  for (int a = 0; a < op->naxes; a++)
+    if (op->axes[a].kind == HERON__SPATIAL && live(g, a) &&
+        region_coef(g, a) != 0)
+      heron__buf_printf(b, " + (r_%s + %lld) * %lldLL", op->axes[a].name,
+                        (long long)off[a], (long long)region_coef(g, a));
   heron__buf_puts(b, ")");
 }
 
@@ -634,9 +649,7 @@ static int64_t act_delta(const dgen *g, int64_t r) {
         !heron__tensor_reads(ts, a))
       continue;
     if (g->region) {
-      for (int d = 0; d < ts->ndim; d++)
-        if (d != g->cdim)
-          delta += off[a] * ts->index[d].coef[a] * g->rstr[d];
+      delta += off[a] * region_coef(g, a);
     } else {
       delta += off[a] * stride * g->rip;
       stride *= g->thr[a];
@@ -650,7 +663,6 @@ static int64_t act_delta(const dgen *g, int64_t r) {
  * groups) starts in the region pack, from a row's first element. */
 static void emit_group_table(dgen *g, int depth) {
   const heron__op *op = g->op;
-  const heron__tensor *ts = &op->in[g->act];
   int64_t per = g->cgp / g->group;
   ind(g, depth);
   heron__buf_printf(g->o, "static const int32_t h_go[%lld] = {",
@@ -660,11 +672,8 @@ static void emit_group_table(dgen *g, int depth) {
     for (int a = op->naxes - 1; a >= 0; a--) {
       if (op->axes[a].kind != HERON__REDUCE || !live(g, a) || a == g->cax)
         continue;
-      int64_t l = pos % g->len[a][1];
+      o += (pos % g->len[a][1]) * region_coef(g, a);
       pos /= g->len[a][1];
-      for (int d = 0; d < ts->ndim; d++)
-        if (d != g->cdim)
-          o += ts->index[d].coef[a] * l * g->rstr[d];
     }
     heron__buf_printf(g->o, "%s%lld", h ? (h % 16 ? ", " : ",\n    ") : "",
                       (long long)o);
@@ -803,23 +812,25 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
   /* The first row's pointer into the activation pack (the others lie a
    * constant distance from it, act_delta: one pointer register for the
    * whole tile), weight pointers per key. */
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t off[HERON__MAX_AXES];
-    row_offsets(g, r, off);
+  {
+    int64_t off0[HERON__MAX_AXES];
+    row_offsets(g, 0, off0);
     heron__buf pt = {0};
-    if (r > 0) {
-      /* no pointer of its own */
-    } else if (g->region) {
-      region_point_text(g, off, &pt);
-      ind(g, depth);
+    ind(g, depth);
+    if (g->region) {
+      region_point_text(g, off0, &pt);
       heron__buf_printf(g->o, "const %s *h_a0 = h_pa + %s;\n",
                         act_pack_type(g), pt.data);
     } else {
-      pack_point_text(g, g->act, off, &pt);
-      ind(g, depth);
+      pack_point_text(g, g->act, off0, &pt);
       heron__buf_printf(g->o, "const %s *h_a0 = h_pa + %s * %lld;\n",
                         act_pack_type(g), pt.data, (long long)g->rip);
     }
+    heron__buf_free(&pt);
+  }
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t off[HERON__MAX_AXES];
+    row_offsets(g, r, off);
     heron__buf pw = {0};
     pack_point_text(g, g->wt, off, &pw);
     ind(g, depth);
@@ -828,7 +839,6 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
                       ctype(op, g->wt), (long long)r, pw.data,
                       (long long)(g->rip * g->tv), op->axes[g->vaxis].name, G);
     heron__buf_free(&pw);
-    heron__buf_free(&pt);
   }
   /* A region's groups lie apart: their offsets from the row's start, in
    * the weights' order, as a table (constants once unrolled). */
@@ -948,33 +958,32 @@ static void emit_epilogue(dgen *g, int depth, const char *ch) {
   heron__buf_puts(g->o, "}\n");
 }
 
-/* Whether the output's elements along the vector axis are consecutive
- * (gemm's and bmm's j, gemv's i; not a convolution's channels). */
-static int contiguous_out(const dgen *g) {
+/* The distance in the output between consecutive lanes of the vector
+ * axis, from the coefficients of its index (divisors and bounds aside). */
+static int64_t out_lane_lin(const dgen *g) {
   const heron__tensor *o = &g->op->out;
   int64_t stride = 1, lin = 0;
   for (int d = o->ndim - 1; d >= 0; d--) {
-    lin += stride * o->index[d].coef[g->vaxis];
-    stride *= o->dims[d];
-  }
-  return lin == 1;
-}
-
-/* The distance between consecutive lanes of the vector axis in the
- * output, when every dimension of its index is a plain affine one (no
- * divisor, no bound to check); 0 otherwise. */
-static int64_t out_lane_stride(const dgen *g) {
-  const heron__tensor *o = &g->op->out;
-  if (o->bounded)
-    return 0;
-  int64_t stride = 1, lin = 0;
-  for (int d = o->ndim - 1; d >= 0; d--) {
-    if (heron__affine_div(&o->index[d]) != 1)
-      return 0;
     lin += stride * o->index[d].coef[g->vaxis];
     stride *= o->dims[d];
   }
   return lin;
+}
+
+/* Whether the output's elements along the vector axis are consecutive
+ * (gemm's and bmm's j, gemv's i; not an NCHW convolution's channels). */
+static int contiguous_out(const dgen *g) { return out_lane_lin(g) == 1; }
+
+/* out_lane_lin where every dimension of the output's index is a plain
+ * affine one (no divisor, no bound to check); 0 otherwise. */
+static int64_t out_lane_stride(const dgen *g) {
+  const heron__tensor *o = &g->op->out;
+  if (o->bounded)
+    return 0;
+  for (int d = 0; d < o->ndim; d++)
+    if (heron__affine_div(&o->index[d]) != 1)
+      return 0;
+  return out_lane_lin(g);
 }
 
 /* Stores the register tile: every row inside the extent of its axes, the
