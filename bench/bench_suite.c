@@ -1059,13 +1059,18 @@ static void dnn_free(dnn_ctx *c) {
     }                                                                          \
   } while (0)
 
-/* The activations' and outputs' plain layout of g: NCW, NCHW, NCDHW, or
- * with the channels last NWC, NHWC, NDHWC. */
+/* The row-major tag of rank nd (NCW, NCHW, NCDHW; a convolution's plain
+ * weights OIW, OIHW, OIDHW), and the activations' and outputs' plain
+ * layout of g: those, or with the channels last NWC, NHWC, NDHWC. */
+static dnnl_format_tag_t dnn_nc_tag(int nd) {
+  return nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+}
+
 static dnnl_format_tag_t dnn_act_tag(const geom *g) {
   int nd = g->sp + 2;
   if (g->cl)
     return nd == 3 ? dnnl_acb : nd == 4 ? dnnl_acdb : dnnl_acdeb;
-  return nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
+  return dnn_nc_tag(nd);
 }
 
 /* The plain descriptor of g's source (dst = 0) or destination (dst = 1)
@@ -1156,12 +1161,9 @@ static int dnn_setup(dnn_ctx *c, const geom *g, int any,
     pr[i] = g->pad - (g->fam == FAM_DECONV ? g->opad : 0);
   }
   dnnl_format_tag_t act = dnn_act_tag(g);
-  dnnl_format_tag_t oihw = nd == 3   ? dnnl_abc
-                           : nd == 4 ? dnnl_abcd
-                                     : dnnl_abcde;
   /* Deconvolution weights are [CI, CO, ...] (PyTorch's ConvTranspose), the
    * logical {CO, CI, ...} of oneDNN with the first two swapped: iohw. */
-  dnnl_format_tag_t wtag = g->fam != FAM_DECONV ? oihw
+  dnnl_format_tag_t wtag = g->fam != FAM_DECONV ? dnn_nc_tag(nd)
                            : nd == 3            ? dnnl_bac
                            : nd == 4            ? dnnl_bacd
                                                 : dnnl_bacde;
