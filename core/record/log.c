@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/record/record.h"
+#include "core/space/builder.h"
 #include "core/util/util.h"
 
 static const char *const status_names[] = {
@@ -127,6 +128,14 @@ int heron__log_parse(json_t *o, const heron_space *sp, const char *task_key,
                              "task's space or not an integer",
                              path, lineno, name);
     cfg[v] = (int64_t)json_integer_value(val);
+  }
+  /* A knob the line does not name was added after it was written: the
+   * config takes the value that means the kernel it measured. */
+  for (int k = 0; k < heron_space_nknobs(sp); k++) {
+    int v = heron_space_knob(sp, k);
+    int64_t absent;
+    if (cfg[v] == HERON_UNSET && heron__space_absent(sp, v, &absent))
+      cfg[v] = absent;
   }
   /* A config that no longer completes (another hardware description, say)
    * keeps its knob values; its aux variables stay unset and it is never

@@ -162,6 +162,30 @@ int heron__space_var_divisors(heron_space *sp, const char *name, int is_knob,
   return x;
 }
 
+int heron__space_var_absent(heron_space *sp, int x, int64_t value) {
+  if (!sp || sp->finished || x < 0 || x >= sp->nv || !sp->v[x].is_knob)
+    return HERON_EINVAL;
+  hvar *hv = &sp->v[x];
+  int in = value >= hv->lo && value <= hv->hi;
+  if (hv->uvals) {
+    in = 0;
+    for (int i = 0; i < hv->nuvals; i++)
+      in |= hv->uvals[i] == value;
+  }
+  if (!in)
+    return HERON_EINVAL;
+  hv->has_absent = 1;
+  hv->absent = value;
+  return HERON_OK;
+}
+
+int heron__space_absent(const heron_space *sp, int x, int64_t *value) {
+  if (!sp || x < 0 || x >= sp->nv || !sp->v[x].has_absent)
+    return 0;
+  *value = sp->v[x].absent;
+  return 1;
+}
+
 int heron__space_const(heron_space *sp, int64_t value) {
   if (!sp)
     return HERON_EINVAL;
@@ -198,8 +222,8 @@ int heron__space_var_values(heron_space *sp, const char *name,
   return x;
 }
 
-int heron__space_post_expr(heron_space *sp, heron__expr *e,
-                           const int *name_var, int nnames, const char *text) {
+int heron__space_post_expr(heron_space *sp, heron__expr *e, const int *name_var,
+                           int nnames, const char *text) {
   const int *used;
   int nused = 0;
   if (e)
@@ -544,9 +568,8 @@ static int holds_active(const hcon *hc, const int64_t *cfg) {
 int heron__space_expr_holds(const heron_space *sp, const hcon *hc,
                             const int64_t *cfg) {
   heron__value stack[64] = {{0}};
-  heron__value *vals = hc->nnames <= 64
-                           ? stack
-                           : malloc((size_t)hc->nnames * sizeof *vals);
+  heron__value *vals =
+      hc->nnames <= 64 ? stack : malloc((size_t)hc->nnames * sizeof *vals);
   if (!vals)
     return 0;
   for (int i = 0; i < hc->nnames; i++) {

@@ -44,12 +44,25 @@ int heron__space_var_values(heron_space *sp, const char *name,
  * use), is true.  The space takes e (freed with the space, or here on
  * failure) and copies text, the restriction as written, for messages.
  * Returns the constraint's index or a negative status. */
-int heron__space_post_expr(heron_space *sp, heron__expr *e,
-                           const int *name_var, int nnames, const char *text);
+int heron__space_post_expr(heron_space *sp, heron__expr *e, const int *name_var,
+                           int nnames, const char *text);
 
 /* Adds a knob whose domain is the divisors of `n`. */
 int heron__space_var_divisors(heron_space *sp, const char *name, int is_knob,
                               int64_t n);
+
+/* Declares the value `value` that a config without knob x takes: a knob
+ * added to a template after logs were recorded gives their configs the
+ * value that means the kernel they measured.  A log line naming no value
+ * for x reads back with it (heron__log_parse), and heron_space_key leaves x
+ * out of the hash while it holds that value, so the recorded configs keep
+ * their keys.  HERON_EINVAL when x is not a knob, value is outside its
+ * declared domain or the space is finished. */
+int heron__space_var_absent(heron_space *sp, int x, int64_t value);
+
+/* 1 and *value set when knob x declares the value of a config without it,
+ * else 0. */
+int heron__space_absent(const heron_space *sp, int x, int64_t *value);
 
 /* The index of an unnamed constant variable with value `value` (created on
  * first use, shared afterwards). */

@@ -679,6 +679,11 @@ HERON_API int heron_space_key(const heron_space *sp, const int64_t *cfg,
    * machines and builds. */
   uint64_t h = 0;
   for (int k = 0; k < sp->nknobs; k++) {
+    /* A knob at the value configs recorded before it existed take is left
+     * out, so that they keep their keys (heron__space_var_absent). */
+    const hvar *hv = &sp->v[sp->knobs[k]];
+    if (hv->has_absent && cfg[sp->knobs[k]] == hv->absent)
+      continue;
     uint64_t x = (uint64_t)cfg[sp->knobs[k]];
     unsigned char bytes[8];
     for (int i = 0; i < 8; i++)

@@ -40,6 +40,11 @@ typedef struct hvar {
   int *watch;       /* constraints mentioning the variable */
   int nwatch;
   int logfeat; /* features use log2(1 + value) */
+  /* A knob added after configs were recorded: has_absent says that a
+   * config naming no value for it takes `absent` (heron__space_var_absent),
+   * and a config at that value keeps the key it had before the knob. */
+  int has_absent;
+  int64_t absent;
   /* A variable whose values stand for others (a T1 parameter of floats or
    * strings): value k means vtab[k] to expressions.  NULL: the integer. */
   heron__value *vtab;

@@ -108,8 +108,8 @@ HERON_API int heron_space_constraint_str(const heron_space *sp, int c,
  * space), *cond (-1 or a 0/1 variable), *vals and *nvals (the IN set).
  * Operand meaning per kind: PROD/SUM z = op(xs); EQ/NE/LE/LT "z ? xs[0]";
  * IN z in vals; SELECT z = xs[1 + value of xs[0]]; EXPR: the expression
- * (heron_space_constraint_str) over the variables xs holds, z == xs[0].  Any out-pointer may be
- * NULL.  Returns HERON_OK or HERON_EINVAL. */
+ * (heron_space_constraint_str) over the variables xs holds, z == xs[0].  Any
+ * out-pointer may be NULL.  Returns HERON_OK or HERON_EINVAL. */
 HERON_API int heron_space_constraint_get(const heron_space *sp, int c,
                                          int *kind, int *z, const int **xs,
                                          int *nx, int *cond,
@@ -192,8 +192,10 @@ HERON_API void heron_space_features(const heron_space *sp, const int64_t *cfg,
                                     double *out);
 
 /* A stable key for deduplication: 16 lowercase hex digits hashing the knob
- * values (auxiliary variables follow from the knobs).  buf needs at least 17
- * bytes; returns HERON_OK or HERON_EINVAL. */
+ * values (auxiliary variables follow from the knobs; a knob added to a
+ * template later is left out while it holds the value that means the
+ * kernel before it, so recorded configs keep their keys).  buf needs at
+ * least 17 bytes; returns HERON_OK or HERON_EINVAL. */
 HERON_API int heron_space_key(const heron_space *sp, const int64_t *cfg,
                               char *buf, size_t cap);
 
