@@ -242,6 +242,11 @@ int heron__nvrtc_compile(const char *src, int sm, heron__nvrtc_result *r,
                          heron_error *err);
 void heron__nvrtc_result_free(heron__nvrtc_result *r);
 
+/* Compiles `src` for the virtual architecture compute_<sm> and returns the
+ * PTX in *ptx (malloc'ed, NUL-terminated; free it), so tests can look at
+ * the instructions a kernel uses.  Errors as heron__nvrtc_compile. */
+int heron__nvrtc_ptx(const char *src, int sm, char **ptx, heron_error *err);
+
 /* One candidate's NVRTC build for heron__build_all (on a build thread):
  * compiles c->source for sm_<b->cuda_sm>, writes the cubin to c->so_path
  * and NVRTC's log to `logp`, and fills status, error, build_seconds,

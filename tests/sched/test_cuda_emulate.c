@@ -32,9 +32,21 @@ static int sweeps_past(const cuda_built *b, const int64_t *cfg) {
   return 0;
 }
 
-/* Emulates CONFIGS random configs of case c; at least min_ragged of them
- * must have tiles that do not divide a padded extent. */
-static void emulate_ragged(const cuda_case *c, int epilogue, int min_ragged) {
+/* Which sampled configs a run emulates: every one, or only those with two
+ * pipeline stages (PIPE_ANY), or two stages at one shared_at position. */
+enum { ALL_CONFIGS = -2, PIPE_ANY = -1, PIPE_AT_KO = 0, PIPE_AT_KM = 1 };
+
+static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
+  if (which == ALL_CONFIGS)
+    return 1;
+  return cuda_val(b->sp, cfg, "pipeline") == 2 &&
+         (which == PIPE_ANY || cuda_val(b->sp, cfg, "A.shared_at") == which);
+}
+
+/* Emulates `count` random configs of case c that `which` selects; at least
+ * min_ragged of them must have tiles that do not divide a padded extent. */
+static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
+                         int which, int count) {
   cuda_built b;
   heron_error err = {0};
   CHECK_OK(cuda_build(&b, c, "a100", epilogue, &err), &err);
@@ -47,16 +59,18 @@ static void emulate_ragged(const cuda_case *c, int epilogue, int min_ragged) {
                                   &mo, 80, &err),
            &err);
   int nv = heron_space_nvars(b.sp);
-  int64_t *cfgs = malloc((size_t)CONFIGS * (size_t)nv * sizeof *cfgs);
-  char(*keys)[64] = calloc(CONFIGS, sizeof *keys);
-  heron__candidate *cand = calloc(CONFIGS, sizeof *cand);
-  heron__buf *srcs = calloc(CONFIGS, sizeof *srcs);
+  int64_t *cfgs = malloc((size_t)count * (size_t)nv * sizeof *cfgs);
+  char(*keys)[64] = calloc((size_t)count, sizeof *keys);
+  heron__candidate *cand = calloc((size_t)count, sizeof *cand);
+  heron__buf *srcs = calloc((size_t)count, sizeof *srcs);
   heron_rng rng;
   heron_rng_seed(&rng, 77);
   int n = 0, ragged = 0;
-  for (int tries = 0; n < CONFIGS && tries < 20 * CONFIGS; tries++) {
+  for (int tries = 0; n < count && tries < 40 * count; tries++) {
     int64_t *cfg = cfgs + (size_t)n * (size_t)nv;
     CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    if (!wanted(&b, cfg, which))
+      continue;
     heron_space_key(b.sp, cfg, keys[n], sizeof keys[n]);
     int dup = 0;
     for (int i = 0; i < n && !dup; i++)
@@ -104,10 +118,14 @@ static void emulate_ragged(const cuda_case *c, int epilogue, int min_ragged) {
   free(cfgs);
   cuda_unbuild(&b);
   CHECK_EQ(ok, n);
-  CHECK(n >= 10);
+  CHECK(n >= (count < 10 ? count : 10));
   int div = HERON_TEST_SANITIZED ? 2 : 1;
   CHECK_MSG(ragged >= (min_ragged + div - 1) / div,
             "%d configs with cut-short tiles, wanted %d", ragged, min_ragged);
+}
+
+static void emulate_ragged(const cuda_case *c, int epilogue, int min_ragged) {
+  emulate_some(c, epilogue, min_ragged, ALL_CONFIGS, CONFIGS);
 }
 
 static void emulate_case(const cuda_case *c, int epilogue) {
@@ -137,4 +155,28 @@ TEST(scan) { emulate_case(&CUDA_SMALL[9], 0); }
 TEST(gemm_prime_tiles_cut_short) {
   static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
   emulate_ragged(&prime, HERON__EPI_BIAS, 10);
+}
+
+/* Two pipeline stages (double-buffered A.shared / B.shared, the next chunk
+ * issued before the mma of this one; cp.async runs synchronously in the
+ * emulation, so this checks the stage indexing, the chunk offsets, the
+ * zero fill of guarded-out copies and the barriers).  The copies at the
+ * k.o loop and at the k.m loop, a GEMM with cut-short tiles, and a padded
+ * convolution whose data is read element by element. */
+#define PIPE_CONFIGS (HERON_TEST_SANITIZED ? 6 : 12)
+TEST(gemm_pipelined_at_the_ko_loop) {
+  emulate_some(&CUDA_SMALL[1], HERON__EPI_BIAS, 0, PIPE_AT_KO, PIPE_CONFIGS);
+}
+TEST(gemm_pipelined_at_the_km_loop) {
+  emulate_some(&CUDA_SMALL[1], 0, 0, PIPE_AT_KM, PIPE_CONFIGS);
+}
+TEST(gemm_prime_tiles_cut_short_pipelined) {
+  static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
+  emulate_some(&prime, 0, 4, PIPE_ANY, PIPE_CONFIGS);
+}
+TEST(c2d_padded_pipelined) {
+  emulate_some(&CUDA_SMALL[5], HERON__EPI_RELU, 0, PIPE_ANY, PIPE_CONFIGS);
+}
+TEST(dil_pad2_pipelined) {
+  emulate_some(&CUDA_SMALL[7], 0, 0, PIPE_ANY, PIPE_CONFIGS);
 }

@@ -275,3 +275,73 @@ TEST(c3d_compiles_exhaustive) { compile_case(&CUDA_SUITE[5], nconfigs(), 0); }
 TEST(dil_compiles_exhaustive) { compile_case(&CUDA_SUITE[6], nconfigs(), 0); }
 TEST(t2d_compiles_exhaustive) { compile_case(&CUDA_SUITE[7], nconfigs(), 0); }
 TEST(scan_compiles_exhaustive) { compile_case(&CUDA_SUITE[8], nconfigs(), 0); }
+
+/* Two pipeline stages: `n` sampled 2-stage configs of case c and their
+ * single-stage twins (the same other knobs) compile for sm_80 and sm_90,
+ * the 2-stage kernel spills no more than its twin, and its PTX issues
+ * cp.async copies (when an operand copies vectors; vec 1 stays plain). */
+static void pipelined_case(const cuda_case *c, int n) {
+  if (!heron__nvrtc_available())
+    SKIP("libheron was built without NVRTC: no %s kernel compiled", c->op);
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, c, "h100", 0, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int pv = heron_space_find_var(b.sp, "pipeline");
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int64_t *twin = malloc((size_t)nv * sizeof *twin);
+  heron_rng rng;
+  heron_rng_seed(&rng, 2025);
+  int got = 0, with_cp = 0;
+  for (int tries = 0; got < n && tries < 400; tries++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    if (cfg[pv] != 2)
+      continue;
+    for (int v = 0; v < nv; v++)
+      twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
+    twin[pv] = 1;
+    CHECK_OK(heron_space_validate(b.sp, &rng, twin, twin, &err), &err);
+    heron__buf s2 = {0}, s1 = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &s2, &err), &err);
+    CHECK_OK(heron__codegen(b.t, b.sp, twin, &s1, &err), &err);
+    for (int sm = 80; sm <= 90; sm += 10) {
+      heron__nvrtc_result r2, r1;
+      int rc2 = heron__nvrtc_compile(s2.data, sm, &r2, &err);
+      CHECK_MSG(rc2 == HERON_OK, "%s sm_%d: %s\n%.2000s", c->op, sm, err.text,
+                r2.log ? r2.log : "");
+      CHECK_OK(heron__nvrtc_compile(s1.data, sm, &r1, &err), &err);
+      CHECK_MSG(r2.spill_bytes <= r1.spill_bytes,
+                "%s sm_%d: 2 stages spill %d bytes, 1 stage %d", c->op, sm,
+                r2.spill_bytes, r1.spill_bytes);
+      CHECK(r2.static_smem == 0 && r2.smem_bytes <= b.hw.smem_per_block_optin);
+      heron__nvrtc_result_free(&r2);
+      heron__nvrtc_result_free(&r1);
+    }
+    int vectors = cuda_val(b.sp, cfg, "A.shared_vec") > 1 ||
+                  cuda_val(b.sp, cfg, "B.shared_vec") > 1;
+    char *ptx = NULL;
+    CHECK_OK(heron__nvrtc_ptx(s2.data, 80, &ptx, &err), &err);
+    int cp = (strstr(ptx, "cp.async.ca.shared.global") != NULL ||
+              strstr(ptx, "cp.async.cg.shared.global") != NULL) &&
+             strstr(ptx, "cp.async.commit_group") != NULL &&
+             strstr(ptx, "cp.async.wait_group 0") != NULL;
+    CHECK_MSG(cp == vectors, "%s: cp.async in the PTX %d, vector copies %d",
+              c->op, cp, vectors);
+    with_cp += cp;
+    free(ptx);
+    heron__buf_free(&s2);
+    heron__buf_free(&s1);
+    got++;
+  }
+  fprintf(stderr, "%s: %d two-stage configs compiled, %d with cp.async\n",
+          c->op, got, with_cp);
+  CHECK(got == n);
+  free(cfg);
+  free(twin);
+  cuda_unbuild(&b);
+}
+
+TEST(gemm_pipelined_compiles_with_cp_async) {
+  pipelined_case(&CUDA_SUITE[0], 3);
+}
+TEST(c2d_pipelined_compiles) { pipelined_case(&CUDA_SUITE[4], 2); }

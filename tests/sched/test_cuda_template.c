@@ -4,6 +4,10 @@
  * memory plan after reuse, vector widths against the index maps). */
 #include "cuda_fixtures.h"
 
+#include <jansson.h>
+
+#include "core/record/record.h"
+
 static const char *const GPUS[] = {"a100", "h100", "h200", "rtx3080"};
 
 TEST(gemm_template_has_herons_knobs) {
@@ -16,7 +20,7 @@ TEST(gemm_template_has_herons_knobs) {
       "j.f",          "k.o",          "k.m",          "k.f",
       "A.shared_at",  "B.shared_at",  "A.shared_pad", "B.shared_pad",
       "C.shared_pad", "A.shared_vec", "B.shared_vec", "out.vec",
-      "unroll"};
+      "unroll",       "pipeline"};
   int nk = (int)(sizeof knobs / sizeof knobs[0]);
   CHECK_EQ(heron_space_nknobs(b.sp), nk);
   for (int i = 0; i < nk; i++) {
@@ -236,7 +240,13 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
   /* The shared-memory plan, rebuilt from the knobs. */
   int64_t bm = sp3[0][1] * sp3[0][2] * wm, bn = sp3[1][1] * sp3[1][2] * wn;
   int64_t kc0 = sp3[2][1] * sp3[2][2] * wk, kc1 = sp3[2][2] * wk;
-  int64_t bytes[3];
+  int64_t bytes[3], stages = cuda_val(sp, cfg, "pipeline");
+  if (stages != 1 && stages != 2)
+    return snprintf(why, cap, "pipeline %lld", (long long)stages), 0;
+  /* One loop carries the pipeline: both operands at one position. */
+  if (stages == 2 &&
+      cuda_val(sp, cfg, "A.shared_at") != cuda_val(sp, cfg, "B.shared_at"))
+    return snprintf(why, cap, "pipeline 2 with A and B at two positions"), 0;
   for (int i = 0; i < 2; i++) {
     const char *p = i == 0 ? "A" : "B";
     char n1[32], n2[32];
@@ -245,6 +255,7 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
     int64_t kc = cuda_val(sp, cfg, n1) == 0 ? kc0 : kc1;
     int64_t rows = i == 0 ? bm : bn, pad = cuda_val(sp, cfg, n2);
     bytes[i] = s->op[i].k_inner ? 2 * rows * (kc + pad) : 2 * kc * (rows + pad);
+    bytes[i] *= stages; /* one buffer per pipeline stage */
   }
   int64_t cpad = cuda_val(sp, cfg, "C.shared_pad");
   bytes[2] =
@@ -403,7 +414,162 @@ TEST(describe_shows_the_gemm_view_and_the_rules) {
   CHECK_STR_CONTAINS(d.data, "M = n*oh*ow");
   CHECK_STR_CONTAINS(d.data, "Add-Multi-Scope-SPM");
   CHECK_STR_CONTAINS(d.data, "wmma_m in {8, 16, 32}");
-  CHECK_STR_CONTAINS(d.data, "AB.shared_bytes <= 232448");
+  CHECK_STR_CONTAINS(d.data, "AB.shared_bytes.staged <= 232448");
+  CHECK_STR_CONTAINS(d.data, "Software-Pipelining");
+  CHECK_STR_CONTAINS(d.data, "needs A.shared_at == B.shared_at");
+  CHECK_STR_CONTAINS(d.data, "pipeline.A_at == pipeline.B_at");
   heron__buf_free(&d);
+  cuda_unbuild(&b);
+}
+
+/* The pipeline knob: 2-stage configs exist on every op, with A.shared and
+ * B.shared twice the single-stage size (the same config at pipeline 1
+ * planned side by side), and a 2-stage config over the shared memory limit
+ * is invalid even though its single-stage twin is valid. */
+TEST(pipeline_doubles_the_operand_buffers_within_the_limit) {
+  for (int i = 0; i < CUDA_NSUITE; i++) {
+    cuda_built b;
+    heron_error err = {0};
+    CHECK_OK(cuda_build(&b, &CUDA_SUITE[i], "h200", 0, &err), &err);
+    int nv = heron_space_nvars(b.sp);
+    int pv = heron_space_find_var(b.sp, "pipeline");
+    CHECK(pv >= 0 && heron_space_var_is_knob(b.sp, pv));
+    int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+    int64_t *one = malloc((size_t)nv * sizeof *one);
+    heron_rng rng;
+    heron_rng_seed(&rng, 21 + (uint64_t)i);
+    int two = 0, over = 0;
+    for (int n = 0; n < 400 && (two < 5 || !over); n++) {
+      CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+      /* The knobs of cfg with the other pipeline value, completed. */
+      for (int v = 0; v < nv; v++)
+        one[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
+      one[pv] = 3 - cfg[pv];
+      heron_error e2 = {0};
+      int rc = heron_space_validate(b.sp, &rng, one, one, &e2);
+      const int64_t *p2 = cfg[pv] == 2 ? cfg : one;
+      const int64_t *p1 = cfg[pv] == 2 ? one : cfg;
+      if (cfg[pv] == 1 && rc != HERON_OK) {
+        /* Only the doubled buffers can break a valid single-stage config:
+         * then they are over the limit. */
+        heron__cuda_smem_plan p;
+        heron__cuda_smem_plan_of(b.t, cfg, &p);
+        int64_t ab2 = 2 * (p.buf[1].offset + p.buf[1].bytes);
+        int same_at = cuda_val(b.sp, cfg, "A.shared_at") ==
+                      cuda_val(b.sp, cfg, "B.shared_at");
+        CHECK_MSG(!same_at || ab2 > b.t->cuda->smem_limit,
+                  "%s: pipeline 2 refused within the limit: %s",
+                  CUDA_SUITE[i].op, e2.text);
+        over += same_at;
+        continue;
+      }
+      CHECK_OK(rc, &e2);
+      two++;
+      heron__cuda_smem_plan q1, q2;
+      heron__cuda_smem_plan_of(b.t, p1, &q1);
+      heron__cuda_smem_plan_of(b.t, p2, &q2);
+      CHECK_EQ(q2.buf[0].bytes, 2 * q1.buf[0].bytes);
+      CHECK_EQ(q2.buf[1].bytes, 2 * q1.buf[1].bytes);
+      CHECK_EQ(q2.buf[1].offset, q2.buf[0].bytes);
+      CHECK_EQ(q2.buf[2].bytes, q1.buf[2].bytes);
+      CHECK(q2.total <= b.t->cuda->smem_limit);
+    }
+    CHECK_MSG(two >= 5, "%s: %d configs with pipeline 2", CUDA_SUITE[i].op,
+              two);
+    if (i == 0)
+      CHECK_MSG(over > 0, "gemm: no 2-stage config over the limit was met");
+    free(cfg);
+    free(one);
+    cuda_unbuild(&b);
+  }
+}
+
+/* Pipeline 1 is the kernel before the knob: no cp.async, no stage
+ * pointers; pipeline 2 issues the next chunk as cp.async copies. */
+TEST(pipeline_one_is_the_single_stage_kernel) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "h200", 0, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int pv = heron_space_find_var(b.sp, "pipeline");
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  heron_rng rng;
+  heron_rng_seed(&rng, 3);
+  int seen[3] = {0, 0, 0};
+  for (int n = 0; n < 60; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    heron__buf src = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+    /* The body, after the prelude that defines the macros. */
+    const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
+    CHECK(body != NULL);
+    int cp = strstr(body, "HERON_CP_ASYNC(dst") != NULL;
+    int wait = strstr(body, "HERON_CP_WAIT(0);") != NULL;
+    if (cfg[pv] == 1)
+      CHECK(!cp && !wait && !strstr(body, "Ac + "));
+    else
+      CHECK(wait && strstr(body, "Ac + ") &&
+            (cp || (cuda_val(b.sp, cfg, "A.shared_vec") == 1 &&
+                    cuda_val(b.sp, cfg, "B.shared_vec") == 1)));
+    seen[cfg[pv]]++;
+    heron__buf_free(&src);
+  }
+  CHECK(seen[1] > 0 && seen[2] > 0);
+  free(cfg);
+  cuda_unbuild(&b);
+}
+
+/* A log line written before the pipeline knob existed (the first record
+ * of configs/datasets/cuda-h200/GEMM.jsonl.gz, measured on the GPU) names
+ * no pipeline: it reads back as the single-stage kernel it measured, valid,
+ * with the key recorded beside it; the same config at pipeline 2 has
+ * another key. */
+TEST(log_line_without_the_pipeline_knob_reads_back_single_stage) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "h200", 0, &err), &err);
+  static const char line[] =
+      "{\"task\":\"gemm/1024,1024,1024/fp16/cuda\",\"trial\":1,\"config\":"
+      "{\"wmma_m\":16,\"wmma_n\":16,\"wmma_k\":16,\"i.w\":3,\"i.f\":8,"
+      "\"i.b\":3,\"j.w\":4,\"j.f\":1,\"j.b\":16,\"k.m\":64,\"k.f\":1,"
+      "\"k.o\":1,\"A.shared_at\":1,\"A.shared_pad\":32,\"A.shared_vec\":4,"
+      "\"B.shared_at\":1,\"B.shared_pad\":8,\"B.shared_vec\":1,"
+      "\"C.shared_pad\":8,\"out.vec\":4,\"unroll\":3},"
+      "\"key\":\"92375d5ec6e39bca\",\"status\":\"ok\","
+      "\"seconds\":7.7461880796095913e-5,\"gflops\":27723.102330201014}";
+  json_t *o = json_loads(line, 0, NULL);
+  CHECK(o != NULL);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  heron_rng rng;
+  heron_rng_seed(&rng, 1);
+  heron_measurement m;
+  int valid = 0;
+  /* Again and again: the completion must not depend on the random stream. */
+  for (int r = 0; r < 8; r++) {
+    CHECK_OK(heron__log_parse(o, b.sp, "gemm/1024,1024,1024/fp16/cuda", &rng,
+                              &m, cfg, &valid, NULL, 1, "GEMM.jsonl", &err),
+             &err);
+    CHECK_EQ(valid, 1);
+    CHECK_EQ(cuda_val(b.sp, cfg, "pipeline"), 1);
+    char key[32];
+    CHECK_OK(heron_space_key(b.sp, cfg, key, sizeof key), NULL);
+    CHECK_MSG(!strcmp(key, "92375d5ec6e39bca"), "key %s", key);
+  }
+  heron__buf src = {0};
+  CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+  CHECK(
+      !strstr(strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)"), "HERON_CP"));
+  heron__buf_free(&src);
+  for (int v = 0; v < nv; v++)
+    if (!heron_space_var_is_knob(b.sp, v))
+      cfg[v] = HERON_UNSET;
+  cfg[heron_space_find_var(b.sp, "pipeline")] = 2;
+  CHECK_OK(heron_space_validate(b.sp, &rng, cfg, cfg, &err), &err);
+  char key2[32];
+  heron_space_key(b.sp, cfg, key2, sizeof key2);
+  CHECK(strcmp(key2, "92375d5ec6e39bca") != 0);
+  json_decref(o);
+  free(cfg);
   cuda_unbuild(&b);
 }

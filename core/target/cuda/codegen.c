@@ -23,7 +23,8 @@ typedef struct knobs {
   int64_t bm, bn, kc0, kc1, warps, threads;
   int64_t at[2], pad[2], vec[2], kc[2], ld[2], bytes[2];
   int64_t cpad, ldc, cbytes, ovec, unroll;
-  int m_inner; /* C.shared is M-inner */
+  int64_t stages; /* pipeline: buffers of A.shared and B.shared each */
+  int m_inner;    /* C.shared is M-inner */
   /* What the tiles sweep of M, N and K (b * w * f * wmma; >= the padded
    * extent: tiles need not divide it, the last ones are cut short by the
    * guards). */
@@ -63,6 +64,7 @@ static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
   k->cbytes = 4 * (k->m_inner ? k->bn : k->bm) * k->ldc;
   k->ovec = cfg[s->out_vec];
   k->unroll = cfg[s->unroll];
+  k->stages = cfg[s->pipeline];
 }
 
 static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
@@ -73,9 +75,10 @@ void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
   read_knobs(t, cfg, &k);
   memset(p, 0, sizeof *p);
   p->nbufs = 3;
-  p->buf[0] = (heron__cuda_smem_buf){"A.shared", 0, 0, k.bytes[0]};
-  p->buf[1] =
-      (heron__cuda_smem_buf){"B.shared", 0, align128(k.bytes[0]), k.bytes[1]};
+  /* With pipeline stages each operand's buffers lie back to back. */
+  int64_t a = k.stages * k.bytes[0], b = k.stages * k.bytes[1];
+  p->buf[0] = (heron__cuda_smem_buf){"A.shared", 0, 0, a};
+  p->buf[1] = (heron__cuda_smem_buf){"B.shared", 0, align128(a), b};
   p->buf[2] = (heron__cuda_smem_buf){"C.shared", 1, 0, k.cbytes};
   for (int i = 0; i < p->nbufs; i++) {
     int64_t end = p->buf[i].offset + p->buf[i].bytes;
@@ -264,11 +267,14 @@ static void reads(const heron__op *op, const heron__tensor *ts, int *need) {
     need[a] = heron__tensor_reads(ts, a);
 }
 
-/* The cooperative load of operand i's chunk [k0, k0 + kc) of K into its
- * shared buffer: every thread copies vec halves per step, in the buffer's
- * contiguous order, so a warp reads consecutive addresses when the tensor
- * allows vectors. */
-static void emit_load(gen *g, int depth, int i, const char *k0) {
+/* The cooperative load of operand i's chunk [k0, k0 + kc) of K into the
+ * shared buffer `buf`: every thread copies vec halves per step, in the
+ * buffer's contiguous order, so a warp reads consecutive addresses when the
+ * tensor allows vectors.  With `async` the vector copies are cp.async ones
+ * (HERON_CP_ASYNC, zero-filling what the guards leave out) that complete
+ * at the caller's HERON_CP_WAIT; single halves stay plain loads. */
+static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
+                      int async) {
   const heron__cuda_sched *s = g->s;
   const heron__cuda_operand *o = &s->op[i];
   const heron__tensor *ts = &g->op->in[i];
@@ -277,7 +283,6 @@ static void emit_load(gen *g, int depth, int i, const char *k0) {
   int64_t inner = o->k_inner ? k->kc[i] : rows;
   int64_t outer = o->k_inner ? rows : k->kc[i];
   int64_t v = k->vec[i];
-  const char *buf = i == 0 ? "As" : "Bs";
   const char *row0 = i == 0 ? "m0" : "n0";
   const heron__gemm_group *gs = &s->g[o->group], *gk = &s->g[HERON__GK];
   emit(g, depth, "/* %s.shared <- %s: %lld x %lld, vec %lld */",
@@ -304,6 +309,9 @@ static void emit_load(gen *g, int depth, int i, const char *k0) {
   const char *src = i == 0 ? "in0" : "in1";
   if (v == 1) {
     emit(g, d, "HERON_GLOAD1(dst, %s, gi, %s, %s);", src, elems, cond.data);
+  } else if (async) {
+    emit(g, d, "HERON_CP_ASYNC(dst, %s, gi, %lld, %s, %s);", src, (long long)v,
+         elems, cond.data);
   } else {
     emit(g, d, "if (%s) {", cond.data);
     emit(g, d + 1, "HERON_GCOPY(dst, %s, gi, %lld, %s);", src, (long long)v,
@@ -386,8 +394,9 @@ static void emit_store(gen *g, int depth) {
   coop_loop_end(g, depth, k->bm * k->bn, v);
 }
 
-/* The k-step: fragment loads and mma for one wmma_k slice. */
-static void emit_mma(gen *g, int depth) {
+/* The k-step: fragment loads and mma for one wmma_k slice, reading the
+ * shared buffers a and b. */
+static void emit_mma(gen *g, int depth, const char *a, const char *b) {
   const heron__cuda_sched *s = g->s;
   const knobs *k = &g->k;
   /* The k.f loop holds only whole-fragment indices, so it may stay rolled
@@ -403,29 +412,29 @@ static void emit_mma(gen *g, int depth) {
   emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
   if (s->op[0].k_inner)
     emit(g, d + 1,
-         "HERON_LOAD_A(fa[i], As + (wi * %lld + i * %lld) * %lld + ka, "
+         "HERON_LOAD_A(fa[i], %s + (wi * %lld + i * %lld) * %lld + ka, "
          "%lld, row);",
-         (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
+         a, (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
          (long long)k->ld[0], (long long)k->ld[0]);
   else
     emit(g, d + 1,
-         "HERON_LOAD_A(fa[i], As + ka * %lld + wi * %lld + i * %lld, "
+         "HERON_LOAD_A(fa[i], %s + ka * %lld + wi * %lld + i * %lld, "
          "%lld, col);",
-         (long long)k->ld[0], (long long)(k->sp[0][2] * k->wm),
+         a, (long long)k->ld[0], (long long)(k->sp[0][2] * k->wm),
          (long long)k->wm, (long long)k->ld[0]);
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
   if (s->op[1].k_inner)
     emit(g, d + 1,
-         "HERON_LOAD_B(fb[j], Bs + (wj * %lld + j * %lld) * %lld + kb, "
+         "HERON_LOAD_B(fb[j], %s + (wj * %lld + j * %lld) * %lld + kb, "
          "%lld, col);",
-         (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
+         b, (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
          (long long)k->ld[1], (long long)k->ld[1]);
   else
     emit(g, d + 1,
-         "HERON_LOAD_B(fb[j], Bs + kb * %lld + wj * %lld + j * %lld, "
+         "HERON_LOAD_B(fb[j], %s + kb * %lld + wj * %lld + j * %lld, "
          "%lld, row);",
-         (long long)k->ld[1], (long long)(k->sp[1][2] * k->wn),
+         b, (long long)k->ld[1], (long long)(k->sp[1][2] * k->wn),
          (long long)k->wn, (long long)k->ld[1]);
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
@@ -452,7 +461,7 @@ static void emit_header(gen *g, const int64_t *cfg) {
       "M=%lld N=%lld K=%lld batch=%lld (padded %lld x %lld x "
       "%lld), wmma %lldx%lldx%lld, block tile %lld x %lld, %lld "
       "warps.  Shared memory plan: A.shared [0, %lld), "
-      "B.shared [%lld, %lld), then C.shared [0, %lld) reusing "
+      "B.shared [%lld, %lld)%s, then C.shared [0, %lld) reusing "
       "them. */\n",
       op->name, (long long)t->cuda->g[HERON__GM].extent,
       (long long)t->cuda->g[HERON__GN].extent,
@@ -462,8 +471,10 @@ static void emit_header(gen *g, const int64_t *cfg) {
       (long long)t->cuda->padded[HERON__GN],
       (long long)t->cuda->padded[HERON__GK], (long long)k->wm, (long long)k->wn,
       (long long)k->wk, (long long)k->bm, (long long)k->bn, (long long)k->warps,
-      (long long)k->bytes[0], (long long)align128(k->bytes[0]),
-      (long long)(align128(k->bytes[0]) + k->bytes[1]), (long long)k->cbytes);
+      (long long)(k->stages * k->bytes[0]),
+      (long long)align128(k->stages * k->bytes[0]),
+      (long long)(align128(k->stages * k->bytes[0]) + k->stages * k->bytes[1]),
+      k->stages > 1 ? " (2 pipeline stages each)" : "", (long long)k->cbytes);
   emit(g, 0, "#define HERON_THREADS %lld", (long long)k->threads);
   emit(g, 0, "#define HERON_GRID_X %d", l.grid[0]);
   emit(g, 0, "#define HERON_GRID_Y %d", l.grid[1]);
@@ -487,6 +498,107 @@ static void emit_header(gen *g, const int64_t *cfg) {
                        : 0));
   heron__buf_puts(g->out, heron__cuda_prelude());
   heron__buf_puts(g->out, "\n");
+}
+
+/* The main loop of one stage: each chunk is loaded, then used, with a
+ * barrier before the load (the previous chunk's readers are done) and one
+ * after it (the chunk is complete). */
+static void emit_main_loop(gen *g) {
+  const knobs *k = &g->k;
+  emit(g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->sp[2][0]);
+  if (k->at[0] == 0 || k->at[1] == 0) {
+    emit(g, 2, "HERON_SYNC();");
+    for (int i = 0; i < 2; i++)
+      if (k->at[i] == 0)
+        emit_load(g, 2, i, "ko * CHUNK0", i == 0 ? "As" : "Bs", 0);
+    emit(g, 2, "HERON_SYNC();");
+  }
+  unroll_pragma(g, 2, k->sp[2][1]);
+  emit(g, 2, "for (int km = 0; km < %lld; km++) {", (long long)k->sp[2][1]);
+  if (k->at[0] == 1 || k->at[1] == 1) {
+    emit(g, 3, "HERON_SYNC();");
+    for (int i = 0; i < 2; i++)
+      if (k->at[i] == 1)
+        emit_load(g, 3, i, "ko * CHUNK0 + km * CHUNK1", i == 0 ? "As" : "Bs",
+                  0);
+    emit(g, 3, "HERON_SYNC();");
+  }
+  emit_mma(g, 3, "As", "Bs");
+  emit(g, 2, "}");
+  emit(g, 1, "}");
+}
+
+/* Loads both operands' chunk number `c` (an expression) of the pipelined
+ * loop into the stage buffers An and Bn that the caller declares, as
+ * asynchronous copies, and closes their group. */
+static void emit_issue(gen *g, int depth, const char *c) {
+  const knobs *k = &g->k;
+  char k0[96];
+  snprintf(k0, sizeof k0, "(%s) * CHUNK%d", c, (int)k->at[0]);
+  for (int i = 0; i < 2; i++)
+    emit_load(g, depth, i, k0, i == 0 ? "An" : "Bn", 1);
+  emit(g, depth, "HERON_CP_COMMIT();");
+}
+
+/* Declares the stage buffers `a` and `b` of chunk number `c`. */
+static void emit_stage_ptrs(gen *g, int depth, const char *a, const char *b,
+                            const char *c) {
+  const knobs *k = &g->k;
+  emit(g, depth, "heron_half *const %s = As + ((%s) & 1) * %lld;", a, c,
+       (long long)(k->bytes[0] / 2));
+  emit(g, depth, "heron_half *const %s = Bs + ((%s) & 1) * %lld;", b, c,
+       (long long)(k->bytes[1] / 2));
+}
+
+/* The main loop with two stages (the pipeline knob; both operands at one
+ * position, so one loop carries the pipeline: k.o at shared_at 0, the
+ * k.o x k.m chunks at 1).  Chunk 0 is issued before the loop; at chunk c
+ * every thread waits for its own copies of c, the barrier makes all of
+ * them visible and tells that every warp is done with chunk c - 1, whose
+ * buffer then takes the copies of chunk c + 1, issued before the mma of
+ * chunk c so that they run beside it.  One barrier per chunk; the last
+ * chunk issues nothing, so no copy is pending when C.shared reuses the
+ * space. */
+static void emit_pipelined(gen *g) {
+  const knobs *k = &g->k;
+  int at = (int)k->at[0];
+  int64_t nchunks = at == 0 ? k->sp[2][0] : k->sp[2][0] * k->sp[2][1];
+  emit(g, 1,
+       "/* software pipeline: 2 stages of A.shared and B.shared, "
+       "%lld chunks of K at the k.%s loop */",
+       (long long)nchunks, at == 0 ? "o" : "m");
+  emit(g, 1, "{");
+  emit(g, 2, "heron_half *const An = As, *const Bn = Bs;");
+  emit_issue(g, 2, "0");
+  emit(g, 1, "}");
+  emit(g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->sp[2][0]);
+  int d = 2;
+  const char *c = "ko";
+  if (at == 1) {
+    unroll_pragma(g, 2, k->sp[2][1]);
+    emit(g, 2, "for (int km = 0; km < %lld; km++) {", (long long)k->sp[2][1]);
+    emit(g, 3, "const int c = ko * %lld + km;", (long long)k->sp[2][1]);
+    d = 3;
+    c = "c";
+  }
+  emit_stage_ptrs(g, d, "Ac", "Bc", c);
+  emit(g, d, "HERON_CP_WAIT(0);");
+  emit(g, d, "HERON_SYNC();");
+  if (nchunks > 1) {
+    char next[32];
+    snprintf(next, sizeof next, "%s + 1", c);
+    emit(g, d, "if (%s + 1 < %lld) {", c, (long long)nchunks);
+    emit_stage_ptrs(g, d + 1, "An", "Bn", next);
+    emit_issue(g, d + 1, next);
+    emit(g, d, "}");
+  }
+  if (at == 0) {
+    unroll_pragma(g, 2, k->sp[2][1]);
+    emit(g, 2, "for (int km = 0; km < %lld; km++) {", (long long)k->sp[2][1]);
+  }
+  emit_mma(g, 3, "Ac", "Bc");
+  emit(g, 2, "}");
+  emit(g, 1, "}");
 }
 
 /* Whether 32-bit indices suffice: every tensor and swept extent (below
@@ -533,7 +645,7 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "HERON_SMEM_DECL;");
   emit(&g, 1, "heron_half *As = (heron_half *)(heron_smem);");
   emit(&g, 1, "heron_half *Bs = (heron_half *)(heron_smem + %lld);",
-       (long long)align128(k->bytes[0]));
+       (long long)align128(k->stages * k->bytes[0]));
   emit(&g, 1, "float *Cs = (float *)(heron_smem);");
   emit(&g, 1, "const int tid = HERON_TY * 32 + HERON_TX;");
   emit(&g, 1, "const int wi = HERON_TY / %lld, wj = HERON_TY %% %lld;",
@@ -560,26 +672,10 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "for (int x = 0; x < %lld; x++)",
        (long long)(k->sp[0][2] * k->sp[1][2]));
   emit(&g, 2, "HERON_FILL_ZERO(acc[x]);");
-  emit(&g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->sp[2][0]);
-  if (k->at[0] == 0 || k->at[1] == 0) {
-    emit(&g, 2, "HERON_SYNC();");
-    for (int i = 0; i < 2; i++)
-      if (k->at[i] == 0)
-        emit_load(&g, 2, i, "ko * CHUNK0");
-    emit(&g, 2, "HERON_SYNC();");
-  }
-  unroll_pragma(&g, 2, k->sp[2][1]);
-  emit(&g, 2, "for (int km = 0; km < %lld; km++) {", (long long)k->sp[2][1]);
-  if (k->at[0] == 1 || k->at[1] == 1) {
-    emit(&g, 3, "HERON_SYNC();");
-    for (int i = 0; i < 2; i++)
-      if (k->at[i] == 1)
-        emit_load(&g, 3, i, "ko * CHUNK0 + km * CHUNK1");
-    emit(&g, 3, "HERON_SYNC();");
-  }
-  emit_mma(&g, 3);
-  emit(&g, 2, "}");
-  emit(&g, 1, "}");
+  if (k->stages > 1)
+    emit_pipelined(&g);
+  else
+    emit_main_loop(&g);
   emit(&g, 1,
        "HERON_SYNC(); /* A.shared and B.shared die; C.shared reuses "
        "their space */");
@@ -639,6 +735,12 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
       "      A.shared / B.shared <- chunk of k.f*wmma_k  (shared_at == 1)\n"
       "      for kf < k.f, i < i.f, j < j.f: load_matrix_sync a, b; "
       "mma_sync\n"
+      "  pipeline == 2: A.shared / B.shared double buffered at the loop of "
+      "shared_at;\n"
+      "    chunk 0 issued first, then per chunk: cp.async.wait_group 0, "
+      "barrier,\n"
+      "    issue chunk + 1 into the other buffer (cp.async, zero-fill when "
+      "guarded out), mma\n"
       "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
       "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
 }

@@ -68,6 +68,18 @@
  *       must lie inside out.  The emulation also checks that HERON_GSTORE
  *       writes every element of out exactly once, so all of the kernel's
  *       output goes through it.
+ *   HERON_CP_ASYNC(dst, base, idx, V, ELEMS, cond)
+ *       an asynchronous copy of V (2, 4 or 8) halves, 2V bytes: when cond
+ *       holds, base[idx..idx+V) to the shared dst under HERON_GCOPY's rules;
+ *       otherwise dst[0..V) = 0 and base[idx] is not read.  CUDA (sm_80+):
+ *       cp.async.ca (4, 8 bytes) or .cg (16 bytes) with src-size 0 for the
+ *       zero fill; the data is there only after HERON_CP_WAIT and visible to
+ *       other threads only after a HERON_SYNC following it.  Emulation: a
+ *       synchronous, checked copy.
+ *   HERON_CP_COMMIT()   closes the group of this thread's copies issued
+ *       since the last commit (cp.async.commit_group); emulation: nothing
+ *   HERON_CP_WAIT(N)    waits until at most N (a constant) of this thread's
+ *       groups are pending (cp.async.wait_group N); emulation: nothing
  *
  *   Tensor Core fragments (shape HERON_WM x HERON_WN x HERON_WK; LAYOUT is
  *   the literal token row or col, pasted onto a name, so not a macro; a
@@ -143,13 +155,12 @@ int heron__cuda_launch_parse(const char *src, heron__cuda_launch *l);
 
 /* Writes line 1 ("/ * heron-cuda grid ... * /" and a newline, without the
  * inner spaces) into buf[cap]; returns the length as snprintf does. */
-int heron__cuda_launch_format(const heron__cuda_launch *l, char *buf,
-                              int cap);
+int heron__cuda_launch_format(const heron__cuda_launch *l, char *buf, int cap);
 
 /* The host compiler flags that build a generated source as the emulation
  * .so (the cpu target's contract); static. */
-#define HERON__CUDA_EMU_CFLAGS                                                \
-  "-O1 -g0 -fPIC -shared -x c -std=gnu11 -DHERON_EMULATE "                    \
+#define HERON__CUDA_EMU_CFLAGS                                                 \
+  "-O1 -g0 -fPIC -shared -x c -std=gnu11 -DHERON_EMULATE "                     \
   "-fno-strict-aliasing -Wno-unknown-pragmas"
 
 #endif

@@ -255,6 +255,46 @@ int heron__nvrtc_compile(const char *src, int sm, heron__nvrtc_result *r,
 #endif
 }
 
+int heron__nvrtc_ptx(const char *src, int sm, char **ptx, heron_error *err) {
+  *ptx = NULL;
+  if (!src)
+    return heron_error_set(err, HERON_EINVAL, "NVRTC: no source");
+#ifdef HERON_HAVE_NVRTC
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, src, NVRTC_SOURCE_NAME, 0, NULL, NULL) !=
+      NVRTC_SUCCESS)
+    return heron_error_set(err, HERON_EBUILD, "NVRTC cannot create a program");
+  /* The virtual architecture: NVRTC then stops at PTX. */
+  char arch[48], inc[4200];
+  snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d", sm);
+  snprintf(inc, sizeof inc, "-I%s", include_dir());
+  const char *opts[] = {arch, inc, "-default-device", "-std=c++17"};
+  int rc = HERON_OK;
+  size_t size = 0;
+  if (nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts) !=
+      NVRTC_SUCCESS)
+    rc = heron_error_set(err, HERON_EBUILD, "NVRTC (compute_%d) failed", sm);
+  else if (nvrtcGetPTXSize(prog, &size) != NVRTC_SUCCESS || size == 0)
+    rc = heron_error_set(err, HERON_EBUILD, "NVRTC produced no PTX");
+  else if (!(*ptx = malloc(size + 1)))
+    rc = heron_error_set(err, HERON_ENOMEM, "out of memory for PTX");
+  else if (nvrtcGetPTX(prog, *ptx) != NVRTC_SUCCESS)
+    rc = heron_error_set(err, HERON_EBUILD, "NVRTC cannot hand the PTX");
+  else
+    (*ptx)[size] = '\0';
+  if (rc != HERON_OK) {
+    free(*ptx);
+    *ptx = NULL;
+  }
+  nvrtcDestroyProgram(&prog);
+  return rc;
+#else
+  (void)sm;
+  return heron_error_set(err, HERON_EUNSUPPORTED,
+                         "libheron was built without NVRTC");
+#endif
+}
+
 void heron__nvrtc_build_one(const heron__bench *b, heron__candidate *c,
                             const char *logp) {
   heron__nvrtc_result r;

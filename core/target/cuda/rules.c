@@ -365,8 +365,6 @@ static void rule_scope_spm(ctx *c) {
                       : hw->smem_per_block;
   if (s->smem_limit <= 0)
     s->smem_limit = 49152;
-  heron__r_le(&c->r, s->ab_bytes, s->smem_limit,
-              "A.shared + B.shared <= shared memory");
   heron__r_le(&c->r, s->c_bytes, s->smem_limit, "C.shared <= shared memory");
   NOTE(c, "Add-Multi-Level-SPM",
        "global -> A.shared (%s-inner, vec <= %lld) / B.shared (%s-inner, "
@@ -390,6 +388,48 @@ static void rule_unroll(ctx *c) {
   NOTE(c, "Unroll",
        "unroll in 0..5: the k.m loop and the cooperative copies are unrolled "
        "when they have at most 4^unroll steps");
+}
+
+/* Software pipelining (the knob `pipeline`, 1 or 2 stages): with 2,
+ * A.shared and B.shared hold two chunks each, and the chunk of the next
+ * iteration of the loop the copies sit in (k.o at shared_at 0, k.m at 1)
+ * is issued into the other buffer before the mma of the current one, as
+ * cp.async (sm_80+) copies that run beside the Tensor Cores.  One loop
+ * carries the pipeline, so both operands must sit at the same position.
+ * The memory rule counts the stages: pipeline * (A.shared + B.shared) fit
+ * the block's shared memory during the main loop.  Configs recorded
+ * before the knob existed are single-stage (its absent value, 1). */
+static void rule_pipeline(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  s->pipeline = heron__r_set(&c->r, "pipeline", 1, (const int64_t[]){1, 2}, 2);
+  if (s->pipeline >= 0 &&
+      heron__space_var_absent(c->r.sp, s->pipeline, 1) != HERON_OK && !c->r.rc)
+    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                              "cuda template: cannot declare pipeline's "
+                              "absent value");
+  /* pipeline == 2 <=> pipe2 == 1; then A.shared_at * pipe2 ==
+   * B.shared_at * pipe2 says the positions agree. */
+  int pipe2 = heron__r_range(&c->r, "pipeline.double", 0, 0, 1);
+  heron__r_post(&c->r, HERON_C_SUM, s->pipeline,
+                (int[]){pipe2, heron__r_const(&c->r, 1)}, 2, NULL, 0,
+                "pipeline == pipeline.double + 1");
+  int pa = heron__r_range(&c->r, "pipeline.A_at", 0, 0, 1);
+  int pb = heron__r_range(&c->r, "pipeline.B_at", 0, 0, 1);
+  heron__r_post(&c->r, HERON_C_PROD, pa, (int[]){s->op[0].at, pipe2}, 2, NULL,
+                0, "pipeline.A_at");
+  heron__r_post(&c->r, HERON_C_PROD, pb, (int[]){s->op[1].at, pipe2}, 2, NULL,
+                0, "pipeline.B_at");
+  heron__r_eq(&c->r, pa, pb, "pipeline == 2 => A.shared_at == B.shared_at");
+  s->ab_bytes = heron__r_prod(&c->r, "AB.shared_bytes.staged",
+                              (int[]){s->ab_bytes, s->pipeline}, 2);
+  heron__r_le(&c->r, s->ab_bytes, s->smem_limit,
+              "pipeline * (A.shared + B.shared) <= shared memory");
+  NOTE(c, "Software-Pipelining",
+       "pipeline in {1, 2}: 2 double-buffers A/B.shared and copies the next "
+       "chunk (cp.async; vec 1 plainly) during this one's mma; needs "
+       "A.shared_at == B.shared_at; pipeline * (A + B) <= %lld bytes; old "
+       "logs read as 1",
+       (long long)s->smem_limit);
 }
 
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
@@ -433,6 +473,7 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     rule_operand_spm(c, 1);
     rule_scope_spm(c);
     rule_unroll(c);
+    rule_pipeline(c);
     rc = c->r.rc;
   }
   free(c);

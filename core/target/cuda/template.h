@@ -33,6 +33,21 @@
  *     acc -> C.shared (reusing the A/B space) -> vectorized, guarded,
  *     cooperative store to global with the fused epilogue
  *
+ * With the pipeline knob at 2 (both operands at one position p), A.shared
+ * and B.shared hold two chunks each and the loop at p carries a software
+ * pipeline over its chunks c (k.o chunks at p 0, k.o * k.m at p 1):
+ *
+ *     issue chunk 0 into stage 0 (HERON_CP_ASYNC), commit
+ *     for each chunk c
+ *       wait for this thread's copies; barrier (chunk c complete, every
+ *       warp done with chunk c - 1)
+ *       if c + 1 exists: issue it into stage (c + 1) & 1, commit
+ *       mma on stage c & 1
+ *
+ * so the copies of the next chunk run beside the Tensor Core work of this
+ * one.  Copies of single halves (vec 1) are plain loads and stores into
+ * the other stage (cp.async moves at least 4 bytes).
+ *
  * The block tile is BM = i.w * i.f * wmma_m by BN = j.w * j.f * wmma_n;
  * M = i.b * BM, N = j.b * BN, K = k.o * k.m * k.f * wmma_k (padded).
  *
@@ -93,10 +108,12 @@ typedef struct heron__cuda_sched {
   int regs;                       /* aux: registers per thread, estimated */
   int c_pad;                      /* knob: C.shared storage-align offset */
   int c_bytes;                    /* aux: bytes of C.shared */
-  int ab_bytes;                   /* aux: A.shared + B.shared */
+  int ab_bytes;                   /* aux: pipeline * (A.shared +
+                                     B.shared) */
   int out_vec;                    /* knob: halves per vectorized store */
   int64_t out_vec_max;
   int unroll;         /* knob: 0..5, unroll loops of <= 4^v steps */
+  int pipeline;       /* knob: 1 or 2 stages of A.shared / B.shared */
   int64_t smem_limit; /* bytes per block the plan may use */
   int64_t regs_limit; /* registers per block */
 } heron__cuda_sched;
