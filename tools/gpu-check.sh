@@ -1,67 +1,93 @@
 #!/bin/bash
 # tools/gpu-check.sh - the checks of the CUDA target on a machine with an
-# NVIDIA GPU, in one command (GPU time is short: everything is prepared here
-# and runs unattended).
+# NVIDIA GPU, in one unattended command (GPU time is short: everything is
+# prepared on a machine without one and run here in one go).
 #
-# Usage: bash tools/gpu-check.sh OUTDIR [TRIALS]
+# Usage: bash tools/gpu-check.sh OUTDIR
 #
-# Runs from a build made elsewhere (build/ beside this script, its shared
-# libraries in .devlibs/ where the GPU machine lacks them) or builds one:
-#   1. the GPU, the driver and the toolkit it finds;
-#   2. the vendor libraries on the suite through PyTorch, when it is there
-#      (bench/gpu/torch_baseline.py);
-#   3. heron-bench over configs/suites/tensorcore.json with random search,
-#      TRIALS trials per task (default 32), on the GPU: every config built by
-#      NVRTC, launched, checked against the reference and timed;
-#   4. a table of what every run recorded (ok / wrong / failed, best time).
-# Everything it writes goes to OUTDIR (logs, summary, tail of errors).
+# Runs from a build made elsewhere (its folder named by BUILD, its shared
+# libraries in .devlibs/ where this machine lacks them); the paths the build
+# recorded (plugins, configs) are made to point here.  Phases (PHASES, in
+# this order, default all):
+#   baseline  the vendor libraries on the suite through PyTorch, when it is
+#             there (bench/gpu/torch_baseline.py);
+#   tune      heron-bench over each suite of SUITES with STRATEGY (+MODEL),
+#             TRIALS trials per task: every config built by NVRTC, launched,
+#             checked against the reference and timed; a suite's logs go to
+#             OUTDIR/<suite name>/logs (resumable: run again to go on);
+#   bench     bench_cuda on the best config of every task in the logs of
+#             the tune phase and of BENCH_LOGS (files or folders), against
+#             cuBLAS / cuDNN, one process per task; tables in
+#             OUTDIR/bench-<task>.md and all of them on stdout.
+# Environment: BUILD (build), PHASES, SUITES (configs/suites/tensorcore.json),
+# STRATEGY (random), MODEL (none), TRIALS (32), TUNE_TIMEOUT (seconds per
+# suite, 300), BENCH_LOGS (none), BENCH_TIMEOUT (seconds per task, 90).
 set -u
-out=${1:?usage: gpu-check.sh OUTDIR [TRIALS]}
-trials=${2:-32}
-mkdir -p "$out"
+out=${1:?usage: gpu-check.sh OUTDIR}
+out=$(mkdir -p "$out" && cd "$out" && pwd)
 here=$(cd "$(dirname "$0")/.." && pwd)
-# The build records absolute paths of the tree it was made in (plugins,
-# configs, ctest files); make that path name this tree.
-made_in=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$here/build/CMakeCache.txt" 2>/dev/null)
+build=${BUILD:-build}
+phases=${PHASES:-baseline tune bench}
+# The build records the absolute path of the tree it was made in; rebuild
+# that path here as links to this tree, with its build folder.
+made_in=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$here/$build/CMakeCache.txt" 2>/dev/null)
 if [ -n "$made_in" ] && [ "$made_in" != "$here" ] && [ ! -e "$made_in" ]; then
-  mkdir -p "$(dirname "$made_in")" && ln -s "$here" "$made_in"
+  mkdir -p "$made_in"
+  for e in "$here"/*; do
+    [ "$(basename "$e")" = build ] || ln -s "$e" "$made_in/$(basename "$e")"
+  done
+  ln -s "$here/$build" "$made_in/build"
 fi
-root=${made_in:-$here}
-cd "$root" || exit 1
-export LD_LIBRARY_PATH="$root/.devlibs:$root/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bin=$here/$build/bin
+export LD_LIBRARY_PATH="$here/.devlibs:$here/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cd "$here" || exit 1
 
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
-nproc
-ls /usr/local/cuda/lib64 2>/dev/null | grep -E '^lib(nvrtc|cublas|cublasLt|cudnn)\.so\.[0-9]+$'
-find / -name 'libcudnn.so*' -not -path '/proc/*' 2>/dev/null | head -3
-if ldd build/bin/heron-search | grep 'not found'; then
-  echo "missing libraries: build here instead"; exit 1
+echo "$(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo)"
+if ldd "$bin/heron-search" | grep 'not found'; then
+  echo "missing libraries: build on this machine instead"
+  exit 1
 fi
 
-if [ -n "${SKIP_TORCH:-}" ]; then :; elif python3 -c 'import torch' 2>/dev/null; then
-  echo "== vendor libraries through PyTorch"
-  timeout 120 python3 bench/gpu/torch_baseline.py 2>&1 | tee "$out/torch_baseline.txt"
-fi
+case " $phases " in *" baseline "*)
+  if python3 -c 'import torch' 2>/dev/null; then
+    echo "== vendor libraries through PyTorch"
+    timeout 120 python3 bench/gpu/torch_baseline.py 2>&1 | tee "$out/torch_baseline.txt"
+  fi ;;
+esac
 
-echo "== heron-bench, tensorcore suite, random, $trials trials"
-timeout "${BENCH_TIMEOUT:-300}" build/bin/heron-bench \
-  --suite configs/suites/tensorcore.json --strategies random --seeds 1 \
-  --trials "$trials" --batch "$trials" --min-repeat-ms 10 --repeat 3 \
-  --timeout 20 --out "$out/tc" ${BENCH_ARGS:-} 2>&1 | tail -40
-echo "== per task: statuses, best"
-for f in "$out"/tc/logs/*.jsonl; do
-  [ -e "$f" ] || continue
-  python3 - "$f" <<'PY'
-import json, sys, collections
-recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-st = collections.Counter(r["status"] for r in recs)
-ok = [r for r in recs if r["status"] == "ok" and r["seconds"] > 0]
-best = min(ok, key=lambda r: r["seconds"]) if ok else None
-name = sys.argv[1].split("/")[-1].split("__")[0]
-print(f"{name:6s} {dict(st)}", f"best {best['seconds']*1e6:.2f} us {best['gflops']/1e3:.2f} TFLOP/s" if best else "no timing")
-errs = collections.Counter(r["error"][:160] for r in recs if r["status"] != "ok")
-for e, n in errs.most_common(3):
-    print(f"   {n} x {e}")
-PY
-done
+case " $phases " in *" tune "*)
+  model=${MODEL:-none}
+  for suite in ${SUITES:-configs/suites/tensorcore.json}; do
+    name=$(basename "$suite" .json)
+    echo "== heron-bench $name, ${STRATEGY:-random} + $model, ${TRIALS:-32} trials"
+    timeout "${TUNE_TIMEOUT:-300}" "$bin/heron-bench" --suite "$suite" \
+      --strategies "${STRATEGY:-random}" --models "$model" --seeds 1 \
+      --trials "${TRIALS:-32}" --batch 16 --min-repeat-ms 10 --repeat 3 \
+      --timeout 20 --out "$out/$name" 2>&1 | tail -20
+  done ;;
+esac
+
+case " $phases " in *" bench "*)
+  echo "== bench_cuda: the best kernel of each task against cuBLAS / cuDNN"
+  logs=$(find "$out" ${BENCH_LOGS:-} -name '*.jsonl' -o -name '*.jsonl.gz' 2>/dev/null | sort)
+  # One process per task (a log's file name starts with its suite task name).
+  for task in $(for f in $logs; do basename "$f" | sed 's/__.*//; s/\.jsonl.*//'; done | sort -u); do
+    args=()
+    for f in $logs; do
+      case $(basename "$f") in "$task"__*|"$task".jsonl*) args+=(--log "$f") ;; esac
+    done
+    timeout "${BENCH_TIMEOUT:-90}" "$bin/bench_cuda" "${args[@]}" \
+      --out "$out/bench-$task.md" > /dev/null 2> "$out/bench-$task.err" ||
+      { echo "$task: bench_cuda failed:"; tail -5 "$out/bench-$task.err"; }
+  done
+  first=1
+  for t in "$out"/bench-*.md; do
+    [ -e "$t" ] || continue
+    if [ $first = 1 ]; then head -2 "$t"; first=0; fi
+    grep '^| [a-z]' "$t" | grep -v '^| task'
+  done
+  tail -1 "$(ls "$out"/bench-*.md | head -1)" 2>/dev/null ;;
+esac
+exit 0

@@ -15,6 +15,12 @@
 #     trials, in seconds: exit 0, the outputs agree with the logs, every
 #     answer is the dataset's record or marked simulated, a second run gives
 #     the same logs, and --export-t4 of a replay log validates.
+#   compares_strategies_on_the_gpu_dataset_each_task_its_own_log: random
+#     and genetic+xgb on configs/suites/tensorcore.json, target replay, with
+#     every log of configs/datasets/cuda-h200 (measured on an H200) given
+#     at once: each task replays the log of its own op and shape, exit 0,
+#     one progress line per run, outputs agree with the logs; a task no log
+#     records is a usage error (2) naming it.
 #   summarises_recorded_logs_without_gnuplot: --report-only on the fixture
 #     logs in data/logs with gnuplot off PATH: exit 0, says plots are
 #     skipped, writes none, and the summary holds the hand-computed rows.
@@ -200,6 +206,31 @@ compares_three_strategies_on_the_shipped_replay_dataset)
   "$bench" --export-t4 "$log" --t4-out "$W/t4.json" 2>"$W/t4.err" ||
     fail "--export-t4 exited with $?"
   $check t4 "$W/t4.json" "$log" || fail "T4 export invalid"
+  ;;
+compares_strategies_on_the_gpu_dataset_each_task_its_own_log)
+  src=$(cd "$here/../.." && pwd)
+  R="--suite $src/configs/suites/tensorcore.json --target replay"
+  for f in "$src"/configs/datasets/cuda-h200/*.jsonl.gz; do
+    R="$R --replay $f"
+  done
+  # shellcheck disable=SC2086
+  "$bench" $R --strategies random,genetic --models none,xgb --seeds 1 \
+    --trials 20 --out "$W/a" >"$W/a.out" 2>"$W/a.err" ||
+    fail "replay run exited with $?"
+  [ "$(grep -c '^\[[0-9]*/18\] [A-Z0-9]* .* seed 1: best .* GFLOP/s' \
+    "$W/a.err")" -eq 18 ] || fail "not one progress line per run"
+  $check report "$W/a" 20 || fail "outputs disagree with the logs"
+  # Two logs, neither of BMM: refused before anything runs.
+  data=$src/configs/datasets/cuda-h200
+  st=0
+  "$bench" --suite "$src/configs/suites/tensorcore.json" --target replay \
+    --tasks GEMM,BMM --replay "$data/GEMM.jsonl.gz" \
+    --replay "$data/GEMV.jsonl.gz" --strategies random --seeds 1 \
+    --trials 5 --out "$W/b" >"$W/b.out" 2>"$W/b.err" || st=$?
+  [ "$st" -eq 2 ] || fail "a task without its log exited with $st, want 2"
+  grep -q 'replay: none of the 2 logs records task BMM' "$W/b.err" ||
+    fail "the refusal does not name the task"
+  [ ! -e "$W/b" ] || fail "the refused comparison made its --out"
   ;;
 summarises_recorded_logs_without_gnuplot)
   mkdir -p "$W/out"
