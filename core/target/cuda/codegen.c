@@ -497,6 +497,8 @@ static void emit_header(gen *g, const int64_t *cfg) {
                        ? heron__tensor_elems(&op->bias)
                        : 0));
   heron__buf_puts(g->out, heron__cuda_prelude());
+  if (k->stages > 1)
+    heron__buf_puts(g->out, heron__cuda_prelude_async());
   heron__buf_puts(g->out, "\n");
 }
 

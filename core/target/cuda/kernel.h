@@ -24,7 +24,8 @@
  *   #define HERON_WM / HERON_WN / HERON_WK   the wmma shape (e.g. 16 16 16)
  *   #define HERON_IN0_ELEMS / HERON_IN1_ELEMS / HERON_OUT_ELEMS /
  *           HERON_BIAS_ELEMS   element counts of the buffers (bias 0: none)
- *   the prelude text (heron__cuda_prelude())
+ *   the prelude text (heron__cuda_prelude()), then, in a kernel with
+ *            asynchronous copies only, heron__cuda_prelude_async()
  *   HERON_KERNEL(heron_cuda_kernel) { ... body in the dialect ... }
  *   HERON_EMU_ENTRY(heron_cuda_kernel)
  *
@@ -68,6 +69,8 @@
  *       must lie inside out.  The emulation also checks that HERON_GSTORE
  *       writes every element of out exactly once, so all of the kernel's
  *       output goes through it.
+ *   Asynchronous copies, defined by heron__cuda_prelude_async(), which a
+ *   kernel that uses them pastes after the prelude:
  *   HERON_CP_ASYNC(dst, base, idx, V, ELEMS, cond)
  *       an asynchronous copy of V (2, 4 or 8) halves, 2V bytes: when cond
  *       holds, base[idx..idx+V) to the shared dst under HERON_GCOPY's rules;
@@ -144,6 +147,11 @@ typedef struct heron__cuda_launch {
 /* The prelude text that defines the dialect above for both CUDA (NVRTC) and
  * the host emulation.  Static. */
 const char *heron__cuda_prelude(void);
+
+/* The definitions of HERON_CP_ASYNC / COMMIT / WAIT, for both branches;
+ * pasted right after heron__cuda_prelude() only by kernels that use them.
+ * Static. */
+const char *heron__cuda_prelude_async(void);
 
 /* The include block every generated source starts with (after line 1).
  * Static. */
