@@ -9,6 +9,8 @@
 # libraries in .devlibs/ where this machine lacks them); the paths the build
 # recorded (plugins, configs) are made to point here.  Phases (PHASES, in
 # this order, default all):
+#   smoke     tests/bench/gpu_smoke.sh: a short tuning run, every kernel
+#             launched, checked and timed;
 #   baseline  the vendor libraries on the suite through PyTorch, when it is
 #             there (bench/gpu/torch_baseline.py);
 #   tune      heron-bench over each suite of SUITES with STRATEGY (+MODEL),
@@ -21,13 +23,14 @@
 #             OUTDIR/bench-<task>.md and all of them on stdout.
 # Environment: BUILD (build), PHASES, SUITES (configs/suites/tensorcore.json),
 # STRATEGY (random), MODEL (none), TRIALS (32), TUNE_TIMEOUT (seconds per
-# suite, 300), BENCH_LOGS (none), BENCH_TIMEOUT (seconds per task, 90).
+# suite, 300), TUNE_ARGS (more heron-bench flags, e.g. --tasks GEMM,C2D),
+# BENCH_LOGS (none), BENCH_TIMEOUT (seconds per task, 90).
 set -u
 out=${1:?usage: gpu-check.sh OUTDIR}
 out=$(mkdir -p "$out" && cd "$out" && pwd)
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-build}
-phases=${PHASES:-baseline tune bench}
+phases=${PHASES:-smoke baseline tune bench}
 # The build records the absolute path of the tree it was made in; rebuild
 # that path here as links to this tree, with its build folder.
 made_in=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$here/$build/CMakeCache.txt" 2>/dev/null)
@@ -50,6 +53,11 @@ if ldd "$bin/heron-search" | grep 'not found'; then
   exit 1
 fi
 
+case " $phases " in *" smoke "*)
+  echo "== smoke"
+  sh tests/bench/gpu_smoke.sh "$bin/heron-search" ;;
+esac
+
 case " $phases " in *" baseline "*)
   if python3 -c 'import torch' 2>/dev/null; then
     echo "== vendor libraries through PyTorch"
@@ -65,7 +73,7 @@ case " $phases " in *" tune "*)
     timeout "${TUNE_TIMEOUT:-300}" "$bin/heron-bench" --suite "$suite" \
       --strategies "${STRATEGY:-random}" --models "$model" --seeds 1 \
       --trials "${TRIALS:-32}" --batch 16 --min-repeat-ms 10 --repeat 3 \
-      --timeout 20 --out "$out/$name" 2>&1 | tail -20
+      --timeout 20 --out "$out/$name" ${TUNE_ARGS:-} 2>&1 | tail -20
   done ;;
 esac
 

@@ -1,0 +1,23 @@
+#!/bin/sh
+# gpu_smoke.sh HERON_SEARCH - on a machine with an NVIDIA GPU, a short
+# tuning run of the cuda target: every kernel is built by NVRTC, launched,
+# checked against the reference and timed.  Without a GPU (no driver or no
+# device) it is skipped, visibly (exit 77); CI machines have none, so this
+# runs only where a session has a GPU (tools/gpu-check.sh does more).
+set -u
+search=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/heron-gpu-smoke.XXXXXX")
+trap 'rm -rf "$W"' EXIT INT TERM
+status=0
+"$search" --op gemm --shape 256,192,320 --target cuda --trials 8 --batch 8 \
+  --min-repeat-ms 1 --log "$W/log.jsonl" >"$W/out" 2>"$W/err" || status=$?
+if [ "$status" -ne 0 ] && grep -q 'target cuda: no GPU' "$W/err"; then
+  echo "SKIP: no GPU here ($(grep -o 'no GPU ([^)]*)' "$W/err" | head -1))"
+  exit 77
+fi
+[ "$status" -eq 0 ] || { cat "$W/err" >&2; echo "FAIL: exit $status" >&2; exit 1; }
+n=$(grep -c '"status":"ok"' "$W/log.jsonl") || true
+timed=$(grep '"status":"ok"' "$W/log.jsonl" | grep -vc '"seconds":0') || true
+[ "$n" -eq 8 ] || { echo "FAIL: $n of 8 kernels ok" >&2; cat "$W/log.jsonl" >&2; exit 1; }
+[ "$timed" -eq 8 ] || { echo "FAIL: $timed of 8 timed" >&2; exit 1; }
+echo "8 of 8 kernels launched, matched the reference and were timed"
