@@ -40,6 +40,7 @@
 #include "core/target/hw.h"
 #include "core/target/replay/replay.h"
 #include "core/task/task.h"
+#include "core/tune/measurer.h"
 #include "core/util/util.h"
 #include "heron/tune.h"
 
@@ -72,8 +73,9 @@ typedef struct run {
   void *strat_self;
   heron_strategy_env env;
   heron_model *model;
-  heron__bench bench;
-  int bench_ready;
+  /* How configs are measured here (core/tune/measurer.h); only its flags
+   * are set when o->remote measures them elsewhere. */
+  heron_measurer ms;
   FILE *log;
   int log_fd; /* the log, open and locked (flock) from before the resume
                  until the end, or -1 */
@@ -86,15 +88,10 @@ typedef struct run {
   char strategy_name[64];
   double t0;
   heron_tune_result *res;
-  /* The target that measures (core/target/target.h): the task's, or for
-   * a task without kernels or logs (a T1 space without its T4 file) the
-   * default target, and what its measure_setup settled. */
-  const heron__target *tg;
-  heron__measure_plan plan;
+  /* Copies of the measurer's flags (r->ms). */
   int compile_only; /* build, never run (o->measure.compile_only) */
   int emulate;      /* cuda kernels checked on the CPU (o->measure.emulate) */
   int replay;       /* the task holds recorded logs: answered, not measured */
-  heron__replay *rp;
   /* "elapsed" of each history record (index = trial - 1); elapsed_base is
    * the last resumed one, sim_s the simulated measuring time so far. */
   double *elapsed;
@@ -206,23 +203,6 @@ static int check_options(const heron_tune_options *o, heron_error *err) {
                            "builds without running, the other runs on the "
                            "CPU");
   return HERON_OK;
-}
-
-/* Settles how the task is measured: its target's measure_setup refuses
- * options that do not apply and probes the device (for cuda in a child
- * process: no GPU stops the run at once with what to do instead). */
-static int setup_target(run *r, heron_error *err) {
-  const heron_task *t = r->task;
-  const heron_measure_options *mo = &r->o->measure;
-  r->replay = t->nreplay > 0;
-  r->tg = r->replay ? t->target : t->base ? t->base : heron__target_find(NULL);
-  r->compile_only = mo->compile_only != 0;
-  r->emulate = mo->emulate != 0;
-  int rc = r->tg->measure_setup ? r->tg->measure_setup(t, mo, &r->plan, err)
-                                : HERON_OK;
-  if (!rc && r->plan.device[0])
-    progress(r, "%s", r->plan.device);
-  return rc;
 }
 
 /* Moves an existing, non-empty log aside instead of overwriting it, so a
@@ -605,117 +585,30 @@ static int filter(run *r, int64_t *props, int got, uint64_t *keys) {
   return keep;
 }
 
-/* After a round's builds: when some failed, asks whether the toolchain
- * still builds a trivial kernel.  If it does not (the compiler gone, the
- * disk full), those failures were the environment's, not the configs':
- * they are marked, and *why says what is wrong. */
-static void blame_environment(run *r, heron__candidate *c, int nb, char *why,
-                              size_t cap) {
-  int failed = 0, env = 0;
-  for (int b = 0; b < nb; b++) {
-    failed += c[b].status == HERON_MEAS_COMPILE_ERROR;
-    if (c[b].env_failure && !env++)
-      snprintf(why, cap, "%s", c[b].error ? c[b].error : "");
-  }
-  if (!failed || env)
-    return;
-  heron_error terr;
-  heron_error_clear(&terr);
-  if (heron__bench_check_toolchain(&r->bench, &terr) == HERON_OK)
-    return;
-  snprintf(why, cap, "%s", terr.text);
-  for (int b = 0; b < nb; b++)
-    if (c[b].status == HERON_MEAS_COMPILE_ERROR)
-      c[b].env_failure = 1;
-}
-
-/* Generates, builds and runs configs cfgs[0..n), filling out[i] for each
- * done[i] = 1.  A stop request (o->stop) leaves the rest of the round
- * undone: nothing after the candidate being run.  env[i] = 1 marks a
- * failure that was the environment's; *env_why then says what is wrong. */
+/* Measures configs cfgs[0..n): here (core/tune/measurer.h) or, when the
+ * options say so, elsewhere (o->remote).  done[i], env[i] and *env_why as
+ * heron__measurer_round says; env[i] = 2: lost with a process measuring
+ * elsewhere. */
 static int measure_round(run *r, const int64_t *cfgs, int n,
                          heron_measurement *out, char **errors, int *done,
                          int *env, char *env_why, size_t why_cap,
                          heron_error *err) {
-  for (int i = 0; i < n; i++)
+  if (!r->o->remote)
+    return heron__measurer_round(&r->ms, cfgs, n, out, errors, done, env,
+                                 env_why, why_cap, r->costs, err);
+  for (int i = 0; i < n; i++) {
     done[i] = env[i] = 0;
-  if (n <= 0)
-    return HERON_OK;
-  if (r->replay) {
-    int rc = heron__replay_measure(r->rp, cfgs, n, out, errors, r->costs, err);
-    for (int i = 0; rc == HERON_OK && i < n; i++)
-      done[i] = 1;
-    return rc;
-  }
-  heron__candidate *c = calloc((size_t)n, sizeof *c);
-  char **srcs = calloc((size_t)n, sizeof *srcs);
-  int rc = (c && srcs) ? HERON_OK
-                       : heron_error_set(err, HERON_ENOMEM, "out of memory");
-  for (int i = 0; rc == HERON_OK && i < n; i++) {
-    heron_error gerr;
-    heron_error_clear(&gerr);
-    const int64_t *cfg = cfgs + (size_t)i * (size_t)r->nvars;
     memset(&out[i], 0, sizeof out[i]);
-    out[i].config = cfg;
-    if (heron_task_source(r->task, cfg, &srcs[i], &gerr) != HERON_OK) {
-      out[i].status = HERON_MEAS_COMPILE_ERROR;
-      errors[i] = strdup(gerr.text);
-      done[i] = 1;
-      continue;
-    }
-    c[i].source = srcs[i];
+    out[i].config = cfgs + (size_t)i * (size_t)r->nvars;
+    r->costs[i] = 0; /* remote replay answers count real time only */
   }
-  /* Candidates whose source failed are skipped by giving them no source:
-   * build only the others, in one parallel batch. */
-  int nb = 0;
-  int *idx = rc == HERON_OK ? malloc((size_t)n * sizeof *idx) : NULL;
-  for (int i = 0; idx && i < n; i++)
-    if (c[i].source) {
-      if (nb != i)
-        c[nb] = c[i];
-      idx[nb++] = i;
-    }
-  if (rc == HERON_OK && !idx)
-    rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
-  if (rc == HERON_OK && nb > 0)
-    rc = heron__build_all(&r->bench, c, nb, err);
-  if (rc == HERON_OK && nb > 0)
-    blame_environment(r, c, nb, env_why, why_cap);
-  for (int b = 0; rc == HERON_OK && b < nb && !stopping(r); b++) {
-    heron_measurement *m = &out[idx[b]];
-    m->build_seconds = c[b].build_seconds;
-    m->regs = c[b].regs;
-    m->spill_bytes = c[b].spill_bytes;
-    m->smem_bytes = c[b].smem_bytes;
-    done[idx[b]] = 1;
-    env[idx[b]] = c[b].env_failure;
-    if (c[b].status != HERON_MEAS_OK || r->compile_only) {
-      /* A compile-only trial is its build: ok (with the statistics) or
-       * the build's failure; seconds and gflops stay 0. */
-      m->status = c[b].status;
-      errors[idx[b]] = c[b].error;
-      c[b].error = NULL;
-      if (c[b].status == HERON_MEAS_OK && !r->o->measure.keep_files)
-        unlink(c[b].so_path);
-      continue;
-    }
-    char *rerr = NULL;
-    rc = heron__run_candidate(&r->bench, &c[b], heron_task_flops(r->task), m,
-                              &rerr, err);
-    errors[idx[b]] = rerr;
-    if (!r->o->measure.keep_files)
-      unlink(c[b].so_path);
+  int rc = r->o->remote(r->o->remote_ctx, cfgs, n, out, errors, done, env,
+                        err);
+  for (int i = 0; i < n; i++) {
+    out[i].config = cfgs + (size_t)i * (size_t)r->nvars;
+    if (done[i] && env[i] == 1 && !env_why[0])
+      snprintf(env_why, why_cap, "%s", errors[i] ? errors[i] : "");
   }
-  for (int b = 0; c && b < nb; b++) {
-    free(c[b].error);
-    if (!done[idx[b]] && !r->o->measure.keep_files)
-      unlink(c[b].so_path);
-  }
-  for (int i = 0; srcs && i < n; i++)
-    free(srcs[i]);
-  free(idx);
-  free(srcs);
-  free(c);
   return rc;
 }
 
@@ -784,7 +677,7 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
                heron_meas_status_name(m->status), m->seconds * 1e3, m->gflops,
                m->simulated ? " (simulated)" : "", m->error);
     if (r->log) {
-      r->log_ctx.env_failure = env[i];
+      r->log_ctx.env_failure = env[i] != 0;
       int rc = heron__log_write(r->log, r->sp, &r->log_ctx, stored[i], err);
       if (rc)
         return rc;
@@ -879,9 +772,11 @@ static int run_round(run *r, int64_t *props, uint64_t *keys,
   rc = measure_round(r, props, n, ms, errors, done, env, env_why,
                      sizeof env_why, err);
   n = keep_done(ms, errors, keys, env, done, n);
+  /* A build failure that was the environment's stops the run; a
+   * candidate lost with a remote process (env 2) does not. */
   int nenv = 0;
   for (int i = 0; i < n; i++)
-    nenv += env[i];
+    nenv += env[i] == 1;
   if (rc == HERON_OK && n > 0)
     rc = record_round(r, ms, errors, n, keys, env, stored, err);
   for (int i = 0; i < n; i++)
@@ -1014,24 +909,6 @@ static int warm_start(run *r, heron_error *err) {
   return rc;
 }
 
-/* Reads the replay logs and fits the surrogate: before the strategy, so a
- * bad log or a missing xgb plugin stops the run at once. */
-static int open_replay(run *r, heron_error *err) {
-  heron__replay_stats st;
-  int rc = heron__replay_open(r->task, r->o->seed, &r->rp, &st, err);
-  if (rc)
-    return rc;
-  progress(r,
-           "replay: %d records from %d log%s of %s: %d distinct configs "
-           "answered as recorded, %d skipped (config not valid in this "
-           "space); other configs answered by the %s surrogate fitted on %d "
-           "ok records (simulated, build %.2f s)\n",
-           st.records, st.logs, st.logs > 1 ? "s" : "", r->task->replay_key,
-           st.distinct, st.skipped, HERON__REPLAY_MODEL, st.ok,
-           st.median_build_s);
-  return HERON_OK;
-}
-
 int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
                 heron_error *err);
 
@@ -1058,9 +935,7 @@ static void run_free(run *r) {
   heron__model_close(r->model);
   heron__guard_close(r->guard);
   free(r->retry);
-  if (r->bench_ready)
-    heron__bench_free(&r->bench);
-  heron__replay_free(r->rp);
+  heron__measurer_fini(&r->ms);
   free(r->costs);
   free(r->elapsed);
   if (r->log)
@@ -1097,26 +972,26 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   r.log_ctx.strategy = sname;
   r.log_ctx.seed = o->seed;
   /* Before anything is forked or loaded: a cuda run without a GPU stops
-   * here, and the probe's child is forked from a thread-free process. */
-  rc = setup_target(&r, err);
+   * here, and the probe's child is forked from a thread-free process.  The
+   * measurement runner is forked first, while this process has no
+   * threads: a model plugin may start a thread pool as soon as it is
+   * loaded or fitted, and workers must not be forked from such a process
+   * (core/measure/measure.h).  It costs a fork; the inputs and reference
+   * are only computed when the first kernel is run.  A run measured
+   * elsewhere (o->remote) starts none of it. */
+  if (o->remote)
+    heron__measurer_flags(&r.ms, t, &o->measure);
+  else
+    rc = heron__measurer_init(&r.ms, t, &o->measure, o->seed, o->progress,
+                              err);
+  r.ms.stop = o->stop;
+  r.compile_only = r.ms.compile_only;
+  r.emulate = r.ms.emulate;
+  r.replay = r.ms.replay;
   r.log_ctx.untimed = r.compile_only || r.emulate;
   /* A replay of cuda logs answers with their ptxas statistics. */
   r.log_ctx.build_stats =
       t->base && (t->base->flags & HERON__TARGET_BUILD_STATS) ? 1 : 0;
-  /* The measurement runner is forked first, while this process has no
-   * threads: a model plugin may start a thread pool as soon as it is
-   * loaded or fitted, and workers must not be forked from such a process
-   * (core/measure/measure.h).  It costs a fork; the inputs and reference
-   * are only computed when the first kernel is run. */
-  if (!rc && r.replay)
-    rc = open_replay(&r, err);
-  else if (!rc)
-    rc = r.tg->bench_init(&r.bench, t, &o->measure, &r.plan, err);
-  r.bench_ready = rc == HERON_OK;
-  /* The toolchain is not the config: a compiler that cannot build a
-   * trivial kernel stops the run here, before any config is blamed. */
-  if (!rc && !r.replay)
-    rc = heron__bench_check_toolchain(&r.bench, err);
   /* Crashes and hangs in plugin calls end the run with their name.  The
    * guard's watchdog is a thread, so it starts after the runner's fork. */
   {
@@ -1158,7 +1033,7 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
              o->model ? o->model : "", o->trials, o->batch,
              (unsigned long long)o->seed);
     if (r.compile_only)
-      progress(&r, "%s", r.plan.compile_only);
+      progress(&r, "%s", r.ms.plan.compile_only);
     else if (r.emulate)
       progress(&r, "emulate: each kernel checked once on the CPU, not "
                    "timed\n");

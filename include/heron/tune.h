@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "heron/param.h"
+#include "heron/record.h"
 #include "heron/status.h"
 #include "heron/task.h"
 
@@ -93,6 +94,24 @@ typedef struct heron_tune_options {
    * parameters, the resume log, the log file free of another run) and
    * return HERON_OK without measuring or writing anything. */
   int dry_run;
+  /* Measuring elsewhere (heron-search under mpirun, tools/mpi.c): when not
+   * NULL, each round's configs go to remote(remote_ctx, ...) instead of
+   * this process's runner, which is then never started (nor the device
+   * probed: the processes that measure do that).  The function fills, for
+   * each config cfgs[i] (nvars values) it measured, out[i] (as
+   * heron_measurer_run does; config pointers are the engine's), errors[i]
+   * (malloc'ed failure text or NULL) and done[i] = 1; env[i] = 1 marks a
+   * build failure that was the environment's (the run stops, as for its
+   * own builds), 2 a candidate lost with the process measuring it (it
+   * stopped answering): recorded as failed by the environment, measured
+   * again on resume, and the run goes on.  It returns early, leaving
+   * done[i] = 0, once *stop is set; a non-OK status ends the run (the
+   * round's done trials are still recorded).  Replay tasks measured
+   * remotely count real time only, not simulated measuring time. */
+  int (*remote)(void *remote_ctx, const int64_t *cfgs, int n,
+                heron_measurement *out, char **errors, int *done, int *env,
+                heron_error *err);
+  void *remote_ctx;
 } heron_tune_options;
 
 /* The default of heron_tune_options.plugin_timeout_s, in seconds. */
@@ -120,6 +139,36 @@ typedef struct heron_tune_result {
 
 /* Fills `o` with the defaults above. */
 HERON_API void heron_tune_options_init(heron_tune_options *o);
+
+/* ---- Measuring configs without a search ---------------------------------
+ * A heron_measurer measures configs of one task exactly as heron_tune
+ * measures its rounds: the target's setup (a cuda task probes its GPU,
+ * compile-only and emulate apply), one runner process forked at open (call
+ * it while the process has no threads), parallel builds, each run in an
+ * isolated worker with the timeout, the output checked, the kernel timed;
+ * a replay task answers from its logs.  The processes that measure for a
+ * distributed search (heron-search under mpirun) use it. */
+typedef struct heron_measurer heron_measurer;
+
+/* Opens a measurer for task t with options m (NULL: the defaults).
+ * Errors as heron_tune's setup: HERON_EUNSUPPORTED (cuda without a GPU),
+ * HERON_EBUILD (the toolchain cannot build a trivial kernel), ... */
+HERON_API int heron_measurer_open(const heron_task *t,
+                                  const heron_measure_options *m,
+                                  heron_measurer **out, heron_error *err);
+
+/* Measures cfgs[0..n) (each heron_space_nvars values) into out[0..n): each
+ * record's status, seconds, gflops, build_seconds, max_error, regs,
+ * spill_bytes and smem_bytes (config points into cfgs, error to ""),
+ * errors[i] the failure text (malloc'ed, or NULL when ok; free it) and
+ * env[i] 1 when the failure was the environment's, not the config's.
+ * HERON_ENOMEM / HERON_EIO when the measurer itself fails. */
+HERON_API int heron_measurer_run(heron_measurer *ms, const int64_t *cfgs,
+                                 int n, heron_measurement *out, char **errors,
+                                 int *env, heron_error *err);
+
+/* Stops the runner and frees everything. */
+HERON_API void heron_measurer_close(heron_measurer *ms);
 
 /* Tunes task `t`.  Errors stop the run with the log intact: HERON_ENOTFOUND
  * / HERON_EABI (plugin), HERON_EINVAL (options, parameters), HERON_EIO (log
