@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ranks.h"
 
 enum {
   OPT_STRATEGY = CLI_OPT_MEASURE_END,
@@ -40,6 +41,8 @@ enum {
   OPT_KEEP_FILES,
   OPT_COMPILE_ONLY,
   OPT_EMULATE,
+  OPT_ALLOW_MIXED,
+  OPT_RANK_TIMEOUT,
   OPT_CONFIG,
   OPT_DRY_RUN,
   OPT_QUIET,
@@ -97,6 +100,15 @@ static cli_option options[] = {
      "instructions emulated in scalar C, on any x86-64 CPU; cpu int8 and "
      "bf16: with the dot-product instructions emulated; no timings",
      ""},
+    {OPT_ALLOW_MIXED, "allow-mixed", NULL,
+     "under mpirun: let ranks whose hardware differs from rank 0's measure "
+     "(refused by default; needs a build with MPI)",
+     ""},
+    {OPT_RANK_TIMEOUT, "rank-timeout", "SECONDS",
+     "under mpirun: a measuring rank that gives no result for a candidate "
+     "within this time is lost; its candidate is recorded as failed (measured "
+     "again on --resume) and the others go on (needs a build with MPI)",
+     "600"},
     {OPT_CONFIG, "config", "FILE",
      "JSON file of settings; explicit flags override its values", "none"},
     {OPT_DRY_RUN, "dry-run", NULL,
@@ -145,6 +157,8 @@ typedef struct settings {
   heron_tune_options o;
   param_list sparams, mparams;
   int quiet, verbose, dry_run;
+  int allow_mixed;     /* --allow-mixed */
+  double rank_timeout; /* --rank-timeout, 0 for the default */
   const char *config_path;
   json_t *config;       /* the parsed config file; its strings are borrowed */
   json_t *shape_object; /* a config shape of named dimensions, resolved once
@@ -694,6 +708,17 @@ static void apply_flags(int argc, char **argv, settings *s) {
     case OPT_EMULATE:
       m->emulate = 1;
       break;
+    case OPT_ALLOW_MIXED:
+    case OPT_RANK_TIMEOUT:
+      if (!cli_mpi_built())
+        cli_usage("--%s needs a heron-search built with MPI (install "
+                  "OpenMPI with tools/setup.sh and build again)",
+                  id == OPT_ALLOW_MIXED ? "allow-mixed" : "rank-timeout");
+      if (id == OPT_ALLOW_MIXED)
+        s->allow_mixed = 1;
+      else
+        s->rank_timeout = cli_double("--rank-timeout", val, 1, 1e7);
+      break;
     case OPT_DRY_RUN:
       s->dry_run = 1;
       break;
@@ -855,6 +880,10 @@ int main(int argc, char **argv) {
   settings s;
   memset(&s, 0, sizeof s);
   cli_set_prog("heron-search");
+  /* Under mpirun with several ranks: rank 0 searches, the others measure
+   * (tools/ranks.h); otherwise nothing changes. */
+  int rank = 0;
+  int nranks = cli_mpi_start(&argc, &argv, &rank);
   heron_tune_options_init(&s.o);
 
   first_pass(argc, argv, &s);
@@ -868,6 +897,14 @@ int main(int argc, char **argv) {
   if (s.shape_object)
     s.task.shape = shape_from_object(&s);
   heron_task *t = cli_make_task(&s.task);
+  if (nranks > 1) {
+    cli_mpi_check_hardware(t, s.allow_mixed);
+    if (rank > 0) {
+      int st = cli_mpi_measure_for_rank0(t, &s.o.measure, s.o.seed);
+      heron_task_free(t);
+      return st;
+    }
+  }
 
   check_plugin("--strategy", s.o.strategy, "strategy");
   if (s.o.model)
@@ -894,6 +931,9 @@ int main(int argc, char **argv) {
   s.o.dry_run = s.dry_run;
   s.o.stop = cli_stop_on_signals();
 
+  if (nranks > 1)
+    cli_mpi_search_on_ranks(&s.o, t, s.rank_timeout);
+
   heron_tune_result res;
   heron_error err;
   memset(&res, 0, sizeof res);
@@ -919,6 +959,9 @@ int main(int argc, char **argv) {
   if (out != stdout)
     fclose(out);
 
+  /* A run that lost a rank ends the job here with MPI_Abort. */
+  if (nranks > 1)
+    cli_mpi_finish(status);
   heron_task_free(t);
   json_decref(s.config);
   free(s.sparams.v);

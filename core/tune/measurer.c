@@ -199,14 +199,16 @@ int heron__measurer_round(heron_measurer *ms, const int64_t *cfgs, int n,
 
 HERON_API int heron_measurer_open(const heron_task *t,
                                   const heron_measure_options *m,
-                                  heron_measurer **out, heron_error *err) {
+                                  uint64_t seed, heron_measurer **out,
+                                  heron_error *err) {
   *out = NULL;
   heron_tune_options defaults;
   heron_tune_options_init(&defaults);
   heron_measurer *ms = calloc(1, sizeof *ms);
   if (!ms)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
-  int rc = heron__measurer_init(ms, t, m ? m : &defaults.measure, 1, NULL, err);
+  int rc = heron__measurer_init(ms, t, m ? m : &defaults.measure, seed, NULL,
+                                err);
   if (rc) {
     heron__measurer_fini(ms);
     free(ms);

@@ -150,12 +150,15 @@ HERON_API void heron_tune_options_init(heron_tune_options *o);
  * distributed search (heron-search under mpirun) use it. */
 typedef struct heron_measurer heron_measurer;
 
-/* Opens a measurer for task t with options m (NULL: the defaults).
+/* Opens a measurer for task t with options m (NULL: the defaults); seed is
+ * the replay surrogate's, as heron_tune_options.seed is for a run (a replay
+ * task measured here answers as a run of that seed would).
  * Errors as heron_tune's setup: HERON_EUNSUPPORTED (cuda without a GPU),
  * HERON_EBUILD (the toolchain cannot build a trivial kernel), ... */
 HERON_API int heron_measurer_open(const heron_task *t,
                                   const heron_measure_options *m,
-                                  heron_measurer **out, heron_error *err);
+                                  uint64_t seed, heron_measurer **out,
+                                  heron_error *err);
 
 /* Measures cfgs[0..n) (each heron_space_nvars values) into out[0..n): each
  * record's status, seconds, gflops, build_seconds, max_error, regs,

@@ -1,0 +1,65 @@
+/* tools/ranks.h - heron-search and heron-bench across MPI ranks (tools/ranks.c).
+ *
+ * Under `mpirun -n N` (or srun) with N > 1, rank 0 runs the search (the
+ * strategy, the model, the history, the log) and ranks 1..N-1 measure: each
+ * opens a heron_measurer (its own runner, isolated worker processes, the
+ * timeout) and answers the configs rank 0 sends it, one at a time, as it
+ * becomes free.  With one rank, or without mpirun, nothing here starts MPI
+ * and the tools behave as they always did.
+ *
+ * Built with MPI when CMake finds it (HERON_HAVE_MPI); without it the same
+ * functions exist, a job of several ranks is refused with what to do, and
+ * the MPI flags (--allow-mixed, --rank-timeout) say they need it.
+ */
+#ifndef HERON_TOOLS_RANKS_H
+#define HERON_TOOLS_RANKS_H
+
+#include "heron/heron.h"
+
+/* The default of --rank-timeout: seconds a measuring rank may take to
+ * answer one candidate (its build, its run, the reference on the first)
+ * before rank 0 counts it as lost. */
+#define CLI_MPI_RANK_TIMEOUT_DEFAULT 600.0
+
+/* 1 when this binary was built with MPI. */
+int cli_mpi_built(void);
+
+/* Starts MPI when the process was launched by mpirun or srun with more than
+ * one rank (read from the launcher's environment: a plain run starts
+ * nothing).  Returns the number of ranks (1 when not distributed) and this
+ * rank in *rank (0).  Built without MPI and launched with several ranks:
+ * a usage error (exit 2) on every rank. */
+int cli_mpi_start(int *argc, char ***argv, int *rank);
+
+/* The number of ranks cli_mpi_start found (1 when not distributed). */
+int cli_mpi_size(void);
+
+/* Every rank, collectively: each reports its hardware (host, CPU model and
+ * its instruction sets, the GPU for a GPU target's task t); a rank whose
+ * hardware differs from rank 0's is refused, naming the ranks and the
+ * difference, on every rank (exit 2), unless allow_mixed. */
+void cli_mpi_check_hardware(const heron_task *t, int allow_mixed);
+
+/* A measuring rank (rank > 0): opens a heron_measurer for t with m (seed:
+ * the run's, for a replay task's surrogate), tells
+ * rank 0 whether that worked, then measures what rank 0 sends until it
+ * says stop.  Ends MPI and returns the process's exit status. */
+int cli_mpi_measure_for_rank0(const heron_task *t,
+                              const heron_measure_options *m, uint64_t seed);
+
+/* Rank 0: waits until every measuring rank is ready (a rank that could not
+ * open its measurer ends the job, exit 1, with its reason), then sets
+ * o->remote so heron_tune's rounds are measured by the other ranks.
+ * rank_timeout_s: see CLI_MPI_RANK_TIMEOUT_DEFAULT. */
+void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
+                             double rank_timeout_s);
+
+/* Rank 0 at the end: tells the measuring ranks to stop and ends MPI.  When
+ * a rank was lost (it stopped answering), MPI cannot end in order: the job
+ * is ended with MPI_Abort and `status`, after the log was written. */
+void cli_mpi_finish(int status);
+
+/* How many candidates were lost with ranks that stopped answering. */
+int cli_mpi_lost(void);
+
+#endif
