@@ -58,6 +58,7 @@
 
 #include "bench_score.h"
 #include "cli.h"
+#include "ranks.h"
 
 enum { MAX_DIMS = 32 };
 
@@ -964,7 +965,10 @@ static void run_all(const settings *s, tally *tl) {
     heron_task *t = cli_make_task(&st->args);
     task_budget bud;
     task_budget_of(s, t, &bud);
-    if (bud.scored) {
+    /* Under mpirun run k is rank (k mod ranks)'s; rank 0 alone records
+     * the spaces and writes the report. */
+    int ranks = cli_mpi_size(), me = cli_mpi_rank();
+    if (bud.scored && me == 0) {
       record_space(s, st);
       if (!s->quiet)
         fprintf(stderr,
@@ -982,6 +986,8 @@ static void run_all(const settings *s, tally *tl) {
         const char *name = cli_printf("%s %s seed %llu", st->name,
                                       s->labels[si], (unsigned long long)seed);
         const char *at = cli_printf("[%d/%d] %s", ++k, tl->total, name);
+        if ((k - 1) % ranks != me)
+          continue;
         double spent = 0;
         int have = log_lines(log, bud.scored ? &spent : NULL);
         /* A scored run ends at its time budget, a plain one at --trials. */
@@ -1910,8 +1916,14 @@ int main(int argc, char **argv) {
   settings s;
   memset(&s, 0, sizeof s);
   cli_set_prog("heron-bench");
+  /* Under mpirun with several ranks the runs are shared out (run k is rank
+   * k mod N's) and rank 0 writes the report once all have ended. */
+  int rank = 0;
+  int nranks = cli_mpi_start(&argc, &argv, &rank);
   heron_tune_options_init(&s.o);
   parse_args(&s, argc, argv);
+  if (nranks > 1 && (s.export_t4 || s.report_only))
+    cli_usage("--export-t4 and --report-only run on one process: no mpirun");
 
   if (s.export_t4 || s.t4_out) {
     if (!s.export_t4 || !s.t4_out)
@@ -1939,12 +1951,20 @@ int main(int argc, char **argv) {
   s.o.stop = cli_stop_on_signals();
   tally tl;
   run_all(&s, &tl);
+  if (nranks > 1) {
+    cli_mpi_bench_gather(&tl.complete, &tl.failed, &tl.stopped);
+    if (rank > 0) {
+      keep_free_all();
+      return CLI_EXIT_OK;
+    }
+  }
   int rep = report(s.out, s.quiet);
+  cli_mpi_end();
   if (tl.failed)
     fprintf(stderr, "%s: %d run%s failed\n", cli_prog(), tl.failed,
             tl.failed > 1 ? "s" : "");
   /* A signal during the report counts too: its files may be unfinished. */
-  int sig = cli_stop_signal();
+  int sig = tl.stopped ? tl.stopped : cli_stop_signal();
   if (sig) {
     fprintf(stderr,
             "%s: the comparison was interrupted by %s with %d of %d runs "

@@ -45,6 +45,8 @@ static int world_size = 1, world_rank = 0;
 
 int cli_mpi_size(void) { return world_size; }
 
+int cli_mpi_rank(void) { return world_rank; }
+
 /* The number of ranks the launcher says this job has, 1 when none. */
 static int launcher_size(void) {
   static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
@@ -157,6 +159,14 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
 void cli_mpi_finish(int status) { (void)status; }
 
 int cli_mpi_lost(void) { return 0; }
+
+void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
+  (void)complete;
+  (void)failed;
+  (void)stopped;
+}
+
+void cli_mpi_end(void) {}
 
 #else
 
@@ -545,6 +555,26 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
             "mpi: rank 0 searches, %d rank%s measure (each candidate on the "
             "next free rank; --rank-timeout %.0f s)\n",
             world_size - 1, world_size == 2 ? "" : "s", rm.timeout_s);
+}
+
+void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
+  if (world_size < 2)
+    return;
+  int mine[2] = {*complete, *failed}, sum[2] = {0, 0}, sig = 0;
+  MPI_Reduce(mine, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Reduce(stopped, &sig, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (world_rank == 0) {
+    *complete = sum[0];
+    *failed = sum[1];
+    *stopped = sig;
+  } else {
+    MPI_Finalize();
+  }
+}
+
+void cli_mpi_end(void) {
+  if (world_size > 1 && world_rank == 0)
+    MPI_Finalize();
 }
 
 void cli_mpi_finish(int status) {

@@ -62,4 +62,16 @@ void cli_mpi_finish(int status);
 /* How many candidates were lost with ranks that stopped answering. */
 int cli_mpi_lost(void);
 
+/* This process's rank (0 when not distributed). */
+int cli_mpi_rank(void);
+
+/* heron-bench: every rank, collectively, after running its share of the
+ * comparison (run k belongs to rank k mod size): sums each rank's
+ * complete and failed counts into rank 0's and takes the first stop
+ * signal any rank saw.  Ranks other than 0 then end MPI. */
+void cli_mpi_bench_gather(int *complete, int *failed, int *stopped);
+
+/* Rank 0 at the very end (heron-bench): ends MPI. */
+void cli_mpi_end(void);
+
 #endif

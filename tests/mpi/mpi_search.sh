@@ -18,6 +18,10 @@
 #     --resume on 3 ranks measures it again and nothing else.  Under a
 #     plain mpirun, which ends the whole job: the log holds whole rounds
 #     only, and --resume finishes the 40 trials.
+#   bench_runs_spread_over_ranks_and_report_once: heron-bench (random and
+#     genetic, 3 seeds, on the replay dataset) as a 3-rank job: one progress
+#     line per run, one report, and runs.csv's trials and results (all but
+#     elapsed time) equal one process's.
 #   mismatched_hardware_is_refused: rank 2 reports another CPU model (the
 #     HERON_MPI_TEST_HW_* hook): exit 2 naming both ranks and --allow-mixed,
 #     nothing written; with --allow-mixed the job runs and warns.
@@ -124,6 +128,24 @@ killed_rank_loses_nothing_and_the_job_resumes)
     --resume plain.jsonl >pres.out 2>pres.err || fail "resume: $?"
   [ "$(wc -l <plain.jsonl)" -eq 40 ] || fail "the resume did not finish"
   grep -q "resumed $n" pres.out || fail "the resume re-measured records"
+  ;;
+bench_runs_spread_over_ranks_and_report_once)
+  # The program under test is heron-bench, beside heron-search.
+  bench=$(dirname "$search")/heron-bench
+  B="--suite $src/configs/suites/cpu-gemm512.json --target replay
+     --replay $data --strategies random,genetic --seeds 1-3 --trials 20"
+  # shellcheck disable=SC2086
+  "$bench" $B --out one --quiet >one.out 2>one.err || fail "one process: $?"
+  # shellcheck disable=SC2086
+  "$mpirun" -n 3 "$bench" $B --out mpi >mpi.out 2>mpi.err ||
+    fail "the job exited with $?"
+  [ "$(grep -c '^\[[1-6]/6\] GEMM512 .* seed [1-3]: best' mpi.err)" -eq 6 ] ||
+    fail "not one progress line per run"
+  [ "$(grep -c 'heron-bench: report of 6 runs' mpi.err)" -eq 1 ] ||
+    fail "not one report"
+  cut -d, -f1-8,10 one/runs.csv >one.csv
+  cut -d, -f1-8,10 mpi/runs.csv >mpi.csv
+  cmp -s one.csv mpi.csv || fail "the job's runs.csv differs from one process's"
   ;;
 mismatched_hardware_is_refused)
   export HERON_MPI_TEST_HW_RANK=2 HERON_MPI_TEST_HW="Another CPU"
