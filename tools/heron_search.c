@@ -43,6 +43,7 @@ enum {
   OPT_EMULATE,
   OPT_ALLOW_MIXED,
   OPT_RANK_TIMEOUT,
+  OPT_REPLAY_DELAY,
   OPT_CONFIG,
   OPT_DRY_RUN,
   OPT_QUIET,
@@ -109,6 +110,11 @@ static cli_option options[] = {
      "within this time is lost; its candidate is recorded as failed (measured "
      "again on --resume) and the others go on (needs a build with MPI)",
      "600"},
+    {OPT_REPLAY_DELAY, "replay-delay", "MS",
+     "target replay: each answer takes this long in real time, standing in "
+     "for a measurement (to study how a search scales over mpirun ranks on "
+     "a small machine)",
+     "0"},
     {OPT_CONFIG, "config", "FILE",
      "JSON file of settings; explicit flags override its values", "none"},
     {OPT_DRY_RUN, "dry-run", NULL,
@@ -718,6 +724,11 @@ static void apply_flags(int argc, char **argv, settings *s) {
         s->allow_mixed = 1;
       else
         s->rank_timeout = cli_double("--rank-timeout", val, 1, 1e7);
+      break;
+    case OPT_REPLAY_DELAY:
+      /* Read by the measuring code of every rank (core/tune/measurer.c). */
+      setenv("HERON_REPLAY_DELAY_MS",
+             cli_printf("%g", cli_double("--replay-delay", val, 0, 1e7)), 1);
       break;
     case OPT_DRY_RUN:
       s->dry_run = 1;
