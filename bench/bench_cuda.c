@@ -527,13 +527,12 @@ static int set_conv(side *s, const heron__op *op) {
   yd[1] = (int)CO;
   for (int i = 0; i < sp; i++)
     yd[2 + i] = c1d && i == 0 ? 1 : (int)out->dims[out->ndim - sp + i];
-  int xs[5], ws_[5], ys[5];
+  int xs[5], ys[5];
   xs[nd - 1] = ys[nd - 1] = 1;
   for (int i = nd - 2; i >= 0; i--) {
     xs[i] = xs[i + 1] * xd[i + 1];
     ys[i] = ys[i + 1] * yd[i + 1];
   }
-  (void)ws_;
   s->kind = t2d ? LIB_CONV_BWD_DATA : LIB_CONV;
   return DNN(cudnnCreateTensorDescriptor(&s->xd)) &&
          DNN(cudnnCreateTensorDescriptor(&s->yd)) &&
@@ -549,6 +548,17 @@ static int set_conv(side *s, const heron__op *op) {
          DNN(cudnnSetConvolutionMathType(s->cd, CUDNN_TENSOR_OP_MATH));
 }
 
+/* Takes the first (fastest) algorithm of a cuDNN Find result that ran:
+ * the forward and backward-data results are different types with the same
+ * members. */
+#define TAKE_FASTEST(s, perf, got)                                             \
+  for (int i_ = 0; i_ < (got); i_++)                                           \
+    if ((perf)[i_].status == CUDNN_STATUS_SUCCESS) {                           \
+      (s)->algo = (int)(perf)[i_].algo;                                        \
+      (s)->ws = (perf)[i_].memory;                                             \
+      return 1;                                                                \
+    }
+
 /* The fastest algorithm cuDNN measures on these buffers. */
 static int pick_algo(side *s) {
   int got = 0;
@@ -560,24 +570,14 @@ static int pick_algo(side *s) {
             dnn, s->xd, x, s->wd, w, s->cd, s->yd, y, 16, &got, perf, ws,
             WORKSPACE_BYTES)))
       return 0;
-    for (int i = 0; i < got; i++)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-        s->algo = (int)perf[i].algo;
-        s->ws = perf[i].memory;
-        return 1;
-      }
+    TAKE_FASTEST(s, perf, got);
   } else {
     cudnnConvolutionBwdDataAlgoPerf_t perf[16];
     if (!DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
             dnn, s->wd, w, s->xd, x, s->cd, s->yd, y, 16, &got, perf, ws,
             WORKSPACE_BYTES)))
       return 0;
-    for (int i = 0; i < got; i++)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-        s->algo = (int)perf[i].algo;
-        s->ws = perf[i].memory;
-        return 1;
-      }
+    TAKE_FASTEST(s, perf, got);
   }
   row_error = "cuDNN found no algorithm for this convolution";
   return 0;
