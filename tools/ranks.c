@@ -414,7 +414,8 @@ static void send_work(int r, int index, const int64_t *cfg, int64_t *buf) {
 }
 
 static void take_result(const wire_result *w, heron_measurement *out,
-                        char **errors, int *done, int *env) {
+                        char **errors, int *done, int *env,
+                        void (*arrived)(void *, int), void *engine) {
   int i = w->index;
   out[i].status = w->status;
   out[i].simulated = w->simulated;
@@ -428,13 +429,15 @@ static void take_result(const wire_result *w, heron_measurement *out,
   errors[i] = w->error[0] ? strdup(w->error) : NULL;
   env[i] = w->env;
   done[i] = 1;
+  arrived(engine, i); /* logged now: a job killed later keeps it */
 }
 
 /* heron_tune_options.remote: the round's candidates go to free ranks as
  * they come free (module comment). */
 static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
                             heron_measurement *out, char **errors, int *done,
-                            int *env, heron_error *err) {
+                            int *env, void (*arrived)(void *, int),
+                            void *engine, heron_error *err) {
   (void)ctx;
   int64_t *buf = malloc((size_t)(rm.nvars + 1) * sizeof *buf);
   if (!buf)
@@ -454,7 +457,7 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
         int bad = MPI_Test(&p->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
         if (flag && !bad) {
           p->busy = 0;
-          take_result(&p->res, out, errors, done, env);
+          take_result(&p->res, out, errors, done, env, arrived, engine);
           left--;
         } else if (bad || now_s() - p->since > rm.timeout_s) {
           /* Lost: its candidate fails as the environment's and the rank
@@ -478,6 +481,7 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
           errors[i] = strdup(why);
           env[i] = 2;
           done[i] = 1;
+          arrived(engine, i);
           left--;
           rm.lost++;
           fprintf(stderr, "%s: %s\n", cli_prog(), why);

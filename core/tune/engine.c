@@ -99,6 +99,19 @@ typedef struct run {
   double elapsed_base;
   double sim_s;
   double *costs; /* replay: simulated seconds of each answer of a round */
+  /* The round in flight, for candidates recorded as they arrive from a
+   * remote measurement (o->remote's `arrived`): its arrays, indexed as
+   * the remote function's, and pre[i], the stored record of candidate i
+   * once recorded (NULL before). */
+  struct {
+    heron_measurement *ms;
+    char **errors;
+    const uint64_t *keys;
+    const int *env;
+    const heron_measurement **pre;
+    int rc;
+    heron_error *err;
+  } rd;
 } run;
 
 /* Seconds since the run started as the log counts them (DESIGN: the
@@ -585,6 +598,8 @@ static int filter(run *r, int64_t *props, int got, uint64_t *keys) {
   return keep;
 }
 
+static void arrived(void *engine, int i);
+
 /* Measures configs cfgs[0..n): here (core/tune/measurer.h) or, when the
  * options say so, elsewhere (o->remote).  done[i], env[i] and *env_why as
  * heron__measurer_round says; env[i] = 2: lost with a process measuring
@@ -603,7 +618,9 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
     r->costs[i] = 0; /* remote replay answers count real time only */
   }
   int rc = r->o->remote(r->o->remote_ctx, cfgs, n, out, errors, done, env,
-                        err);
+                        arrived, r, err);
+  if (rc == HERON_OK && r->rd.rc)
+    rc = r->rd.rc;
   for (int i = 0; i < n; i++) {
     out[i].config = cfgs + (size_t)i * (size_t)r->nvars;
     if (done[i] && env[i] == 1 && !env_why[0])
@@ -644,50 +661,86 @@ static void print_progress(run *r, int round_ok, int round_failed) {
 }
 
 /* Records a round's measurements: history, log (flushed), counters. */
-static int record_round(run *r, heron_measurement *ms, char **errors, int n,
-                        const uint64_t *keys, const int *env,
-                        const heron_measurement **stored, heron_error *err) {
-  int ok = 0;
-  for (int i = 0; i < n; i++) {
-    heron_measurement *m = &ms[i];
-    m->trial = r->hist.n + 1;
-    m->error = errors[i] ? errors[i] : "";
-    stored[i] = heron__history_add(&r->hist, m, keys[i]);
-    if (!stored[i])
-      return heron_error_set(err, HERON_ENOMEM, "out of memory");
-    if (m->status == HERON_MEAS_OK)
-      ok++;
-    r->res->measured++;
-    /* Replay: answering the trial stands for measuring it, as long as the
-     * record says that took (core/target/replay/replay.h). */
-    if (r->replay)
-      r->sim_s += r->costs[i];
-    int erc = set_elapsed(r, r->hist.n - 1, run_elapsed(r), err);
-    if (erc)
-      return erc;
-    r->log_ctx.elapsed = r->elapsed[r->hist.n - 1];
-    if (r->o->verbose && r->compile_only)
-      progress(r,
-               "  trial %d: %s build %.2f s regs %d spill %d B smem %lld B "
-               "%s\n",
-               m->trial, heron_meas_status_name(m->status), m->build_seconds,
-               m->regs, m->spill_bytes, (long long)m->smem_bytes, m->error);
-    else if (r->o->verbose)
-      progress(r, "  trial %d: %s %.3f ms %.2f GFLOP/s%s %s\n", m->trial,
-               heron_meas_status_name(m->status), m->seconds * 1e3, m->gflops,
-               m->simulated ? " (simulated)" : "", m->error);
-    if (r->log) {
-      r->log_ctx.env_failure = env[i] != 0;
-      int rc = heron__log_write(r->log, r->sp, &r->log_ctx, stored[i], err);
-      if (rc)
-        return rc;
-    }
+/* Records one measurement: into the history (the next trial number), its
+ * elapsed time (cost: its simulated seconds, replay), the verbose line and
+ * the log line (not flushed).  *stored gets the history's record. */
+static int record_one(run *r, heron_measurement *m, char *error, uint64_t key,
+                      int env, double cost, const heron_measurement **stored,
+                      heron_error *err) {
+  m->trial = r->hist.n + 1;
+  m->error = error ? error : "";
+  *stored = heron__history_add(&r->hist, m, key);
+  if (!*stored)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  r->res->measured++;
+  /* Replay: answering the trial stands for measuring it, as long as the
+   * record says that took (core/target/replay/replay.h). */
+  r->sim_s += cost;
+  int erc = set_elapsed(r, r->hist.n - 1, run_elapsed(r), err);
+  if (erc)
+    return erc;
+  r->log_ctx.elapsed = r->elapsed[r->hist.n - 1];
+  if (r->o->verbose && r->compile_only)
+    progress(r,
+             "  trial %d: %s build %.2f s regs %d spill %d B smem %lld B "
+             "%s\n",
+             m->trial, heron_meas_status_name(m->status), m->build_seconds,
+             m->regs, m->spill_bytes, (long long)m->smem_bytes, m->error);
+  else if (r->o->verbose)
+    progress(r, "  trial %d: %s %.3f ms %.2f GFLOP/s%s %s\n", m->trial,
+             heron_meas_status_name(m->status), m->seconds * 1e3, m->gflops,
+             m->simulated ? " (simulated)" : "", m->error);
+  if (r->log) {
+    r->log_ctx.env_failure = env != 0;
+    return heron__log_write(r->log, r->sp, &r->log_ctx, *stored, err);
   }
+  return HERON_OK;
+}
+
+static int flush_log(run *r, heron_error *err) {
   if (r->log && fflush(r->log) != 0)
     return heron_error_set(err, HERON_EIO, "cannot write log %s: %s",
                            r->o->log_path, strerror(errno));
+  return HERON_OK;
+}
+
+/* Records the round's measurements ms[0..n) (those pre[i] says were
+ * recorded as they arrived are only taken over), flushes the log and
+ * prints the round's progress line. */
+static int record_round(run *r, heron_measurement *ms, char **errors, int n,
+                        const uint64_t *keys, const int *env,
+                        const heron_measurement **pre,
+                        const heron_measurement **stored, heron_error *err) {
+  int ok = 0;
+  for (int i = 0; i < n; i++) {
+    if (pre[i])
+      stored[i] = pre[i];
+    else {
+      int rc = record_one(r, &ms[i], errors[i], keys[i], env[i],
+                          r->replay ? r->costs[i] : 0, &stored[i], err);
+      if (rc)
+        return rc;
+    }
+    if (stored[i]->status == HERON_MEAS_OK)
+      ok++;
+  }
+  int rc = flush_log(r, err);
+  if (rc)
+    return rc;
   print_progress(r, ok, n - ok);
   return HERON_OK;
+}
+
+/* o->remote's `arrived`: candidate i of the round in flight is measured;
+ * record and log it now, so a job killed before the round ends keeps it. */
+static void arrived(void *engine, int i) {
+  run *r = engine;
+  if (r->rd.rc || r->rd.pre[i])
+    return;
+  r->rd.rc = record_one(r, &r->rd.ms[i], r->rd.errors[i], r->rd.keys[i],
+                        r->rd.env[i], 0, &r->rd.pre[i], r->rd.err);
+  if (!r->rd.rc)
+    r->rd.rc = flush_log(r, r->rd.err);
 }
 
 static int state_path(const run *r, char *buf, size_t cap) {
@@ -733,7 +786,8 @@ static int propose(run *r, int want, int64_t *props, int *got,
 /* Keeps the entries i of a round with done[i], in order; returns how many
  * (the keys, errors and env flags move with their measurements). */
 static int keep_done(heron_measurement *ms, char **errors, uint64_t *keys,
-                     int *env, const int *done, int n) {
+                     int *env, const heron_measurement **pre, const int *done,
+                     int n) {
   int k = 0;
   for (int i = 0; i < n; i++) {
     if (!done[i]) {
@@ -745,6 +799,7 @@ static int keep_done(heron_measurement *ms, char **errors, uint64_t *keys,
     errors[k] = errors[i];
     keys[k] = keys[i];
     env[k] = env[i];
+    pre[k] = pre[i];
     if (k != i)
       errors[i] = NULL;
     k++;
@@ -768,17 +823,25 @@ static int run_round(run *r, int64_t *props, uint64_t *keys,
   if (n == 0)
     return HERON_OK;
   memset(errors, 0, (size_t)n * sizeof *errors);
+  const heron_measurement **pre = r->rd.pre;
+  memset(pre, 0, (size_t)n * sizeof *pre);
+  r->rd.ms = ms;
+  r->rd.errors = errors;
+  r->rd.keys = keys;
+  r->rd.env = env;
+  r->rd.rc = HERON_OK;
+  r->rd.err = err;
   char env_why[512] = "";
   rc = measure_round(r, props, n, ms, errors, done, env, env_why,
                      sizeof env_why, err);
-  n = keep_done(ms, errors, keys, env, done, n);
+  n = keep_done(ms, errors, keys, env, pre, done, n);
   /* A build failure that was the environment's stops the run; a
    * candidate lost with a remote process (env 2) does not. */
   int nenv = 0;
   for (int i = 0; i < n; i++)
     nenv += env[i] == 1;
   if (rc == HERON_OK && n > 0)
-    rc = record_round(r, ms, errors, n, keys, env, stored, err);
+    rc = record_round(r, ms, errors, n, keys, env, pre, stored, err);
   for (int i = 0; i < n; i++)
     free(errors[i]);
   if (rc)
@@ -818,7 +881,10 @@ static int tune_loop(run *r, heron_error *err) {
   int *env = malloc(b * sizeof *env);
   free(r->costs);
   r->costs = calloc(b, sizeof *r->costs);
-  int rc = (props && keys && ms && errors && stored && done && env && r->costs)
+  free(r->rd.pre);
+  r->rd.pre = calloc(b, sizeof *r->rd.pre);
+  int rc = (props && keys && ms && errors && stored && done && env && r->costs &&
+            r->rd.pre)
                ? HERON_OK
                : heron_error_set(err, HERON_ENOMEM, "out of memory");
   int empty = 0;
@@ -937,6 +1003,7 @@ static void run_free(run *r) {
   free(r->retry);
   heron__measurer_fini(&r->ms);
   free(r->costs);
+  free(r->rd.pre);
   free(r->elapsed);
   if (r->log)
     fclose(r->log);

@@ -94,7 +94,7 @@ typedef struct heron_tune_options {
    * parameters, the resume log, the log file free of another run) and
    * return HERON_OK without measuring or writing anything. */
   int dry_run;
-  /* Measuring elsewhere (heron-search under mpirun, tools/mpi.c): when not
+  /* Measuring elsewhere (heron-search under mpirun, tools/ranks.c): when not
    * NULL, each round's configs go to remote(remote_ctx, ...) instead of
    * this process's runner, which is then never started (nor the device
    * probed: the processes that measure do that).  The function fills, for
@@ -104,12 +104,16 @@ typedef struct heron_tune_options {
    * build failure that was the environment's (the run stops, as for its
    * own builds), 2 a candidate lost with the process measuring it (it
    * stopped answering): recorded as failed by the environment, measured
-   * again on resume, and the run goes on.  It returns early, leaving
-   * done[i] = 0, once *stop is set; a non-OK status ends the run (the
-   * round's done trials are still recorded).  Replay tasks measured
-   * remotely count real time only, not simulated measuring time. */
+   * again on resume, and the run goes on.  As soon as candidate i is
+   * filled it may call arrived(engine, i): the engine records and logs it
+   * at once (flushed), so a job killed before the round ends keeps it.  It
+   * returns early, leaving done[i] = 0, once *stop is set; a non-OK status
+   * ends the run (the round's done trials are still recorded).  Replay
+   * tasks measured remotely count real time only, not simulated measuring
+   * time. */
   int (*remote)(void *remote_ctx, const int64_t *cfgs, int n,
                 heron_measurement *out, char **errors, int *done, int *env,
+                void (*arrived)(void *engine, int i), void *engine,
                 heron_error *err);
   void *remote_ctx;
 } heron_tune_options;
