@@ -6,7 +6,8 @@
 # Usage: bash tools/gpu-check.sh OUTDIR
 #
 # Runs from a build made elsewhere (its folder named by BUILD, its shared
-# libraries in .devlibs/ where this machine lacks them); the paths the build
+# libraries in .devlibs/ where this machine lacks them: tools/gpu-pack.sh
+# prepares both); the paths the build
 # recorded (plugins, configs) are made to point here.  Phases (PHASES, in
 # this order, default all):
 #   smoke     tests/bench/gpu_smoke.sh: a short tuning run, every kernel
@@ -43,6 +44,9 @@ if [ -n "$made_in" ] && [ "$made_in" != "$here" ] && [ ! -e "$made_in" ]; then
 fi
 bin=$here/$build/bin
 export LD_LIBRARY_PATH="$here/.devlibs:$here/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A build folder other than the one libheron was configured in is not where
+# its plugins are looked for (only build/ and an installed tree are).
+export HERON_PLUGIN_PATH="$here/$build/plugins${HERON_PLUGIN_PATH:+:$HERON_PLUGIN_PATH}"
 cd "$here" || exit 1
 
 echo "== machine"
