@@ -273,17 +273,21 @@ static void local_rank(int *index, int *count) {
 }
 
 /* Each measuring rank on its own share of the node: for a GPU target its
- * GPU (CUDA_VISIBLE_DEVICES = local rank modulo HERON_GPUS_PER_NODE, when
- * the launcher did not bind one already), for the cpu its share of the
- * cores as kernel threads (unless --threads says how many). */
+ * GPU (CUDA_VISIBLE_DEVICES = local rank modulo the node's GPUs, counted
+ * by the driver or given by HERON_GPUS_PER_NODE, when the launcher did not
+ * bind one already), for the cpu its share of the cores as kernel threads
+ * (unless --threads says how many). */
 static void bind_rank(const heron_task *t, heron_measure_options *m) {
   int li, ln;
   local_rank(&li, &ln);
   if (heron_target_is_gpu(heron_task_target(t))) {
+    if (getenv("CUDA_VISIBLE_DEVICES"))
+      return;
     const char *g = getenv("HERON_GPUS_PER_NODE");
-    if (!getenv("CUDA_VISIBLE_DEVICES") && g && atoi(g) > 0) {
+    int gpus = g && atoi(g) > 0 ? atoi(g) : heron_cuda_device_count();
+    if (gpus > 1) {
       char dev[16];
-      snprintf(dev, sizeof dev, "%d", li % atoi(g));
+      snprintf(dev, sizeof dev, "%d", li % gpus);
       setenv("CUDA_VISIBLE_DEVICES", dev, 1);
     }
     return;

@@ -43,6 +43,8 @@ typedef struct heron__hw {
   int warp_size;
   int sm_count;
   int regs_per_block;
+  int device_count; /* CUDA devices the process sees (the probe's; 0 from
+                       a description file) */
 } heron__hw;
 
 /* Fills *hw from this machine for the cpu target. Never fails: unknown

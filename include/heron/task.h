@@ -54,6 +54,11 @@ HERON_API const char *heron_target_default_dtype(const char *name);
  * an unknown name included. */
 HERON_API int heron_target_is_gpu(const char *name);
 
+/* The number of CUDA devices this process sees (CUDA_VISIBLE_DEVICES
+ * applies), probed in a short-lived child process so the caller never
+ * initialises the driver; 0 when there is no driver or no device. */
+HERON_API int heron_cuda_device_count(void);
+
 /* ---- Tasks --------------------------------------------------------------- */
 
 typedef struct heron_task_spec {

@@ -13,6 +13,7 @@
  *   unset / "ok"   a device like an A100 (sm_80, 108 SMs)
  *   "nodevice"     cuInit returns CUDA_ERROR_NO_DEVICE (100)
  *   "zero"         cuInit succeeds, cuDeviceGetCount reports 0
+ *   "four"         four devices (device 0 as "ok")
  *   "launchfail"   cuLaunchKernel returns CUDA_ERROR_LAUNCH_FAILED (719)
  * A dynamic shared-memory attribute above 163 KiB (the A100's opt-in
  * limit) is refused with CUDA_ERROR_INVALID_VALUE (1).
@@ -50,7 +51,7 @@ EXPORT CUresult cuDriverGetVersion(int *v) {
   return 0;
 }
 EXPORT CUresult cuDeviceGetCount(int *n) {
-  *n = mode_is("zero") ? 0 : 1;
+  *n = mode_is("zero") ? 0 : mode_is("four") ? 4 : 1;
   return 0;
 }
 EXPORT CUresult cuDeviceGet(int *dev, int ordinal) {

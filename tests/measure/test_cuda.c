@@ -17,6 +17,7 @@
 #include "core/op/op.h"
 #include "core/target/cuda/driver.h"
 #include "core/util/util.h"
+#include "heron/task.h"
 #include "test.h"
 
 /* ---- CUDA sources ---------------------------------------------------------
@@ -625,8 +626,24 @@ TEST(probe_fills_the_cuda_limits_of_device_zero_in_process_and_isolated) {
     CHECK_EQ(hw.max_threads_dim[2], 64);
     CHECK_EQ(hw.warp_size, 32);
     CHECK_EQ(hw.regs_per_block, 65536);
+    CHECK_EQ(hw.device_count, 1);
     CHECK_EQ(hw.cores, 7);
   }
+  unsetenv("HERON_LIBCUDA");
+}
+
+/* heron_cuda_device_count (what an MPI rank binds its GPU by): the
+ * driver's count, probed in a child; 0 without a driver or a device. */
+TEST(device_count_is_the_drivers_and_0_without_a_driver_or_device) {
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA, 1);
+  CHECK_EQ(heron_cuda_device_count(), 1);
+  setenv("HERON_FAKE_CUDA", "four", 1);
+  CHECK_EQ(heron_cuda_device_count(), 4);
+  setenv("HERON_FAKE_CUDA", "zero", 1);
+  CHECK_EQ(heron_cuda_device_count(), 0);
+  unsetenv("HERON_FAKE_CUDA");
+  setenv("HERON_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  CHECK_EQ(heron_cuda_device_count(), 0);
   unsetenv("HERON_LIBCUDA");
 }
 

@@ -160,6 +160,7 @@ static int probe_device(const heron__cuda_driver *d, heron__hw *hw,
                            heron__cuda_error_text(d, e, ebuf, sizeof ebuf));
   if (count < 1)
     return heron_error_set(err, HERON_ENOTFOUND, "no CUDA device");
+  hw->device_count = count;
   heron__cu_device dev = 0;
   e = d->DeviceGet(&dev, 0);
   if (e == 0)
@@ -208,6 +209,16 @@ int heron__cuda_probe(heron__hw *hw, heron_error *err) {
     *hw = got;
   heron__cuda_driver_close(&d);
   return rc;
+}
+
+HERON_API int heron_cuda_device_count(void) {
+  heron__hw hw;
+  memset(&hw, 0, sizeof hw);
+  heron_error err;
+  heron_error_clear(&err);
+  return heron__cuda_probe_isolated(&hw, 30, &err) == HERON_OK
+             ? hw.device_count
+             : 0;
 }
 
 /* ---- the probe in a child process ---------------------------------------- */
