@@ -41,6 +41,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <jansson.h>
 #include <limits.h>
@@ -948,6 +949,38 @@ static void say_run(const settings *s, const char *at, int bad,
             r->elapsed_s, r->trials, resumed, end);
 }
 
+/* The claim file of a run under mpirun (see run_all). */
+static const char *claim_path(const char *logdir, const char *task,
+                              const char *label, uint64_t seed) {
+  return cli_printf("%s/.claim-%s__%s__s%llu", logdir, task, label,
+                    (unsigned long long)seed);
+}
+
+/* 1 when this rank won the run (made its claim file), 0 when another did. */
+static int claim(const char *logdir, const char *task, const char *label,
+                 uint64_t seed) {
+  int fd = open(claim_path(logdir, task, label, seed),
+                O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != EEXIST)
+    cli_usage("--out: cannot make a claim file in '%s': %s", logdir,
+              strerror(errno));
+  if (fd >= 0)
+    close(fd);
+  return fd >= 0;
+}
+
+/* Removes every claim file in logdir (those of an earlier job, and at the
+ * end this job's). */
+static void clear_claims(const char *logdir) {
+  DIR *d = opendir(logdir);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (!strncmp(e->d_name, ".claim-", 7))
+      unlink(cli_printf("%s/%s", logdir, e->d_name));
+  if (d)
+    closedir(d);
+}
+
 /* Runs every run whose log is short of the budget, one at a time, until
  * all are done or a SIGINT / SIGTERM came (cli_stop_on_signals): the run
  * in flight then ends in order (its log kept, a valid partial one) and no
@@ -960,15 +993,23 @@ static void run_all(const settings *s, tally *tl) {
   int e = cli_make_dirs(logdir);
   if (e)
     cli_usage("--out: cannot make '%s': %s", logdir, strerror(e));
+  /* Under mpirun the ranks take runs as they come free: a rank claims run
+   * k by creating its claim file (O_EXCL, so one rank wins), and claims
+   * left by an earlier job are cleared by rank 0 first. */
+  int ranks = cli_mpi_size();
+  if (ranks > 1) {
+    if (cli_mpi_rank() == 0)
+      clear_claims(logdir);
+    cli_mpi_barrier();
+  }
   for (int ti = 0; ti < s->ntasks && !tl->stopped; ti++) {
     const suite_task *st = &s->st[ti];
     heron_task *t = cli_make_task(&st->args);
     task_budget bud;
     task_budget_of(s, t, &bud);
-    /* Under mpirun run k is rank (k mod ranks)'s; rank 0 alone records
-     * the spaces and writes the report. */
-    int ranks = cli_mpi_size(), me = cli_mpi_rank();
-    if (bud.scored && me == 0) {
+    /* Under mpirun rank 0 alone records the spaces and writes the
+     * report. */
+    if (bud.scored && cli_mpi_rank() == 0) {
       record_space(s, st);
       if (!s->quiet)
         fprintf(stderr,
@@ -986,7 +1027,7 @@ static void run_all(const settings *s, tally *tl) {
         const char *name = cli_printf("%s %s seed %llu", st->name,
                                       s->labels[si], (unsigned long long)seed);
         const char *at = cli_printf("[%d/%d] %s", ++k, tl->total, name);
-        if ((k - 1) % ranks != me)
+        if (ranks > 1 && !claim(logdir, st->name, s->labels[si], seed))
           continue;
         double spent = 0;
         int have = log_lines(log, bud.scored ? &spent : NULL);
@@ -1958,6 +1999,8 @@ int main(int argc, char **argv) {
       return CLI_EXIT_OK;
     }
   }
+  if (nranks > 1)
+    clear_claims(cli_printf("%s/logs", s.out));
   int rep = report(s.out, s.quiet);
   cli_mpi_end();
   if (tl.failed)

@@ -160,6 +160,8 @@ void cli_mpi_finish(int status) { (void)status; }
 
 int cli_mpi_lost(void) { return 0; }
 
+void cli_mpi_barrier(void) {}
+
 void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
   (void)complete;
   (void)failed;
@@ -563,6 +565,11 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
             "mpi: rank 0 searches, %d rank%s measure (each candidate on the "
             "next free rank; --rank-timeout %.0f s)\n",
             world_size - 1, world_size == 2 ? "" : "s", rm.timeout_s);
+}
+
+void cli_mpi_barrier(void) {
+  if (world_size > 1)
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {

@@ -65,8 +65,11 @@ int cli_mpi_lost(void);
 /* This process's rank (0 when not distributed). */
 int cli_mpi_rank(void);
 
+/* Every rank, collectively: waits until all ranks are here. */
+void cli_mpi_barrier(void);
+
 /* heron-bench: every rank, collectively, after running its share of the
- * comparison (run k belongs to rank k mod size): sums each rank's
+ * comparison (the runs it claimed): sums each rank's
  * complete and failed counts into rank 0's and takes the first stop
  * signal any rank saw.  Ranks other than 0 then end MPI. */
 void cli_mpi_bench_gather(int *complete, int *failed, int *stopped);
