@@ -135,3 +135,53 @@ TEST(options_with_zero_trials_or_batch_are_rejected_before_any_work) {
   CHECK_EQ(rc, HERON_EINVAL);
   CHECK_STR_CONTAINS(err.text, "batch");
 }
+
+/* heron_measurer (what the measuring ranks of an MPI job run): sampled
+ * configs of a small gemm measured without a search, each ok, checked,
+ * timed and reported with its config; an invalid (all-unset) config is a
+ * failed measurement, not an error of the measurer. */
+TEST(measurer_measures_configs_without_a_search) {
+  char dir[] = "/tmp/heron-measurer-XXXXXX";
+  CHECK(mkdtemp(dir));
+  heron_task *t = small_gemm();
+  CHECK(t);
+  const heron_space *sp = heron_task_space(t);
+  int nv = heron_space_nvars(sp);
+  int64_t *cfgs = malloc(3 * (size_t)nv * sizeof *cfgs);
+  CHECK(cfgs);
+  heron_rng rng;
+  heron_rng_seed(&rng, 5);
+  heron_error err = {0};
+  for (int i = 0; i < 2; i++)
+    CHECK_OK(heron_space_sample(sp, &rng, cfgs + (size_t)i * (size_t)nv, &err),
+             &err);
+  for (int v = 0; v < nv; v++)
+    cfgs[2 * (size_t)nv + (size_t)v] = HERON_UNSET;
+  heron_tune_options d;
+  heron_tune_options_init(&d);
+  fast(&d, dir);
+  heron_measurer *ms = NULL;
+  CHECK_OK(heron_measurer_open(t, &d.measure, 1, &ms, &err), &err);
+  heron_measurement out[3];
+  char *errors[3];
+  int env[3];
+  CHECK_OK(heron_measurer_run(ms, cfgs, 3, out, errors, env, &err), &err);
+  for (int i = 0; i < 2; i++) {
+    CHECK_EQ(out[i].status, HERON_MEAS_OK);
+    CHECK(out[i].seconds > 0);
+    CHECK(out[i].gflops > 0);
+    CHECK(out[i].config == cfgs + (size_t)i * (size_t)nv);
+    CHECK(errors[i] == NULL);
+    CHECK_EQ(env[i], 0);
+  }
+  CHECK(out[2].status != HERON_MEAS_OK);
+  CHECK(errors[2] != NULL);
+  for (int i = 0; i < 3; i++)
+    free(errors[i]);
+  heron_measurer_close(ms);
+  heron_task_free(t);
+  free(cfgs);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
