@@ -52,6 +52,7 @@
 #include "core/measure/measure.h"
 #include "core/measure/worker.h"
 #include "core/record/record.h"
+#include "core/target/replay/replay.h"
 #include "core/target/cuda/driver.h"
 #include "core/task/task.h"
 #include "core/util/util.h"
@@ -134,33 +135,14 @@ typedef struct bench_task {
 static bench_task tasks[MAX_TASKS];
 static int ntasks;
 
-/* The "task" of a log's first line, or NULL (with a warning) when the file
- * cannot be read or is not a log. */
-static char *first_task(const char *path) {
-  gzFile f = gzopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "%s: cannot open %s\n", cli_prog(), path);
-    return NULL;
-  }
-  static char line[1 << 16];
-  char *got = gzgets(f, line, sizeof line);
-  gzclose(f);
-  if (!got)
-    return NULL; /* empty: nothing to compare */
-  json_t *o = json_loads(line, 0, NULL);
-  const char *task = json_string_value(json_object_get(o, "task"));
-  char *r = task ? cli_strdup(task) : NULL;
-  if (!r)
-    fprintf(stderr, "%s: %s is not a heron log (no \"task\" on line 1)\n",
-            cli_prog(), path);
-  json_decref(o);
-  return r;
-}
-
 static void add_log(const char *path) {
-  char *key = first_task(path);
-  if (!key)
+  char key[256];
+  heron_error err = {0};
+  if (heron__replay_first_key(path, key, sizeof key, &err) != HERON_OK) {
+    if (err.code != HERON_EPARSE || !strstr(err.text, "holds no record"))
+      fprintf(stderr, "%s: %s (left out)\n", cli_prog(), err.text);
     return;
+  }
   bench_task *bt = NULL;
   for (int i = 0; i < ntasks && !bt; i++)
     if (!strcmp(tasks[i].key, key))
@@ -235,25 +217,6 @@ static void make_task(bench_task *bt, const char *hw) {
   }
 }
 
-/* One line of a log, plain or gzip-compressed, into a growing buffer;
- * NULL at the end. */
-static char *read_line(gzFile f, char **buf, size_t *cap) {
-  size_t len = 0;
-  for (;;) {
-    if (*cap - len < 2) {
-      *cap = *cap ? *cap * 2 : 1 << 16;
-      *buf = realloc(*buf, *cap);
-      if (!*buf)
-        return NULL;
-    }
-    if (!gzgets(f, *buf + len, (int)(*cap - len)))
-      return len ? *buf : NULL;
-    len += strlen(*buf + len);
-    if (len && (*buf)[len - 1] == '\n')
-      return *buf;
-  }
-}
-
 /* Reads every log of the task (with the tuner's own line parser) and keeps
  * its fastest timed ok config that is valid in this task's space. */
 static void find_best(bench_task *bt) {
@@ -262,12 +225,13 @@ static void find_best(bench_task *bt) {
   int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
   heron_rng rng;
   heron_rng_seed(&rng, 1);
-  char *buf = NULL;
+  char *line = NULL;
   size_t cap = 0;
   for (int i = 0; i < bt->nlogs; i++) {
     gzFile f = gzopen(bt->logs[i], "rb");
-    char *line;
-    for (int lineno = 1; f && (line = read_line(f, &buf, &cap)); lineno++) {
+    int term;
+    for (int lineno = 1; f && heron__log_gets(f, &line, &cap, &term) > 0;
+         lineno++) {
       json_t *o = json_loads(line, 0, NULL);
       heron_measurement m;
       heron_error err = {0};
@@ -289,7 +253,7 @@ static void find_best(bench_task *bt) {
     if (f)
       gzclose(f);
   }
-  free(buf);
+  free(line);
   free(cfg);
   if (!bt->cfg)
     bt->error = "no timed ok record in its logs";

@@ -382,22 +382,19 @@ static heron_task *make_t1_task(const cli_task_args *a) {
           a->t4 ? a->t4 : "");
 }
 
-heron_task *cli_make_task(const cli_task_args *a) {
-  heron_error err;
+int cli_try_task(const cli_task_args *a, heron_task **out, heron_error *err) {
   char dims[256];
   int64_t shape[32];
   int nshape = 0;
-  cli_check_task(a);
-  if (a->t1)
-    return make_t1_task(a);
+  *out = NULL;
   cli_op_dims_text(a->op, dims, sizeof dims);
   if (!a->shape || !a->shape[0])
     cli_usage("--shape is required for %s (%s)", a->op, dims);
-  heron_error_clear(&err);
-  int rc = heron_parse_shape(a->op, a->shape, shape, 32, &nshape, &err);
+  heron_error_clear(err);
+  int rc = heron_parse_shape(a->op, a->shape, shape, 32, &nshape, err);
   if (rc != HERON_OK) {
     /* The library's message may already start with the flag's name. */
-    const char *why = err.text[0] ? err.text : heron_strerror(rc);
+    const char *why = err->text[0] ? err->text : heron_strerror(rc);
     if (strncmp(why, "--shape: ", 9) == 0)
       why += 9;
     cli_usage("--shape: '%s' is not a valid %s shape (%s): %s", a->shape, a->op,
@@ -423,9 +420,17 @@ heron_task *cli_make_task(const cli_task_args *a) {
                               a->sm ? (int)cli_int("--sm", a->sm, 1, 1000) : 0,
                           .replay = a->replay,
                           .nreplay = a->nreplay};
+  heron_error_clear(err);
+  return heron_task_create(&spec, out, err);
+}
+
+heron_task *cli_make_task(const cli_task_args *a) {
+  cli_check_task(a);
+  if (a->t1)
+    return make_t1_task(a);
   heron_task *t = NULL;
-  heron_error_clear(&err);
-  rc = heron_task_create(&spec, &t, &err);
+  heron_error err;
+  int rc = cli_try_task(a, &t, &err);
   if (rc == HERON_OK)
     return t;
   /* These codes mean the library refused a value the user gave; the rest

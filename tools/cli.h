@@ -338,6 +338,11 @@ void cli_check_task(const cli_task_args *a);
  * for memory), status 1 on other failures.  Messages name the flag. */
 heron_task *cli_make_task(const cli_task_args *a);
 
+/* cli_make_task for a task of --op and --shape (not --t1) that returns the
+ * library's status and error instead of exiting when heron_task_create
+ * refuses it (a bad shape or dtype still exits, as there). */
+int cli_try_task(const cli_task_args *a, heron_task **out, heron_error *err);
+
 /* The op's dimension names joined by ',' ("M,N,K") into buf. */
 const char *cli_op_dims_text(const char *op, char *buf, size_t cap);
 

@@ -55,7 +55,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "bench_score.h"
 #include "cli.h"
@@ -639,33 +638,13 @@ static const char *suite_path(const settings *s, const char *p) {
   return cli_printf("%.*s/%s", (int)(slash - s->suite_path), s->suite_path, p);
 }
 
-/* The op and shape of the task a log recorded (its first line's "task",
- * "gemm/1024,1024,1024/fp16/cuda"), parsed into op[cap] and dims; 0 when
- * the file cannot be read or its first line names no task. */
-static int recorded_op_shape(const char *log, char *op, size_t cap,
-                             int64_t *dims, int *nd) {
-  gzFile f = gzopen(log, "rb");
-  if (!f)
-    return 0;
-  static char line[1 << 16];
-  char *got = gzgets(f, line, sizeof line);
-  gzclose(f);
-  json_t *o = got ? json_loads(line, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
-  const char *task = json_string_value(json_object_get(o, "task"));
-  char shape[256];
-  int ok = task && sscanf(task, "%63[^/]/%255[^/]/", op, shape) == 2 &&
-           strlen(op) < cap;
-  heron_error err;
-  heron_error_clear(&err);
-  ok = ok && heron_parse_shape(op, shape, dims, 32, nd, &err) == HERON_OK;
-  json_decref(o);
-  return ok;
-}
-
 /* A suite of several tasks replayed from several logs: each task keeps the
- * logs recorded for its own op and shape (configs/datasets/cuda-h200/ holds
- * one log per task of the tensorcore suite), so one --replay list serves
- * the whole suite.  A task no log recorded is a usage error naming it. */
+ * logs recorded for it (configs/datasets/cuda-h200/ holds one log per task
+ * of the tensorcore suite), so one --replay list serves the whole suite.
+ * Whose a log is, the library says: creating the task with that log alone
+ * is HERON_ETASK when it recorded another task.  A log refused for another
+ * reason stays, so cli_make_task reports it; a task no log recorded is a
+ * usage error naming it. */
 static void replay_logs_per_task(settings *s) {
   if (s->ntasks < 2 || s->task.nreplay < 2 || !s->task.target ||
       strcmp(s->task.target, "replay"))
@@ -674,19 +653,16 @@ static void replay_logs_per_task(settings *s) {
     cli_task_args *a = &s->st[i].args;
     if (a->t1)
       continue;
-    int64_t want[32], dims[32];
-    int nw = 0, nd = 0;
-    heron_error err;
-    heron_error_clear(&err);
-    if (heron_parse_shape(a->op, a->shape, want, 32, &nw, &err) != HERON_OK)
-      continue; /* cli_make_task reports it */
     int keep = 0;
     for (int k = 0; k < s->task.nreplay; k++) {
-      char op[64];
-      if (recorded_op_shape(s->task.replay[k], op, sizeof op, dims, &nd) &&
-          !strcmp(op, a->op) && nd == nw &&
-          !memcmp(dims, want, (size_t)nw * sizeof *dims))
+      cli_task_args one = *a;
+      one.replay[0] = s->task.replay[k];
+      one.nreplay = 1;
+      heron_task *t = NULL;
+      heron_error err;
+      if (cli_try_task(&one, &t, &err) != HERON_ETASK)
         a->replay[keep++] = s->task.replay[k];
+      heron_task_free(t);
     }
     if (!keep)
       cli_usage("--replay: none of the %d logs records task %s (%s %s)",

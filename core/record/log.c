@@ -352,3 +352,35 @@ int heron__log_read_resume(const char *path, const heron_space *sp,
   }
   return rc;
 }
+
+/* Log lines from a gzFile (record.h). */
+int heron__log_gets(gzFile f, char **buf, size_t *cap, int *terminated) {
+  size_t len = 0;
+  if (!*buf) {
+    *cap = 4096;
+    if (!(*buf = malloc(*cap)))
+      return -1;
+  }
+  for (;;) {
+    if (!gzgets(f, *buf + len, (int)(*cap - len))) {
+      (*buf)[len] = '\0';
+      *terminated = 0;
+      return len > 0;
+    }
+    len += strlen(*buf + len);
+    if (len > 0 && (*buf)[len - 1] == '\n') {
+      (*buf)[len - 1] = '\0';
+      *terminated = 1;
+      return 1;
+    }
+    if (len + 1 < *cap) { /* the end of the file, without a newline */
+      *terminated = 0;
+      return 1;
+    }
+    char *nb = realloc(*buf, *cap * 2);
+    if (!nb)
+      return -1;
+    *buf = nb;
+    *cap *= 2;
+  }
+}

@@ -7,6 +7,7 @@
 #define HERON_CORE_RECORD_RECORD_H
 
 #include <stdio.h>
+#include <zlib.h>
 
 #include "heron/record.h"
 #include "heron/space.h"
@@ -127,5 +128,12 @@ int heron__log_parse(struct json_t *o, const heron_space *sp,
 
 /* The HERON__REC_* flags of a line parsed into m by heron__log_parse. */
 int heron__log_flags(struct json_t *o, const heron_measurement *m);
+
+/* Reads the next line of a log opened with gzopen (plain or gzip-
+ * compressed) into *buf (grown as needed), without its newline.  Returns 1
+ * with a line, 0 at the end; *terminated says whether the line ended with a
+ * newline (a killed writer leaves one without).  -1 when out of memory.
+ * *buf may start NULL; free it when done. */
+int heron__log_gets(gzFile f, char **buf, size_t *cap, int *terminated);
 
 #endif

@@ -621,11 +621,9 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
                         arrived, r, err);
   if (rc == HERON_OK && r->rd.rc)
     rc = r->rd.rc;
-  for (int i = 0; i < n; i++) {
-    out[i].config = cfgs + (size_t)i * (size_t)r->nvars;
+  for (int i = 0; i < n; i++)
     if (done[i] && env[i] == 1 && !env_why[0])
       snprintf(env_why, why_cap, "%s", errors[i] ? errors[i] : "");
-  }
   return rc;
 }
 

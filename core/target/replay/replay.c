@@ -52,41 +52,6 @@ static void config_text(const heron_space *sp, const int64_t *cfg, char *buf,
 
 /* ---- Reading lines, plain or gzip -------------------------------------- */
 
-/* Reads the next line of f into *buf (grown as needed), without its
- * newline.  Returns 1 with a line, 0 at the end; *terminated says whether
- * the line ended with a newline (a killed writer leaves one without).
- * -1 when out of memory. */
-static int read_line(gzFile f, char **buf, size_t *cap, int *terminated) {
-  size_t len = 0;
-  if (!*buf) {
-    *cap = 4096;
-    if (!(*buf = malloc(*cap)))
-      return -1;
-  }
-  for (;;) {
-    if (!gzgets(f, *buf + len, (int)(*cap - len))) {
-      (*buf)[len] = '\0';
-      *terminated = 0;
-      return len > 0;
-    }
-    len += strlen(*buf + len);
-    if (len > 0 && (*buf)[len - 1] == '\n') {
-      (*buf)[len - 1] = '\0';
-      *terminated = 1;
-      return 1;
-    }
-    if (len + 1 < *cap) { /* the end of the file, without a newline */
-      *terminated = 0;
-      return 1;
-    }
-    char *nb = realloc(*buf, *cap * 2);
-    if (!nb)
-      return -1;
-    *buf = nb;
-    *cap *= 2;
-  }
-}
-
 static int open_log(const char *path, gzFile *f, heron_error *err) {
   *f = gzopen(path, "rb");
   if (!*f)
@@ -110,7 +75,7 @@ int heron__replay_first_key(const char *path, char *key, size_t cap,
   int term = 0, got, lineno = 0;
   rc =
       heron_error_set(err, HERON_EPARSE, "replay log %s holds no record", path);
-  while ((got = read_line(f, &line, &lcap, &term)) > 0) {
+  while ((got = heron__log_gets(f, &line, &lcap, &term)) > 0) {
     lineno++;
     if (blank(line))
       continue;
@@ -253,7 +218,7 @@ static int read_log(heron__replay *rp, const char *path, heron_rng *rng,
   int64_t *cfg = malloc((size_t)rp->nvars * sizeof *cfg);
   if (!cfg)
     rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
-  while (!rc && (got = read_line(f, &line, &lcap, &term)) > 0) {
+  while (!rc && (got = heron__log_gets(f, &line, &lcap, &term)) > 0) {
     lineno++;
     if (blank(line))
       continue;
