@@ -19,8 +19,8 @@
  *
  * Test hooks: HERON_MPI_TEST_DIE_RANK=r and HERON_MPI_TEST_DIE_AFTER=k make
  * rank r kill itself (SIGKILL) when it receives its (k+1)-th candidate, as
- * a lost node would; HERON_MPI_TEST_HW_RANK=r and HERON_MPI_TEST_HW=model
- * make rank r report that CPU model, as another machine would.
+ * a lost node would; HERON_MPI_TEST_HW_RANK=r and HERON_MPI_TEST_HW=text
+ * make rank r report that hardware, as another machine would.
  */
 #include "ranks.h"
 
@@ -57,66 +57,6 @@ static int launcher_size(void) {
       return atoi(v);
   }
   return 1;
-}
-
-/* One line of this machine's hardware: host, CPU model, the instruction
- * sets kernels are generated for, and the GPU of a GPU target's task. */
-static void hardware_line(const heron_task *t, char *out, size_t cap) {
-  char host[128] = "?", model[160] = "unknown CPU", isa[160] = "";
-  gethostname(host, sizeof host);
-  host[sizeof host - 1] = '\0';
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[4096];
-  int have_model = 0, have_flags = 0;
-  while (f && fgets(line, sizeof line, f) && !(have_model && have_flags)) {
-    if (!have_model && !strncmp(line, "model name", 10)) {
-      const char *v = strchr(line, ':');
-      v = v ? v + 2 : line;
-      size_t len = strcspn(v, "\n");
-      if (len >= sizeof model)
-        len = sizeof model - 1;
-      memcpy(model, v, len);
-      model[len] = '\0';
-      have_model = 1;
-    } else if (!have_flags && !strncmp(line, "flags", 5)) {
-      static const char *const sets[] = {"avx2", "avx512f", "avx512_vnni",
-                                         "avx512_bf16", "avx_vnni",
-                                         "amx_tile"};
-      for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
-        char word[32];
-        snprintf(word, sizeof word, " %s ", sets[i]);
-        line[strcspn(line, "\n")] = ' ';
-        if (strstr(line, word))
-          snprintf(isa + strlen(isa), sizeof isa - strlen(isa), "%s%s",
-                   isa[0] ? " " : "", sets[i]);
-      }
-      have_flags = 1;
-    }
-  }
-  if (f)
-    fclose(f);
-  const char *fake_rank = getenv("HERON_MPI_TEST_HW_RANK");
-  if (fake_rank && atoi(fake_rank) == world_rank && getenv("HERON_MPI_TEST_HW"))
-    snprintf(model, sizeof model, "%s", getenv("HERON_MPI_TEST_HW"));
-  char gpu[200] = "";
-  if (heron_target_is_gpu(heron_task_target(t))) {
-    char *text = NULL;
-    heron_error err;
-    heron_error_clear(&err);
-    if (heron_task_describe(t, &text, &err) == HERON_OK && text) {
-      text[strcspn(text, "\n")] = '\0';
-      const char *on = strstr(text, " on ");
-      snprintf(gpu, sizeof gpu, "; GPU %s", on ? on + 4 : text);
-      heron_free(text);
-    }
-  }
-  snprintf(out, cap, "%s: %s [%s]%s", host, model, isa[0] ? isa : "-", gpu);
-}
-
-/* The line without its host: what must agree between ranks. */
-static const char *without_host(const char *line) {
-  const char *c = strstr(line, ": ");
-  return c ? c + 2 : line;
 }
 
 #ifndef HERON_HAVE_MPI
@@ -173,6 +113,39 @@ void cli_mpi_end(void) {}
 #else
 
 int cli_mpi_built(void) { return 1; }
+
+/* One line of this rank's hardware: its host, and the hardware the task
+ * was built for as the library describes it ("hardware: ..." of
+ * heron_task_describe: the CPU model and instruction-set level it detected,
+ * or the GPU). */
+static void hardware_line(const heron_task *t, char *out, size_t cap) {
+  char host[128] = "?";
+  gethostname(host, sizeof host);
+  host[sizeof host - 1] = '\0';
+  char hw[200] = "unknown hardware";
+  char *text = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  if (heron_task_describe(t, &text, &err) == HERON_OK && text) {
+    const char *h = strstr(text, "hardware: ");
+    if (h) {
+      h += strlen("hardware: ");
+      snprintf(hw, sizeof hw, "%.*s", (int)strcspn(h, "\n"), h);
+    }
+    heron_free(text);
+  }
+  const char *fake_rank = getenv("HERON_MPI_TEST_HW_RANK");
+  if (fake_rank && atoi(fake_rank) == world_rank && getenv("HERON_MPI_TEST_HW"))
+    snprintf(hw, sizeof hw, "%s", getenv("HERON_MPI_TEST_HW"));
+  snprintf(out, cap, "%s: %s", host, hw);
+}
+
+/* The line without its host: what must agree between ranks. */
+static const char *without_host(const char *line) {
+  const char *c = strstr(line, ": ");
+  return c ? c + 2 : line;
+}
+
 
 int cli_mpi_start(int *argc, char ***argv, int *rank) {
   *rank = 0;
@@ -384,7 +357,6 @@ typedef struct peer {
 } peer;
 
 typedef struct remote {
-  const heron_task *t;
   const volatile sig_atomic_t *stop;
   int nvars;
   double timeout_s;
@@ -529,7 +501,6 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
 
 void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
                              double rank_timeout_s) {
-  rm.t = t;
   rm.stop = o->stop;
   rm.nvars = heron_space_nvars(heron_task_space(t));
   rm.timeout_s =

@@ -34,8 +34,9 @@ int cli_mpi_start(int *argc, char ***argv, int *rank);
 /* The number of ranks cli_mpi_start found (1 when not distributed). */
 int cli_mpi_size(void);
 
-/* Every rank, collectively: each reports its hardware (host, CPU model and
- * its instruction sets, the GPU for a GPU target's task t); a rank whose
+/* Every rank, collectively: each reports its hardware (its host and the
+ * hardware task t was built for: the CPU model and instruction-set level,
+ * or the GPU of a GPU target); a rank whose
  * hardware differs from rank 0's is refused, naming the ranks and the
  * difference, on every rank (exit 2), unless allow_mixed. */
 void cli_mpi_check_hardware(const heron_task *t, int allow_mixed);
