@@ -13,6 +13,7 @@
 #include "test.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "core/target/cpu/template.h"
@@ -60,6 +61,10 @@ typedef struct case_opts {
    * min_prepacked kernels must then take an input packed ahead. */
   const char *prepack;
   int min_prepacked;
+  /* After the two checked calls, two host threads call each kernel at
+   * once, many times, into their own outputs: one call then runs without
+   * the kept buffers (their owner is busy) and makes its own. */
+  int concurrent;
 } case_opts;
 
 /* How far a case got: a failure, every kernel compiled and run, or every
@@ -223,6 +228,59 @@ static int is_ragged(const built *b, const int64_t *cfg) {
  * where the CPU lacks what the description needs, every kernel must
  * compile and none runs (CASE_COMPILED_ONLY, why[] saying what is
  * missing). */
+/* One host thread's calls of a kernel (concurrent cases). */
+typedef struct host_calls {
+  kernel_fn fn;
+  void *bufs[HERON__MAX_TENSORS + 2];
+  int calls;
+} host_calls;
+
+static void *host_calls_main(void *arg) {
+  host_calls *c = arg;
+  for (int i = 0; i < c->calls; i++)
+    c->fn(c->bufs);
+  return NULL;
+}
+
+/* Calls fn from this thread and a second one at once, each into its own
+ * output (kbufs' and a copy), 16 times; 1 when both outputs then match
+ * the reference, else 0 with the reason in why. */
+static int concurrent_calls_match(const built *b, kernel_fn fn, void **kbufs,
+                                  void *ref_out, int c, char *why,
+                                  size_t cap) {
+  int nout = b->op.ninputs;
+  int64_t outn = heron__tensor_elems(&b->op.out);
+  host_calls mine = {.fn = fn, .calls = 16}, theirs = mine;
+  memcpy(mine.bufs, kbufs, sizeof mine.bufs);
+  memcpy(theirs.bufs, kbufs, sizeof theirs.bufs);
+  theirs.bufs[nout] = calloc((size_t)outn, sizeof(float));
+  pthread_t th;
+  if (!theirs.bufs[nout] ||
+      pthread_create(&th, NULL, host_calls_main, &theirs) != 0) {
+    free(theirs.bufs[nout]);
+    snprintf(why, cap, "config %d: no second host thread", c);
+    return 0;
+  }
+  host_calls_main(&mine);
+  pthread_join(th, NULL);
+  int ok = 1;
+  for (int t = 0; t < 2 && ok; t++) {
+    void *out = t ? theirs.bufs[nout] : mine.bufs[nout];
+    double max_err;
+    int64_t bad;
+    if (!heron__op_check(&b->op, out, ref_out, &max_err, &bad)) {
+      snprintf(why, cap,
+               "config %d, concurrent calls, thread %d: element %lld is %g, "
+               "reference %g",
+               c, t, (long long)bad, ((float *)out)[bad],
+               ((float *)ref_out)[bad]);
+      ok = 0;
+    }
+  }
+  free(theirs.bufs[nout]);
+  return ok;
+}
+
 static int random_configs_match(const char *opname, const int64_t *shape,
                                 int nshape, uint64_t seed, const case_opts *o,
                                 char *why, size_t cap) {
@@ -365,6 +423,8 @@ static int random_configs_match(const char *opname, const int64_t *shape,
         ok = 0;
       }
     }
+    if (ok && o->concurrent)
+      ok = concurrent_calls_match(&b, fn, kbufs, ref[nout], c, why, cap);
     for (int i = 0; i < b.op.ninputs; i++)
       if (kbufs[i] != bufs[i])
         free(kbufs[i]);
@@ -816,11 +876,10 @@ TEST(c1d_odd_length_vectorized_along_channels_vec8_on_avx2_matches) {
 }
 
 /* A padded convolution vectorized along its rows (16 columns: the
- * output-contiguous axis), data read in place: tiles away from the border
- * run the interior copy (plain vector loads, no range checks), border
- * tiles load each row's lanes inside the image under a mask.  At 16 lanes
- * on the AVX-512 description, at 8 on the AVX2 one. */
-TEST(c2d_rows_in_place_interior_and_masked_border_vec16_on_avx512) {
+ * output-contiguous axis), data unpacked: every tile, border ones
+ * included, loads whole rows of lanes from the zero-haloed copy.  At 16
+ * lanes on the AVX-512 description, at 8 on the AVX2 one. */
+TEST(c2d_rows_read_from_the_halo_vec16_on_avx512) {
   case_opts o = {.epilogue = HERON__EPI_BIAS,
                  .fix_name = {"vec", "data.pack"},
                  .fix_val = {16, 0},
@@ -830,7 +889,7 @@ TEST(c2d_rows_in_place_interior_and_masked_border_vec16_on_avx512) {
       &o, "c2d", (const int64_t[]){1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10, 29);
 }
 
-TEST(c2d_rows_in_place_interior_and_masked_border_vec8_on_avx2) {
+TEST(c2d_rows_read_from_the_halo_vec8_on_avx2) {
   case_opts o = {.epilogue = HERON__EPI_BIAS,
                  .fix_name = {"vec", "data.pack"},
                  .fix_val = {8, 0},
@@ -862,28 +921,104 @@ static int sampled_source(const built *b, const char *const *names,
   return rc;
 }
 
-/* The source of those kernels has both copies: the interior one's loads
- * of data are plain, the border's masked to the image. */
-TEST(padded_rows_in_place_have_an_interior_copy_and_masked_border_loads) {
+/* A padded convolution's unpacked data is read from a zero-haloed copy
+ * (h_hc0, made by h_halo) with no range check anywhere, border tiles and
+ * cut-short tiles included; packed data has no halo (its pack checks the
+ * ranges and zero-fills).  On both descriptions, for 1-, 2- and 3-D. */
+TEST(padded_inputs_are_read_from_a_zero_halo_without_range_checks) {
   const char *hw[2] = {"cpu-avx2", "cpu-avx512"};
-  const int64_t lanes[2] = {8, 16};
-  for (int h = 0; h < 2; h++) {
+  static const struct {
+    const char *op;
+    int64_t shape[12];
+    int n;
+  } ops[] = {
+      {"c1d", {1, 13, 5, 32, 3, 1, 4, 1}, 8},
+      {"c2d", {1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10},
+      {"c3d", {1, 5, 7, 9, 3, 16, 3, 3, 3, 1, 1, 1}, 12},
+  };
+  for (int h = 0; h < 2; h++)
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+      for (int pack = 0; pack < 2; pack++) {
+        built b;
+        heron_error err = {0};
+        CHECK_OK(build_epi(&b, ops[k].op, ops[k].shape, ops[k].n, 0, hw[h],
+                           &err),
+                 &err);
+        heron__buf src = {0};
+        int rc = sampled_source(&b, (const char *const[]){"vec", "data.pack"},
+                                (const int64_t[]){8, pack}, 2, 41 + k,
+                                &src, &err);
+        unbuild(&b);
+        CHECK_OK(rc, &err);
+        int halo = strstr(src.data, "h_halo(h_own") != NULL;
+        int guarded = strstr(src.data, "? data[") != NULL ||
+                      strstr(src.data, "? h_bcv(&data[") != NULL;
+        heron__buf_free(&src);
+        CHECK_MSG(halo == !pack, "%s %s data.pack %d: halo %d", hw[h],
+                  ops[k].op, pack, halo);
+        CHECK_MSG(pack || !guarded, "%s %s: a guarded read of data", hw[h],
+                  ops[k].op);
+      }
+}
+
+/* A transposed convolution of stride 2 reads its data through divided
+ * indices: no halo, and the divisibility checks stay. */
+TEST(strided_transposed_convolution_keeps_its_checks_without_halo) {
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build_epi(&b, "t2d", (const int64_t[]){1, 7, 9, 4, 8, 3, 3, 2, 1, 1, 1},
+                     11, 0, "cpu-avx2", &err),
+           &err);
+  heron__buf src = {0};
+  int rc = sampled_source(&b, (const char *const[]){"data.pack"},
+                          (const int64_t[]){0}, 1, 5, &src, &err);
+  unbuild(&b);
+  CHECK_OK(rc, &err);
+  int halo = strstr(src.data, "h_halo(h_own") != NULL;
+  int divided = strstr(src.data, "% 2 == 0") != NULL;
+  heron__buf_free(&src);
+  CHECK_MSG(!halo, "a halo for divided indices");
+  CHECK_MSG(divided, "no divisibility check");
+}
+
+/* Two host threads calling a haloed kernel at once: the one that finds
+ * the kept halo busy makes (and frees) its own, and both match. */
+TEST(concurrent_calls_of_haloed_kernels_match_reference) {
+  case_opts o = {.fix_name = {"data.pack"},
+                 .fix_val = {0},
+                 .nconfigs = 8,
+                 .concurrent = 1};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 23, 19, 3, 16, 7, 7, 2, 3, 1}, 10, 61);
+}
+
+/* The micro-kernel's multiply-add is one vfmadd231ps on its accumulator,
+ * and its broadcasts are pinned (h_bcv) where GCC's sharing of them would
+ * spill: two weight vectors a step, or a tile filling the register file;
+ * not with one weight vector and registers to spare. */
+TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
+  static const struct {
+    int64_t i3, j3;
+    int pinned;
+  } tiles[] = {{6, 16, 1}, {2, 8, 0}, {14, 8, 1}, {7, 8, 0}};
+  for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
     built b;
     heron_error err = {0};
-    CHECK_OK(build_epi(&b, "c2d",
-                       (const int64_t[]){1, 11, 16, 5, 6, 3, 3, 1, 1, 1}, 10,
-                       0, hw[h], &err),
+    CHECK_OK(build_epi(&b, "gemm", (const int64_t[]){56, 64, 32}, 3, 0,
+                       "cpu-avx2", &err),
              &err);
     heron__buf src = {0};
-    int rc = sampled_source(&b, (const char *const[]){"vec", "data.pack"},
-                            (const int64_t[]){lanes[h], 0}, 2, 41, &src, &err);
+    int rc = sampled_source(
+        &b, (const char *const[]){"vec", "i.t3", "j.t3", "acc_at"},
+        (const int64_t[]){8, tiles[k].i3, tiles[k].j3, 0}, 4, 7, &src, &err);
     unbuild(&b);
     CHECK_OK(rc, &err);
-    int interior = strstr(src.data, "/* the interior */") != NULL;
-    int ldr = strstr(src.data, "h_ldr(&data[") != NULL;
+    int pinned = strstr(src.data, "h_bcv(&") != NULL;
+    int asm_fma = strstr(src.data, "vfmadd231ps") != NULL;
     heron__buf_free(&src);
-    CHECK_MSG(interior, "%s: no interior copy of the micro-kernel", hw[h]);
-    CHECK_MSG(ldr, "%s: no masked load of a border row", hw[h]);
+    CHECK_MSG(pinned == tiles[k].pinned, "tile %lld x %lld: pinned %d",
+              (long long)tiles[k].i3, (long long)tiles[k].j3, pinned);
+    CHECK(asm_fma);
   }
 }
 

@@ -13,14 +13,18 @@
  * Element addresses come from the op's affine index maps: the offset of a
  * tensor element is sum over axes of L[a] * index(a) + const, with
  * L[a] = sum over dims of stride(d) * coef(d, a).  Dimensions whose index
- * can leave [0, dim) (padding) are guarded and read as zero outside.
+ * can leave [0, dim) (padding) read as zero outside: an unpacked input is
+ * read from a zero-haloed copy made at each call (setup_halo), a packed
+ * one is zero-filled by its pack, and only a transposed convolution's
+ * divided dimensions are guarded where they are read.
  *
  * Tiles need not divide their axes (t0 = ceil(extent / tile)).  An axis
  * whose tiles sweep past its extent is "ragged", and then: a register tile
  * that starts past the extent is skipped; one that lies inside runs the
- * interior micro-kernel, unchanged; one that crosses the edge runs an edge
- * copy of it whose loads of unpacked inputs are guarded (read as zero past
- * the edge) and whose stores are made element by element inside the
+ * micro-kernel, unchanged; one that crosses the edge runs an edge copy of
+ * it whose loads of unpacked inputs are guarded (read as zero past the
+ * edge; a haloed copy needs no guard) and whose stores are made element by
+ * element inside the
  * extent; across a ragged vector axis, contiguous lanes are loaded and
  * stored with masks (maskload/maskstore on AVX2, k-masks on AVX-512) where
  * the kernel uses the ISA's vectors.  Packs are zero-filled past every
@@ -72,14 +76,9 @@ typedef struct gen {
    * loads and stores the lanes of a vector that lie inside the extent with
    * one masked instruction (h_ldm, h_stm) instead of lane by lane. */
   int masked;
-  /* The interior copy of the micro-kernel: every unpacked input's window
-   * of this register tile and reduction slice lies inside its padded
-   * dimensions, so their range checks are left out (the vector loads of a
-   * padded convolution's rows are then plain loads, not gathers). */
-  int interior;
-  /* A dimension whose range check a masked load makes (skip_ti's dimension
-   * skip_d), left out of guard_text; skip_ti -1 when none. */
-  int skip_ti, skip_d;
+  /* Broadcasts of in-place and packed scalars through h_bcv, a volatile
+   * vbroadcastss GCC may neither merge nor move (see bcast_pinned). */
+  int bcv;
   /* Per buffer (inputs, the output at index ninputs, the bias after it):
    * the linear coefficient of every axis, the constant offset, which
    * dimensions need a guard (range or divisibility), and whether some
@@ -96,6 +95,16 @@ typedef struct gen {
    * heron_prepack, ahead of the calls, for the whole tensor; the kernel
    * takes that copy in the input's place and points into it. */
   int prepacked[HERON__MAX_TENSORS];
+  /* An unpacked input whose reads leave its dimensions (a padded
+   * convolution's data): the kernel first copies it into a zero-haloed
+   * buffer h_hc<ti> wide enough for every index its tiles reach, past the
+   * edges of ragged tiles too, and reads that copy with no range checks
+   * (lin, lin0 and guard describe the copy).  hdims: the copy's
+   * dimensions; hshift: where the input's element 0 sits in each. */
+  int halo[HERON__MAX_TENSORS];
+  int64_t hdims[HERON__MAX_TENSORS][HERON__MAX_DIMS];
+  int64_t hshift[HERON__MAX_TENSORS][HERON__MAX_DIMS];
+  int64_t helems[HERON__MAX_TENSORS];
   /* The output's stage (out.stage): the partial sums of the reduction-
    * outer steps before the last go to the per-thread buffer h_stg, one
    * block of npts * vec floats per register tile of the thread's tile. */
@@ -202,16 +211,6 @@ static void lanes_left_text(const gen *g, const int64_t *off,
   heron__buf_free(&e);
 }
 
-/* Whether tensor ti's dimension d is checked in the code being generated:
- * it needs a guard, and is neither a plain range check in the interior copy
- * nor the dimension a masked load checks (skip_ti, skip_d). */
-static int checked_dim(const gen *g, int ti, int d) {
-  const heron__tensor *ts = tensor_at(g, ti);
-  if (!g->guard[ti][d] || (ti == g->skip_ti && d == g->skip_d))
-    return 0;
-  return !(g->interior && heron__affine_div(&ts->index[d]) == 1);
-}
-
 /* Appends to `cond` the range checks of tensor ti's padded dimensions at
  * tile offset off ("(h) >= 0 && (h) < 9 && ..."); nothing when the tensor
  * needs no guard there. */
@@ -219,7 +218,7 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
                        heron__buf *cond) {
   const heron__tensor *ts = tensor_at(g, ti);
   for (int d = 0; d < ts->ndim; d++) {
-    if (!checked_dim(g, ti, d))
+    if (!g->guard[ti][d])
       continue;
     heron__buf e = {0};
     linear_text(g, ts->index[d].coef, ts->index[d].offset, off, &e);
@@ -232,6 +231,8 @@ static void guard_text(const gen *g, int ti, const int64_t *off,
     heron__buf_free(&e);
   }
   const heron__op *op = g->op;
+  if (ti < op->ninputs && g->halo[ti])
+    return; /* the halo holds zeros past the edges of ragged tiles too */
   for (int a = 0; a < op->naxes; a++) {
     if (!g->guard_axis[a] || !heron__tensor_reads(ts, a))
       continue;
@@ -295,9 +296,9 @@ static int contiguous_lanes(const gen *g, int ti) {
     return 0;
   const heron__tensor *ts = tensor_at(g, ti);
   for (int d = 0; d < ts->ndim; d++)
-    if (checked_dim(g, ti, d) && ts->index[d].coef[g->vaxis] != 0)
+    if (g->guard[ti][d] && ts->index[d].coef[g->vaxis] != 0)
       return 0;
-  return !g->guard_axis[g->vaxis];
+  return (ti < g->op->ninputs && g->halo[ti]) || !g->guard_axis[g->vaxis];
 }
 
 /* The offset of register-tile point off in packed input ti's block of one
@@ -326,6 +327,8 @@ static int packed_value(const gen *g, int ti, const int64_t *off,
     heron__buf_printf(&idx, "%lld", (long long)pos);
   if (is_vec)
     heron__buf_printf(b, "h_ld(&h_q%d[%s])", ti, idx.data);
+  else if (g->vec > 1 && g->bcv)
+    heron__buf_printf(b, "h_bcv(&h_q%d[%s])", ti, idx.data);
   else if (g->vec > 1)
     heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx.data);
   else
@@ -344,6 +347,10 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
     return packed_value(g, ti, off, b);
   int depends_vec = g->vec > 1 && g->lin[ti][g->vaxis] != 0;
   if (!depends_vec) {
+    if (g->bcv) {
+      guarded_read(g, ti, off, "h_bcv(&", ")", "h_zero", b);
+      return 1;
+    }
     if (g->vec > 1)
       heron__buf_puts(b, "h_set1(");
     scalar_elem(g, ti, off, b);
@@ -354,37 +361,6 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
   if (contiguous_lanes(g, ti)) {
     guarded_read(g, ti, off, "h_ld(&", ")", "h_zero", b);
     return 1;
-  }
-  if (g->fma && !g->rvec && !g->guard_axis[g->vaxis] &&
-      g->lin[ti][g->vaxis] == 1) {
-    /* Lanes of a padded row: the one range-checked dimension the lanes
-     * step along is loaded under the mask of the lanes inside it (a
-     * convolution's border tiles), the other checks guard the whole
-     * vector. */
-    const heron__tensor *ts = tensor_at(g, ti);
-    int dim = -1, other = 0;
-    for (int d = 0; d < ts->ndim; d++) {
-      if (!checked_dim(g, ti, d) || ts->index[d].coef[g->vaxis] == 0)
-        continue;
-      if (dim < 0 && ts->index[d].coef[g->vaxis] == 1 &&
-          heron__affine_div(&ts->index[d]) == 1)
-        dim = d;
-      else
-        other = 1;
-    }
-    if (dim >= 0 && !other) {
-      heron__buf e = {0}, close = {0};
-      linear_text(g, ts->index[dim].coef, ts->index[dim].offset, off, &e);
-      heron__buf_printf(&close, ", -(%s), %lld - (%s))", e.data,
-                        (long long)ts->dims[dim], e.data);
-      g->skip_ti = ti;
-      g->skip_d = dim;
-      guarded_read(g, ti, off, "h_ldr(&", close.data, "h_zero", b);
-      g->skip_ti = -1;
-      heron__buf_free(&e);
-      heron__buf_free(&close);
-      return 1;
-    }
   }
   if (g->masked && g->guard_axis[g->vaxis]) {
     /* The edge copy: the lanes inside the extent by one masked load. */
@@ -1030,6 +1006,111 @@ static int any_prepacked(const gen *g) {
   return 0;
 }
 
+/* ---- the zero halo ---------------------------------------------------
+ *
+ * A padded convolution's border tiles read outside the input, and so do
+ * the cut-short tiles of a ragged axis.  Read in place, each such read
+ * needs a range check, and every tile touching a border (half the tiles
+ * of a 3-D convolution over 8 x 56 x 56 with 8-wide tiles) would run a
+ * guarded copy of the micro-kernel, 0.8x the speed of the plain one.  An
+ * unpacked input with range-checked dimensions is copied, at each call,
+ * into a buffer whose every dimension is widened to the indices the tiles
+ * reach (over the rounded-up covers of all axes), zeros outside the
+ * input: the zeros are written once, when the buffer is made (it is kept
+ * across calls, as the packs are), each call copies the input's rows in.
+ * Every read is then in range and unguarded.  A transposed convolution's
+ * divided dimensions keep their checks (no halo). */
+static void setup_halo(gen *g) {
+  const heron__op *op = g->op;
+  for (int ti = 0; ti < op->ninputs; ti++) {
+    const heron__tensor *ts = &op->in[ti];
+    int any = 0;
+    for (int d = 0; d < ts->ndim; d++)
+      any |= g->guard[ti][d];
+    g->halo[ti] = 0;
+    if (!any || g->packed[ti] || g->divided[ti] || !ts->bounded)
+      continue;
+    g->halo[ti] = 1;
+    int64_t stride = 1;
+    memset(g->lin[ti], 0, sizeof g->lin[ti]);
+    g->lin0[ti] = 0;
+    for (int d = ts->ndim - 1; d >= 0; d--) {
+      const heron__affine *ix = &ts->index[d];
+      int64_t lo = ix->offset, hi = ix->offset;
+      for (int a = 0; a < op->naxes; a++) {
+        int64_t cover = 1;
+        for (int l = 0; l < heron__cpu_levels(g->t, a); l++)
+          cover *= g->len[a][l];
+        int64_t span = ix->coef[a] * (cover - 1);
+        if (span < 0)
+          lo += span;
+        else
+          hi += span;
+      }
+      if (lo > 0)
+        lo = 0;
+      if (hi < ts->dims[d] - 1)
+        hi = ts->dims[d] - 1;
+      g->hshift[ti][d] = -lo;
+      g->hdims[ti][d] = hi - lo + 1;
+      for (int a = 0; a < op->naxes; a++)
+        g->lin[ti][a] += stride * ix->coef[a];
+      g->lin0[ti] += stride * (ix->offset - lo);
+      g->guard[ti][d] = 0;
+      stride *= g->hdims[ti][d];
+    }
+    g->helems[ti] = stride;
+  }
+}
+
+static int any_halo(const gen *g) {
+  for (int ti = 0; ti < g->op->ninputs; ti++)
+    if (g->halo[ti])
+      return 1;
+  return 0;
+}
+
+/* Emits the haloed copies: h_hc<ti> (kept, its zeros written when made)
+ * gets the input's rows, in parallel, and the input's name then points at
+ * it. */
+static void emit_halo(gen *g) {
+  const heron__op *op = g->op;
+  for (int ti = 0; ti < op->ninputs; ti++) {
+    if (!g->halo[ti])
+      continue;
+    const heron__tensor *ts = &op->in[ti];
+    int nd = ts->ndim;
+    int64_t row = ts->dims[nd - 1], rows = 1;
+    for (int d = 0; d < nd - 1; d++)
+      rows *= ts->dims[d];
+    int64_t bytes = (g->helems[ti] * 4 + 63) / 64 * 64;
+    heron__buf_printf(g->o,
+                      "  float *restrict h_hc%d = h_halo(h_own ? "
+                      "&h_halo_keep[%d] : 0, %lld);\n"
+                      "  if (!h_hc%d)\n    __builtin_trap();\n"
+                      "#pragma omp parallel for schedule(static)\n"
+                      "  for (int64_t h_r = 0; h_r < %lld; h_r++) {\n"
+                      "    int64_t h_x = h_r, h_o = %lld;\n",
+                      ti, ti, (long long)bytes, ti, (long long)rows,
+                      (long long)g->hshift[ti][nd - 1]);
+    int64_t stride = g->hdims[ti][nd - 1];
+    for (int d = nd - 2; d >= 0; d--) {
+      heron__buf_printf(g->o,
+                        "    h_o += (h_x %% %lld + %lld) * %lld;\n"
+                        "    h_x /= %lld;\n",
+                        (long long)ts->dims[d], (long long)g->hshift[ti][d],
+                        (long long)stride, (long long)ts->dims[d]);
+      stride *= g->hdims[ti][d];
+    }
+    heron__buf_printf(g->o,
+                      "    __builtin_memcpy(h_hc%d + h_o, h_src%d + h_r * %lld, "
+                      "%lld);\n  }\n"
+                      "  const float *restrict %s = h_hc%d;\n",
+                      ti, ti, (long long)row, (long long)(row * 4), ts->name,
+                      ti);
+  }
+}
+
 /* The spatial axes of input ti's pack blocks, with their levels, in the
  * order of the compute loops (level-major, then op order): their loop
  * indices number the blocks. */
@@ -1232,26 +1313,46 @@ static void emit_pack_free(gen *g, int depth) {
 
 /* The kept pack buffers' storage, their release at unload, and h_take. */
 static void emit_pack_keep(gen *g) {
-  if (!any_buffer(g))
+  if (!any_buffer(g) && !any_halo(g))
     return;
-  int slots = g->op->ninputs + (g->stage ? 1 : 0);
-  heron__buf_printf(
-      g->o,
-      "/* Pack buffers kept across calls, per input and OpenMP thread. */\n"
-      "#define H_KEEP 256\n"
-      "static float *h_keep[%d][H_KEEP];\n"
-      "static int h_busy; /* a call owns h_keep */\n"
-      "__attribute__((destructor)) static void h_release(void) {\n"
-      "  for (int i = 0; i < %d; i++)\n"
-      "    for (int t = 0; t < H_KEEP; t++)\n"
-      "      free(h_keep[i][t]);\n}\n"
-      "/* The kept buffer of *slot (made on first use), or a new one when\n"
-      " * slot is NULL. */\n"
-      "static float *h_take(float **slot, size_t bytes) {\n"
-      "  if (!slot)\n    return aligned_alloc(64, bytes);\n"
-      "  if (!*slot)\n    *slot = aligned_alloc(64, bytes);\n"
-      "  return *slot;\n}\n\n",
-      slots, slots);
+  heron__buf_puts(g->o, "static int h_busy; /* a call owns the kept buffers "
+                        "*/\n");
+  if (any_buffer(g)) {
+    int slots = g->op->ninputs + (g->stage ? 1 : 0);
+    heron__buf_printf(
+        g->o,
+        "/* Pack buffers kept across calls, per input and OpenMP thread. */\n"
+        "#define H_KEEP 256\n"
+        "static float *h_keep[%d][H_KEEP];\n"
+        "__attribute__((destructor)) static void h_release(void) {\n"
+        "  for (int i = 0; i < %d; i++)\n"
+        "    for (int t = 0; t < H_KEEP; t++)\n"
+        "      free(h_keep[i][t]);\n}\n"
+        "/* The kept buffer of *slot (made on first use), or a new one when\n"
+        " * slot is NULL. */\n"
+        "static float *h_take(float **slot, size_t bytes) {\n"
+        "  if (!slot)\n    return aligned_alloc(64, bytes);\n"
+        "  if (!*slot)\n    *slot = aligned_alloc(64, bytes);\n"
+        "  return *slot;\n}\n\n",
+        slots, slots);
+  }
+  if (any_halo(g))
+    heron__buf_printf(
+        g->o,
+        "/* Zero-haloed input copies kept across calls, per input. */\n"
+        "static float *h_halo_keep[%d];\n"
+        "__attribute__((destructor)) static void h_halo_release(void) {\n"
+        "  for (int i = 0; i < %d; i++)\n"
+        "    free(h_halo_keep[i]);\n}\n"
+        "/* The kept copy of *slot, or a new one when slot is NULL; zeroed\n"
+        " * when made (the halo stays zero: calls copy only the input). */\n"
+        "static float *h_halo(float **slot, size_t bytes) {\n"
+        "  if (slot && *slot)\n    return *slot;\n"
+        "  float *p = aligned_alloc(64, bytes);\n"
+        "  if (p)\n    __builtin_memset(p, 0, bytes);\n"
+        "  if (slot)\n    *slot = p;\n"
+        "  return p;\n}\n\n",
+        g->op->ninputs, g->op->ninputs);
 }
 
 /* ---- inputs packed ahead of the calls (prepack) -------------------------
@@ -1414,11 +1515,24 @@ static void emit_header(gen *g, const heron_space *sp) {
      * unaligned vector moves. */
     if (g->fma) {
       const char *w = g->vec == 16 ? "512" : "256";
-      heron__buf_printf(o,
-                        "typedef __m%s h_vt;\n"
-                        "#define h_fma(a, b, c) _mm%s_fmadd_ps(a, b, c)\n"
-                        "#define h_set1(x) _mm%s_set1_ps(x)\n",
-                        g->vec == 16 ? "512" : "256", w, w);
+      /* The multiply-add as one instruction on its accumulator's own
+       * register ("+v": GCC neither picks the 132/213 forms that move
+       * accumulators between registers nor folds a weight load into
+       * every use), and the pinned broadcast. */
+      heron__buf_printf(
+          o,
+          "typedef __m%s h_vt;\n"
+          "static inline h_vt h_fma(h_vt a, h_vt b, h_vt c) {\n"
+          "  __asm__(\"vfmadd231ps %%2, %%1, %%0\" : \"+v\"(c) : \"v\"(a), "
+          "\"v\"(b));\n"
+          "  return c;\n}\n"
+          "static inline h_vt h_bcv(const float *p) {\n"
+          "  h_vt r;\n"
+          "  __asm__ volatile(\"vbroadcastss %%1, %%0\" : \"=v\"(r) : "
+          "\"m\"(*p));\n"
+          "  return r;\n}\n"
+          "#define h_set1(x) _mm%s_set1_ps(x)\n",
+          w, w);
     } else {
       heron__buf_printf(o,
                         "typedef float h_vt __attribute__((vector_size(%d)));\n"
@@ -1450,10 +1564,7 @@ static void emit_header(gen *g, const heron_space *sp) {
              "  return _mm512_maskz_loadu_ps(h_mask(n), p);\n}\n"
              "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
              "  _mm512_mask_storeu_ps(p, h_mask(n), v);\n}\n"
-             "/* Lanes lo <= l < hi of p (the others zero, never read). */\n"
-             "static inline h_vt h_ldr(const float *p, int64_t lo, int64_t hi) {\n"
-             "  return _mm512_maskz_loadu_ps((__mmask16)(h_mask(hi) & "
-             "~h_mask(lo)), p);\n}\n\n");
+             "\n");
     else if (g->fma && !g->rvec)
       heron__buf_puts(
           o, "/* The first n lanes (none for n <= 0, all for n >= 8); masked\n"
@@ -1467,10 +1578,7 @@ static void emit_header(gen *g, const heron_space *sp) {
              "  return _mm256_maskload_ps(p, h_mask(n));\n}\n"
              "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
              "  _mm256_maskstore_ps(p, h_mask(n), v);\n}\n"
-             "/* Lanes lo <= l < hi of p (the others zero, never read). */\n"
-             "static inline h_vt h_ldr(const float *p, int64_t lo, int64_t hi) {\n"
-             "  return _mm256_maskload_ps(p, _mm256_andnot_si256(h_mask(lo), "
-             "h_mask(hi)));\n}\n\n");
+             "\n");
     if (g->rvec)
       heron__buf_printf(o,
                         "/* The sum of a vector's lanes. */\n"
@@ -1488,15 +1596,20 @@ static void emit_header(gen *g, const heron_space *sp) {
   emit_pack_keep(g);
   heron__buf_puts(o, "void heron_kernel(void *const *bufs);\n"
                      "void heron_kernel(void *const *bufs) {\n");
-  if (any_buffer(g))
+  if (any_buffer(g) || any_halo(g))
     heron__buf_puts(o, "  const int h_own = !__atomic_exchange_n(&h_busy, 1, "
                        "__ATOMIC_ACQUIRE);\n");
   for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
     const heron__tensor *ts = tensor_at(g, ti);
     const char *cst = ti != op->ninputs ? "const " : "";
-    heron__buf_printf(o, "  %sfloat *restrict %s = (%sfloat *)bufs[%d];\n", cst,
-                      ts->name, cst, ti);
+    if (ti < op->ninputs && g->halo[ti])
+      heron__buf_printf(o, "  const float *restrict h_src%d = (const float "
+                           "*)bufs[%d];\n", ti, ti);
+    else
+      heron__buf_printf(o, "  %sfloat *restrict %s = (%sfloat *)bufs[%d];\n",
+                        cst, ts->name, cst, ti);
   }
+  emit_halo(g);
 }
 
 /* The parallel loop over the fused level-0 tiles, decomposed row-major into
@@ -1729,86 +1842,6 @@ static int emit_tile_body(gen *g, int npts, int d, int has_first, int edge) {
   return HERON_OK;
 }
 
-/* Appends to `cond` the bounds of index `a` over the register tile and
- * the reduction slice: its least (hi = 0) or greatest (hi = 1) value as
- * text ("oh_b", "(ci_0 * 16 + 15)").  Extent-1 axes are 0. */
-static void axis_bound_text(const gen *g, int a, int hi, heron__buf *b) {
-  const heron__op *op = g->op;
-  const char *nm = op->axes[a].name;
-  if (op->axes[a].kind == HERON__SPATIAL) {
-    if (hi && g->reg[a] > 1)
-      heron__buf_printf(b, "(%s_b + %lld)", nm, (long long)(g->reg[a] - 1));
-    else
-      heron__buf_printf(b, "%s_b", nm);
-    return;
-  }
-  int64_t inner = g->len[a][1];
-  if (g->len[a][0] > 1)
-    heron__buf_printf(b, "(%s_0 * %lld + %lld)", nm, (long long)inner,
-                      (long long)(hi ? inner - 1 : 0));
-  else
-    heron__buf_printf(b, "%lld", (long long)(hi ? inner - 1 : 0));
-}
-
-/* The check that every unpacked input's padded dimensions stay in range
- * over this register tile and reduction slice (the interior copy's
- * condition): "" when no unpacked input has a range-checked dimension.
- * A ragged reduction's last slice is bounded by its full inner length, so
- * the check is conservative there. */
-static void interior_text(const gen *g, heron__buf *cond) {
-  const heron__op *op = g->op;
-  for (int ti = 0; ti < op->ninputs; ti++) {
-    if (g->packed[ti])
-      continue;
-    const heron__tensor *ts = &op->in[ti];
-    for (int d = 0; d < ts->ndim; d++) {
-      const heron__affine *ix = &ts->index[d];
-      if (!g->guard[ti][d] || heron__affine_div(ix) != 1)
-        continue;
-      for (int hi = 0; hi < 2; hi++) {
-        heron__buf e = {0};
-        heron__buf_printf(&e, "%lld", (long long)ix->offset);
-        for (int a = 0; a < op->naxes; a++) {
-          if (ix->coef[a] == 0 || op->axes[a].extent == 1)
-            continue;
-          heron__buf_printf(&e, " + %lld * ", (long long)ix->coef[a]);
-          axis_bound_text(g, a, (ix->coef[a] > 0) == hi, &e);
-        }
-        if (hi)
-          heron__buf_printf(cond, "%s(%s) < %lld", cond->len ? " && " : "",
-                            e.data, (long long)ts->dims[d]);
-        else
-          heron__buf_printf(cond, "%s(%s) >= 0", cond->len ? " && " : "",
-                            e.data);
-        heron__buf_free(&e);
-      }
-    }
-  }
-}
-
-/* A register tile inside every extent: the micro-kernel, and before it
- * its interior copy for tiles whose unpacked inputs need no range check
- * (a padded convolution away from the image border). */
-static int emit_inside_body(gen *g, int npts, int d, int has_first) {
-  heron__buf cond = {0};
-  interior_text(g, &cond);
-  if (!cond.len)
-    return emit_tile_body(g, npts, d, has_first, 0);
-  indent(g, d);
-  heron__buf_printf(g->o, "if (%s) { /* the interior */\n", cond.data);
-  heron__buf_free(&cond);
-  g->interior = 1;
-  int rc = emit_tile_body(g, npts, d + 1, has_first, 0);
-  g->interior = 0;
-  indent(g, d);
-  heron__buf_puts(g->o, "} else {\n");
-  if (rc == HERON_OK)
-    rc = emit_tile_body(g, npts, d + 1, has_first, 0);
-  indent(g, d);
-  heron__buf_puts(g->o, "}\n");
-  return rc;
-}
-
 /* The register tile at origins <a>_b: without ragged spatial axes the
  * micro-kernel alone; with them, nothing for a tile that starts past an
  * extent, the micro-kernel for one inside every extent, and its edge copy
@@ -1836,7 +1869,7 @@ static int emit_tiles(gen *g, int npts, int d, int has_first) {
   if (start.len && !wide) {
     indent(g, d);
     heron__buf_printf(g->o, "if (%s) {\n", start.data);
-    int rc = emit_inside_body(g, npts, d + 1, has_first);
+    int rc = emit_tile_body(g, npts, d + 1, has_first, 0);
     indent(g, d);
     heron__buf_puts(g->o, "}\n");
     heron__buf_free(&start);
@@ -1844,12 +1877,12 @@ static int emit_tiles(gen *g, int npts, int d, int has_first) {
     return rc;
   }
   if (!start.len)
-    return emit_inside_body(g, npts, d, has_first);
+    return emit_tile_body(g, npts, d, has_first, 0);
   indent(g, d);
   heron__buf_printf(g->o, "if (%s) {\n", start.data);
   indent(g, d + 1);
   heron__buf_printf(g->o, "if (%s) {\n", inside.data);
-  int rc = emit_inside_body(g, npts, d + 2, has_first);
+  int rc = emit_tile_body(g, npts, d + 2, has_first, 0);
   indent(g, d + 1);
   heron__buf_puts(g->o, "} else { /* the edge */\n");
   for (int a = 0; a < op->naxes; a++)
@@ -1864,6 +1897,26 @@ static int emit_tiles(gen *g, int npts, int d, int has_first) {
   heron__buf_free(&start);
   heron__buf_free(&inside);
   return rc;
+}
+
+/* Whether the micro-kernel's broadcasts are pinned (h_bcv: one volatile
+ * vbroadcastss each, in the order written).  Left to GCC, the unrolled
+ * steps of a convolution share broadcasts (the input under output column
+ * x at kernel column k+1 is the one under x+1 at k), which keeps more
+ * values live than the register rule counted: with two or more weight
+ * vectors per step, or a tile that fills the register file, the
+ * accumulators then spill (a 2 x 6 AVX2 tile of a 3-D convolution ran at
+ * 0.6 of the same tile pinned).  With one weight vector and registers to
+ * spare, sharing saves loads where each broadcast feeds one multiply-add,
+ * so those stay GCC's (a 1 x 8 tile is 1.35x faster unpinned). */
+static int bcast_pinned(const gen *g) {
+  const heron__template *t = g->t;
+  if (!g->fma || g->rvec || g->vaxis < 0)
+    return 0;
+  int64_t regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
+  int64_t need = g->cfg[t->regs_need];
+  int64_t weight_vecs = need - g->cfg[t->acc_vecs] - 1;
+  return weight_vecs >= 2 || need >= regs - 1;
 }
 
 int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
@@ -1912,7 +1965,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   g.fma =
       (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);
   g.masked = g.fma && g.vaxis >= 0 && !g.rvec && g.ragged[g.vaxis];
-  g.skip_ti = -1;
+  g.bcv = bcast_pinned(&g);
   /* The stage only matters with reduction-outer steps (its constraint
    * makes it so; a hand-made config is not trusted to). */
   for (int a = 0; a < g.op->naxes && t->stage >= 0 && cfg[t->stage]; a++)
@@ -1920,6 +1973,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
       g.stage = 1;
   index_maps(&g);
   setup_packing(&g);
+  setup_halo(&g);
   int npts = tile_points(&g, 0, NULL);
   if (npts > MAX_POINTS)
     return heron_error_set(err, HERON_EINVAL,
@@ -1983,7 +2037,10 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   close_loops(&g, nr0, d);
   d -= par;
   close_parallel(&g, par, d);
-  if (any_buffer(&g))
+  for (int ti = 0; ti < g.op->ninputs; ti++)
+    if (g.halo[ti])
+      heron__buf_printf(out, "  if (!h_own)\n    free(h_hc%d);\n", ti);
+  if (any_buffer(&g) || any_halo(&g))
     heron__buf_puts(out, "  if (h_own)\n    __atomic_store_n(&h_busy, 0, "
                          "__ATOMIC_RELEASE);\n");
   heron__buf_puts(out, "}\n");
