@@ -992,10 +992,11 @@ TEST(concurrent_calls_of_haloed_kernels_match_reference) {
       &o, "c2d", (const int64_t[]){1, 23, 19, 3, 16, 7, 7, 2, 3, 1}, 10, 61);
 }
 
-/* The micro-kernel's multiply-add is one vfmadd231ps on its accumulator,
- * and its broadcasts are pinned (h_bcv) where GCC's sharing of them would
- * spill: two weight vectors a step, or a tile filling the register file;
- * not with one weight vector and registers to spare. */
+/* With AVX2 the micro-kernel's multiply-add is one vfmadd231ps on its
+ * accumulator, and its broadcasts are pinned (h_bcv) where GCC's sharing
+ * of them would spill: two weight vectors a step, or a tile filling the
+ * register file; not with one weight vector and registers to spare.  With
+ * AVX-512 every broadcast is embedded in its multiply-add (h_fmab). */
 TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
   static const struct {
     int64_t i3, j3;
@@ -1020,6 +1021,21 @@ TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
               (long long)tiles[k].i3, (long long)tiles[k].j3, pinned);
     CHECK(asm_fma);
   }
+  built b;
+  heron_error err = {0};
+  CHECK_OK(build_epi(&b, "gemm", (const int64_t[]){56, 64, 32}, 3, 0,
+                     "cpu-avx512", &err),
+           &err);
+  heron__buf src = {0};
+  int rc = sampled_source(&b, (const char *const[]){"vec", "j.t3"},
+                          (const int64_t[]){16, 32}, 2, 7, &src, &err);
+  unbuild(&b);
+  CHECK_OK(rc, &err);
+  int embedded = strstr(src.data, "{1to16") != NULL &&
+                 strstr(src.data, "= h_fmab(h_l") != NULL &&
+                 strstr(src.data, "h_bcv(&") == NULL;
+  heron__buf_free(&src);
+  CHECK_MSG(embedded, "AVX-512 broadcasts not embedded in the multiply-adds");
 }
 
 /* The prefetches in the source: none at distance 0; at distance 8, B's

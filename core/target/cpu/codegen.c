@@ -79,6 +79,20 @@ typedef struct gen {
   /* Broadcasts of in-place and packed scalars through h_bcv, a volatile
    * vbroadcastss GCC may neither merge nor move (see bcast_pinned). */
   int bcv;
+  /* The multiply-add as inline assembly (h_fma): AVX2 kernels only.  With
+   * AVX-512 GCC folds each broadcast into its multiply-add as an embedded
+   * broadcast ({1to16}), which the assembly would prevent (a GEMM kernel
+   * went from 97 to 74 GFLOP/s), and 32 registers leave room to spare. */
+  int fma_asm;
+  /* AVX-512: a broadcast scalar read unguarded is not loaded into a
+   * register but passed by address to h_fmab, one vfmadd231ps with an
+   * embedded broadcast ({1to16}) per multiply-add.  GCC does this itself
+   * until the unrolled steps of a convolution read the same scalar twice
+   * (output column x at kernel column k+1 is x+1 at k); it then shares
+   * the broadcast in a register, and a tile that fills the register file
+   * spills (a 28-accumulator 3-D convolution tile: 87 GFLOP/s shared, 112
+   * embedded). */
+  int fmab;
   /* Per buffer (inputs, the output at index ninputs, the bias after it):
    * the linear coefficient of every axis, the constant offset, which
    * dimensions need a guard (range or divisibility), and whether some
@@ -327,7 +341,11 @@ static int packed_value(const gen *g, int ti, const int64_t *off,
     heron__buf_printf(&idx, "%lld", (long long)pos);
   if (is_vec)
     heron__buf_printf(b, "h_ld(&h_q%d[%s])", ti, idx.data);
-  else if (g->vec > 1 && g->bcv)
+  else if (g->fmab) {
+    heron__buf_printf(b, "&h_q%d[%s]", ti, idx.data);
+    heron__buf_free(&idx);
+    return 2;
+  } else if (g->vec > 1 && g->bcv)
     heron__buf_printf(b, "h_bcv(&h_q%d[%s])", ti, idx.data);
   else if (g->vec > 1)
     heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx.data);
@@ -347,6 +365,16 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
     return packed_value(g, ti, off, b);
   int depends_vec = g->vec > 1 && g->lin[ti][g->vaxis] != 0;
   if (!depends_vec) {
+    if (g->fmab) {
+      heron__buf cond = {0};
+      guard_text(g, ti, off, &cond);
+      int plain = !cond.len;
+      heron__buf_free(&cond);
+      if (plain) {
+        guarded_read(g, ti, off, "&", "", "", b);
+        return 2;
+      }
+    }
     if (g->bcv) {
       guarded_read(g, ti, off, "h_bcv(&", ")", "h_zero", b);
       return 1;
@@ -410,7 +438,10 @@ static int load_local(gen *g, const char *expr, int is_vec, int depth) {
     return -1;
   g->load_expr[g->nloads] = copy;
   heron__buf_printf(g->o, "%*sconst %s h_l%d = %s;\n", 2 * depth, "",
-                    is_vec ? "h_vt" : "float", g->nloads, expr);
+                    is_vec == 2 ? "float *const"
+                    : is_vec    ? "h_vt"
+                                : "float",
+                    g->nloads, expr);
   return g->nloads++;
 }
 
@@ -534,11 +565,11 @@ static int emit_step_into(gen *g, int npts, int depth, const char *acc) {
   for (int p = 0; p < npts && rc == HERON_OK; p++) {
     int64_t off[HERON__MAX_AXES];
     tile_points(g, p, off);
-    int v[HERON__MAX_TENSORS];
+    int v[HERON__MAX_TENSORS], kind[HERON__MAX_TENSORS];
     for (int ti = 0; ti < op->ninputs; ti++) {
       heron__buf e = {0};
-      int is_vec = input_value(g, ti, off, &e);
-      v[ti] = e.failed ? -1 : load_local(g, e.data, is_vec, depth);
+      kind[ti] = input_value(g, ti, off, &e);
+      v[ti] = e.failed ? -1 : load_local(g, e.data, kind[ti], depth);
       heron__buf_free(&e);
       if (v[ti] < 0 || g->nloads > MAX_LOADS) {
         rc = HERON_ENOMEM;
@@ -550,9 +581,15 @@ static int emit_step_into(gen *g, int npts, int depth, const char *acc) {
       break;
     indent(g, depth);
     if (g->vec > 1 && op->ninputs == 2) {
-      /* The micro-kernel's instruction: one fused multiply-add. */
-      heron__buf_printf(g->o, "%s%d = h_fma(h_l%d, h_l%d, %s%d);\n", acc, p,
-                        v[0], v[1], acc, p);
+      /* The micro-kernel's instruction: one fused multiply-add (a
+       * broadcast passed by address: h_fmab, the vector first). */
+      int b = kind[0] == 2 ? 0 : kind[1] == 2 ? 1 : -1;
+      if (b >= 0)
+        heron__buf_printf(g->o, "%s%d = h_fmab(h_l%d, h_l%d, %s%d);\n", acc,
+                          p, v[1 - b], v[b], acc, p);
+      else
+        heron__buf_printf(g->o, "%s%d = h_fma(h_l%d, h_l%d, %s%d);\n", acc,
+                          p, v[0], v[1], acc, p);
       continue;
     }
     heron__buf_printf(g->o, "%s%d +=", acc, p);
@@ -1515,24 +1552,37 @@ static void emit_header(gen *g, const heron_space *sp) {
      * unaligned vector moves. */
     if (g->fma) {
       const char *w = g->vec == 16 ? "512" : "256";
-      /* The multiply-add as one instruction on its accumulator's own
-       * register ("+v": GCC neither picks the 132/213 forms that move
-       * accumulators between registers nor folds a weight load into
-       * every use), and the pinned broadcast. */
-      heron__buf_printf(
-          o,
-          "typedef __m%s h_vt;\n"
-          "static inline h_vt h_fma(h_vt a, h_vt b, h_vt c) {\n"
-          "  __asm__(\"vfmadd231ps %%2, %%1, %%0\" : \"+v\"(c) : \"v\"(a), "
-          "\"v\"(b));\n"
-          "  return c;\n}\n"
-          "static inline h_vt h_bcv(const float *p) {\n"
-          "  h_vt r;\n"
-          "  __asm__ volatile(\"vbroadcastss %%1, %%0\" : \"=v\"(r) : "
-          "\"m\"(*p));\n"
-          "  return r;\n}\n"
-          "#define h_set1(x) _mm%s_set1_ps(x)\n",
-          w, w);
+      if (g->fma_asm)
+        /* AVX2: the multiply-add as one instruction on its accumulator's
+         * own register ("+v": GCC neither picks the 132/213 forms that
+         * move accumulators between registers nor folds a weight load
+         * into every use), and the pinned broadcast (bcast_pinned). */
+        heron__buf_printf(
+            o,
+            "typedef __m256 h_vt;\n"
+            "static inline h_vt h_fma(h_vt a, h_vt b, h_vt c) {\n"
+            "  __asm__(\"vfmadd231ps %%2, %%1, %%0\" : \"+v\"(c) : \"v\"(a), "
+            "\"v\"(b));\n"
+            "  return c;\n}\n"
+            "static inline h_vt h_bcv(const float *p) {\n"
+            "  h_vt r;\n"
+            "  __asm__ volatile(\"vbroadcastss %%1, %%0\" : \"=v\"(r) : "
+            "\"m\"(*p));\n"
+            "  return r;\n}\n"
+            "#define h_set1(x) _mm256_set1_ps(x)\n");
+      else
+        heron__buf_printf(o,
+                          "typedef __m%s h_vt;\n"
+                          "#define h_fma(a, b, c) _mm%s_fmadd_ps(a, b, c)\n"
+                          "#define h_set1(x) _mm%s_set1_ps(x)\n",
+                          w, w, w);
+      if (g->fmab)
+        heron__buf_puts(
+            o, "/* c + w * (*p in every lane): the broadcast embedded. */\n"
+               "static inline h_vt h_fmab(h_vt w, const float *p, h_vt c) {\n"
+               "  __asm__(\"vfmadd231ps %2%{1to16%}, %1, %0\" : \"+v\"(c) : "
+               "\"v\"(w), \"m\"(*p));\n"
+               "  return c;\n}\n");
     } else {
       heron__buf_printf(o,
                         "typedef float h_vt __attribute__((vector_size(%d)));\n"
@@ -1911,7 +1961,7 @@ static int emit_tiles(gen *g, int npts, int d, int has_first) {
  * so those stay GCC's (a 1 x 8 tile is 1.35x faster unpinned). */
 static int bcast_pinned(const gen *g) {
   const heron__template *t = g->t;
-  if (!g->fma || g->rvec || g->vaxis < 0)
+  if (!g->fma_asm || g->rvec || g->vaxis < 0)
     return 0;
   int64_t regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
   int64_t need = g->cfg[t->regs_need];
@@ -1965,6 +2015,8 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   g.fma =
       (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);
   g.masked = g.fma && g.vaxis >= 0 && !g.rvec && g.ragged[g.vaxis];
+  g.fma_asm = g.fma && g.vec == 8 && t->fma_isa == 256;
+  g.fmab = g.fma && g.vec == 16 && !g.rvec && g.op->ninputs == 2;
   g.bcv = bcast_pinned(&g);
   /* The stage only matters with reduction-outer steps (its constraint
    * makes it so; a hand-made config is not trusted to). */
