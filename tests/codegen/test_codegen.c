@@ -246,8 +246,7 @@ static void *host_calls_main(void *arg) {
  * output (kbufs' and a copy), 16 times; 1 when both outputs then match
  * the reference, else 0 with the reason in why. */
 static int concurrent_calls_match(const built *b, kernel_fn fn, void **kbufs,
-                                  void *ref_out, int c, char *why,
-                                  size_t cap) {
+                                  void *ref_out, int c, char *why, size_t cap) {
   int nout = b->op.ninputs;
   int64_t outn = heron__tensor_elems(&b->op.out);
   host_calls mine = {.fn = fn, .calls = 16}, theirs = mine;
@@ -941,13 +940,13 @@ TEST(padded_inputs_are_read_from_a_zero_halo_without_range_checks) {
       for (int pack = 0; pack < 2; pack++) {
         built b;
         heron_error err = {0};
-        CHECK_OK(build_epi(&b, ops[k].op, ops[k].shape, ops[k].n, 0, hw[h],
-                           &err),
-                 &err);
+        CHECK_OK(
+            build_epi(&b, ops[k].op, ops[k].shape, ops[k].n, 0, hw[h], &err),
+            &err);
         heron__buf src = {0};
-        int rc = sampled_source(&b, (const char *const[]){"vec", "data.pack"},
-                                (const int64_t[]){8, pack}, 2, 41 + k,
-                                &src, &err);
+        int rc =
+            sampled_source(&b, (const char *const[]){"vec", "data.pack"},
+                           (const int64_t[]){8, pack}, 2, 41 + k, &src, &err);
         unbuild(&b);
         CHECK_OK(rc, &err);
         int halo = strstr(src.data, "h_halo(h_own") != NULL;
@@ -966,8 +965,9 @@ TEST(padded_inputs_are_read_from_a_zero_halo_without_range_checks) {
 TEST(strided_transposed_convolution_keeps_its_checks_without_halo) {
   built b;
   heron_error err = {0};
-  CHECK_OK(build_epi(&b, "t2d", (const int64_t[]){1, 7, 9, 4, 8, 3, 3, 2, 1, 1, 1},
-                     11, 0, "cpu-avx2", &err),
+  CHECK_OK(build_epi(&b, "t2d",
+                     (const int64_t[]){1, 7, 9, 4, 8, 3, 3, 2, 1, 1, 1}, 11, 0,
+                     "cpu-avx2", &err),
            &err);
   heron__buf src = {0};
   int rc = sampled_source(&b, (const char *const[]){"data.pack"},

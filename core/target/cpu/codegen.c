@@ -585,11 +585,11 @@ static int emit_step_into(gen *g, int npts, int depth, const char *acc) {
        * broadcast passed by address: h_fmab, the vector first). */
       int b = kind[0] == 2 ? 0 : kind[1] == 2 ? 1 : -1;
       if (b >= 0)
-        heron__buf_printf(g->o, "%s%d = h_fmab(h_l%d, h_l%d, %s%d);\n", acc,
-                          p, v[1 - b], v[b], acc, p);
+        heron__buf_printf(g->o, "%s%d = h_fmab(h_l%d, h_l%d, %s%d);\n", acc, p,
+                          v[1 - b], v[b], acc, p);
       else
-        heron__buf_printf(g->o, "%s%d = h_fma(h_l%d, h_l%d, %s%d);\n", acc,
-                          p, v[0], v[1], acc, p);
+        heron__buf_printf(g->o, "%s%d = h_fma(h_l%d, h_l%d, %s%d);\n", acc, p,
+                          v[0], v[1], acc, p);
       continue;
     }
     heron__buf_printf(g->o, "%s%d +=", acc, p);
@@ -1139,12 +1139,12 @@ static void emit_halo(gen *g) {
                         (long long)stride, (long long)ts->dims[d]);
       stride *= g->hdims[ti][d];
     }
-    heron__buf_printf(g->o,
-                      "    __builtin_memcpy(h_hc%d + h_o, h_src%d + h_r * %lld, "
-                      "%lld);\n  }\n"
-                      "  const float *restrict %s = h_hc%d;\n",
-                      ti, ti, (long long)row, (long long)(row * 4), ts->name,
-                      ti);
+    heron__buf_printf(
+        g->o,
+        "    __builtin_memcpy(h_hc%d + h_o, h_src%d + h_r * %lld, "
+        "%lld);\n  }\n"
+        "  const float *restrict %s = h_hc%d;\n",
+        ti, ti, (long long)row, (long long)(row * 4), ts->name, ti);
   }
 }
 
@@ -1653,8 +1653,10 @@ static void emit_header(gen *g, const heron_space *sp) {
     const heron__tensor *ts = tensor_at(g, ti);
     const char *cst = ti != op->ninputs ? "const " : "";
     if (ti < op->ninputs && g->halo[ti])
-      heron__buf_printf(o, "  const float *restrict h_src%d = (const float "
-                           "*)bufs[%d];\n", ti, ti);
+      heron__buf_printf(o,
+                        "  const float *restrict h_src%d = (const float "
+                        "*)bufs[%d];\n",
+                        ti, ti);
     else
       heron__buf_printf(o, "  %sfloat *restrict %s = (%sfloat *)bufs[%d];\n",
                         cst, ts->name, cst, ti);

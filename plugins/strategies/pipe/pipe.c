@@ -989,8 +989,8 @@ static int pipe_hello(pipe_strategy *s, heron_error *err) {
   s->arrays = enc && !strcmp(enc, "array");
   s->has_state = json_is_true(state);
   json_decref(ready);
-  env->log(env, 2, "pipe: %s speaks protocol %d (configs as %s%s)", s->name,
-           PIPE_PROTOCOL, s->arrays ? "arrays" : "objects",
+  env->log(env, HERON_LOG_DEBUG, "%s speaks protocol %d (configs as %s%s)",
+           s->name, PIPE_PROTOCOL, s->arrays ? "arrays" : "objects",
            s->has_state ? ", keeps state" : "");
   return HERON_OK;
 }
@@ -1147,9 +1147,9 @@ static void pipe_destroy(void *self) {
     json_decref(bye);
   }
   pipe_proc_stop(&s->proc, s->live ? PIPE_BYE_GRACE : 0);
-  s->env->log(s->env, 2,
-              "pipe: %s: proposed %ld, observed %ld, served %ld requests%s",
-              s->name, s->proposed, s->observed, s->ops,
+  s->env->log(s->env, HERON_LOG_DEBUG,
+              "%s: proposed %ld, observed %ld, served %ld requests%s", s->name,
+              s->proposed, s->observed, s->ops,
               s->degraded ? " (then random proposals)" : "");
   pipe_free(s);
 }
