@@ -1019,12 +1019,15 @@ static void setup_packing(gen *g) {
   }
 }
 
-static int any_packed(const gen *g) {
+/* Whether flag[ti] is set for some input. */
+static int any_input(const gen *g, const int *flag) {
   for (int ti = 0; ti < g->op->ninputs; ti++)
-    if (g->packed[ti])
+    if (flag[ti])
       return 1;
   return 0;
 }
+
+static int any_packed(const gen *g) { return any_input(g, g->packed); }
 
 /* Whether the kernel has per-thread buffers: packs made in the call or
  * the output's stage (slot ninputs of h_keep). */
@@ -1036,12 +1039,7 @@ static int any_buffer(const gen *g) {
 }
 
 /* Whether some input is packed ahead of the calls. */
-static int any_prepacked(const gen *g) {
-  for (int ti = 0; ti < g->op->ninputs; ti++)
-    if (g->prepacked[ti])
-      return 1;
-  return 0;
-}
+static int any_prepacked(const gen *g) { return any_input(g, g->prepacked); }
 
 /* ---- the zero halo ---------------------------------------------------
  *
@@ -1100,12 +1098,7 @@ static void setup_halo(gen *g) {
   }
 }
 
-static int any_halo(const gen *g) {
-  for (int ti = 0; ti < g->op->ninputs; ti++)
-    if (g->halo[ti])
-      return 1;
-  return 0;
-}
+static int any_halo(const gen *g) { return any_input(g, g->halo); }
 
 /* Emits the haloed copies: h_hc<ti> (kept, its zeros written when made)
  * gets the input's rows, in parallel, and the input's name then points at
