@@ -2,8 +2,8 @@
 # A T1 space replayed from its T4 file: the space is the file's config set
 # (heron-space --t1 --t4 --count says so, for T4 and for a Kernel Tuner
 # cache file), every trial is answered as the file records it (status and
-# the "time" objective), never simulated, and a time limit counts the
-# recorded compile and run times.
+# the "time" objective; for the cache file too), never simulated, and a
+# time limit counts the recorded compile and run times.
 . "$(dirname "$0")/../e2e_common.sh"
 HUB="$HERON_SOURCE_DIR/configs/datasets/benchmark_hub/convolution"
 "$HERON_SPACE" --t1 "$HUB/T1.json" --t4 "$HUB/A100_T4.json.gz" --count \
@@ -40,6 +40,32 @@ for line in open(sys.argv[1]):
     n += 1
 assert n == 300
 print("ok: %d trials as recorded, %d failures" % (n, fails))
+PY
+# The Kernel Tuner cache file answers as it records: "time" (ms) for a
+# config that ran, its error string's status for one that failed.
+"$HERON_SEARCH" --t1 "$HUB/T1.json" --t4 "$HUB/A100.json.gz" \
+  --strategy random --trials 300 --batch 25 --quiet --log "$W/k.jsonl" \
+  >"$W/kr.out" 2>"$W/kr.err" || fail "cache replay run"
+python3 - "$W/k.jsonl" "$HUB/A100.json.gz" <<'PY' || fail "cache answers"
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[2]))
+keys = d["tune_params_keys"]
+cache = {tuple(str(r[k]) for k in keys): r for r in d["cache"].values()}
+n = fails = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    o = cache[tuple(str(r["config"][k]) for k in keys)]
+    if isinstance(o["time"], (int, float)):
+        assert r["status"] == "ok", r
+        assert abs(r["seconds"] - o["time"] / 1e3) < 1e-12, (r["seconds"], o)
+    else:
+        fails += 1
+        assert r["status"] == {"RuntimeFailedConfig": "runtime_error",
+                               "CompilationFailedConfig": "compile_error"}[
+            o["time"]], (r, o["time"])
+    n += 1
+assert n == 300
+print("ok: %d cache answers as recorded, %d failures" % (n, fails))
 PY
 # A budget of simulated time: the run stops at it.
 "$HERON_SEARCH" --t1 "$HUB/T1.json" --t4 "$HUB/A100_T4.json.gz" \
