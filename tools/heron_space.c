@@ -601,8 +601,8 @@ int main(int argc, char **argv) {
     count_space(sp, a.count_limit, a.seed);
   if (a.count && a.task.t1 && a.task.t4 && compare_t4(t) != 0)
     status = CLI_EXIT_FAILURE;
-  if (a.sample)
-    status = sample_space(sp, a.sample, a.seed);
+  if (a.sample && sample_space(sp, a.sample, a.seed) != CLI_EXIT_OK)
+    status = CLI_EXIT_FAILURE;
   if (a.source)
     print_source(t, a.config_json, a.seed);
   heron_task_free(t);
