@@ -64,6 +64,7 @@ typedef struct gen {
    * the micro-kernel: the ragged spatial axes; a pack: every ragged axis),
    * and whether the reduction-inner loops stop at the extent. */
   int ragged[HERON__MAX_AXES];
+  int64_t cover[HERON__MAX_AXES]; /* product of every level's length */
   int guard_axis[HERON__MAX_AXES];
   int bound_reduce;
   /* Lanes along the (only) reduction axis vaxis (gemv): accumulators are
@@ -140,10 +141,27 @@ static const heron__tensor *tensor_at(const gen *g, int ti) {
   return ti == g->op->ninputs ? &g->op->out : &g->op->bias;
 }
 
+/* The least and greatest value of index map ix (before any division)
+ * while every axis a runs over 0..last[a]. */
+static void index_bounds(const heron__op *op, const heron__affine *ix,
+                         const int64_t *last, int64_t *lo, int64_t *hi) {
+  *lo = *hi = ix->offset;
+  for (int a = 0; a < op->naxes; a++) {
+    int64_t span = ix->coef[a] * last[a];
+    if (span < 0)
+      *lo += span;
+    else
+      *hi += span;
+  }
+}
+
 /* Row-major strides, the linear coefficients and the guarded dimensions of
  * every tensor. */
 static void index_maps(gen *g) {
   const heron__op *op = g->op;
+  int64_t last[HERON__MAX_AXES];
+  for (int a = 0; a < op->naxes; a++)
+    last[a] = op->axes[a].extent - 1;
   for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
     const heron__tensor *ts = tensor_at(g, ti);
     int64_t stride = 1;
@@ -151,15 +169,10 @@ static void index_maps(gen *g) {
     g->lin0[ti] = 0;
     for (int d = ts->ndim - 1; d >= 0; d--) {
       const heron__affine *ix = &ts->index[d];
-      int64_t lo = ix->offset, hi = ix->offset;
-      for (int a = 0; a < op->naxes; a++) {
+      int64_t lo, hi;
+      index_bounds(op, ix, last, &lo, &hi);
+      for (int a = 0; a < op->naxes; a++)
         g->lin[ti][a] += stride * ix->coef[a];
-        int64_t span = ix->coef[a] * (op->axes[a].extent - 1);
-        if (span < 0)
-          lo += span;
-        else
-          hi += span;
-      }
       g->lin0[ti] += stride * ix->offset;
       int64_t div = heron__affine_div(ix);
       g->guard[ti][d] =
@@ -315,6 +328,10 @@ static int contiguous_lanes(const gen *g, int ti) {
   return (ti < g->op->ninputs && g->halo[ti]) || !g->guard_axis[g->vaxis];
 }
 
+/* What input_value wrote: a scalar, a vector, or (AVX-512, fmab) the
+ * address of a scalar that h_fmab broadcasts. */
+enum { VAL_SCALAR, VAL_VEC, VAL_ADDR };
+
 /* The offset of register-tile point off in packed input ti's block of one
  * reduction step (its register layout, the vector axis innermost). */
 static int64_t packed_pos(const gen *g, int ti, const int64_t *off) {
@@ -344,22 +361,23 @@ static int packed_value(const gen *g, int ti, const int64_t *off,
   else if (g->fmab) {
     heron__buf_printf(b, "&h_q%d[%s]", ti, idx.data);
     heron__buf_free(&idx);
-    return 2;
-  } else if (g->vec > 1 && g->bcv)
+    return VAL_ADDR;
+  } else if (g->bcv)
     heron__buf_printf(b, "h_bcv(&h_q%d[%s])", ti, idx.data);
   else if (g->vec > 1)
     heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx.data);
   else
     heron__buf_printf(b, "h_q%d[%s]", ti, idx.data);
   heron__buf_free(&idx);
-  return g->vec > 1;
+  return g->vec > 1 ? VAL_VEC : VAL_SCALAR;
 }
 
 /* The value of input ti at tile offset off for one reduction step: from
  * its pack, or read in place as a broadcast scalar (when the tensor does
  * not depend on the vector axis), a vector load, or a gather of the
  * lanes.  With vectors every value is a vector, so the micro-kernel's
- * multiply-adds all take vector operands. */
+ * multiply-adds all take vector operands, but for the AVX-512 broadcasts
+ * passed by address to h_fmab.  Returns the VAL_* kind it wrote. */
 static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
   if (g->packed[ti])
     return packed_value(g, ti, off, b);
@@ -372,23 +390,23 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
       heron__buf_free(&cond);
       if (plain) {
         guarded_read(g, ti, off, "&", "", "", b);
-        return 2;
+        return VAL_ADDR;
       }
     }
     if (g->bcv) {
       guarded_read(g, ti, off, "h_bcv(&", ")", "h_zero", b);
-      return 1;
+      return VAL_VEC;
     }
     if (g->vec > 1)
       heron__buf_puts(b, "h_set1(");
     scalar_elem(g, ti, off, b);
     if (g->vec > 1)
       heron__buf_puts(b, ")");
-    return g->vec > 1;
+    return g->vec > 1 ? VAL_VEC : VAL_SCALAR;
   }
   if (contiguous_lanes(g, ti)) {
     guarded_read(g, ti, off, "h_ld(&", ")", "h_zero", b);
-    return 1;
+    return VAL_VEC;
   }
   if (g->masked && g->guard_axis[g->vaxis]) {
     /* The edge copy: the lanes inside the extent by one masked load. */
@@ -404,7 +422,7 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
     }
     g->guard_axis[g->vaxis] = 1;
     if (contiguous)
-      return 1;
+      return VAL_VEC;
   }
   int64_t lane[HERON__MAX_AXES];
   memcpy(lane, off, sizeof lane);
@@ -416,12 +434,12 @@ static int input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
     scalar_elem(g, ti, lane, b);
   }
   heron__buf_puts(b, "}");
-  return 1;
+  return VAL_VEC;
 }
 
 /* The local holding an expression of this reduction step, creating and
  * emitting it on first use: returns its number, or -1 out of memory. */
-static int load_local(gen *g, const char *expr, int is_vec, int depth) {
+static int load_local(gen *g, const char *expr, int kind, int depth) {
   for (int i = 0; i < g->nloads; i++)
     if (strcmp(g->load_expr[i], expr) == 0)
       return i;
@@ -438,9 +456,9 @@ static int load_local(gen *g, const char *expr, int is_vec, int depth) {
     return -1;
   g->load_expr[g->nloads] = copy;
   heron__buf_printf(g->o, "%*sconst %s h_l%d = %s;\n", 2 * depth, "",
-                    is_vec == 2 ? "float *const"
-                    : is_vec    ? "h_vt"
-                                : "float",
+                    kind == VAL_ADDR  ? "float *const"
+                    : kind == VAL_VEC ? "h_vt"
+                                      : "float",
                     g->nloads, expr);
   return g->nloads++;
 }
@@ -583,7 +601,7 @@ static int emit_step_into(gen *g, int npts, int depth, const char *acc) {
     if (g->vec > 1 && op->ninputs == 2) {
       /* The micro-kernel's instruction: one fused multiply-add (a
        * broadcast passed by address: h_fmab, the vector first). */
-      int b = kind[0] == 2 ? 0 : kind[1] == 2 ? 1 : -1;
+      int b = kind[0] == VAL_ADDR ? 0 : kind[1] == VAL_ADDR ? 1 : -1;
       if (b >= 0)
         heron__buf_printf(g->o, "%s%d = h_fmab(h_l%d, h_l%d, %s%d);\n", acc, p,
                           v[1 - b], v[b], acc, p);
@@ -1057,6 +1075,9 @@ static int any_prepacked(const gen *g) { return any_input(g, g->prepacked); }
  * divided dimensions keep their checks (no halo). */
 static void setup_halo(gen *g) {
   const heron__op *op = g->op;
+  int64_t last[HERON__MAX_AXES];
+  for (int a = 0; a < op->naxes; a++)
+    last[a] = g->cover[a] - 1;
   for (int ti = 0; ti < op->ninputs; ti++) {
     const heron__tensor *ts = &op->in[ti];
     int any = 0;
@@ -1071,17 +1092,8 @@ static void setup_halo(gen *g) {
     g->lin0[ti] = 0;
     for (int d = ts->ndim - 1; d >= 0; d--) {
       const heron__affine *ix = &ts->index[d];
-      int64_t lo = ix->offset, hi = ix->offset;
-      for (int a = 0; a < op->naxes; a++) {
-        int64_t cover = 1;
-        for (int l = 0; l < heron__cpu_levels(g->t, a); l++)
-          cover *= g->len[a][l];
-        int64_t span = ix->coef[a] * (cover - 1);
-        if (span < 0)
-          lo += span;
-        else
-          hi += span;
-      }
+      int64_t lo, hi;
+      index_bounds(op, ix, last, &lo, &hi);
       if (lo > 0)
         lo = 0;
       if (hi < ts->dims[d] - 1)
@@ -1099,6 +1111,10 @@ static void setup_halo(gen *g) {
 }
 
 static int any_halo(const gen *g) { return any_input(g, g->halo); }
+
+/* Whether the kernel keeps buffers across calls (per-thread packs and
+ * stage, haloed copies), which a call owns through h_busy. */
+static int any_kept(const gen *g) { return any_buffer(g) || any_halo(g); }
 
 /* Emits the haloed copies: h_hc<ti> (kept, its zeros written when made)
  * gets the input's rows, in parallel, and the input's name then points at
@@ -1343,7 +1359,7 @@ static void emit_pack_free(gen *g, int depth) {
 
 /* The kept pack buffers' storage, their release at unload, and h_take. */
 static void emit_pack_keep(gen *g) {
-  if (!any_buffer(g) && !any_halo(g))
+  if (!any_kept(g))
     return;
   heron__buf_puts(g->o, "static int h_busy; /* a call owns the kept buffers "
                         "*/\n");
@@ -1606,8 +1622,7 @@ static void emit_header(gen *g, const heron_space *sp) {
              "static inline h_vt h_ldm(const float *p, int64_t n) {\n"
              "  return _mm512_maskz_loadu_ps(h_mask(n), p);\n}\n"
              "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
-             "  _mm512_mask_storeu_ps(p, h_mask(n), v);\n}\n"
-             "\n");
+             "  _mm512_mask_storeu_ps(p, h_mask(n), v);\n}\n\n");
     else if (g->fma && !g->rvec)
       heron__buf_puts(
           o, "/* The first n lanes (none for n <= 0, all for n >= 8); masked\n"
@@ -1620,8 +1635,7 @@ static void emit_header(gen *g, const heron_space *sp) {
              "static inline h_vt h_ldm(const float *p, int64_t n) {\n"
              "  return _mm256_maskload_ps(p, h_mask(n));\n}\n"
              "static inline void h_stm(float *p, h_vt v, int64_t n) {\n"
-             "  _mm256_maskstore_ps(p, h_mask(n), v);\n}\n"
-             "\n");
+             "  _mm256_maskstore_ps(p, h_mask(n), v);\n}\n\n");
     if (g->rvec)
       heron__buf_printf(o,
                         "/* The sum of a vector's lanes. */\n"
@@ -1639,7 +1653,7 @@ static void emit_header(gen *g, const heron_space *sp) {
   emit_pack_keep(g);
   heron__buf_puts(o, "void heron_kernel(void *const *bufs);\n"
                      "void heron_kernel(void *const *bufs) {\n");
-  if (any_buffer(g) || any_halo(g))
+  if (any_kept(g))
     heron__buf_puts(o, "  const int h_own = !__atomic_exchange_n(&h_busy, 1, "
                        "__ATOMIC_ACQUIRE);\n");
   for (int ti = 0; ti < heron__op_nbufs(op); ti++) {
@@ -1994,10 +2008,10 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
     g.reg[a] = g.op->axes[a].kind == HERON__SPATIAL
                    ? g.len[a][3] * (g.acc_at ? g.len[a][2] : 1)
                    : 1;
-    int64_t cover = 1;
+    g.cover[a] = 1;
     for (int l = 0; l < levels; l++)
-      cover *= g.len[a][l];
-    g.ragged[a] = cover > g.op->axes[a].extent;
+      g.cover[a] *= g.len[a][l];
+    g.ragged[a] = g.cover[a] > g.op->axes[a].extent;
   }
   /* The innermost reduction-inner loop (open_loops' order), whose steps
    * the prefetches look ahead along. */
@@ -2087,7 +2101,7 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   for (int ti = 0; ti < g.op->ninputs; ti++)
     if (g.halo[ti])
       heron__buf_printf(out, "  if (!h_own)\n    free(h_hc%d);\n", ti);
-  if (any_buffer(&g) || any_halo(&g))
+  if (any_kept(&g))
     heron__buf_puts(out, "  if (h_own)\n    __atomic_store_n(&h_busy, 0, "
                          "__ATOMIC_RELEASE);\n");
   heron__buf_puts(out, "}\n");
