@@ -222,12 +222,6 @@ static int is_ragged(const built *b, const int64_t *cfg) {
   return 0;
 }
 
-/* Samples NCONFIGS configs, generates, compiles, runs each twice on a
- * poisoned output and checks both runs against the reference.  Reports the
- * first failure with its config and source path, and returns a CASE_*:
- * where the CPU lacks what the description needs, every kernel must
- * compile and none runs (CASE_COMPILED_ONLY, why[] saying what is
- * missing). */
 /* One host thread's calls of a kernel (concurrent cases). */
 typedef struct host_calls {
   kernel_fn fn;
@@ -280,6 +274,12 @@ static int concurrent_calls_match(const built *b, kernel_fn fn, void **kbufs,
   return ok;
 }
 
+/* Samples NCONFIGS configs, generates, compiles, runs each twice on a
+ * poisoned output and checks both runs against the reference.  Reports the
+ * first failure with its config and source path, and returns a CASE_*:
+ * where the CPU lacks what the description needs, every kernel must
+ * compile and none runs (CASE_COMPILED_ONLY, why[] saying what is
+ * missing). */
 static int random_configs_match(const char *opname, const int64_t *shape,
                                 int nshape, uint64_t seed, const case_opts *o,
                                 char *why, size_t cap) {
