@@ -722,6 +722,14 @@ int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
   else if (WIFSIGNALED(wst))
     heron_error_set(&rep->err, HERON_EINTERNAL,
                     "the tuning process died of signal %d", WTERMSIG(wst));
+  else if (stop_sig && WIFEXITED(wst) &&
+           WEXITSTATUS(wst) == cli_stop_status(stop_sig))
+    /* The plugin guard ended it: a plugin call was still blocked after
+     * the signal (core/plugin/guard.h; its message names the call). */
+    heron_error_set(&rep->err, HERON_EINTERNAL,
+                    "the tuning process stopped on %s without waiting for a "
+                    "blocked plugin call",
+                    cli_signal_name(stop_sig));
   else
     heron_error_set(&rep->err, HERON_EINTERNAL,
                     "the tuning process exited with status %d without a "

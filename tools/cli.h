@@ -165,7 +165,9 @@ int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
  * run in flight of cli_tune_in_child, so both end in order (the round
  * finished or abandoned, the log written, the summary printed); a second
  * signal kills that run and ends the process at once with status 128 +
- * the signal.  Runs of cli_tune_in_child are put in their own process
+ * the signal.  A plugin call still blocked a moment after the first signal
+ * does not hold the run: the plugin guard ends it with status 128 + the
+ * signal and a message naming the call (core/plugin/guard.h).  Runs of cli_tune_in_child are put in their own process
  * group, so a Ctrl-C in the terminal reaches them once, through here. */
 const volatile sig_atomic_t *cli_stop_on_signals(void);
 
