@@ -11,6 +11,7 @@
  * run, 2 for usage errors (see usage() for the exact rule).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <jansson.h>
 #include <limits.h>
@@ -747,11 +748,31 @@ static void apply_flags(int argc, char **argv, settings *s) {
 
 /* ---- Checks before tuning ------------------------------------------------ */
 
+/* What an existing path is, for messages. */
+static const char *file_kind(mode_t m) {
+  return S_ISREG(m)    ? "a file"
+         : S_ISDIR(m)  ? "a folder"
+         : S_ISFIFO(m) ? "a FIFO (named pipe)"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+                       : "not a regular file";
+}
+
 /* Resolves and loads a plugin once before the task's long setup, so that a
- * wrong name or a broken file is reported against its flag. */
+ * wrong name or a broken file is reported against its flag.  A path (a
+ * name with '/') is looked at here first, so that its reason is named
+ * whatever the path's length. */
 static void check_plugin(const char *flag, const char *name, const char *kind) {
   heron_error err;
   char path[4096];
+  struct stat st;
+  if (strchr(name, '/') && stat(name, &st) != 0)
+    cli_usage("%s: cannot read the %s plugin '%s': %s", flag, kind, name,
+              strerror(errno));
+  if (strchr(name, '/') && !S_ISREG(st.st_mode))
+    cli_usage("%s: '%s' is %s, not a %s plugin (a .so file)", flag, name,
+              file_kind(st.st_mode), kind);
   heron_error_clear(&err);
   int rc = heron_plugin_resolve(name, kind, path, sizeof path, &err);
   if (rc != HERON_OK)
@@ -776,19 +797,109 @@ static const char *parent_dir(const char *path) {
   return cli_printf("%.*s", (int)(slash - path), path);
 }
 
-/* The log is checked (and its folders made) before tuning starts, so a typo
- * costs nothing rather than a task setup and a round of builds. */
-static void prepare_output(const char *flag, const char *path, int is_dir) {
-  const char *dir = is_dir ? path : parent_dir(path);
+/* Checks that a file of that name can be created in `dir`, without
+ * creating it: the name's length against the file system's limits, then a
+ * uniquely named probe file made and removed again (a read-only file
+ * system, a folder without write permission, no inodes left).  Returns 0
+ * or an errno. */
+static int can_create_in(const char *dir, const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  long name_max = pathconf(dir, _PC_NAME_MAX);
+  if (strlen(path) >= PATH_MAX ||
+      (name_max > 0 && strlen(base) > (size_t)name_max))
+    return ENAMETOOLONG;
+  char *probe = cli_printf("%s/.heron-probe-XXXXXX", dir);
+  int fd = mkstemp(probe);
+  if (fd < 0)
+    return errno;
+  close(fd);
+  unlink(probe);
+  return 0;
+}
+
+/* --log (or the log --resume appends to) is checked, and its folders made,
+ * before tuning starts, so a typo costs nothing rather than a task setup
+ * and a round of builds, and every reason is named whatever the path's
+ * length.  A log must be a regular file, or a name where one can be
+ * created: a run locks it, appends to it and moves an older one aside, and
+ * --resume reads it back.  A FIFO (which would block the run), a device
+ * (/dev/null, /dev/full) or a folder is refused; leaving --log out keeps no
+ * log.  Nothing is created but the folders. */
+static void prepare_log(const char *path) {
+  if (!path[0])
+    cli_usage("--log: the file name is empty (leave --log out to keep no "
+              "log)");
+  const char *base = strrchr(path, '/');
+  if (base && !base[1])
+    cli_usage("--log: '%s' ends in '/': give a file name, such as '%srun."
+              "jsonl'",
+              path, path);
+  const char *dir = parent_dir(path);
   int e = cli_make_dirs(dir);
   if (e)
-    cli_usage("%s: cannot write '%s': folder '%s': %s", flag, path, dir,
+    cli_usage("--log: cannot write '%s': folder '%s': %s", path, dir,
               strerror(e));
-  if (!is_dir && access(path, F_OK) == 0 && access(path, W_OK) != 0)
-    cli_usage("%s: cannot write '%s': %s", flag, path, strerror(errno));
-  if (access(dir, W_OK | X_OK) != 0)
-    cli_usage("%s: cannot write '%s': folder '%s': %s", flag, path, dir,
-              strerror(errno));
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (!S_ISREG(st.st_mode))
+      cli_usage("--log: '%s' is %s, not a regular file: a log is locked, "
+                "appended to and read back by --resume (leave --log out to "
+                "keep no log)",
+                path, file_kind(st.st_mode));
+    /* O_NONBLOCK: should the path become a FIFO since stat, this fails
+     * instead of waiting for a reader. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+      cli_usage("--log: cannot write '%s': %s", path, strerror(errno));
+    close(fd);
+    return;
+  }
+  if (errno != ENOENT)
+    cli_usage("--log: cannot write '%s': %s", path, strerror(errno));
+  if (lstat(path, &st) == 0)
+    cli_usage("--log: '%s' is a symbolic link to a file that does not exist",
+              path);
+  e = can_create_in(dir, path);
+  if (e)
+    cli_usage("--log: cannot create '%s': %s", path, strerror(e));
+}
+
+/* --emit names a folder: an existing one must be a folder this run can
+ * write in; a new one's parent folders are made now. */
+static void prepare_emit(const char *dir) {
+  if (!dir[0])
+    cli_usage("--emit: the folder name is empty (leave --emit out to write "
+              "no kernel)");
+  struct stat st;
+  if (stat(dir, &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      cli_usage("--emit: '%s' is %s, not a folder", dir, file_kind(st.st_mode));
+    if (access(dir, W_OK | X_OK) != 0)
+      cli_usage("--emit: cannot write in '%s': %s", dir, strerror(errno));
+    return;
+  }
+  if (errno != ENOENT)
+    cli_usage("--emit: cannot use '%s': %s", dir, strerror(errno));
+  const char *parent = parent_dir(dir);
+  int e = cli_make_dirs(parent);
+  if (e)
+    cli_usage("--emit: cannot write '%s': folder '%s': %s", dir, parent,
+              strerror(e));
+  e = can_create_in(parent, dir);
+  if (e)
+    cli_usage("--emit: cannot create '%s': %s", dir, strerror(e));
+}
+
+/* --resume reads a log: a regular file (a FIFO would block the run, a
+ * device such as /dev/zero never ends). */
+static void check_resume(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || access(path, R_OK) != 0)
+    cli_usage("--resume: cannot read '%s': %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    cli_usage("--resume: '%s' is %s, not a log file", path,
+              file_kind(st.st_mode));
 }
 
 /* ---- Output --------------------------------------------------------------
@@ -843,8 +954,11 @@ static void print_settings(FILE *out, const settings *s, const heron_task *t) {
   fprintf(out, "emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
 }
 
+/* rc and err: heron_tune's outcome.  The emit is the run's last step, so a
+ * failed run has not written it whole, whichever step failed. */
 static void print_summary(FILE *out, const settings *s, const heron_task *t,
-                          const heron_tune_result *r) {
+                          const heron_tune_result *r, int rc,
+                          const heron_error *err) {
   fprintf(out, "task       %s\n", heron_task_key(t));
   fprintf(out, "strategy   %s (seed %llu)\n", s->o.strategy,
           (unsigned long long)s->o.seed);
@@ -881,7 +995,14 @@ static void print_summary(FILE *out, const settings *s, const heron_task *t,
      * prints any config's source). */
     fprintf(out, "emit       nothing written to %s: no timed kernel\n",
             s->o.emit_dir);
-  else
+  else if (s->o.emit_dir && rc != HERON_OK) {
+    fprintf(out, "emit       FAILED: %s not written whole (%s: %s)\n",
+            s->o.emit_dir, heron_err_name(rc),
+            err->text[0] ? err->text : heron_strerror(rc));
+    if (s->o.log_path)
+      fprintf(out, "           --resume %s --emit %s writes it from the log\n",
+              s->o.log_path, s->o.emit_dir);
+  } else
     fprintf(out, "emit       %s\n", s->o.emit_dir ? s->o.emit_dir : "none");
 }
 
@@ -900,7 +1021,21 @@ int main(int argc, char **argv) {
   first_pass(argc, argv, &s);
   if (s.config_path)
     load_config(&s);
+  int config_mparams = s.mparams.n;
   apply_flags(argc, argv, &s);
+  /* Cost-model parameters without a cost model would be dropped unread. */
+  if (s.mparams.n && !s.o.model) {
+    if (s.mparams.n > config_mparams)
+      cli_usage("--model-param %s=%s: no --model to give it to (a "
+                "cost-model parameter needs a cost-model plugin: --model "
+                "NAME; --help-plugin NAME lists its parameters)",
+                s.mparams.v[config_mparams].key,
+                s.mparams.v[config_mparams].value);
+    cli_usage("config %s: key 'model_params' without 'model' (a cost-model "
+              "parameter needs a cost-model plugin: give 'model' or "
+              "--model NAME)",
+              s.config_path);
+  }
 
   if (!s.o.strategy)
     s.o.strategy = "random";
@@ -920,16 +1055,15 @@ int main(int argc, char **argv) {
   check_plugin("--strategy", s.o.strategy, "strategy");
   if (s.o.model)
     check_plugin("--model", s.o.model, "model");
-  if (s.o.resume_path && access(s.o.resume_path, R_OK) != 0)
-    cli_usage("--resume: cannot read '%s': %s", s.o.resume_path,
-              strerror(errno));
+  if (s.o.resume_path)
+    check_resume(s.o.resume_path);
   /* A resumed run goes on appending to the log it resumes. */
   if (s.o.resume_path && !s.o.log_path)
     s.o.log_path = s.o.resume_path;
   if (s.o.log_path)
-    prepare_output("--log", s.o.log_path, 0);
+    prepare_log(s.o.log_path);
   if (s.o.emit_dir)
-    prepare_output("--emit", parent_dir(s.o.emit_dir), 1);
+    prepare_emit(s.o.emit_dir);
 
   s.o.strategy_params = s.sparams.v;
   s.o.n_strategy_params = s.sparams.n;
@@ -966,7 +1100,7 @@ int main(int argc, char **argv) {
   if (rc == HERON_OK && s.dry_run)
     print_settings(out, &s, t);
   else if (rc == HERON_OK || res.trials > 0)
-    print_summary(out, &s, t, &res);
+    print_summary(out, &s, t, &res, rc, &err);
   if (out != stdout)
     fclose(out);
 

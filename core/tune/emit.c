@@ -15,11 +15,18 @@
 int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
                 heron_error *err);
 
+/* DIR/NAME, however long DIR is (a path the system refuses as too long is
+ * its error, with the reason, never a shortened path written instead). */
 static int write_in(const char *dir, const char *name, const char *text,
                     heron_error *err) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  return heron__write_file(path, text, strlen(text), err);
+  size_t cap = strlen(dir) + 1 + strlen(name) + 1;
+  char *path = malloc(cap);
+  if (!path)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  snprintf(path, cap, "%s/%s", dir, name);
+  int rc = heron__write_file(path, text, strlen(text), err);
+  free(path);
+  return rc;
 }
 
 static char *config_json(const heron_task *t, const heron_measurement *best) {
