@@ -1278,9 +1278,14 @@ static int int_arith(int op, int64_t a, int64_t b, heron__value *out, int col,
 static int arith(int op, const heron__value *x, const heron__value *y,
                  heron__value *out, int col, heron_error *err) {
   if (is_str(x) || is_str(y))
-    return eval_fail(err, col, "'%s' between %s and %s is not supported%s",
-                     op_name[op], type_name(x), type_name(y),
-                     is_str(x) && is_str(y) ? " (strings are not joined)" : "");
+    return eval_fail(
+        err, col, "'%s' between %s and %s is not supported%s", op_name[op],
+        type_name(x), type_name(y),
+        is_str(x) && is_str(y) && op == OP_ADD ? " (strings are not joined)"
+        : op == OP_MUL && is_str(x) != is_str(y) &&
+                (x->kind == HERON__VAL_INT || y->kind == HERON__VAL_INT)
+            ? " (strings are not repeated)"
+            : "");
   if (x->kind == HERON__VAL_INT && y->kind == HERON__VAL_INT)
     return int_arith(op, x->i, y->i, out, col, err);
   double a = as_float(x), b = as_float(y), q, m;

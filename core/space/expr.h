@@ -29,12 +29,17 @@
  * integers 1 and 0, as in Python.  Integer arithmetic that overflows int64,
  * division or modulo by zero, and operations between incompatible types
  * (a string and a number) are evaluation errors: heron__expr_eval reports
- * them and a restriction that errs on a config does not hold for it.
+ * them and heron__expr_holds counts them as not holding.  A T1 file's
+ * restriction that errs on any combination of its parameters' values is
+ * refused when the file is loaded (core/space/t1.h), so in a loaded space
+ * an error is never silently taken for "invalid".
  *
  * Where the language stops short of Python, it says so rather than guess:
  * integers beyond int64 (a literal, or any intermediate value) are errors
- * where Python would grow a big integer; joining or repeating strings
- * ('a' + 'b', 'a' * 2) is an evaluation error, as it would allocate;
+ * where Python would grow a big integer (so `x * 9223372036854775807 > 0`
+ * or `x ** 1000000 > 1` is an error, not a guess); joining or repeating
+ * strings ('a' + 'b', 'a' * 2) is an evaluation error, as it would
+ * allocate ("... not supported (strings are not repeated)");
  * min and max take two or more arguments (no list); int() and float() of a
  * string read plain decimal text; the right side of in / not in is a list
  * or tuple literal, and only the last operand of a comparison chain;

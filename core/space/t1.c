@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/record/record.h"
 #include "core/space/builder.h"
 #include "core/util/util.h"
 
@@ -19,6 +20,7 @@ void heron__t1_free(heron__t1 *t1) {
       if (p->vals[k].kind == HERON__VAL_STR)
         free((char *)p->vals[k].s);
     free(p->vals);
+    free(p->order);
     free(p->name);
   }
   free(t1->params);
@@ -32,41 +34,50 @@ void heron__t1_free(heron__t1 *t1) {
  * Python list ("[16, 32, 48]", "['a', 'b']", "[True, False]").  The text
  * is rewritten into JSON (single quotes to double, True/False/None to
  * true/false/null outside strings) and parsed as such. */
-static json_t *python_list(const char *text) {
-  heron__buf b = {0};
+static json_t *python_list(const char *text, json_error_t *jerr) {
+  /* Written straight into one buffer (each byte becomes at most two), so
+   * a list of 10^6 values converts in linear time without a call a byte. */
+  size_t n = strlen(text);
+  char *json = malloc(2 * n + 1), *o = json;
+  if (!json)
+    return NULL;
   char quote = 0;
   for (const char *p = text; *p; p++) {
     if (quote) {
       if (*p == '\\' && p[1]) {
-        heron__buf_printf(&b, "%c%c", p[0], p[1]);
+        *o++ = p[0];
+        *o++ = p[1];
         p++;
       } else if (*p == quote) {
-        heron__buf_puts(&b, "\"");
+        *o++ = '"';
         quote = 0;
       } else if (*p == '"') {
-        heron__buf_puts(&b, "\\\"");
+        *o++ = '\\';
+        *o++ = '"';
       } else {
-        heron__buf_printf(&b, "%c", *p);
+        *o++ = *p;
       }
       continue;
     }
     if (*p == '\'' || *p == '"') {
       quote = *p;
-      heron__buf_puts(&b, "\"");
+      *o++ = '"';
     } else if (!strncmp(p, "True", 4) && !isalnum((unsigned char)p[4])) {
-      heron__buf_puts(&b, "true");
+      memcpy(o, "true", 4);
+      o += 4;
       p += 3;
     } else if (!strncmp(p, "False", 5) && !isalnum((unsigned char)p[5])) {
-      heron__buf_puts(&b, "false");
+      memcpy(o, "false", 5);
+      o += 5;
       p += 4;
     } else if (*p == '(' || *p == ')') {
-      heron__buf_puts(&b, *p == '(' ? "[" : "]");
+      *o++ = *p == '(' ? '[' : ']';
     } else {
-      heron__buf_printf(&b, "%c", *p);
+      *o++ = *p;
     }
   }
-  char *json = heron__buf_take(&b);
-  json_t *v = json ? json_loads(json, JSON_DECODE_ANY, NULL) : NULL;
+  *o = '\0';
+  json_t *v = json_loads(json, JSON_DECODE_ANY, jerr);
   free(json);
   return v;
 }
@@ -94,15 +105,74 @@ static int to_value(const json_t *j, heron__value *v) {
   return 1;
 }
 
-/* 1 when two listed values are the same value. */
-static int same_value(const heron__value *a, const heron__value *b) {
+/* Orders listed values: by kind, then by value (0 for the same value). */
+static int cmp_value(const heron__value *a, const heron__value *b) {
   if (a->kind != b->kind)
-    return 0;
+    return a->kind < b->kind ? -1 : 1;
   if (a->kind == HERON__VAL_INT)
-    return a->i == b->i;
+    return (a->i > b->i) - (a->i < b->i);
   if (a->kind == HERON__VAL_FLOAT)
-    return a->f == b->f;
-  return strcmp(a->s, b->s) == 0;
+    return (a->f > b->f) - (a->f < b->f);
+  int c = strcmp(a->s, b->s);
+  return (c > 0) - (c < 0);
+}
+
+typedef struct ranked {
+  const heron__value *v;
+  int k;
+} ranked;
+
+static int cmp_ranked(const void *x, const void *y) {
+  const ranked *a = x, *b = y;
+  int c = cmp_value(a->v, b->v);
+  return c ? c : (a->k > b->k) - (a->k < b->k);
+}
+
+/* Sorts p's values into p->order; *dup gets the first position (in the
+ * file's order) whose value an earlier position lists, -1 when none.
+ * O(n log n): a list of 10^6 values is checked in well under a second. */
+static int sort_values(heron__t1_param *p, int *dup) {
+  *dup = -1;
+  ranked *r = malloc((size_t)p->nvals * sizeof *r);
+  p->order = malloc((size_t)p->nvals * sizeof *p->order);
+  if (!r || !p->order) {
+    free(r);
+    return HERON_ENOMEM;
+  }
+  for (int k = 0; k < p->nvals; k++)
+    r[k] = (ranked){&p->vals[k], k};
+  qsort(r, (size_t)p->nvals, sizeof *r, cmp_ranked);
+  for (int k = 0; k < p->nvals; k++) {
+    p->order[k] = r[k].k;
+    if (k > 0 && cmp_value(r[k - 1].v, r[k].v) == 0 &&
+        (*dup < 0 || r[k].k < *dup))
+      *dup = r[k].k;
+  }
+  free(r);
+  return HERON_OK;
+}
+
+/* The position of value v in p's list, -1 when it is not listed. */
+static int find_value(const heron__t1_param *p, const heron__value *v) {
+  int lo = 0, hi = p->nvals;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    int c = cmp_value(&p->vals[p->order[mid]], v);
+    if (c == 0)
+      return p->order[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
+}
+
+/* 1 when jansson's error is an integer beyond int64 ("too big integer",
+ * "too big negative integer"). */
+static int beyond_int64(const json_error_t *jerr) {
+  return strstr(jerr->text, "too big") != NULL &&
+         strstr(jerr->text, "integer") != NULL;
 }
 
 static int read_param(const char *path, int i, const json_t *o,
@@ -115,8 +185,15 @@ static int read_param(const char *path, int i, const json_t *o,
   if (!(p->name = strdup(name)))
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   const json_t *jv = json_object_get(o, "Values");
-  json_t *list = json_is_string(jv) ? python_list(json_string_value(jv))
+  json_error_t jerr;
+  memset(&jerr, 0, sizeof jerr);
+  json_t *list = json_is_string(jv) ? python_list(json_string_value(jv), &jerr)
                                     : json_incref((json_t *)jv);
+  if (!list && beyond_int64(&jerr))
+    return heron_error_set(err, HERON_EPARSE,
+                           "T1 file %s: parameter %s: a value is an integer "
+                           "beyond int64 (values must fit in 64 bits): %s",
+                           path, name, jerr.text);
   if (!json_is_array(list) || json_array_size(list) == 0) {
     json_decref(list);
     return heron_error_set(err, HERON_EPARSE,
@@ -140,20 +217,17 @@ static int read_param(const char *path, int i, const json_t *o,
                              "number, string or boolean",
                              path, name, k + 1);
     }
-    for (int q = 0; q < p->nvals; q++)
-      if (same_value(&p->vals[q], &v)) {
-        if (v.kind == HERON__VAL_STR)
-          free((char *)v.s);
-        json_decref(list);
-        return heron_error_set(err, HERON_EPARSE,
-                               "T1 file %s: parameter %s lists value %zu "
-                               "twice",
-                               path, name, k + 1);
-      }
     p->vals[p->nvals++] = v;
     all_int &= v.kind == HERON__VAL_INT;
   }
   json_decref(list);
+  int dup;
+  if (sort_values(p, &dup) != HERON_OK)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  if (dup >= 0)
+    return heron_error_set(err, HERON_EPARSE,
+                           "T1 file %s: parameter %s lists value %d twice",
+                           path, name, dup + 1);
   /* Integers are the knob's values; anything else is coded by position. */
   p->coded = !all_int;
   return HERON_OK;
@@ -177,13 +251,85 @@ static int add_vars(const char *path, heron__t1 *t1, heron_space *sp,
       free(iv);
     }
     if (p->var < 0)
-      return heron_error_set(err, p->var == HERON_ENOMEM ? HERON_ENOMEM
-                                                         : HERON_EPARSE,
-                             "T1 file %s: parameter %s: %s", path, p->name,
-                             p->var == HERON_ENOMEM ? "out of memory"
-                                                    : "declared twice");
+      return heron_error_set(
+          err, p->var == HERON_ENOMEM ? HERON_ENOMEM : HERON_EPARSE,
+          "T1 file %s: parameter %s: %s", path, p->name,
+          p->var == HERON_ENOMEM ? "out of memory" : "declared twice");
   }
   return HERON_OK;
+}
+
+/* One value as the text of an error message. */
+static void value_text(const heron__value *v, char *buf, size_t cap) {
+  if (v->kind == HERON__VAL_INT)
+    snprintf(buf, cap, "%lld", (long long)v->i);
+  else if (v->kind == HERON__VAL_FLOAT)
+    snprintf(buf, cap, "%.17g", v->f);
+  else
+    snprintf(buf, cap, "'%.20s'", v->s);
+}
+
+/* Evaluates restriction e (condition k, text) on every combination of its
+ * parameters' values (t1.h): HERON_EINVAL naming the first combination
+ * that fails and why.  A restriction over more than HERON__T1_CHECK_MAX
+ * combinations is not checked. */
+static int check_condition(const char *path, const heron__t1 *t1,
+                           const heron__expr *e, size_t k, const char *text,
+                           heron_error *err) {
+  const int *idx;
+  int n;
+  heron__expr_names(e, &idx, &n);
+  long total = 1;
+  for (int j = 0; j < n; j++) {
+    total *= t1->params[idx[j]].nvals;
+    if (total > HERON__T1_CHECK_MAX)
+      return HERON_OK;
+  }
+  heron__value *vals = calloc((size_t)t1->nparams, sizeof *vals);
+  int *at = calloc((size_t)(n > 0 ? n : 1), sizeof *at);
+  if (!vals || !at) {
+    free(vals);
+    free(at);
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
+  for (int j = 0; j < n; j++)
+    vals[idx[j]] = t1->params[idx[j]].vals[0];
+  int rc = HERON_OK;
+  for (;;) {
+    heron__value out;
+    heron_error eerr;
+    heron_error_clear(&eerr);
+    if (heron__expr_eval(e, vals, &out, &eerr) != HERON_OK) {
+      char at_text[120] = "", one[40];
+      size_t used = 0;
+      for (int j = 0; j < n && used + 1 < sizeof at_text; j++) {
+        value_text(&vals[idx[j]], one, sizeof one);
+        int w = snprintf(at_text + used, sizeof at_text - used, "%s%s=%s",
+                         j ? ", " : "", t1->params[idx[j]].name, one);
+        used += w > 0 ? (size_t)w : 0;
+      }
+      rc = heron_error_set(err, HERON_EINVAL,
+                           "T1 condition %zu '%.40s': %s at %s (in %s)", k + 1,
+                           text, eerr.text, at_text, path);
+      break;
+    }
+    /* The next combination: an odometer over the used parameters. */
+    int j = 0;
+    for (; j < n; j++) {
+      const heron__t1_param *p = &t1->params[idx[j]];
+      if (++at[j] < p->nvals) {
+        vals[idx[j]] = p->vals[at[j]];
+        break;
+      }
+      at[j] = 0;
+      vals[idx[j]] = p->vals[0];
+    }
+    if (j == n)
+      break;
+  }
+  free(vals);
+  free(at);
+  return rc;
 }
 
 static int add_conditions(const char *path, heron__t1 *t1, heron_space *sp,
@@ -204,9 +350,9 @@ static int add_conditions(const char *path, heron__t1 *t1, heron_space *sp,
     if (rc)
       break;
     /* A condition is an object with "Expression", or the bare string. */
-    const char *text = json_is_string(c)
-                           ? json_string_value(c)
-                           : json_string_value(json_object_get(c, "Expression"));
+    const char *text =
+        json_is_string(c) ? json_string_value(c)
+                          : json_string_value(json_object_get(c, "Expression"));
     if (!text) {
       rc = heron_error_set(err, HERON_EPARSE,
                            "T1 file %s: condition %zu has no \"Expression\"",
@@ -221,6 +367,11 @@ static int add_conditions(const char *path, heron__t1 *t1, heron_space *sp,
       /* The reason first: the error text has room for 160 characters. */
       rc = heron_error_set(err, rc, "T1 condition %zu '%.60s': %s (in %s)",
                            k + 1, text, perr.text, path);
+      break;
+    }
+    rc = check_condition(path, t1, e, k, text, err);
+    if (rc) {
+      heron__expr_free(e);
       break;
     }
     int ci = heron__space_post_expr(sp, e, name_var, np, text);
@@ -244,11 +395,19 @@ int heron__t1_load(const char *path, heron__t1 **out, heron_space **spp,
                    heron_error *err) {
   *out = NULL;
   *spp = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  int rrc = heron__input_read(path, "T1 file", &text, &len, err);
+  if (rrc)
+    return rrc;
   json_error_t jerr;
-  json_t *root = json_load_file(path, 0, &jerr);
-  if (!root && jerr.line < 1)
-    return heron_error_set(err, HERON_ENOTFOUND, "T1 file %s: %s", path,
-                           jerr.text);
+  json_t *root = json_loadb(text, len, 0, &jerr);
+  free(text);
+  if (!root && beyond_int64(&jerr))
+    return heron_error_set(err, HERON_EPARSE,
+                           "T1 file %s: an integer beyond int64 at line %d, "
+                           "column %d (values must fit in 64 bits)",
+                           path, jerr.line, jerr.column);
   if (!root)
     return heron_error_set(err, HERON_EPARSE,
                            "T1 file %s: %s (line %d, column %d)", path,
@@ -272,9 +431,8 @@ int heron__t1_load(const char *path, heron__t1 **out, heron_space **spp,
   if (!rc && (!t1 || !sp))
     rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
   if (!rc) {
-    const char *name =
-        json_string_value(json_object_get(json_object_get(root, "General"),
-                                          "BenchmarkName"));
+    const char *name = json_string_value(
+        json_object_get(json_object_get(root, "General"), "BenchmarkName"));
     if (!name)
       name = json_string_value(json_object_get(
           json_object_get(root, "KernelSpecification"), "KernelName"));
@@ -310,7 +468,8 @@ int heron__t1_load(const char *path, heron__t1 **out, heron_space **spp,
   return HERON_OK;
 }
 
-/* ---- Configs --------------------------------------------------------------- */
+/* ---- Configs ---------------------------------------------------------------
+ */
 
 int heron__t1_config(const heron__t1 *t1, const heron_space *sp,
                      const json_t *conf, int64_t *cfg, const char *what,
@@ -323,24 +482,21 @@ int heron__t1_config(const heron__t1 *t1, const heron_space *sp,
     const json_t *j = json_object_get(conf, p->name);
     heron__value v;
     if (!j || !to_value(j, &v))
-      return heron_error_set(err, HERON_ENOTFOUND,
-                             "%s: parameter %s is %s", what, p->name,
-                             j ? "not a number, string or boolean"
-                               : "missing");
-    int k = 0;
+      return heron_error_set(err, HERON_ENOTFOUND, "%s: parameter %s is %s",
+                             what, p->name,
+                             j ? "not a number, string or boolean" : "missing");
     /* An integral float (16.0) is the integer 16 of an int parameter. */
     if (v.kind == HERON__VAL_FLOAT && !p->coded && v.f == floor(v.f) &&
         fabs(v.f) < 9e15)
       v = (heron__value){.kind = HERON__VAL_INT, .i = (int64_t)v.f};
-    while (k < p->nvals && !same_value(&p->vals[k], &v))
-      k++;
+    int k = find_value(p, &v);
     if (v.kind == HERON__VAL_STR)
       free((char *)v.s);
-    if (k == p->nvals) {
+    if (k < 0) {
       char *txt = json_dumps(j, JSON_ENCODE_ANY);
       heron_error_set(err, HERON_ENOTFOUND,
-                      "%s: parameter %s = %s is not one of its T1 values",
-                      what, p->name, txt ? txt : "?");
+                      "%s: parameter %s = %s is not one of its T1 values", what,
+                      p->name, txt ? txt : "?");
       free(txt);
       return HERON_ENOTFOUND;
     }

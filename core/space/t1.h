@@ -28,10 +28,11 @@
 
 typedef struct heron__t1_param {
   char *name;
-  int coded;           /* 1: the knob holds positions in vals (not int) */
-  heron__value *vals;  /* the listed values, in the file's order */
+  int coded;          /* 1: the knob holds positions in vals (not int) */
+  heron__value *vals; /* the listed values, in the file's order */
   int nvals;
-  int var;             /* its variable in the space */
+  int *order; /* positions of vals sorted by value (lookups) */
+  int var;    /* its variable in the space */
 } heron__t1_param;
 
 typedef struct heron__t1 {
@@ -48,7 +49,30 @@ typedef struct heron__t1 {
  * does not parse, an expression outside the language: "T1 condition 3
  * 'a.b > 1': column 2: ..."), HERON_EUNSAT (the restrictions admit no
  * config, naming the one that failed).  Free both with heron__t1_free and
- * heron__space_free. */
+ * heron__space_free.
+ *
+ * The file must be a regular file (a FIFO or a folder is refused, not
+ * waited on) within the input limit of core/record/record.h; a listed
+ * integer beyond int64 is refused as such; a parameter's values are
+ * checked for repeats in O(n log n), so a list of 10^6 values loads in
+ * about a second.
+ *
+ * Every restriction must evaluate on every combination of its own
+ * parameters' values: one that fails on any (a division or modulo by
+ * zero, an int64 overflow where Python's integers would grow, a string
+ * repeated or joined, operands of the wrong types) refuses the file with
+ * HERON_EINVAL naming the restriction, the values and the reason, e.g.
+ * "T1 condition 1 'x // (y - y)': column 3: integer division by zero at
+ * x=1, y=2 (in F)".  Python raises an exception there; Kernel Tuner's
+ * solver then stops, while its older check_restrictions ignores a
+ * ZeroDivisionError (keeping the config), so neither "invalid" nor "valid"
+ * would be what every Python reading gives: the file is refused instead,
+ * and a guard belongs in the expression itself ("y != 0 and x // y > 1").
+ * The check enumerates the restriction's own parameters (not the whole
+ * space), up to HERON__T1_CHECK_MAX combinations per restriction; one over
+ * more is left to the solver, which counts a failing evaluation as not
+ * holding. */
+#define HERON__T1_CHECK_MAX (1L << 24)
 int heron__t1_load(const char *path, heron__t1 **out, heron_space **sp,
                    heron_error *err);
 void heron__t1_free(heron__t1 *t1);

@@ -15,7 +15,10 @@ The language keeps its integers in int64 where Python's are unbounded, so
 every subexpression's value is checked on the way (the tree is rewritten to
 wrap each one in _c): an int beyond int64 anywhere is an OverflowError, as
 the C evaluator reports it.  A complex number (a negative base to a
-fractional power) is an error too: the language has none.
+fractional power) is an error too: the language has none.  So is joining
+or repeating strings ('a' + 'b', 'a' * 2): the language refuses them (a T1
+file using them is refused), so + and * with a str operand are a
+TypeError here too (the tree's + and * go through _add and _mul).
 """
 import ast
 import json
@@ -32,6 +35,18 @@ def _c(x):
     return x
 
 
+def _add(x, y):
+    if isinstance(x, str) or isinstance(y, str):
+        raise TypeError("strings are not joined")
+    return x + y
+
+
+def _mul(x, y):
+    if isinstance(x, str) or isinstance(y, str):
+        raise TypeError("strings are not repeated")
+    return x * y
+
+
 class Wrap(ast.NodeTransformer):
     """Wraps every subexpression (but a call's function) in _c(...)."""
 
@@ -46,6 +61,14 @@ class Wrap(ast.NodeTransformer):
     def visit(self, node):
         if isinstance(node, ast.Call):
             return self.visit_Call(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op,
+                                                      (ast.Add, ast.Mult)):
+            fn = "_add" if isinstance(node.op, ast.Add) else "_mul"
+            call = ast.copy_location(
+                ast.Call(func=ast.Name(id=fn, ctx=ast.Load()),
+                         args=[self.visit(node.left), self.visit(node.right)],
+                         keywords=[]), node)
+            return self.wrap(call)
         node = super().visit(node)
         if isinstance(node, ast.expr) and not isinstance(
                 node, (ast.List, ast.Tuple)):
@@ -63,7 +86,8 @@ def evaluate(text, values):
     tree = ast.parse(text, mode="eval")
     tree.body = Wrap().visit(tree.body)
     code = compile(ast.fix_missing_locations(tree), "<expr>", "eval")
-    env = {"__builtins__": {}, "_c": _c, "min": min, "max": max, "abs": abs,
+    env = {"__builtins__": {}, "_c": _c, "_add": _add, "_mul": _mul,
+           "min": min, "max": max, "abs": abs,
            "int": int, "float": float}
     env.update(values)
     try:
