@@ -76,6 +76,11 @@ struct heron__guard {
   frame frames[NFRAMES];
   _Atomic uint64_t seq;
   _Atomic int dying; /* set by whoever writes the last message */
+  /* The tool's stop flag (heron__guard_watch_stop), or NULL; the time the
+   * watchdog first saw it set, 0 before. */
+  _Atomic(const volatile sig_atomic_t *) stop;
+  int64_t stop_grace_ns;
+  int64_t stop_seen_ns; /* the watchdog's own */
   int out_fd;
   char *where;
   struct sigaction old[NSIGNALS];
@@ -170,45 +175,77 @@ static void msg_signal(msg *m, int sig) {
   case SIGABRT:
     msg_put(m, "SIGABRT");
     return;
+  case SIGINT:
+    msg_put(m, "SIGINT");
+    return;
+  case SIGTERM:
+    msg_put(m, "SIGTERM");
+    return;
   default:
     msg_put(m, "signal ");
     msg_uint(m, (uint64_t)sig);
   }
 }
 
-/* Writes the message for call `v`, crashed with `sig` or (sig 0) past its
- * limit, and ends the process with status 1.  Only the first of several
- * threads to get here speaks; the others wait for the _exit. */
-_Noreturn static void die(heron__guard *g, const view *v, int sig) {
+/* Why die() ends the process. */
+enum { DIE_CRASH, DIE_LIMIT, DIE_STOP };
+
+/* Writes the message for call `v` and ends the process: crashed with
+ * signal `sig` (DIE_CRASH) or past its limit (DIE_LIMIT), status 1; still
+ * running when the tool's stop signal `sig` came (DIE_STOP), status 128 +
+ * sig.  `ran_ns` is how long the call had run when this was found (the
+ * watchdog's cases), `since_ns` how long ago the stop signal was seen.
+ * Only the first of several threads to get here speaks; the others wait
+ * for the _exit. */
+_Noreturn static void die(heron__guard *g, const view *v, int why, int sig,
+                          int64_t ran_ns, int64_t since_ns) {
   if (atomic_exchange(&g->dying, 1))
     for (;;)
       pause();
   msg m = {.fd = g->out_fd, .n = 0};
   msg_put(&m, "heron: ");
+  if (why == DIE_STOP) {
+    msg_signal(&m, sig);
+    msg_put(&m, ": the ");
+  }
   msg_put(&m, v->kind);
   msg_put(&m, " plugin ");
   msg_put(&m, v->path);
-  if (sig) {
+  if (why == DIE_CRASH) {
     msg_put(&m, " crashed in ");
     msg_put(&m, v->fn);
     msg_put(&m, " (");
     msg_signal(&m, sig);
     msg_put(&m, ")");
-  } else {
+  } else if (why == DIE_LIMIT) {
     msg_put(&m, " did not return from ");
     msg_put(&m, v->fn);
     msg_put(&m, " within ");
     msg_seconds(&m, v->limit_ns);
-    msg_put(&m, " s (--plugin-timeout / --time-limit)");
+    msg_put(&m, " s (--plugin-timeout / --time-limit; found ");
+    msg_seconds(&m, ran_ns);
+    msg_put(&m, " s into the call)");
+  } else {
+    msg_put(&m, " is blocked in ");
+    msg_put(&m, v->fn);
+    msg_put(&m, " (for ");
+    msg_seconds(&m, ran_ns);
+    msg_put(&m, " s; still ");
+    msg_seconds(&m, since_ns);
+    msg_put(&m, " s after the signal); the run stops without waiting for "
+                "it (exit status ");
+    msg_uint(&m, (uint64_t)(128 + sig));
+    msg_put(&m, ").");
   }
-  msg_put(&m, "; the run stops.");
+  if (why != DIE_STOP)
+    msg_put(&m, "; the run stops.");
   if (g->where && g->where[0]) {
     msg_put(&m, " ");
     msg_put(&m, g->where);
   }
   msg_put(&m, "\n");
   msg_flush(&m);
-  _exit(1);
+  _exit(why == DIE_STOP ? 128 + sig : 1);
 }
 
 /* ---- reading frames ------------------------------------------------------ */
@@ -269,7 +306,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc) {
   heron__guard *g = atomic_load(&the_guard);
   view v;
   if (g && blame(g, (uintptr_t)pthread_self(), &v))
-    die(g, &v, sig);
+    die(g, &v, DIE_CRASH, sig, 0, 0);
   /* Not a plugin's fault: give the signal back to whoever had it before
    * (the default action, a sanitizer, the host).  A fault raised by an
    * instruction recurs when the handler returns and the instruction runs
@@ -301,11 +338,27 @@ static void *watch(void *arg) {
     if (r < 0 && errno != EINTR)
       return NULL;
     int64_t now = now_ns();
+    const volatile sig_atomic_t *stop = atomic_load(&g->stop);
+    int sig = stop ? (int)*stop : 0;
+    if (sig && !g->stop_seen_ns)
+      g->stop_seen_ns = now;
     view v;
-    for (int i = 0; i < NFRAMES; i++)
-      if (snapshot(&g->frames[i], &v) && !v.covered && v.limit_ns > 0 &&
-          now - v.start_ns > v.limit_ns)
-        die(g, &v, 0);
+    for (int i = 0; i < NFRAMES; i++) {
+      if (!snapshot(&g->frames[i], &v) || v.covered)
+        continue;
+      if (v.limit_ns > 0 && now - v.start_ns > v.limit_ns)
+        die(g, &v, DIE_LIMIT, 0, now - v.start_ns, 0);
+      /* A stop signal: a call that began before it (or after it) gets the
+       * grace from the later of the two to return, so that the engine
+       * can end the run in order; one that is still running then is
+       * blocked, and waiting for its limit would make Ctrl-C useless. */
+      if (sig) {
+        int64_t from =
+            v.start_ns > g->stop_seen_ns ? v.start_ns : g->stop_seen_ns;
+        if (now - from > g->stop_grace_ns)
+          die(g, &v, DIE_STOP, sig, now - v.start_ns, now - g->stop_seen_ns);
+      }
+    }
   }
 }
 
@@ -444,6 +497,14 @@ int heron__guard_open(heron__guard **out, int out_fd, const char *where,
   }
   *out = g;
   return HERON_OK;
+}
+
+void heron__guard_watch_stop(heron__guard *g, const volatile sig_atomic_t *stop,
+                             double grace_s) {
+  if (!g)
+    return;
+  g->stop_grace_ns = grace_s > 0 ? (int64_t)(grace_s * 1e9) : 0;
+  atomic_store(&g->stop, stop);
 }
 
 void heron__guard_close(heron__guard *g) {

@@ -8,7 +8,22 @@
  *   heron: strategy plugin /x/crash.so crashed in propose (SIGSEGV); the
  *   run stops. <where>
  *   heron: model plugin /x/hang.so did not return from fit within 10 s
- *   (--plugin-timeout / --time-limit); the run stops. <where>
+ *   (--plugin-timeout / --time-limit; found 10.1 s into the call); the run
+ *   stops. <where>
+ *
+ * The time "found ... into the call" is the watchdog's own measure of how
+ * long the call had run when it was caught, so a test can bound the
+ * detection without timing the whole process.
+ *
+ * A tool's stop signal (SIGINT / SIGTERM, heron__guard_watch_stop) normally
+ * ends the run in order between plugin calls; a call that is still running
+ * a grace period after the signal (a plugin that never returns, a pipe
+ * program that never answers) would hold the run until its time limit, so
+ * the watchdog ends the process then, with status 128 + the signal:
+ *
+ *   heron: SIGINT: the strategy plugin /x/hang.so is blocked in propose
+ *   (for 12.3 s; still 2 s after the signal); the run stops without
+ *   waiting for it (exit status 130). <where>
  *
  * rather than with a bare "Segmentation fault" or a tuner that hangs.  The
  * log stays whole because the engine flushes it at each round's end and
@@ -53,6 +68,8 @@
 #ifndef HERON_CORE_PLUGIN_GUARD_H
 #define HERON_CORE_PLUGIN_GUARD_H
 
+#include <signal.h>
+
 #include "heron/status.h"
 
 typedef struct heron__guard heron__guard; /* one per tuning run */
@@ -66,6 +83,15 @@ typedef struct heron__guard heron__guard; /* one per tuning run */
  * is left installed then). */
 int heron__guard_open(heron__guard **g, int out_fd, const char *where,
                       heron_error *err);
+
+/* Has the watchdog look at the tool's stop flag (heron_tune_options.stop,
+ * set by its SIGINT / SIGTERM handler to the signal's number; NULL: none):
+ * once it is set, a guarded call still running grace_s seconds after both
+ * the signal and its own start ends the process, with the message above
+ * and status 128 + the flag's value.  Call it after open, before the
+ * first guarded call. */
+void heron__guard_watch_stop(heron__guard *g, const volatile sig_atomic_t *stop,
+                             double grace_s);
 
 /* Stops the watchdog, restores the handlers and the alternate signal stack
  * that were there before, and frees g.  No guarded call may be active
