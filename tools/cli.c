@@ -46,12 +46,20 @@ void cli_usage(const char *fmt, ...) {
 static void vreport(int code, const heron_error *err, const char *fmt,
                     va_list ap) {
   const char *text = err && err->text[0] ? err->text : heron_strerror(code);
+  /* heron_error holds 159 characters: a longer message (a long path in it)
+   * lost its end, often the reason.  Say so rather than let the cut text
+   * pass for the whole message. */
+  int cut = err && strlen(err->text) == sizeof err->text - 1;
   fprintf(stderr, "%s: ", prog_name);
   if (fmt) {
     vfprintf(stderr, fmt, ap);
     fputs(": ", stderr);
   }
-  fprintf(stderr, "%s: %s\n", heron_err_name(code), text);
+  fprintf(stderr, "%s: %s%s\n", heron_err_name(code), text,
+          cut ? cli_printf("... [the library's message was cut at %zu "
+                           "characters]",
+                           sizeof err->text - 1)
+              : "");
 }
 
 void cli_report(int code, const heron_error *err, const char *fmt, ...) {
@@ -199,14 +207,10 @@ void cli_print_wrapped(FILE *out, const char *text, int col, int indent) {
 void cli_print_options(FILE *out, const cli_option *opts) {
   enum { HEAD = 24, INDENT = 2 + HEAD + 2 };
   for (const cli_option *o = opts; o->name; o++) {
-    char head[64];
-    char text[512];
-    snprintf(head, sizeof head, "--%s%s%s", o->name, o->metavar ? " " : "",
-             o->metavar ? o->metavar : "");
-    if (o->def[0])
-      snprintf(text, sizeof text, "%s (default: %s)", o->help, o->def);
-    else
-      snprintf(text, sizeof text, "%s", o->help);
+    const char *head = cli_printf("--%s%s%s", o->name, o->metavar ? " " : "",
+                                  o->metavar ? o->metavar : "");
+    const char *text =
+        o->def[0] ? cli_printf("%s (default: %s)", o->help, o->def) : o->help;
     if (strlen(head) > HEAD)
       fprintf(out, "  %s\n%*s", head, INDENT, "");
     else
@@ -358,6 +362,18 @@ void cli_check_task(const cli_task_args *a) {
   }
   if (a->op || a->shape)
     cli_usage("--t1 gives the whole space: no --op or --shape with it");
+  /* A folder would reach the JSON reader as an empty file ("'[' or '{'
+   * expected near end of file"). */
+  struct stat st;
+  if (stat(a->t1, &st) == 0 && S_ISDIR(st.st_mode))
+    cli_usage(
+        "--t1: '%s' is a folder, not a T1 file (the JSON file of a "
+        "space, such as configs/datasets/benchmark_hub/convolution/T1.json)",
+        a->t1);
+  if (a->t4 && stat(a->t4, &st) == 0 && S_ISDIR(st.st_mode))
+    cli_usage("--t4: '%s' is a folder, not a T4 file (the JSON or .json.gz "
+              "file of a space's brute-forced results)",
+              a->t4);
 }
 
 /* A task of a T1 file's space (and its T4 results). */
@@ -380,6 +396,27 @@ static heron_task *make_t1_task(const cli_task_args *a) {
   cli_die(rc == HERON_ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, rc, &err,
           "cannot create the task --t1 %s%s%s", a->t1, a->t4 ? " --t4 " : "",
           a->t4 ? a->t4 : "");
+}
+
+/* The task of op a->op at `shape` with the rest of *a (the values checked
+ * as cli_try_task checks them). */
+static int create_task(const cli_task_args *a, const int64_t *shape, int nshape,
+                       heron_task **out, heron_error *err) {
+  heron_task_spec spec = {.op = a->op,
+                          .shape = shape,
+                          .nshape = nshape,
+                          .dtype = a->dtype,
+                          .target = a->target,
+                          .hw = a->hw,
+                          .epilogue = a->epilogue,
+                          .prepack = a->prepack,
+                          .sm =
+                              a->sm ? (int)cli_int("--sm", a->sm, 1, 1000) : 0,
+                          .replay = a->replay,
+                          .nreplay = a->nreplay};
+  *out = NULL;
+  heron_error_clear(err);
+  return heron_task_create(&spec, out, err);
 }
 
 int cli_try_task(const cli_task_args *a, heron_task **out, heron_error *err) {
@@ -405,23 +442,48 @@ int cli_try_task(const cli_task_args *a, heron_task **out, heron_error *err) {
     while (i < sizeof dtypes / sizeof *dtypes && strcmp(a->dtype, dtypes[i]))
       i++;
     if (i == sizeof dtypes / sizeof *dtypes)
-      cli_usage("--dtype: '%s' is not one of fp32, fp16, int8, bf16",
-                a->dtype);
+      cli_usage("--dtype: '%s' is not one of fp32, fp16, int8, bf16", a->dtype);
   }
-  heron_task_spec spec = {.op = a->op,
-                          .shape = shape,
-                          .nshape = nshape,
-                          .dtype = a->dtype,
-                          .target = a->target,
-                          .hw = a->hw,
-                          .epilogue = a->epilogue,
-                          .prepack = a->prepack,
-                          .sm =
-                              a->sm ? (int)cli_int("--sm", a->sm, 1, 1000) : 0,
-                          .replay = a->replay,
-                          .nreplay = a->nreplay};
-  heron_error_clear(err);
-  return heron_task_create(&spec, out, err);
+  return create_task(a, shape, nshape, out, err);
+}
+
+/* After the library refused a task as unsupported: the shape's dimensions
+ * of extent 1 that, set to 2 alone, make the task one it creates, named on
+ * a line of their own.  The library's message says what the template
+ * needs ("an output axis the weights read and the activations do not");
+ * this says which dimension of the user's --shape that is. */
+static void unit_dims_hint(const cli_task_args *a) {
+  const char *const *names;
+  int n = 0;
+  int64_t shape[32];
+  int nshape = 0;
+  heron_error err;
+  heron_error_clear(&err);
+  if (heron_op_dims(a->op, &names, &n, NULL) != HERON_OK ||
+      heron_parse_shape(a->op, a->shape, shape, 32, &nshape, &err) !=
+          HERON_OK ||
+      nshape != n)
+    return;
+  char *which = NULL;
+  int nwhich = 0;
+  for (int i = 0; i < n; i++) {
+    if (shape[i] != 1)
+      continue;
+    shape[i] = 2;
+    heron_task *t = NULL;
+    if (create_task(a, shape, nshape, &t, &err) == HERON_OK) {
+      heron_task_free(t);
+      which = which ? cli_printf("%s or %s = 1", which, names[i])
+                    : cli_printf("%s = 1", names[i]);
+      nwhich++;
+    }
+    shape[i] = 1;
+  }
+  if (which)
+    fprintf(stderr,
+            "%s: --shape %s: %s is the cause: the same task with %s set to 2 "
+            "is created\n",
+            prog_name, a->shape, which, nwhich > 1 ? "either" : "it");
 }
 
 heron_task *cli_make_task(const cli_task_args *a) {
@@ -438,22 +500,25 @@ heron_task *cli_make_task(const cli_task_args *a) {
   int usage = rc == HERON_EINVAL || rc == HERON_ENOTFOUND ||
               rc == HERON_ERANGE || rc == HERON_EUNSUPPORTED ||
               rc == HERON_ETASK;
-  cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, rc, &err,
-          "cannot create the task --op %s --shape %s --dtype %s --target %s "
-          "--hw %s%s%s%s%s%s%s%s",
-          a->op, a->shape,
-          a->dtype ? a->dtype
-          : heron_target_default_dtype(a->target)
-              ? heron_target_default_dtype(a->target)
-              : "fp32",
-          a->target ? a->target : "cpu",
-          a->hw                            ? a->hw
-          : heron_target_is_gpu(a->target) ? "(the GPU's)"
-                                           : "(this machine)",
-          a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "",
-          a->prepack ? " --prepack " : "", a->prepack ? a->prepack : "",
-          a->nreplay ? " --replay " : "", a->nreplay ? a->replay[0] : "",
-          a->nreplay > 1 ? " ..." : "");
+  cli_report(rc, &err,
+             "cannot create the task --op %s --shape %s --dtype %s --target %s "
+             "--hw %s%s%s%s%s%s%s%s",
+             a->op, a->shape,
+             a->dtype ? a->dtype
+             : heron_target_default_dtype(a->target)
+                 ? heron_target_default_dtype(a->target)
+                 : "fp32",
+             a->target ? a->target : "cpu",
+             a->hw                            ? a->hw
+             : heron_target_is_gpu(a->target) ? "(the GPU's)"
+                                              : "(this machine)",
+             a->epilogue ? " --epilogue " : "", a->epilogue ? a->epilogue : "",
+             a->prepack ? " --prepack " : "", a->prepack ? a->prepack : "",
+             a->nreplay ? " --replay " : "", a->nreplay ? a->replay[0] : "",
+             a->nreplay > 1 ? " ..." : "");
+  if (rc == HERON_EUNSUPPORTED)
+    unit_dims_hint(a);
+  exit(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE);
 }
 
 int cli_task_flag(cli_task_args *a, int id, const char *val) {
