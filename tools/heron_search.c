@@ -68,7 +68,7 @@ static cli_option options[] = {
      "strategy parameter; repeatable (--help-plugin NAME lists them)", ""},
     {OPT_MODEL, "model", "NAME|PATH", "cost-model plugin", "none"},
     {OPT_MODEL_PARAM, "model-param", "KEY=VALUE",
-     "cost-model parameter; repeatable", ""},
+     "cost-model parameter; repeatable; needs --model", ""},
     {OPT_TRIALS, "trials", "N", "total trials, resumed ones included", ""},
     {OPT_TIME_LIMIT, "time-limit", "SECONDS",
      "wall-clock budget of the search, 0 for none", ""},
@@ -80,7 +80,9 @@ static cli_option options[] = {
     {OPT_SEED, "seed", "N", "random seed of the strategy", ""},
     {OPT_BATCH, "batch", "N", "configs measured per round", ""},
     {OPT_LOG, "log", "FILE",
-     "JSON Lines log, one measurement per line (parent folders are created)",
+     "JSON Lines log, one measurement per line (parent folders are "
+     "created); a regular file or a new name: a FIFO or a device such as "
+     "/dev/null is refused (leave --log out to keep no log)",
      "none"},
     {OPT_RESUME, "resume", "FILE",
      "continue the search recorded in this log without re-measuring; new "
