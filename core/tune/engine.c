@@ -23,6 +23,8 @@
  * run would.  Every run logs "elapsed", continued across --resume. */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +49,10 @@
 /* A round that brings nothing new this many times in a row ends the run:
  * the strategy (or the space) has run out of unmeasured configs. */
 #define MAX_EMPTY_ROUNDS 8
+/* Seconds a plugin call may go on after a SIGINT / SIGTERM before the
+ * guard ends the run without it (heron__guard_watch_stop): long enough for
+ * a call that was about to return, short enough for a Ctrl-C to work. */
+#define STOP_GRACE_S 2.0
 
 HERON_API void heron_tune_options_init(heron_tune_options *o) {
   memset(o, 0, sizeof *o);
@@ -85,6 +91,10 @@ typedef struct run {
    * (heron__log_retry): retry[retry_next..nretry). */
   int64_t *retry;
   int nretry, retry_next;
+  /* The last trial number given: the highest in the resumed log (whose
+   * records set aside to measure again are in the log, not the history),
+   * then one more per new record. */
+  int trial_last;
   char strategy_name[64];
   double t0;
   heron_tune_result *res;
@@ -92,7 +102,7 @@ typedef struct run {
   int compile_only; /* build, never run (o->measure.compile_only) */
   int emulate;      /* cuda kernels checked on the CPU (o->measure.emulate) */
   int replay;       /* the task holds recorded logs: answered, not measured */
-  /* "elapsed" of each history record (index = trial - 1); elapsed_base is
+  /* "elapsed" of each history record (by history index); elapsed_base is
    * the last resumed one, sim_s the simulated measuring time so far. */
   double *elapsed;
   int elapsed_cap;
@@ -388,6 +398,31 @@ static int open_log(run *r, heron_error *err) {
   return HERON_OK;
 }
 
+/* The highest "trial" of the log at `path` (0 when none): its lines that
+ * are not JSON objects with an integer trial are left to the reader, which
+ * has accepted the log already. */
+static int log_last_trial(const char *path, int *last, heron_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  *last = 0;
+  int rc = heron__read_file(path, &text, &len, err);
+  if (rc)
+    return rc;
+  for (char *line = text; line < text + len;) {
+    char *nl = memchr(line, '\n', (size_t)(text + len - line));
+    size_t n = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+    json_t *o = json_loadb(line, n, 0, NULL);
+    json_t *trial = json_object_get(o, "trial");
+    if (json_is_integer(trial) && json_integer_value(trial) > *last &&
+        json_integer_value(trial) < INT_MAX / 2)
+      *last = (int)json_integer_value(trial);
+    json_decref(o);
+    line += n + 1;
+  }
+  free(text);
+  return HERON_OK;
+}
+
 /* Reads the log to resume from, cutting a half-written last line off the
  * file so appends continue a well-formed log. */
 static int resume(run *r, heron_error *err) {
@@ -406,6 +441,13 @@ static int resume(run *r, heron_error *err) {
     return rc;
   r->retry = retry.cfgs;
   r->nretry = retry.n;
+  /* New trials are numbered after every record of the log, those set
+   * aside to measure again included: a number is never given twice. */
+  rc = log_last_trial(path, &r->trial_last, err);
+  if (rc)
+    return rc;
+  if (r->trial_last < r->hist.n)
+    r->trial_last = r->hist.n;
   /* New trials continue the resumed log's clock. */
   r->elapsed_cap = r->hist.n;
   for (int i = 0; i < r->hist.n; i++)
@@ -659,13 +701,14 @@ static void print_progress(run *r, int round_ok, int round_failed) {
 }
 
 /* Records a round's measurements: history, log (flushed), counters. */
-/* Records one measurement: into the history (the next trial number), its
+/* Records one measurement: into the history (the next trial number, after
+ * every one of a resumed log), its
  * elapsed time (cost: its simulated seconds, replay), the verbose line and
  * the log line (not flushed).  *stored gets the history's record. */
 static int record_one(run *r, heron_measurement *m, char *error, uint64_t key,
                       int env, double cost, const heron_measurement **stored,
                       heron_error *err) {
-  m->trial = r->hist.n + 1;
+  m->trial = ++r->trial_last;
   m->error = error ? error : "";
   *stored = heron__history_add(&r->hist, m, key);
   if (!*stored)
@@ -881,8 +924,8 @@ static int tune_loop(run *r, heron_error *err) {
   r->costs = calloc(b, sizeof *r->costs);
   free(r->rd.pre);
   r->rd.pre = calloc(b, sizeof *r->rd.pre);
-  int rc = (props && keys && ms && errors && stored && done && env && r->costs &&
-            r->rd.pre)
+  int rc = (props && keys && ms && errors && stored && done && env &&
+            r->costs && r->rd.pre)
                ? HERON_OK
                : heron_error_set(err, HERON_ENOMEM, "out of memory");
   int empty = 0;
@@ -1047,8 +1090,7 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   if (o->remote)
     heron__measurer_flags(&r.ms, t, &o->measure);
   else
-    rc = heron__measurer_init(&r.ms, t, &o->measure, o->seed, o->progress,
-                              err);
+    rc = heron__measurer_init(&r.ms, t, &o->measure, o->seed, o->progress, err);
   r.ms.stop = o->stop;
   r.compile_only = r.ms.compile_only;
   r.emulate = r.ms.emulate;
@@ -1069,6 +1111,9 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
       snprintf(where, sizeof where, "No log was being written.");
     if (!rc)
       rc = heron__guard_open(&r.guard, STDERR_FILENO, where, err);
+    /* A Ctrl-C while a plugin call hangs ends the run at once. */
+    if (!rc)
+      heron__guard_watch_stop(r.guard, o->stop, STOP_GRACE_S);
   }
   /* Everything that can be wrong with the input is checked before the
    * first (slow) measurement: plugins, parameters, logs. */

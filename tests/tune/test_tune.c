@@ -185,3 +185,72 @@ TEST(measurer_measures_configs_without_a_search) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK_EQ(system(cmd), 0);
 }
+
+/* The "trial" numbers of the log at path, in line order, into t[cap];
+ * returns how many lines (-1 when one has none). */
+static int log_trials(const char *path, int *t, int cap) {
+  FILE *f = fopen(path, "r");
+  char line[8192];
+  int n = 0;
+  if (!f)
+    return -1;
+  while (fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, "\"trial\":");
+    if (!p || n == cap) {
+      fclose(f);
+      return -1;
+    }
+    t[n++] = atoi(p + strlen("\"trial\":"));
+  }
+  fclose(f);
+  return n;
+}
+
+/* A resume that measures configs again (here: compile-only records, which
+ * a timed run measures again first) numbers its new trials after the
+ * highest of the log: the records set aside are in the log, not in the
+ * history, and their numbers are never given twice. */
+TEST(a_resume_that_measures_configs_again_numbers_trials_after_the_log) {
+  char dir[] = "/tmp/heron-tune-XXXXXX";
+  CHECK(mkdtemp(dir));
+  char report[600], log[600];
+  snprintf(report, sizeof report, "%s/report.txt", dir);
+  snprintf(log, sizeof log, "%s/log.jsonl", dir);
+  heron_task *t = small_gemm();
+  CHECK(t);
+  heron_param params[] = {{"report", report}};
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.strategy = HERON_TEST_PLUGIN_DIR "/strat_probe.so";
+  o.strategy_params = params;
+  o.n_strategy_params = 1;
+  o.trials = 4;
+  o.batch = 4;
+  o.log_path = log;
+  o.measure.compile_only = 1;
+  fast(&o, dir);
+  heron_tune_result res;
+  heron_error err;
+  heron_error_clear(&err);
+  CHECK_OK(heron_tune(t, &o, &res, &err), &err);
+  int trials[32];
+  CHECK_EQ(log_trials(log, trials, 32), 4);
+
+  /* Timed now: the 4 untimed records are measured again, first. */
+  o.measure.compile_only = 0;
+  o.resume_path = log;
+  o.trials = 6;
+  heron_error_clear(&err);
+  int rc = heron_tune(t, &o, &res, &err);
+  heron_task_free(t);
+  CHECK_OK(rc, &err);
+  CHECK_EQ(res.retried, 4);
+  int n = log_trials(log, trials, 32);
+  CHECK_EQ(n, 10);
+  for (int i = 0; i < n; i++)
+    CHECK_MSG(trials[i] == i + 1, "line %d of the log is trial %d", i + 1,
+              trials[i]);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
