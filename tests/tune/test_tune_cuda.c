@@ -136,18 +136,21 @@ TEST(compile_only_records_nvrtc_builds_with_statistics_and_no_timing) {
   int has_driver = access(path, F_OK) == 0;
   heron_task_free(t);
   rm_rf(dir);
-  CHECK_OK(rc, &err);
-  CHECK_EQ(res.trials, 4);
 #ifndef HERON_HAVE_NVRTC
-  /* Without the toolkit every build fails, saying why. */
-  CHECK_EQ(res.ok, 0);
-  CHECK_EQ(count(text, "libheron was built without NVRTC"), 4);
+  /* Without the toolkit the run stops before its first trial, at the
+   * toolchain check, saying why; nothing is logged or emitted. */
   free(out);
-  free(text);
   free(kernel);
   free(readme);
-  return;
+  CHECK_EQ(rc, HERON_EBUILD);
+  CHECK_STR_CONTAINS(err.text, "libheron was built without NVRTC");
+  CHECK_MSG(text == NULL || count(text, "\"trial\"") == 0, "%s", text);
+  free(text);
+  SKIP("libheron was built without NVRTC: only checked that the run stops "
+       "saying so; the builds' statistics and the emit rules did not run");
 #endif
+  CHECK_OK(rc, &err);
+  CHECK_EQ(res.trials, 4);
   CHECK_MSG(res.ok >= 1, "progress:\n%s\nlog:\n%s", out, text);
   CHECK_EQ(res.best_gflops, 0);
   CHECK_EQ(count(text, "\"regs\":"), 4);
