@@ -38,6 +38,18 @@ static const char *hw_for_sm(int sm) {
   }
 }
 
+/* Whether a failed device probe found no GPU to use - no driver library,
+ * or a driver that reports no device, the two reasons driver.h gives for
+ * that ("no CUDA driver: ...", "no CUDA device") - rather than a GPU it
+ * could not use: a driver that fails to start or lacks an entry point, a
+ * probe that crashed or gave no answer.  The first is a machine without a
+ * GPU (a GPU test skips there); the second is a fault, reported as such
+ * ("the GPU probe failed"), never as "no GPU". */
+static int probe_found_no_gpu(const heron_error *perr) {
+  return strncmp(perr->text, "no CUDA driver", 14) == 0 ||
+         strcmp(perr->text, "no CUDA device") == 0;
+}
+
 /* The cuda target's hardware: the named description when spec->hw is
  * given, else the GPU (probed in a child process), else the description
  * spec->sm picks.  spec->sm then overrides the architecture compiled for. */
@@ -61,20 +73,24 @@ static int cuda_resolve_hw(const heron_task_spec *spec, heron__hw *hw,
     heron_error perr;
     heron_error_clear(&perr);
     if (heron__cuda_probe_isolated(hw, 60, &perr) != HERON_OK) {
-      /* No GPU: compile for the architecture asked for, or for the A100
-       * description, and say so in the hardware's name. */
+      /* No GPU (or one the probe could not use): compile for the
+       * architecture asked for, or for the A100 description, and say which
+       * in the hardware's name; a GPU run stops at cuda_measure_setup. */
       const char *name = spec->sm ? hw_for_sm(spec->sm) : "a100";
+      int absent = probe_found_no_gpu(&perr);
       if (!name)
         return heron_error_set(
             err, HERON_ENOTFOUND,
-            "target cuda: %s, and no shipped description for sm %d; name "
+            "target cuda: %s%s, and no shipped description for sm %d; name "
             "one with --hw (a100, h100, h200, rtx3080, or a JSON file)",
+            absent ? "" : "the GPU probe failed: ",
             perr.text[0] ? perr.text : "no GPU", spec->sm);
       rc = heron__hw_load(name, hw, err);
       if (!rc) {
         char named[sizeof hw->name];
         snprintf(named, sizeof named, "%s", hw->name);
-        snprintf(hw->name, sizeof hw->name, "%.40s (no GPU here)", named);
+        snprintf(hw->name, sizeof hw->name, "%.40s (%s)", named,
+                 absent ? "no GPU here" : "GPU probe failed");
       }
     }
   }
@@ -106,7 +122,9 @@ static int cubin_runs_on(int built, int device) {
 
 /* Settles how a cuda task is measured and for which SM.  On the GPU path
  * the device is probed in a child process (heron__cuda_probe_isolated):
- * no GPU stops the run at once with what to do instead. */
+ * no GPU stops the run at once with what to do instead ("target cuda: no
+ * GPU (...)"), and so does a probe that failed otherwise, saying so
+ * ("target cuda: the GPU probe failed (...)"). */
 static int cuda_measure_setup(const heron_task *t,
                               const heron_measure_options *mo,
                               heron__measure_plan *plan, heron_error *err) {
@@ -128,10 +146,15 @@ static int cuda_measure_setup(const heron_task *t,
   heron_error perr;
   heron_error_clear(&perr);
   int rc = heron__cuda_probe_isolated(&dev, 0, &perr);
-  if (rc != HERON_OK)
+  if (rc != HERON_OK && probe_found_no_gpu(&perr))
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "target cuda: no GPU (%s); use --compile-only to "
                            "build with NVRTC or --emulate to check on the CPU",
+                           perr.text);
+  if (rc != HERON_OK)
+    return heron_error_set(err, HERON_ERUN,
+                           "target cuda: the GPU probe failed (%s); "
+                           "--compile-only, --emulate need no GPU",
                            perr.text);
   if (plan->sm <= 0)
     plan->sm = dev.sm;
