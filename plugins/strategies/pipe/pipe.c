@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,11 @@ typedef struct pipe_strategy {
   int arrays;    /* the program wants configs as full arrays */
   int has_state; /* the program keeps state across --resume */
   json_int_t next_id;
+  /* When the host sent its last request and which ("'propose' (id 4)"),
+   * for the debug line that says how long the program took to be ended
+   * after it. */
+  double sent_at;
+  char sent[96];
   /* The start of the last line it sent (one byte more than is ever
    * quoted) and that line's whole length, for quoting should it die before
    * its next line. */
@@ -165,6 +171,31 @@ static void pipe_quote(char *buf, size_t cap, const char *s, size_t n,
   buf[k] = '\0';
 }
 
+/* Ends the program (pipe_proc_stop with grace_s) and says, on a debug
+ * line, how long after the host's last request it was gone and how long
+ * the stop itself took, with the last signal it needed: the measure a test
+ * bounds instead of the run's wall time. */
+static void pipe_stop(pipe_strategy *s, double grace_s) {
+  s->proc.stopped = 0;
+  pipe_proc_stop(&s->proc, grace_s);
+  if (!s->proc.stopped)
+    return;
+  int sig = s->proc.stop_signal;
+  const char *how = sig == SIGKILL   ? "SIGKILL"
+                    : sig == SIGTERM ? "SIGTERM"
+                                     : "it exited";
+  if (s->sent[0])
+    s->env->log(s->env, HERON_LOG_DEBUG,
+                "%s: stopped %.2f s after the host sent %s; the stop took "
+                "%.2f s (%s)",
+                s->name, pipe_proc_now() - s->sent_at, s->sent, s->proc.stop_s,
+                how);
+  else
+    s->env->log(s->env, HERON_LOG_DEBUG,
+                "%s: stopped; the stop took %.2f s (%s)", s->name,
+                s->proc.stop_s, how);
+}
+
 /* Ends the conversation after a protocol failure.  `what` says what the
  * program did ("sent invalid JSON ..."); sent[0..n) is what it sent (NULL
  * when nothing is worth quoting).  The program is ended.  Without fallback
@@ -176,6 +207,11 @@ static int pipe_fail(pipe_strategy *s, int code, heron_error *err,
                      const char *what, const char *sent, size_t n,
                      const char *detail) {
   char qlog[PIPE_QUOTE_LOG * 4 + 16] = "", qerr[PIPE_QUOTE_ERR * 4 + 16] = "";
+  /* `what` may carry the program's text (an error message, a type, a
+   * name): made safe for the terminal like its quoted output. */
+  char safe[1024];
+  pipe_sanitize(safe, sizeof safe, what, strlen(what));
+  what = safe;
   if (sent) {
     pipe_quote(qlog, sizeof qlog, sent, n, PIPE_QUOTE_LOG);
     pipe_quote(qerr, sizeof qerr, sent, n, PIPE_QUOTE_ERR);
@@ -190,7 +226,7 @@ static int pipe_fail(pipe_strategy *s, int code, heron_error *err,
     snprintf(more, sizeof more, " (%s)", detail);
   pipe_say("heron: pipe: %s %s%s%s%s", s->name, what, sep, qlog, more);
   s->live = 0;
-  pipe_proc_stop(&s->proc, 0);
+  pipe_stop(s, 0);
   if (s->fallback) {
     if (!s->degraded)
       pipe_say("heron: pipe: warning: going on with random valid configs "
@@ -350,8 +386,8 @@ static int pipe_names(const pipe_strategy *s, const json_t *j, char *why,
 /* ---- The space, for "hello" ---------------------------------------------- */
 
 static const char *pipe_kind_name(int kind) {
-  static const char *const names[] = {"",   "prod", "sum",    "eq",  "ne",
-                                      "le", "lt",   "in", "select", "expr"};
+  static const char *const names[] = {"",   "prod", "sum", "eq",     "ne",
+                                      "le", "lt",   "in",  "select", "expr"};
   return kind >= HERON_C_PROD && kind <= HERON_C_EXPR ? names[kind] : "?";
 }
 
@@ -640,6 +676,12 @@ static int pipe_send(pipe_strategy *s, const json_t *msg) {
   return rc;
 }
 
+/* Notes the host's request `during` as sent now (pipe_stop's measure). */
+static void pipe_sent(pipe_strategy *s, const char *during) {
+  s->sent_at = pipe_proc_now();
+  snprintf(s->sent, sizeof s->sent, "%s", during);
+}
+
 /* Answers one request of the program. */
 static int pipe_serve(pipe_strategy *s, const char *type, const json_t *req) {
   const json_t *id = json_object_get(req, "id");
@@ -662,7 +704,9 @@ static void pipe_log_line(pipe_strategy *s, const json_t *msg) {
   int lv = !level || !strcmp(level, "info") ? 0
            : !strcmp(level, "warning")      ? 1
                                             : 2;
-  s->env->log(s->env, lv, "%s: %s", s->name, text ? text : "");
+  char safe[4096];
+  pipe_sanitize(safe, sizeof safe, text ? text : "", text ? strlen(text) : 0);
+  s->env->log(s->env, lv, "%s: %s", s->name, safe);
 }
 
 /* Whether `type` is an answer the host could expect to one of its
@@ -706,6 +750,7 @@ static int pipe_turn(pipe_strategy *s, json_t *msg, const char *want,
   }
 
   json_object_set_new(msg, "id", json_integer(id));
+  pipe_sent(s, during);
   int rc = pipe_send(s, msg);
   if (rc != HERON_OK)
     return pipe_fail_io(s, rc, 1, during, err);
@@ -890,9 +935,20 @@ static char **pipe_split(const char *path, const char *args, heron_error *err) {
 static char *pipe_resolve(const char *program, heron_error *err) {
   struct stat st;
   if (strchr(program, '/')) {
-    if (stat(program, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (stat(program, &st) == 0 && S_ISDIR(st.st_mode)) {
+      heron_error_set(err, HERON_EINVAL,
+                      "pipe: program=%.100s is a directory, not a program",
+                      program);
+      return NULL;
+    }
+    if (stat(program, &st) != 0) {
       heron_error_set(err, HERON_EINVAL, "pipe: program=%.100s: no such file",
                       program);
+      return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      heron_error_set(err, HERON_EINVAL,
+                      "pipe: program=%.100s is not a regular file", program);
       return NULL;
     }
     if (access(program, X_OK) != 0) {
@@ -1137,6 +1193,9 @@ static void pipe_destroy(void *self) {
   if (s->live && !s->degraded) {
     json_t *bye = pipe_request("bye");
     json_object_set_new(bye, "id", json_integer(++s->next_id));
+    char during[64];
+    snprintf(during, sizeof during, "'bye' (id %lld)", (long long)s->next_id);
+    pipe_sent(s, during);
     char *text = json_dumps(bye, JSON_COMPACT);
     if (text) {
       size_t n = strlen(text);
@@ -1146,7 +1205,7 @@ static void pipe_destroy(void *self) {
     }
     json_decref(bye);
   }
-  pipe_proc_stop(&s->proc, s->live ? PIPE_BYE_GRACE : 0);
+  pipe_stop(s, s->live ? PIPE_BYE_GRACE : 0);
   s->env->log(s->env, HERON_LOG_DEBUG,
               "%s: proposed %ld, observed %ld, served %ld requests%s", s->name,
               s->proposed, s->observed, s->ops,

@@ -70,12 +70,38 @@ static void close_fd(int *fd) {
  * One write(2) per line, prefix included, so concurrent writers (the host's
  * progress lines, another child) never split it. */
 
+size_t pipe_sanitize(char *out, size_t cap, const char *in, size_t n) {
+  size_t k = 0;
+  if (cap == 0)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)in[i];
+    int c1 = c == 0xc2 && i + 1 < n && (unsigned char)in[i + 1] >= 0x80 &&
+             (unsigned char)in[i + 1] <= 0x9f;
+    if ((c < 0x20 && c != '\t') || c == 0x7f || c1) {
+      unsigned v = c1 ? (unsigned char)in[++i] : c;
+      if (k + 7 > cap)
+        break;
+      k += (size_t)snprintf(out + k, cap - k, c1 ? "\\u%04x" : "\\x%02x", v);
+      continue;
+    }
+    if (k + 2 > cap)
+      break;
+    out[k++] = (char)c;
+  }
+  out[k] = '\0';
+  return k;
+}
+
 static void relay_emit(pipe_relay *r, const char *line, size_t n) {
-  char out[sizeof r->prefix + RELAY_LINE + 2];
+  /* Each byte becomes at most four ("\x1b"). */
+  char out[sizeof r->prefix + 4 * RELAY_LINE + 2];
   size_t k = strlen(r->prefix);
   memcpy(out, r->prefix, k);
-  memcpy(out + k, line, n);
-  k += n;
+  /* A CRLF line's CR is the line's end, not a character of it. */
+  if (n > 0 && line[n - 1] == '\r')
+    n--;
+  k += pipe_sanitize(out + k, sizeof out - k - 1, line, n);
   out[k++] = '\n';
   size_t off = 0;
   while (off < k) {
@@ -501,11 +527,18 @@ static void signal_child(pipe_proc *p, int sig) {
 }
 
 void pipe_proc_stop(pipe_proc *p, double grace_s) {
+  double t0 = pipe_proc_now();
   close_fd(&p->in_fd);
+  if (p->pid > 0) {
+    p->stopped = 1;
+    p->stop_signal = 0;
+  }
   if (p->pid > 0 && !p->reaped) {
     if (!reap_by(p, pipe_proc_now() + grace_s)) {
+      p->stop_signal = SIGTERM;
       signal_child(p, SIGTERM);
       if (!reap_by(p, pipe_proc_now() + 1.0)) {
+        p->stop_signal = SIGKILL;
         signal_child(p, SIGKILL);
         reap_by(p, pipe_proc_now() + 1e9);
       }
@@ -528,5 +561,7 @@ void pipe_proc_stop(pipe_proc *p, double grace_s) {
   free(p->buf);
   p->buf = NULL;
   p->start = p->len = p->cap = p->scan = 0;
+  if (p->pid > 0)
+    p->stop_s = pipe_proc_now() - t0;
   p->pid = 0;
 }

@@ -17,7 +17,8 @@
  *     more of it than the cap;
  *   - the child's stderr is copied to the host's stderr by a thread, a whole
  *     line at a time, each prefixed "[NAME] ", so its lines never interleave
- *     with the host's or each other's mid-line;
+ *     with the host's or each other's mid-line, its control characters
+ *     (escape sequences) made visible (pipe_sanitize);
  *   - pipe_proc_stop ends the child in steps (close its stdin, wait, SIGTERM,
  *     wait, SIGKILL) and always reaps it.
  *
@@ -46,6 +47,12 @@ typedef struct pipe_proc {
   size_t scan; /* bytes after start already searched for a newline */
   int eof;     /* the child closed its stdout */
   pipe_relay *relay;
+  /* How the last pipe_proc_stop went: the seconds it took and the last
+   * signal it had to send (0: the child exited by itself, SIGTERM,
+   * SIGKILL); stopped is 1 once it ended a child. */
+  int stopped;
+  double stop_s;
+  int stop_signal;
 } pipe_proc;
 
 /* Makes p a pipe_proc with no child (descriptors -1), as pipe_proc_stop
@@ -96,8 +103,16 @@ void pipe_proc_exit_text(pipe_proc *p, double wait_s, char *buf, size_t cap);
  * waits up to grace_s, then SIGTERM to its process group, one more second,
  * then SIGKILL; reaps it, stops the stderr relay and frees the buffers.
  * grace_s 0 kills at once.  Safe to call twice and on a never-started
- * pipe_proc. */
+ * pipe_proc.  Records how long it took and how the child ended in
+ * stopped / stop_s / stop_signal. */
 void pipe_proc_stop(pipe_proc *p, double grace_s);
+
+/* Copies in[0..n) into out (NUL-terminated, at most cap bytes with the
+ * NUL) for a terminal: control characters but tab (C0, DEL, and C1 as
+ * UTF-8 U+0080..U+009F) become visible escapes ("\x1b"), so a program's
+ * text cannot move the cursor, recolour or retitle the user's terminal.
+ * Returns the bytes written, without the NUL. */
+size_t pipe_sanitize(char *out, size_t cap, const char *in, size_t n);
 
 /* Seconds on the monotonic clock. */
 double pipe_proc_now(void);
