@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/record/record.h"
 #include "core/space/builder.h"
@@ -281,9 +282,10 @@ int heron__log_read_resume(const char *path, const heron_space *sp,
     *elapsed = NULL;
   char *text = NULL;
   size_t len = 0;
-  int rc = heron__read_file(path, &text, &len, err);
+  int rc = heron__input_read(path, "log", &text, &len, err);
   if (rc)
     return rc;
+  size_t maxline = heron__max_line_bytes();
   *dropped_tail = 0;
   *valid_bytes = 0;
   int64_t *cfg = malloc((size_t)heron_space_nvars(sp) * sizeof *cfg);
@@ -298,6 +300,13 @@ int heron__log_read_resume(const char *path, const heron_space *sp,
     if (nl)
       *nl = '\0';
     char *next = nl ? nl + 1 : line + strlen(line);
+    if ((size_t)(next - line) > maxline) {
+      rc = heron_error_set(err, HERON_EINVAL,
+                           "%s:%d: a line longer than the limit of %zu MiB "
+                           "(HERON_MAX_LINE_MB)",
+                           path, lineno, maxline >> 20);
+      break;
+    }
     if (line[strspn(line, " \t\r")] == '\0') {
       line = next;
       *valid_bytes = (long)(next - text);
@@ -355,7 +364,7 @@ int heron__log_read_resume(const char *path, const heron_space *sp,
 
 /* Log lines from a gzFile (record.h). */
 int heron__log_gets(gzFile f, char **buf, size_t *cap, int *terminated) {
-  size_t len = 0;
+  size_t len = 0, maxline = heron__max_line_bytes();
   if (!*buf) {
     *cap = 4096;
     if (!(*buf = malloc(*cap)))
@@ -368,6 +377,8 @@ int heron__log_gets(gzFile f, char **buf, size_t *cap, int *terminated) {
       return len > 0;
     }
     len += strlen(*buf + len);
+    if ((size_t)gztell(f) > heron__max_input_bytes())
+      return HERON__TOO_BIG;
     if (len > 0 && (*buf)[len - 1] == '\n') {
       (*buf)[len - 1] = '\0';
       *terminated = 1;
@@ -377,10 +388,104 @@ int heron__log_gets(gzFile f, char **buf, size_t *cap, int *terminated) {
       *terminated = 0;
       return 1;
     }
+    if (len >= maxline)
+      return HERON__LONG_LINE;
     char *nb = realloc(*buf, *cap * 2);
     if (!nb)
       return -1;
     *buf = nb;
     *cap *= 2;
   }
+}
+
+/* ---- Limits on input files (record.h) ------------------------------------ */
+
+/* A limit in MiB from the environment variable `var`, else dflt. */
+static size_t limit_mb(const char *var, size_t dflt) {
+  const char *v = getenv(var);
+  char *end;
+  if (v && *v) {
+    errno = 0;
+    unsigned long long mb = strtoull(v, &end, 10);
+    if (!errno && !*end && mb >= 1 && mb <= ((size_t)-1 >> 21))
+      return (size_t)mb << 20;
+  }
+  return dflt << 20;
+}
+
+size_t heron__max_input_bytes(void) {
+  return limit_mb("HERON_MAX_INPUT_MB", HERON__MAX_INPUT_MB);
+}
+
+size_t heron__max_line_bytes(void) {
+  return limit_mb("HERON_MAX_LINE_MB", HERON__MAX_LINE_MB);
+}
+
+int heron__input_check(const char *path, const char *what, heron_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return heron_error_set(err, errno == ENOENT ? HERON_ENOTFOUND : HERON_EIO,
+                           "%s %s: cannot open: %s", what, path,
+                           strerror(errno));
+  if (S_ISREG(st.st_mode))
+    return HERON_OK;
+  const char *kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return heron_error_set(err, HERON_EINVAL, "%s %s is %s, not a file", what,
+                         path, kind);
+}
+
+int heron__input_read(const char *path, const char *what, char **text,
+                      size_t *len, heron_error *err) {
+  *text = NULL;
+  *len = 0;
+  int rc = heron__input_check(path, what, err);
+  if (rc)
+    return rc;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return heron_error_set(err, errno == ENOENT ? HERON_ENOTFOUND : HERON_EIO,
+                           "%s %s: cannot open: %s", what, path,
+                           strerror(errno));
+  size_t max = heron__max_input_bytes(), cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  /* Reads at most max + 1 bytes: one past the limit tells it is passed. */
+  while (buf) {
+    size_t want = cap - n - 1;
+    if (want > max + 1 - n)
+      want = max + 1 - n;
+    size_t r = fread(buf + n, 1, want, f);
+    n += r;
+    if (r < want || n > max)
+      break;
+    char *p = realloc(buf, cap * 2);
+    if (!p) {
+      free(buf);
+      buf = NULL;
+    }
+    buf = p;
+    cap *= 2;
+  }
+  int ioerr = ferror(f);
+  fclose(f);
+  if (!buf)
+    return heron_error_set(err, HERON_ENOMEM, "out of memory reading %s %s",
+                           what, path);
+  if (ioerr || n > max) {
+    free(buf);
+    if (ioerr)
+      return heron_error_set(err, HERON_EIO, "%s %s: read error", what, path);
+    return heron_error_set(err, HERON_EINVAL,
+                           "%s %s is larger than the limit of %zu MiB "
+                           "(HERON_MAX_INPUT_MB)",
+                           what, path, max >> 20);
+  }
+  buf[n] = '\0';
+  *text = buf;
+  *len = n;
+  return HERON_OK;
 }

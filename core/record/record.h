@@ -132,8 +132,45 @@ int heron__log_flags(struct json_t *o, const heron_measurement *m);
 /* Reads the next line of a log opened with gzopen (plain or gzip-
  * compressed) into *buf (grown as needed), without its newline.  Returns 1
  * with a line, 0 at the end; *terminated says whether the line ended with a
- * newline (a killed writer leaves one without).  -1 when out of memory.
- * *buf may start NULL; free it when done. */
+ * newline (a killed writer leaves one without).  -1 when out of memory;
+ * HERON__LONG_LINE when the line is longer than heron__max_line_bytes(),
+ * HERON__TOO_BIG when the file inflates beyond heron__max_input_bytes()
+ * (neither is read further).  *buf may start NULL; free it when done. */
+enum { HERON__LONG_LINE = -2, HERON__TOO_BIG = -3 };
 int heron__log_gets(gzFile f, char **buf, size_t *cap, int *terminated);
+
+/* ---- Limits on what input files may hold ------------------------------------
+ *
+ * Every file heron reads as input (a T1 file, a T4 or Kernel Tuner cache
+ * file, a --replay or --resume log) must be a regular file: a FIFO, a
+ * folder or a device (/dev/zero) is refused before it is opened, so
+ * nothing blocks or grows without bound.  What is read is capped: at most
+ * heron__max_input_bytes() of text (after inflating a .gz file: a
+ * decompression bomb stops there) and, in a JSON Lines log, at most
+ * heron__max_line_bytes() in one line; a JSON document's strings are held
+ * to the line limit too.  The defaults, 512 MiB of text and 16 MiB a line
+ * or string, are far above any real file (the shipped T4 files inflate to
+ * under 20 MB, a log line is under 4 KB); the environment variables
+ * HERON_MAX_INPUT_MB and HERON_MAX_LINE_MB (whole MiB, at least 1) set
+ * others.  Errors name the file, the limit and its variable.  A JSON
+ * document is held parsed, which takes about 2x its text for a T4 file
+ * and up to 20x for a crafted one (an array of one-digit numbers): the
+ * text limit bounds that too. */
+#define HERON__MAX_INPUT_MB 512
+#define HERON__MAX_LINE_MB 16
+size_t heron__max_input_bytes(void);
+size_t heron__max_line_bytes(void);
+
+/* HERON_OK when `path` names a regular file (following links); otherwise
+ * an error "<what> <path> is a FIFO, not a file" (a folder, a device, a
+ * socket: each named), or HERON_ENOTFOUND "<what> <path>: cannot open:
+ * <reason>" when it does not exist. */
+int heron__input_check(const char *path, const char *what, heron_error *err);
+
+/* Reads the whole regular file `path` into a malloc'ed, NUL-terminated
+ * *text of *len bytes, refusing what heron__input_check refuses and a file
+ * larger than heron__max_input_bytes() (HERON_EINVAL naming the limit). */
+int heron__input_read(const char *path, const char *what, char **text,
+                      size_t *len, heron_error *err);
 
 #endif

@@ -2,6 +2,7 @@
  * task carry the ptxas statistics ("regs", "spill_bytes", "smem_bytes") and
  * a resumed history gets them back; cpu lines stay without them; a bad
  * value is a parse error naming the field. */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/record/record.h"
@@ -169,4 +170,94 @@ TEST(log_statistic_that_is_not_a_non_negative_integer_is_eparse_naming_it) {
     CHECK_STR_CONTAINS(err.text, ":1");
   }
   heron_task_free(t);
+}
+
+/* Issue 30: --resume /dev/zero grew without bound and a FIFO blocked; a
+ * resumed log is a regular file within the input limits (record.h), and
+ * the errors name the file and the limit. */
+TEST(resume_refuses_devices_fifos_folders_and_logs_past_the_limits) {
+  heron_task *t = small_task();
+  CHECK(t);
+  const heron_space *sp = heron_task_space(t);
+  char dir[] = "/tmp/heron-log-XXXXXX";
+  CHECK(mkdtemp(dir));
+  char fifo[128], folder[128], big[128], longl[128];
+  snprintf(fifo, sizeof fifo, "%s/fifo.jsonl", dir);
+  snprintf(folder, sizeof folder, "%s/folder.jsonl", dir);
+  snprintf(big, sizeof big, "%s/big.jsonl", dir);
+  snprintf(longl, sizeof longl, "%s/long.jsonl", dir);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  CHECK(mkdir(folder, 0700) == 0);
+  alarm(20); /* a FIFO or device that blocks fails the test, not hangs it */
+  static const struct {
+    const char *kind;
+  } kinds[] = {{"is a character device, not a file"},
+               {"is a FIFO, not a file"},
+               {"is a directory, not a file"}};
+  const char *paths[] = {"/dev/zero", fifo, folder};
+  for (int k = 0; k < 3; k++) {
+    heron_history h;
+    heron__history_init(&h, heron_space_nvars(sp));
+    heron_rng rng;
+    heron_rng_seed(&rng, 1);
+    int dropped = 0;
+    long valid = 0;
+    heron_error err;
+    heron_error_clear(&err);
+    CHECK_EQ(heron__log_read(paths[k], sp, heron_task_key(t), &h, &rng,
+                             &dropped, &valid, &err),
+             HERON_EINVAL);
+    char want[200];
+    snprintf(want, sizeof want, "log %s %s", paths[k], kinds[k].kind);
+    CHECK_STR_CONTAINS(err.text, want);
+    heron__history_free(&h);
+  }
+  alarm(0);
+  /* 2 MiB of blank lines past a 1 MiB limit; a 2 MiB line past a 1 MiB
+   * line limit (a blank-padded object: well formed but for its length). */
+  setenv("HERON_MAX_INPUT_MB", "1", 1);
+  FILE *f = fopen(big, "w");
+  CHECK(f);
+  for (int i = 0; i < (2 << 20) / 8; i++)
+    fputs("       \n", f);
+  fclose(f);
+  f = fopen(longl, "w");
+  CHECK(f);
+  fputs("\n{", f);
+  for (int i = 0; i < (2 << 20); i++)
+    fputc(' ', f);
+  fputs("}\n", f);
+  fclose(f);
+  heron_history h;
+  heron__history_init(&h, heron_space_nvars(sp));
+  heron_rng rng;
+  heron_rng_seed(&rng, 1);
+  int dropped = 0;
+  long valid = 0;
+  heron_error err;
+  heron_error_clear(&err);
+  CHECK_EQ(heron__log_read(big, sp, heron_task_key(t), &h, &rng, &dropped,
+                           &valid, &err),
+           HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, big);
+  CHECK_STR_CONTAINS(err.text,
+                     "larger than the limit of 1 MiB (HERON_MAX_INPUT_MB)");
+  setenv("HERON_MAX_INPUT_MB", "8", 1);
+  setenv("HERON_MAX_LINE_MB", "1", 1);
+  heron_error_clear(&err);
+  CHECK_EQ(heron__log_read(longl, sp, heron_task_key(t), &h, &rng, &dropped,
+                           &valid, &err),
+           HERON_EINVAL);
+  char want[300];
+  snprintf(want, sizeof want,
+           "%s:2: a line longer than the limit of 1 MiB (HERON_MAX_LINE_MB)",
+           longl);
+  CHECK_STR_CONTAINS(err.text, want);
+  unsetenv("HERON_MAX_INPUT_MB");
+  unsetenv("HERON_MAX_LINE_MB");
+  heron__history_free(&h);
+  heron_task_free(t);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
 }

@@ -7,7 +7,9 @@
  * on the cpu, once: it is kept gzip-compressed in the build tree and
  * shared by the tests, so each of them stays well under 20 s. */
 #include <jansson.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -651,5 +653,316 @@ TEST(the_shipped_dataset_holds_3000_configs_and_ranks_held_out_ones) {
   json_decref(held);
   heron__replay_free(rp);
   heron_task_free(t);
+  rmrf(dir);
+}
+
+/* ---- Issue 30: T4 contents, input limits, FIFOs -------------------------- */
+
+/* A T1 file of two parameters (x: 1, 2, 3; y: 1, 2; no restriction) into
+ * dir/T1.json. */
+static void write_small_t1(const char *dir, char *path, size_t cap) {
+  snprintf(path, cap, "%s/T1.json", dir);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    abort();
+  fputs("{\"General\": {\"BenchmarkName\": \"small\"}, \"ConfigurationSpace\": "
+        "{\"TuningParameters\": [{\"Name\": \"x\", \"Values\": \"[1, 2, 3]\"},"
+        " {\"Name\": \"y\", \"Values\": \"[1, 2]\"}], \"Conditions\": []}}\n",
+        f);
+  fclose(f);
+}
+
+/* A T4 file of the six configs into path: metadata `meta` (a JSON object's
+ * members, may be ""), every record correct with time 1 + x + y (in the
+ * file's unit) and compilation 2; `extra` (may be "") is one more record
+ * appended, `patch` (may be NULL) replaces the first record's "times". */
+static void write_t4(const char *path, const char *meta, const char *patch,
+                     const char *extra) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    abort();
+  fprintf(f,
+          "{\"schema_version\": \"1.0.0\", \"metadata\": {%s}, "
+          "\"results\": [",
+          meta);
+  int n = 0;
+  for (int x = 1; x <= 3; x++)
+    for (int y = 1; y <= 2; y++) {
+      double t = 1 + x + y;
+      fprintf(f,
+              "%s{\"configuration\": {\"x\": %d, \"y\": %d}, \"times\": %s, "
+              "\"invalidity\": \"correct\", \"correctness\": 1, "
+              "\"measurements\": [{\"name\": \"time\", \"value\": %g, "
+              "\"unit\": \"\"}], \"objectives\": [\"time\"]}",
+              n ? ", " : "", x, y,
+              n == 0 && patch ? patch
+                              : "{\"compilation\": 2, \"framework\": 0, "
+                                "\"runtimes\": [1, 1]}",
+              t);
+      n++;
+    }
+  fprintf(f, "%s%s]}\n", extra[0] ? ", " : "", extra);
+  fclose(f);
+}
+
+/* The recorded space of T1 file t1 with T4 file t4: HERON_OK with the
+ * sum of the recorded seconds and of the costs, or the error. */
+static int recorded(const char *t1, const char *t4, double *sum_s,
+                    double *sum_cost, heron_error *err) {
+  heron_task_spec spec = {.t1 = t1, .t4 = t4};
+  heron_task *t = NULL;
+  heron_error_clear(err);
+  int rc = heron_task_create(&spec, &t, err);
+  if (rc)
+    return rc;
+  double *s = NULL, *c = NULL;
+  int n = 0;
+  rc = heron_task_recorded_space(t, &s, &c, &n, err);
+  *sum_s = *sum_cost = 0;
+  for (int i = 0; i < n; i++) {
+    *sum_s += s[i];
+    *sum_cost += c[i];
+  }
+  heron_free(s);
+  heron_free(c);
+  heron_task_free(t);
+  return rc;
+}
+
+/* Issue 30: a T4 file's contents were trusted: a duplicate record at 0.001
+ * ms won as 1,000,000 GFLOP/s, a negative compile time made the elapsed
+ * time go negative, and a time unit of "hours" was read as milliseconds.
+ * Duplicates, negative or non-numeric times and unknown units are refused
+ * naming the record (or the unit); the known units convert. */
+TEST(t4_duplicates_bad_times_and_unknown_units_are_refused_naming_them) {
+  char dir[64], t1[600], t4[600];
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  write_small_t1(dir, t1, sizeof t1);
+  snprintf(t4, sizeof t4, "%s/run_T4.json", dir);
+  heron_error err;
+  double s, c;
+  /* The good file: times 3..6 ms, 21 ms in all; cost (2 + 2) ms each. */
+  static const struct {
+    const char *meta;
+    double scale; /* seconds per unit */
+  } units[] = {{"", 1e-3},
+               {"\"timeunit\": \"miliseconds\"", 1e-3},
+               {"\"timeunit\": \"ms\"", 1e-3},
+               {"\"timeunit\": \"seconds\"", 1},
+               {"\"timeunit\": \"microseconds\"", 1e-6},
+               {"\"timeunit\": \"ns\"", 1e-9}};
+  for (size_t k = 0; k < sizeof units / sizeof *units; k++) {
+    write_t4(t4, units[k].meta, NULL, "");
+    CHECK_OK(recorded(t1, t4, &s, &c, &err), &err);
+    CHECK_MSG(fabs(s - 27 * units[k].scale) < 1e-9 * units[k].scale * 27 &&
+                  fabs(c - 6 * 4 * units[k].scale) < 1e-9 * units[k].scale * 24,
+              "%s: %g s, cost %g s", units[k].meta, s, c);
+  }
+  static const struct {
+    const char *meta, *patch, *extra, *says;
+  } bad[] = {
+      /* a duplicate at 0.001 ms, after the record it repeats */
+      {"", NULL,
+       "{\"configuration\": {\"x\": 1, \"y\": 1}, \"times\": {}, "
+       "\"invalidity\": \"correct\", \"correctness\": 1, \"measurements\": "
+       "[{\"name\": \"time\", \"value\": 0.001}]}",
+       "result 7 repeats the configuration of record 1"},
+      {"", "{\"compilation\": -5000, \"runtimes\": [1]}", "",
+       "result 1: times.compilation is -5000, not a time"},
+      {"", "{\"compilation\": 1, \"framework\": \"soon\"}", "",
+       "result 1: times.framework is \"soon\", not a time"},
+      {"", "{\"compilation\": 1, \"runtimes\": [1, -2]}", "",
+       "result 1: times.runtimes[1] is -2, not a time"},
+      {"\"timeunit\": \"hours\"", NULL, "",
+       "metadata.timeunit \"hours\" is not a time unit it knows"},
+      {"\"timeunit\": 3", NULL, "",
+       "metadata.timeunit (not a string) is not a time unit"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    write_t4(t4, bad[k].meta, bad[k].patch, bad[k].extra);
+    int rc = recorded(t1, t4, &s, &c, &err);
+    CHECK_MSG(rc == HERON_EPARSE, "case %zu: %s %s", k, heron_err_name(rc),
+              err.text);
+    CHECK_STR_CONTAINS(err.text, bad[k].says);
+    CHECK_STR_CONTAINS(err.text, "run_T4.json");
+  }
+  rmrf(dir);
+}
+
+/* Writes `members` gzip members, each `mib` MiB of `fill` bytes after
+ * `head` (first member only), into path: a few KB that inflate to
+ * members x mib MiB. */
+static int write_bomb(const char *path, const char *head, char fill,
+                      int members, int mib) {
+  char *block = malloc(1 << 20);
+  if (!block)
+    return 0;
+  memset(block, fill, 1 << 20);
+  char one[600];
+  snprintf(one, sizeof one, "%s.one", path);
+  gzFile g = gzopen(one, "wb9");
+  int ok = g != NULL;
+  if (ok && head[0])
+    ok = gzputs(g, head) > 0;
+  for (int i = 0; ok && i < mib; i++)
+    ok = gzwrite(g, block, 1 << 20) == 1 << 20;
+  if (g)
+    ok &= gzclose(g) == Z_OK;
+  free(block);
+  /* The later members hold only the fill: concatenated gzip members are
+   * one stream to zlib. */
+  char rest[600];
+  snprintf(rest, sizeof rest, "%s.rest", path);
+  g = ok ? gzopen(rest, "wb9") : NULL;
+  ok = g != NULL;
+  block = malloc(1 << 20);
+  memset(block, fill, 1 << 20);
+  for (int i = 0; ok && i < mib; i++)
+    ok = gzwrite(g, block, 1 << 20) == 1 << 20;
+  if (g)
+    ok &= gzclose(g) == Z_OK;
+  free(block);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "cat '%s' > '%s' && for i in $(seq 2 %d); do cat '%s' >> '%s'; "
+           "done && rm -f '%s' '%s'",
+           one, path, members, rest, path, one, rest);
+  return ok && system(cmd) == 0;
+}
+
+/* Issue 30: a 3 MB gzipped T4 file that inflates to gigabytes took 3.5 GB
+ * of memory and failed with an empty message; a replay log with a 3 GB
+ * line grew without bound.  What is read is capped (record.h): the error
+ * names the file, the limit and its variable.  Small limits here keep it
+ * quick; the default is run too, under a memory cap, in the next test. */
+TEST(decompression_and_line_bombs_stop_at_the_limit_naming_it) {
+  char dir[64], t1[600], path[600];
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  write_small_t1(dir, t1, sizeof t1);
+  heron_error err;
+  double s, c;
+  setenv("HERON_MAX_INPUT_MB", "4", 1);
+  setenv("HERON_MAX_LINE_MB", "1", 1);
+  /* A T4 file of blanks inflating to 16 MiB, past the 4 MiB limit. */
+  snprintf(path, sizeof path, "%s/blank_T4.json.gz", dir);
+  CHECK(write_bomb(path, "{\"results\": [", ' ', 4, 4));
+  CHECK_EQ(recorded(t1, path, &s, &c, &err), HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, path);
+  CHECK_STR_CONTAINS(err.text, "more than the limit of 4 MiB "
+                               "(HERON_MAX_INPUT_MB)");
+  /* One string of 3 MiB, past the 1 MiB limit on a string. */
+  snprintf(path, sizeof path, "%s/string_T4.json.gz", dir);
+  CHECK(write_bomb(path, "{\"results\": [\"", 'a', 1, 3));
+  CHECK_EQ(recorded(t1, path, &s, &c, &err), HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, path);
+  CHECK_STR_CONTAINS(err.text, "a string longer than the limit of 1 MiB "
+                               "(HERON_MAX_LINE_MB)");
+  /* A replay log whose first line is 3 MiB long. */
+  snprintf(path, sizeof path, "%s/line.jsonl.gz", dir);
+  CHECK(write_bomb(path, "{\"task\": \"", 'a', 1, 3));
+  const char *logs[] = {path};
+  heron_task *t = replay_task(logs, 1, 64, &err);
+  CHECK(!t);
+  CHECK_EQ(err.code, HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "line.jsonl.gz:1: a line longer than the "
+                               "limit of 1 MiB (HERON_MAX_LINE_MB)");
+  /* A replay log of blank lines inflating past the limit. */
+  snprintf(path, sizeof path, "%s/blank.jsonl.gz", dir);
+  CHECK(write_bomb(path, "", '\n', 4, 4));
+  t = replay_task(logs, 1, 64, &err);
+  CHECK(!t);
+  CHECK_EQ(err.code, HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, path);
+  CHECK_STR_CONTAINS(err.text, "more than the limit of 4 MiB "
+                               "(HERON_MAX_INPUT_MB)");
+  unsetenv("HERON_MAX_INPUT_MB");
+  unsetenv("HERON_MAX_LINE_MB");
+  rmrf(dir);
+}
+
+/* The default limits hold under a memory cap: a T4 file of under 1 MB
+ * that inflates to 640 MiB of blanks, and one whose string inflates to
+ * 1 GiB, are refused by a child limited to 1 GiB of address space (without
+ * the limits the first is read to its end and the second needs GBs). */
+TEST(a_gigabyte_bomb_is_refused_within_a_memory_cap_at_the_default_limit) {
+  if (HERON_TEST_SANITIZED)
+    SKIP("a sanitizer reserves terabytes of address space: no memory cap");
+  char dir[64], t1[600], blank[600], str[600];
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  write_small_t1(dir, t1, sizeof t1);
+  snprintf(blank, sizeof blank, "%s/blank_T4.json.gz", dir);
+  snprintf(str, sizeof str, "%s/string_T4.json.gz", dir);
+  CHECK(write_bomb(blank, "{\"results\": [", ' ', 10, 64));
+  CHECK(write_bomb(str, "{\"results\": [\"", 'a', 16, 64));
+  unsetenv("HERON_MAX_INPUT_MB");
+  unsetenv("HERON_MAX_LINE_MB");
+  const char *files[] = {blank, str};
+  const char *says[] = {"more than the limit of 512 MiB",
+                        "a string longer than the limit of 16 MiB"};
+  for (int k = 0; k < 2; k++) {
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      close(fds[0]);
+      struct rlimit rl = {1L << 30, 1L << 30};
+      setrlimit(RLIMIT_AS, &rl);
+      heron_error err;
+      double s, c;
+      int rc = recorded(t1, files[k], &s, &c, &err);
+      dprintf(fds[1], "%s %s", heron_err_name(rc), err.text);
+      _exit(0);
+    }
+    close(fds[1]);
+    char msg[400] = "";
+    ssize_t n = read(fds[0], msg, sizeof msg - 1);
+    msg[n > 0 ? n : 0] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("%s: %s\n", files[k], msg);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the child died (status %d)", status);
+    const char *m = msg;
+    CHECK_STR_CONTAINS(m, "HERON_EINVAL");
+    CHECK_STR_CONTAINS(m, files[k]);
+    CHECK_STR_CONTAINS(m, says[k]);
+  }
+  rmrf(dir);
+}
+
+/* Issue 30: a FIFO given as a replay log or a T4 file blocked forever; a
+ * folder gave a misleading message.  Both are refused before opening. */
+TEST(a_fifo_or_folder_as_replay_log_or_t4_file_is_refused_saying_so) {
+  char dir[64], t1[600], fifo[600], fifo4[600], folder[600];
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  write_small_t1(dir, t1, sizeof t1);
+  snprintf(fifo, sizeof fifo, "%s/fifo.jsonl", dir);
+  snprintf(fifo4, sizeof fifo4, "%s/fifo_T4.json", dir);
+  snprintf(folder, sizeof folder, "%s/folder.json", dir);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  CHECK(mkfifo(fifo4, 0600) == 0);
+  CHECK(mkdir(folder, 0700) == 0);
+  alarm(20); /* a FIFO that blocks fails the test instead of hanging it */
+  heron_error err;
+  const char *logs[] = {fifo};
+  CHECK(!replay_task(logs, 1, 64, &err));
+  CHECK_EQ(err.code, HERON_EINVAL);
+  char want[700];
+  snprintf(want, sizeof want, "replay log %s is a FIFO, not a file", fifo);
+  CHECK_STR_CONTAINS(err.text, want);
+  double s, c;
+  CHECK_EQ(recorded(t1, fifo4, &s, &c, &err), HERON_EINVAL);
+  snprintf(want, sizeof want, "T4 file %s is a FIFO, not a file", fifo4);
+  CHECK_STR_CONTAINS(err.text, want);
+  CHECK_EQ(recorded(t1, folder, &s, &c, &err), HERON_EINVAL);
+  snprintf(want, sizeof want, "T4 file %s is a directory, not a file", folder);
+  CHECK_STR_CONTAINS(err.text, want);
+  alarm(0);
   rmrf(dir);
 }
