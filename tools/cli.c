@@ -47,17 +47,19 @@ static void vreport(int code, const heron_error *err, const char *fmt,
                     va_list ap) {
   const char *text = err && err->text[0] ? err->text : heron_strerror(code);
   /* heron_error holds 159 characters: a longer message (a long path in it)
-   * lost its end, often the reason.  Say so rather than let the cut text
+   * keeps its head and its tail, the reason, around "..." (heron_error_set).
+   * Say that its middle was left out rather than let the shortened text
    * pass for the whole message. */
-  int cut = err && strlen(err->text) == sizeof err->text - 1;
+  int cut = err && strlen(err->text) == sizeof err->text - 1 &&
+            strstr(err->text, "...");
   fprintf(stderr, "%s: ", prog_name);
   if (fmt) {
     vfprintf(stderr, fmt, ap);
     fputs(": ", stderr);
   }
   fprintf(stderr, "%s: %s%s\n", heron_err_name(code), text,
-          cut ? cli_printf("... [the library's message was cut at %zu "
-                           "characters]",
+          cut ? cli_printf(" [the library's message was shortened to %zu "
+                           "characters: its middle is left out]",
                            sizeof err->text - 1)
               : "");
 }

@@ -40,10 +40,26 @@ HERON_API int heron_error_set(heron_error *err, int code, const char *fmt,
   if (!err || err->code != HERON_OK)
     return code;
   err->code = code;
-  va_list ap;
+  va_list ap, aq;
   va_start(ap, fmt);
-  vsnprintf(err->text, sizeof err->text, fmt, ap);
+  va_copy(aq, ap);
+  int len = vsnprintf(err->text, sizeof err->text, fmt, ap);
   va_end(ap);
+  /* A message longer than text[] keeps its head and its tail: the reason
+   * is usually last ("cannot open <a long path>: No such file..."), so
+   * cutting the end alone would lose it.  The middle gives way to "...". */
+  if (len >= (int)sizeof err->text) {
+    char *full = malloc((size_t)len + 1);
+    if (full) {
+      vsnprintf(full, (size_t)len + 1, fmt, aq);
+      const size_t cap = sizeof err->text - 1, tail = 100;
+      const size_t head = cap - tail - 3;
+      snprintf(err->text, sizeof err->text, "%.*s...%s", (int)head, full,
+               full + (size_t)len - tail);
+      free(full);
+    }
+  }
+  va_end(aq);
   return code;
 }
 

@@ -86,8 +86,10 @@ typedef struct heron_error {
 HERON_API void heron_error_clear(heron_error *err);
 
 /* Records `code` and a printf-formatted message in `err` unless `err` already
- * holds an error (the first error wins) or is NULL.  Returns `code`, so a
- * failing function can `return heron_error_set(err, HERON_EINVAL, ...)`. */
+ * holds an error (the first error wins) or is NULL.  A message longer than
+ * `text` keeps its first 56 and last 100 characters around "...", so the
+ * reason at its end survives a long path.  Returns `code`, so a failing
+ * function can `return heron_error_set(err, HERON_EINVAL, ...)`. */
 HERON_API int heron_error_set(heron_error *err, int code, const char *fmt, ...)
     HERON_PRINTF(3, 4);
 
