@@ -26,15 +26,23 @@ Needs Optuna (Debian: python3-optuna).  Through the pipe strategy:
     heron-search ... --strategy pipe \
         --param program=plugins/strategies/pipe/examples/optuna_tpe.py
 
-or, when the first python3 in PATH lacks Optuna,
+or, when the first python3 in PATH lacks Optuna (a pyenv or a venv python3
+before Debian's, whose python3-optuna is for /usr/bin/python3 only), with
+the Python that has it named:
 
         --param program=/usr/bin/python3 \
         --param args=plugins/strategies/pipe/examples/optuna_tpe.py
+
+Run by a Python that cannot import Optuna, it says which one that is, which
+other Pythons on this machine have Optuna, and the two parameters above;
+it answers the host's hello with that error, so the run stops with it
+(exit status 1) instead of a traceback.
 
 Arguments: --startup N (random trials before TPE, default 10),
 --multivariate (TPE over the joint distribution of the knobs).
 """
 import argparse
+import json
 import os
 import sys
 import warnings
@@ -42,10 +50,75 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from heron_pipe import OpError, Strategy, run  # noqa: E402
 
-import optuna  # noqa: E402
-from optuna.distributions import (CategoricalDistribution,  # noqa: E402
-                                  IntDistribution)
-from optuna.trial import TrialState, create_trial  # noqa: E402
+
+
+def pythons_with_optuna():
+    """The other python3 interpreters (PATH's, then Debian's) that import
+    optuna, by real path, in PATH order."""
+    import shutil
+    import subprocess
+    here = os.path.realpath(sys.executable)
+    seen, found = {here}, []
+    dirs = os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin"]
+    for d in dirs:
+        exe = shutil.which("python3", path=d or ".")
+        if not exe or os.path.realpath(exe) in seen:
+            continue
+        seen.add(os.path.realpath(exe))
+        try:
+            ok = subprocess.run([exe, "-c", "import optuna"], timeout=60,
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        if ok:
+            found.append(exe)
+    return found
+
+
+def missing_optuna(e):
+    """Says which Python lacks Optuna and how to point at one that has it,
+    on stderr and as the error answering the host's hello; returns 1."""
+    me = os.path.abspath(__file__)
+    exe = sys.executable or "python3"
+    version = sys.version.split()[0]
+    others = pythons_with_optuna()
+    use = others[0] if others else "/path/to/python3"
+    lines = [
+        "optuna_tpe.py: the Python running it cannot import optuna (%s): "
+        "%s (Python %s)" % (e, exe, version),
+        "optuna_tpe.py: " + ("Pythons here that have Optuna: " +
+                             ", ".join(others) if others else
+                             "no other python3 here has Optuna; install it "
+                             "(Debian: apt-get install python3-optuna, for "
+                             "/usr/bin/python3; or %s -m pip install optuna)"
+                             % exe),
+        "optuna_tpe.py: run it with such a Python: --param program=%s "
+        "--param args=%s" % (use, me),
+    ]
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+    short = "%s (Python %s) cannot import optuna; use --param program=%s " \
+            "--param args=optuna_tpe.py" % (exe, version, use)
+    line = sys.stdin.readline()
+    try:
+        msg = json.loads(line)
+        reply = {"type": "error", "id": msg.get("id"), "message": short}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+    except ValueError:
+        pass
+    return 1
+
+
+try:
+    import optuna  # noqa: E402
+    from optuna.distributions import (CategoricalDistribution,  # noqa: E402
+                                      IntDistribution)
+    from optuna.trial import TrialState, create_trial  # noqa: E402
+except ImportError as e:
+    sys.exit(missing_optuna(e))
 
 # Suggestions asked per wanted proposal before the round fills the rest
 # with random valid samples (a repaired suggestion may land on a config
