@@ -26,6 +26,12 @@
 # STRATEGY (random), MODEL (none), TRIALS (32), TUNE_TIMEOUT (seconds per
 # suite, 300), TUNE_ARGS (more heron-bench flags, e.g. --tasks GEMM,C2D),
 # BENCH_LOGS (none), BENCH_TIMEOUT (seconds per task, 90).
+#
+# Every phase asked for runs even when an earlier one failed; at the end a
+# summary gives each phase's status (ok, FAILED with why, skipped with why)
+# and the script exits 1 when any phase failed (the smoke test skipping
+# because there is no GPU counts as failed here: this is the GPU check),
+# 0 when none did, 2 on a usage error.
 set -u
 out=${1:?usage: gpu-check.sh OUTDIR}
 out=$(mkdir -p "$out" && cd "$out" && pwd)
@@ -49,50 +55,101 @@ export LD_LIBRARY_PATH="$here/.devlibs:$here/$build/lib${LD_LIBRARY_PATH:+:$LD_L
 export HERON_PLUGIN_PATH="$here/$build/plugins${HERON_PLUGIN_PATH:+:$HERON_PLUGIN_PATH}"
 cd "$here" || exit 1
 
+# Each phase's status, for the summary: "<phase>: ok" / "<phase>: FAILED
+# (why)" / "<phase>: skipped (why)", one line each, in the order run.
+summary=""
+failed=0
+status() { # status PHASE ok|FAILED|skipped [WHY]
+  line="$1: $2${3:+ ($3)}"
+  summary="$summary$line
+"
+  [ "$2" = FAILED ] && failed=1
+  echo "-- $line"
+}
+for p in $phases; do
+  case $p in smoke|baseline|tune|bench) ;;
+  *) echo "gpu-check.sh: unknown phase '$p' in PHASES (smoke baseline tune bench)" >&2
+     exit 2 ;;
+  esac
+done
+
 echo "== machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+if nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; then
+  status machine ok
+else
+  status machine FAILED "nvidia-smi exited with $?"
+fi
 echo "$(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo)"
 if ldd "$bin/heron-search" | grep 'not found'; then
   echo "missing libraries: build on this machine instead"
+  status libraries FAILED "heron-search lacks shared libraries"
+  printf '== summary\n%s' "$summary"
   exit 1
 fi
 
 case " $phases " in *" smoke "*)
   echo "== smoke"
-  sh tests/bench/gpu_smoke.sh "$bin/heron-search" ;;
+  st=0
+  sh tests/bench/gpu_smoke.sh "$bin/heron-search" || st=$?
+  case $st in
+  0) status smoke ok ;;
+  77) status smoke FAILED "skipped: no GPU found (see above)" ;;
+  *) status smoke FAILED "gpu_smoke.sh exited with $st" ;;
+  esac ;;
 esac
 
 case " $phases " in *" baseline "*)
   if python3 -c 'import torch' 2>/dev/null; then
     echo "== vendor libraries through PyTorch"
-    timeout 120 python3 bench/gpu/torch_baseline.py 2>&1 | tee "$out/torch_baseline.txt"
+    st=0
+    timeout 120 python3 bench/gpu/torch_baseline.py > "$out/torch_baseline.txt" 2>&1 || st=$?
+    cat "$out/torch_baseline.txt"
+    if [ "$st" -eq 0 ]; then status baseline ok
+    elif [ "$st" -eq 124 ]; then status baseline FAILED "timed out after 120 s"
+    else status baseline FAILED "torch_baseline.py exited with $st"
+    fi
+  else
+    status baseline skipped "no PyTorch for $(command -v python3)"
   fi ;;
 esac
 
 case " $phases " in *" tune "*)
   model=${MODEL:-none}
+  bad=""
   for suite in ${SUITES:-configs/suites/tensorcore.json}; do
     name=$(basename "$suite" .json)
     echo "== heron-bench $name, ${STRATEGY:-random} + $model, ${TRIALS:-32} trials"
+    st=0
     timeout "${TUNE_TIMEOUT:-300}" "$bin/heron-bench" --suite "$suite" \
       --strategies "${STRATEGY:-random}" --models "$model" --seeds 1 \
       --trials "${TRIALS:-32}" --batch 16 --min-repeat-ms 10 --repeat 3 \
-      --timeout 20 --out "$out/$name" ${TUNE_ARGS:-} 2>&1 | tail -20
-  done ;;
+      --timeout 20 --out "$out/$name" ${TUNE_ARGS:-} > "$out/$name.tune.log" 2>&1 || st=$?
+    tail -20 "$out/$name.tune.log"
+    if [ "$st" -eq 124 ]; then bad="$bad $name: timed out after ${TUNE_TIMEOUT:-300} s (run again to resume);"
+    elif [ "$st" -ne 0 ]; then bad="$bad $name: heron-bench exited with $st;"
+    fi
+  done
+  if [ -z "$bad" ]; then status tune ok; else status tune FAILED "${bad# }"; fi ;;
 esac
 
 case " $phases " in *" bench "*)
   echo "== bench_cuda: the best kernel of each task against cuBLAS / cuDNN"
   logs=$(find "$out" ${BENCH_LOGS:-} -name '*.jsonl' -o -name '*.jsonl.gz' 2>/dev/null | sort)
+  bad="" ntasks=0
   # One process per task (a log's file name starts with its suite task name).
   for task in $(for f in $logs; do basename "$f" | sed 's/__.*//; s/\.jsonl.*//'; done | sort -u); do
+    ntasks=$((ntasks + 1))
     args=()
     for f in $logs; do
       case $(basename "$f") in "$task"__*|"$task".jsonl*) args+=(--log "$f") ;; esac
     done
+    st=0
     timeout "${BENCH_TIMEOUT:-90}" "$bin/bench_cuda" "${args[@]}" \
-      --out "$out/bench-$task.md" > /dev/null 2> "$out/bench-$task.err" ||
-      { echo "$task: bench_cuda failed:"; tail -5 "$out/bench-$task.err"; }
+      --out "$out/bench-$task.md" > /dev/null 2> "$out/bench-$task.err" || st=$?
+    if [ "$st" -ne 0 ]; then
+      echo "$task: bench_cuda failed (exit $st):"; tail -5 "$out/bench-$task.err"
+      bad="$bad $task (exit $st);"
+    fi
   done
   first=1
   for t in "$out"/bench-*.md; do
@@ -100,6 +157,17 @@ case " $phases " in *" bench "*)
     if [ $first = 1 ]; then head -2 "$t"; first=0; fi
     grep '^| [a-z]' "$t" | grep -v '^| task'
   done
-  tail -1 "$(ls "$out"/bench-*.md | head -1)" 2>/dev/null ;;
+  for t in "$out"/bench-*.md; do [ -e "$t" ] && tail -1 "$t"; break; done
+  if [ "$ntasks" -eq 0 ]; then status bench FAILED "no tuning logs in $out${BENCH_LOGS:+ or $BENCH_LOGS}"
+  elif [ -z "$bad" ]; then status bench ok "$ntasks tasks"
+  else status bench FAILED "bench_cuda failed for${bad%;}"
+  fi ;;
 esac
+
+printf '== summary\n%s' "$summary"
+if [ "$failed" -ne 0 ]; then
+  echo "gpu-check.sh: FAILED (see the phases above)"
+  exit 1
+fi
+echo "gpu-check.sh: every phase ok"
 exit 0
