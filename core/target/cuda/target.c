@@ -148,8 +148,8 @@ static int cuda_measure_setup(const heron_task *t,
   int rc = heron__cuda_probe_isolated(&dev, 0, &perr);
   if (rc != HERON_OK && probe_found_no_gpu(&perr))
     return heron_error_set(err, HERON_EUNSUPPORTED,
-                           "target cuda: no GPU (%s); use --compile-only to "
-                           "build with NVRTC or --emulate to check on the CPU",
+                           "target cuda: no GPU (%s); use --compile-only "
+                           "(NVRTC builds) or --emulate (CPU checks)",
                            perr.text);
   if (rc != HERON_OK)
     return heron_error_set(err, HERON_ERUN,
