@@ -191,8 +191,8 @@ static int read_param(const char *path, int i, const json_t *o,
                                     : json_incref((json_t *)jv);
   if (!list && beyond_int64(&jerr))
     return heron_error_set(err, HERON_EPARSE,
-                           "T1 file %s: parameter %s: a value is an integer "
-                           "beyond int64 (values must fit in 64 bits): %s",
+                           "T1 file %s: parameter %s: %.50s: an integer "
+                           "beyond int64 (values must fit in 64 bits)",
                            path, name, jerr.text);
   if (!json_is_array(list) || json_array_size(list) == 0) {
     json_decref(list);
@@ -300,7 +300,7 @@ static int check_condition(const char *path, const heron__t1 *t1,
     heron_error eerr;
     heron_error_clear(&eerr);
     if (heron__expr_eval(e, vals, &out, &eerr) != HERON_OK) {
-      char at_text[120] = "", one[40];
+      char at_text[64] = "", one[40];
       size_t used = 0;
       for (int j = 0; j < n && used + 1 < sizeof at_text; j++) {
         value_text(&vals[idx[j]], one, sizeof one);
@@ -309,8 +309,8 @@ static int check_condition(const char *path, const heron__t1 *t1,
         used += w > 0 ? (size_t)w : 0;
       }
       rc = heron_error_set(err, HERON_EINVAL,
-                           "T1 condition %zu '%.40s': %s at %s (in %s)", k + 1,
-                           text, eerr.text, at_text, path);
+                           "T1 file %s: condition %zu '%.40s': %s at %s", path,
+                           k + 1, text, eerr.text, at_text);
       break;
     }
     /* The next combination: an odometer over the used parameters. */
@@ -364,9 +364,10 @@ static int add_conditions(const char *path, heron__t1 *t1, heron_space *sp,
     heron_error_clear(&perr);
     rc = heron__expr_parse(text, names, np, &e, &perr);
     if (rc) {
-      /* The reason first: the error text has room for 160 characters. */
-      rc = heron_error_set(err, rc, "T1 condition %zu '%.60s': %s (in %s)",
-                           k + 1, text, perr.text, path);
+      /* The reason last: a message longer than the error text keeps its
+       * head (the file) and its tail (the reason). */
+      rc = heron_error_set(err, rc, "T1 file %s: condition %zu '%.40s': %s",
+                           path, k + 1, text, perr.text);
       break;
     }
     rc = check_condition(path, t1, e, k, text, err);

@@ -46,9 +46,9 @@ typedef struct heron__t1 {
 /* Reads the T1 file at `path` and builds its space into *sp (finished).
  * Errors name the file and what is wrong: HERON_ENOTFOUND (no such file),
  * HERON_EPARSE (not JSON, a missing or mistyped member, a value list that
- * does not parse, an expression outside the language: "T1 condition 3
- * 'a.b > 1': column 2: ..."), HERON_EUNSAT (the restrictions admit no
- * config, naming the one that failed).  Free both with heron__t1_free and
+ * does not parse, an expression outside the language: "T1 file F:
+ * condition 3 'a.b > 1': column 2: ..."), HERON_EUNSAT (the restrictions admit
+ * no config, naming the one that failed).  Free both with heron__t1_free and
  * heron__space_free.
  *
  * The file must be a regular file (a FIFO or a folder is refused, not
@@ -62,8 +62,8 @@ typedef struct heron__t1 {
  * zero, an int64 overflow where Python's integers would grow, a string
  * repeated or joined, operands of the wrong types) refuses the file with
  * HERON_EINVAL naming the restriction, the values and the reason, e.g.
- * "T1 condition 1 'x // (y - y)': column 3: integer division by zero at
- * x=1, y=2 (in F)".  Python raises an exception there; Kernel Tuner's
+ * "T1 file F: condition 1 'x // (y - y)': column 3: integer division by
+ * zero at x=1, y=2".  Python raises an exception there; Kernel Tuner's
  * solver then stops, while its older check_restrictions ignores a
  * ZeroDivisionError (keeping the config), so neither "invalid" nor "valid"
  * would be what every Python reading gives: the file is refused instead,

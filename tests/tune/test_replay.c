@@ -767,7 +767,7 @@ TEST(t4_duplicates_bad_times_and_unknown_units_are_refused_naming_them) {
        "{\"configuration\": {\"x\": 1, \"y\": 1}, \"times\": {}, "
        "\"invalidity\": \"correct\", \"correctness\": 1, \"measurements\": "
        "[{\"name\": \"time\", \"value\": 0.001}]}",
-       "result 7 repeats the configuration of record 1"},
+       "result 7 repeats record 1's configuration"},
       {"", "{\"compilation\": -5000, \"runtimes\": [1]}", "",
        "result 1: times.compilation is -5000, not a time"},
       {"", "{\"compilation\": 1, \"framework\": \"soon\"}", "",

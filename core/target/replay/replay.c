@@ -562,8 +562,8 @@ static int take_t4(heron__replay *rp, int64_t *cfg, int status, double obj_ms,
   if (dup->key) {
     free(full);
     return heron_error_set(err, HERON_EPARSE,
-                           "%s repeats the configuration of record %d "
-                           "(each configuration must be listed once)",
+                           "%s repeats record %d's configuration (each "
+                           "must be listed once)",
                            what, dup->rec);
   }
   rc = take(rp, key, &m, cost);
