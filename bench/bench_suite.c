@@ -475,14 +475,60 @@ static int name_listed(const char *list, const char *name) {
   return 0;
 }
 
+/* A suite's keys and a task's (the format in --help): any other is
+ * refused, naming the file, the task and the key, as a misspelt or
+ * misplaced key would silently fall back to a default ("dtype" in a task
+ * running the suite's fp32). */
+static const char *const suite_keys[] = {"name",   "description", "dtype",
+                                         "target", "tasks",       NULL};
+static const char *const task_keys[] = {"name", "op", "shape", NULL};
+
+static int key_in(const char *key, const char *const *keys) {
+  for (; *keys; keys++)
+    if (!strcmp(key, *keys))
+      return 1;
+  return 0;
+}
+
+/* `who` names the task: its name, or tasks[i] without one. */
+static void check_task_keys(const char *file, json_t *jt, const char *who) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(jt, key, v) {
+    if (key_in(key, task_keys))
+      continue;
+    if (!strcmp(key, "dtype") || !strcmp(key, "target"))
+      cli_usage("--suite %s: task %s: unknown key \"%s\": \"%s\" belongs to "
+                "the whole suite (its top level: bench_suite compares one "
+                "dtype and target per suite), not to one task",
+                file, who, key, key);
+    if (!strcmp(key, "t1") || !strcmp(key, "t4"))
+      cli_usage("--suite %s: task %s: unknown key \"%s\": spaces of T1 "
+                "files have no library to compare with (heron-bench runs "
+                "them)",
+                file, who, key);
+    cli_usage("--suite %s: task %s: unknown key \"%s\" (a task has "
+              "\"name\", \"op\" and \"shape\")",
+              file, who, key);
+  }
+}
+
 static void load_suite(const settings *s, suite *su) {
   json_error_t jerr;
-  json_t *root = json_load_file(s->suite, 0, &jerr);
+  json_t *root = json_load_file(s->suite, JSON_REJECT_DUPLICATES, &jerr);
   if (!root)
     cli_usage("--suite: cannot read '%s': %s (line %d)", s->suite, jerr.text,
               jerr.line);
   if (!json_is_object(root))
     cli_usage("--suite %s: expected a JSON object with \"tasks\"", s->suite);
+  const char *key;
+  json_t *val;
+  json_object_foreach(root, key, val) {
+    if (!key_in(key, suite_keys))
+      cli_usage("--suite %s: unknown key \"%s\" (a suite has \"name\", "
+                "\"description\", \"dtype\", \"target\" and \"tasks\")",
+                s->suite, key);
+  }
   su->name = json_str(s->suite, root, "name", "");
   if (!su->name)
     su->name = cli_strdup(s->suite);
@@ -525,6 +571,8 @@ static void load_suite(const settings *s, suite *su) {
       cli_usage("--suite %s: %sexpected an object", s->suite, what);
     suite_task t = {0};
     t.name = json_str(s->suite, jt, "name", what);
+    check_task_keys(s->suite, jt,
+                    t.name && *t.name ? t.name : cli_printf("tasks[%zu]", i));
     t.op = json_str(s->suite, jt, "op", what);
     if (!t.name || !*t.name || !t.op)
       cli_usage("--suite %s: %s\"name\" and \"op\" are required", s->suite,
@@ -587,13 +635,12 @@ typedef struct geom {
 static const struct {
   const char *op;
   int fam, sp, cl;
-} families[] = {
-    {"gemm", FAM_GEMM, 0, 0},     {"bmm", FAM_BMM, 0, 0},
-    {"gemv", FAM_GEMV, 0, 0},     {"scan", FAM_SCAN, 0, 0},
-    {"c1d", FAM_CONV, 1, 0},      {"c2d", FAM_CONV, 2, 0},
-    {"dil", FAM_CONV, 2, 0},      {"c3d", FAM_CONV, 3, 0},
-    {"t2d", FAM_DECONV, 2, 0},    {"c1d_nwc", FAM_CONV, 1, 1},
-    {"c2d_nhwc", FAM_CONV, 2, 1}, {"c3d_ndhwc", FAM_CONV, 3, 1}};
+} families[] = {{"gemm", FAM_GEMM, 0, 0},     {"bmm", FAM_BMM, 0, 0},
+                {"gemv", FAM_GEMV, 0, 0},     {"scan", FAM_SCAN, 0, 0},
+                {"c1d", FAM_CONV, 1, 0},      {"c2d", FAM_CONV, 2, 0},
+                {"dil", FAM_CONV, 2, 0},      {"c3d", FAM_CONV, 3, 0},
+                {"t2d", FAM_DECONV, 2, 0},    {"c1d_nwc", FAM_CONV, 1, 1},
+                {"c2d_nhwc", FAM_CONV, 2, 1}, {"c3d_ndhwc", FAM_CONV, 3, 1}};
 
 /* Value of dimension `name` of the task, or -1 when the op has none. */
 static int64_t dim(const char *const *names, int nd, const int64_t *s, int ns,
@@ -1010,7 +1057,7 @@ typedef struct dnn_ctx {
   dnnl_primitive_t pre, post;
   dnnl_exec_arg_t pre_args[2], post_args[2];
   dnnl_memory_t user[2]; /* the plain source and destination they use */
-  char impl[40]; /* oneDNN's implementation ("jit:avx2", "ref:any") */
+  char impl[40];         /* oneDNN's implementation ("jit:avx2", "ref:any") */
 } dnn_ctx;
 
 /* How a ReLU epilogue reaches oneDNN: as a post-op of the convolution, or
@@ -1774,16 +1821,15 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
     /* What a caller with the same plain tensors pays for oneDNN's fast
      * kernel instead: its blocked convolution with the activations
      * reordered in and out in the call (weights reordered once). */
-    if (dnn_setup_best(&inplain, &g, 1, ty, in[0], in[1], NULL, 0,
-                       r->threads, &how, r->error, sizeof r->error) ||
+    if (dnn_setup_best(&inplain, &g, 1, ty, in[0], in[1], NULL, 0, r->threads,
+                       &how, r->error, sizeof r->error) ||
         dnn_reorder_in_call(&inplain, &g, ty, in[0], out_b3, r->error,
                             sizeof r->error)) {
       r->status = ROW_FAILED;
       goto done;
     }
     ip = nr;
-    snprintf(rs[nr].name, sizeof rs[nr].name,
-             "%s %s (plain in/out, %s)", lib,
+    snprintf(rs[nr].name, sizeof rs[nr].name, "%s %s (plain in/out, %s)", lib,
              su->dtype, inplain.impl);
     rs[nr].call = dnn_call;
     rs[nr++].self = &inplain;
@@ -1856,8 +1902,7 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
     r->max_err = fmax(compare(out, out_b, g.out_elems, g.red),
                       compare(out, out_b2, g.out_elems, g.red));
     if (inplain.prim)
-      r->max_err =
-          fmax(r->max_err, compare(out, out_b3, g.out_elems, g.red));
+      r->max_err = fmax(r->max_err, compare(out, out_b3, g.out_elems, g.red));
   }
   if (out32) {
     /* The fp32 kernel sums the same values in fp32: within the fp32

@@ -80,6 +80,7 @@ enum {
   OPT_T4_OUT,
   OPT_QUIET,
   OPT_VERBOSE,
+  OPT_ALLOW_MIXED,
   OPT_HELP,
   OPT_VERSION
 };
@@ -151,6 +152,10 @@ static cli_option options[] = {
     {OPT_QUIET, "quiet", NULL, "no progress lines on stderr", ""},
     {OPT_VERBOSE, "verbose", NULL,
      "also show each run's own progress on stderr", ""},
+    {OPT_ALLOW_MIXED, "allow-mixed", NULL,
+     "under mpirun: let ranks whose CPU or GPU differs from rank 0's run "
+     "(refused by default; needs a build with MPI)",
+     ""},
     {OPT_HELP, "help", NULL, "print this help and exit", ""},
     {OPT_VERSION, "version", NULL, "print the version and exit", ""},
     {0, NULL, NULL, NULL, ""}};
@@ -206,6 +211,7 @@ typedef struct settings {
   cli_task_args task; /* the flags given; the suite fills the rest */
   heron_tune_options o;
   int report_only, quiet, verbose;
+  int allow_mixed; /* --allow-mixed */
   /* Derived. */
   const char **strategies, **models, **labels;
   int nstrategies;
@@ -228,47 +234,48 @@ static void usage(FILE *out) {
   cli_set_default(options, "batch", "%d", d.batch);
   cli_set_default(options, "time-limit", "%g", d.time_limit_s);
   cli_measure_defaults(options, &d.measure);
-  fprintf(out,
-          "Usage: heron-bench --suite FILE --strategies A,B,... --out DIR "
-          "[options]\n"
-          "       heron-bench --out DIR --report-only\n"
-          "       heron-bench --export-t4 LOG --t4-out FILE\n"
-          "\n"
-          "Compares search strategies on the tasks of an operator suite: "
-          "every strategy\n"
-          "runs on every task for every seed with the same budget, each run "
-          "in its own\n"
-          "process with its own log DIR/logs/<task>__<strategy>__s<seed>.jsonl "
-          "(a complete\n"
-          "log is skipped, a partial one resumed).  Then DIR/runs.csv, "
-          "DIR/summary.md and\n"
-          "DIR/plots/<task>-{trials,time}.{svg,png} are rebuilt from every log "
-          "in DIR/logs\n"
-          "(plots need gnuplot).  A strategy with a model is labelled "
-          "strategy+model.\n"
-          "\n"
-          "A suite task is {\"name\", \"op\", \"shape\"}, or {\"name\", \"t1\", "
-          "\"t4\"}: a space of the\nauto-tuning community's T1 input file "
-          "answered from its brute-forced T4 file\n(paths relative to the "
-          "suite; configs/suites/benchmark-hub.json).  Runs on such\na space "
-          "get the methodology's time budget (unless --time-limit; --trials "
-          "does not\napply, the space bounds them) and are scored as in "
-          "Willemsen et al., FGCS\n2024: best-so-far standardised "
-          "between random search (0) and the optimum\n(1), mean and 95%% "
-          "interval per strategy, in summary.md, DIR/scores.csv,\n"
-          "DIR/score_aggregates.csv and plots/score.svg.\n"
-          "\n"
-          "Task names and plugin names (a plugin's file name without .so) "
-          "go into the file\nnames, so each must be 1 to 64 letters, "
-          "digits, '.', '_' or '-', beginning with\na letter or a digit, "
-          "without \"__\".\n"
-          "\n"
-          "Ctrl-C (SIGINT) or SIGTERM stops the comparison in order: the run "
-          "in flight\nends with its log kept, no other starts, and the "
-          "report covers the logs there\nare.  The same command again "
-          "resumes it.  A second signal ends it at once.\n"
-          "\n"
-          "Options (--flag VALUE and --flag=VALUE both work):\n");
+  fprintf(
+      out,
+      "Usage: heron-bench --suite FILE --strategies A,B,... --out DIR "
+      "[options]\n"
+      "       heron-bench --out DIR --report-only\n"
+      "       heron-bench --export-t4 LOG --t4-out FILE\n"
+      "\n"
+      "Compares search strategies on the tasks of an operator suite: "
+      "every strategy\n"
+      "runs on every task for every seed with the same budget, each run "
+      "in its own\n"
+      "process with its own log DIR/logs/<task>__<strategy>__s<seed>.jsonl "
+      "(a complete\n"
+      "log is skipped, a partial one resumed).  Then DIR/runs.csv, "
+      "DIR/summary.md and\n"
+      "DIR/plots/<task>-{trials,time}.{svg,png} are rebuilt from every log "
+      "in DIR/logs\n"
+      "(plots need gnuplot).  A strategy with a model is labelled "
+      "strategy+model.\n"
+      "\n"
+      "A suite task is {\"name\", \"op\", \"shape\"}, or {\"name\", \"t1\", "
+      "\"t4\"}: a space of the\nauto-tuning community's T1 input file "
+      "answered from its brute-forced T4 file\n(paths relative to the "
+      "suite; configs/suites/benchmark-hub.json).  Runs on such\na space "
+      "get the methodology's time budget (unless --time-limit; --trials "
+      "does not\napply, the space bounds them) and are scored as in "
+      "Willemsen et al., FGCS\n2024: best-so-far standardised "
+      "between random search (0) and the optimum\n(1), mean and 95%% "
+      "interval per strategy, in summary.md, DIR/scores.csv,\n"
+      "DIR/score_aggregates.csv and plots/score.svg.\n"
+      "\n"
+      "Task names and plugin names (a plugin's file name without .so) "
+      "go into the file\nnames, so each must be 1 to 64 letters, "
+      "digits, '.', '_' or '-', beginning with\na letter or a digit, "
+      "without \"__\".\n"
+      "\n"
+      "Ctrl-C (SIGINT) or SIGTERM stops the comparison in order: the run "
+      "in flight\nends with its log kept, no other starts, and the "
+      "report covers the logs there\nare.  The same command again "
+      "resumes it.  A second signal ends it at once.\n"
+      "\n"
+      "Options (--flag VALUE and --flag=VALUE both work):\n");
   cli_print_options(out, options);
   fprintf(out, "\nExit status: 0 every run finished; 1 a run or the report "
                "failed (the other\nruns still ran); 2 a usage error; 130 / "
@@ -467,6 +474,12 @@ static void parse_args(settings *s, int argc, char **argv) {
     case OPT_VERBOSE:
       s->verbose = 1;
       break;
+    case OPT_ALLOW_MIXED:
+      if (!cli_mpi_built())
+        cli_usage("--allow-mixed needs a heron-bench built with MPI (install "
+                  "OpenMPI with tools/setup.sh and build again)");
+      s->allow_mixed = 1;
+      break;
     default:
       break;
     }
@@ -521,8 +534,8 @@ static void check_runs(settings *s) {
   for (int i = 0; i < nseeds; i++) {
     const char *dash = strchr(seeds[i], '-');
     if (dash && dash != seeds[i]) {
-      lo[i] = cli_u64("--seeds", cli_printf("%.*s", (int)(dash - seeds[i]),
-                                            seeds[i]));
+      lo[i] = cli_u64("--seeds",
+                      cli_printf("%.*s", (int)(dash - seeds[i]), seeds[i]));
       hi[i] = cli_u64("--seeds", dash + 1);
       if (hi[i] < lo[i])
         cli_usage("--seeds: range '%s' runs backwards", seeds[i]);
@@ -671,6 +684,50 @@ static void replay_logs_per_task(settings *s) {
   }
 }
 
+/* A suite's keys, and a task's: any other is refused, naming the file,
+ * the task and the key (a misspelt key would silently fall back to a
+ * default: "dtpye" running fp32). */
+static const char *const suite_keys[] = {"name",   "description", "dtype",
+                                         "target", "tasks",       NULL};
+static const char *const task_keys[] = {"name", "op", "shape",
+                                        "t1",   "t4", NULL};
+
+static int key_in(const char *key, const char *const *keys) {
+  for (; *keys; keys++)
+    if (!strcmp(key, *keys))
+      return 1;
+  return 0;
+}
+
+static void check_suite_keys(const settings *s, json_t *root) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    if (!key_in(key, suite_keys))
+      cli_usage("--suite %s: unknown key \"%s\" (a suite has \"name\", "
+                "\"description\", \"dtype\", \"target\" and \"tasks\")",
+                s->suite_path, key);
+  }
+}
+
+/* `who` names the task: its name, or tasks[i] without one. */
+static void check_task_keys(const settings *s, json_t *jt, const char *who) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(jt, key, v) {
+    if (key_in(key, task_keys))
+      continue;
+    if (!strcmp(key, "dtype") || !strcmp(key, "target"))
+      cli_usage("--suite %s: task %s: unknown key \"%s\": \"%s\" belongs to "
+                "the whole suite (its top level; or --%s for every task), "
+                "not to one task",
+                s->suite_path, who, key, key, key);
+    cli_usage("--suite %s: task %s: unknown key \"%s\" (a task has \"name\", "
+              "\"op\" and \"shape\", or \"name\", \"t1\" and \"t4\")",
+              s->suite_path, who, key);
+  }
+}
+
 static void load_suite(settings *s) {
   json_error_t jerr;
   json_t *root = json_load_file(s->suite_path, JSON_REJECT_DUPLICATES, &jerr);
@@ -683,6 +740,7 @@ static void load_suite(settings *s) {
     cli_usage("--suite %s: expected an object with a non-empty \"tasks\" "
               "array",
               s->suite_path);
+  check_suite_keys(s, root);
   const char *dtype = suite_str(s, root, "dtype", "");
   const char *target = suite_str(s, root, "target", "");
   s->st = keep_array(json_array_size(tasks), sizeof *s->st);
@@ -698,6 +756,8 @@ static void load_suite(settings *s) {
     suite_task t;
     memset(&t, 0, sizeof t);
     t.name = suite_str(s, jt, "name", where);
+    check_task_keys(s, jt,
+                    t.name && t.name[0] ? t.name : cli_printf("tasks[%zu]", i));
     const char *op = suite_str(s, jt, "op", where);
     const char *t1 = suite_str(s, jt, "t1", where);
     const char *t4 = suite_str(s, jt, "t4", where);
@@ -705,11 +765,15 @@ static void load_suite(settings *s) {
       cli_usage("--suite %s: %s\"name\" and \"op\" (or \"t1\" and \"t4\") "
                 "are required",
                 s->suite_path, where);
-    if (t1 && (op || !t4))
-      cli_usage("--suite %s: task %s: a \"t1\" task takes a \"t4\" and no "
-                "\"op\"",
-                s->suite_path, t.name);
     json_t *shape = json_object_get(jt, "shape");
+    if (t1 && (op || shape || !t4))
+      cli_usage("--suite %s: task %s: a \"t1\" task takes a \"t4\" and no "
+                "\"op\" or \"shape\" (its space is the T1 file's)",
+                s->suite_path, t.name);
+    if (t4 && !t1)
+      cli_usage("--suite %s: task %s: \"t4\" goes with a \"t1\" (an op "
+                "task has \"op\" and \"shape\")",
+                s->suite_path, t.name);
     if (!shape && !t1)
       cli_usage("--suite %s: task %s: \"shape\" is required", s->suite_path,
                 t.name);
@@ -1008,8 +1072,9 @@ static void run_all(const settings *s, tally *tl) {
         double spent = 0;
         int have = log_lines(log, bud.scored ? &spent : NULL);
         /* A scored run ends at its time budget, a plain one at --trials. */
-        if (bud.scored ? have > 0 && (have >= bud.trials || spent >= bud.seconds)
-                       : have >= s->o.trials) {
+        if (bud.scored
+                ? have > 0 && (have >= bud.trials || spent >= bud.seconds)
+                : have >= s->o.trials) {
           tl->complete++;
           if (!s->quiet)
             fprintf(stderr, "%s: complete (%d trials in %s), skipped\n", at,
@@ -1581,7 +1646,8 @@ static int score_task(const char *out, const logrun *runs, int lo, int hi,
   double *curve = malloc((size_t)b.points * sizeof *curve);
   for (int i = lo; i < hi && curve; i++) {
     const logrun *lr = &runs[i];
-    bench_score_trial *tr = malloc((size_t)(lr->n > 0 ? lr->n : 1) * sizeof *tr);
+    bench_score_trial *tr =
+        malloc((size_t)(lr->n > 0 ? lr->n : 1) * sizeof *tr);
     if (!tr)
       break;
     /* The log's order is the trials' (read_log sorts by trial); elapsed
@@ -1614,14 +1680,13 @@ static int score_task(const char *out, const logrun *runs, int lo, int hi,
 
 /* The score section of summary.md. */
 static void write_score_section(FILE *f, const scoring *sc) {
-  fprintf(f,
-          "## Score (the methodology of Willemsen et al., FGCS 2024)\n\n"
-          "Each run's best-so-far time against simulated seconds, "
-          "standardised between the calculated\nrandom-search baseline (0) "
-          "and the space's optimum (1) over the window from the\n50th to "
-          "the 95th percentile cutoff, averaged over the window; per "
-          "strategy the mean over\nspaces of the mean over seeds, with its "
-          "95%% confidence interval (Student's t).\nSpaces: ");
+  fprintf(f, "## Score (the methodology of Willemsen et al., FGCS 2024)\n\n"
+             "Each run's best-so-far time against simulated seconds, "
+             "standardised between the calculated\nrandom-search baseline (0) "
+             "and the space's optimum (1) over the window from the\n50th to "
+             "the 95th percentile cutoff, averaged over the window; per "
+             "strategy the mean over\nspaces of the mean over seeds, with its "
+             "95%% confidence interval (Student's t).\nSpaces: ");
   for (int i = 0; i < sc->ntasks; i++)
     fprintf(f, "%s%s", i ? ", " : "", sc->task[i]);
   fprintf(f, ".\n\n");
@@ -1880,9 +1945,9 @@ static int export_t4(const char *log, const char *out) {
     if (task && !task_key)
       task_key = cli_strdup(task);
     json_t *times = json_object();
-    json_object_set_new(
-        times, "compilation",
-        json_real(1e3 * json_number_value(json_object_get(o, "build_seconds"))));
+    json_object_set_new(times, "compilation",
+                        json_real(1e3 * json_number_value(json_object_get(
+                                            o, "build_seconds"))));
     json_t *runtimes = json_array();
     if (ok)
       json_array_append_new(runtimes, json_real(ms));
@@ -1927,6 +1992,25 @@ static int export_t4(const char *log, const char *out) {
   return status;
 }
 
+/* Under mpirun every rank runs kernels of its own runs: the ranks' CPUs
+ * (for tasks on the cpu or amx target) and GPUs (for a GPU target) must
+ * agree, as each detects them whatever --hw says (tools/ranks.h).  A T1
+ * task and the replay target measure nothing on the ranks' machines. */
+static void check_rank_machines(const settings *s) {
+  int cpu = 0, gpu = 0;
+  for (int i = 0; i < s->ntasks; i++) {
+    const cli_task_args *a = &s->st[i].args;
+    const char *target = a->target ? a->target : "cpu";
+    if (a->t1 || !strcmp(target, "replay"))
+      continue;
+    if (heron_target_is_gpu(target))
+      gpu = 1;
+    else
+      cpu = 1;
+  }
+  cli_mpi_check_machines(cpu, gpu, s->allow_mixed);
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -1962,6 +2046,8 @@ int main(int argc, char **argv) {
   check_runs(&s);
   load_suite(&s);
   replay_logs_per_task(&s);
+  if (nranks > 1)
+    check_rank_machines(&s);
   /* From here a SIGINT or SIGTERM ends the comparison in order (the run in
    * flight stopped and its log kept, the report written); a second one
    * ends it at once. */

@@ -1,31 +1,54 @@
-/* tools/ranks.c - heron-search across MPI ranks (tools/ranks.h says what).
+/* tools/ranks.c - heron-search and heron-bench across MPI ranks (tools/ranks.h
+ * says what).
  *
  * The protocol, rank 0 with each measuring rank r, on MPI_COMM_WORLD:
  *
- *   r -> 0  TAG_HW      its hardware line (cli_mpi_check_hardware, gathered)
+ *   all     MPI_Allgather of every rank's identity (host, pid, start time,
+ *           kernel and pid namespace), at MPI_Init
+ *   r -> 0  TAG_HW      its hardware (cli_mpi_check_hardware, gathered)
  *   r -> 0  TAG_READY   a wire_ready: 0 and "" when its measurer opened,
  *                       else the status and why (then r ends)
  *   0 -> r  TAG_WORK    nvars + 1 int64: the candidate's index in the round,
  *                       then its config
  *   r -> 0  TAG_RESULT  a wire_result: the measurement of that candidate
  *   0 -> r  TAG_STOP    nothing more: r closes its measurer and ends
+ *   0 -> r  TAG_END_LOST  the same after a rank was lost: r ends without
+ *                       MPI_Finalize (synchronous send, so it arrives)
+ *   r -> 0  TAG_TALLY   heron-bench: a rank's complete, failed and stop
+ *                       counts at its end
+ *
+ * Nothing here waits in a blocking MPI call that can last: OpenMPI's
+ * blocking calls poll at full speed, so a rank waiting an hour for another
+ * would burn a core the whole hour.  Every wait is MPI_Test or MPI_Iprobe
+ * with a sleep between the polls that doubles from 0.2 ms up to 20 ms while
+ * nothing comes, and starts again at 0.2 ms when something does.
  *
  * Rank 0 keeps one receive posted per busy rank and polls them (and the
- * stop flag) every millisecond, so a slow kernel holds only its rank and a
- * rank that never answers costs only its candidate: after --rank-timeout
- * seconds it is recorded as lost (failed, the environment's: measured again
- * on --resume) and the rank gets no more work.  Messages are raw bytes:
- * the ranks run one build of the tools on machines of one architecture.
+ * stop flag), so a slow kernel holds only its rank and a rank that never
+ * answers costs only its candidate.  A rank is lost when MPI reports it
+ * gone (an MPI with ULFM fault tolerance fails the request), when its
+ * process has ended (checked for the ranks on rank 0's machine every
+ * 0.1 s: OpenMPI 4.1 without ULFM never fails the request, and its
+ * --enable-recovery notifies no one), or after --rank-timeout seconds
+ * without a result.  Its candidate is recorded as failed (the environment's:
+ * measured again on --resume) and the rank gets no more work.  A measuring
+ * rank likewise ends when rank 0's process on its machine has ended.
+ * Messages are raw bytes: the ranks run one build of the tools on machines
+ * of one architecture.
  *
  * Test hooks: HERON_MPI_TEST_DIE_RANK=r and HERON_MPI_TEST_DIE_AFTER=k make
  * rank r kill itself (SIGKILL) when it receives its (k+1)-th candidate, as
  * a lost node would; HERON_MPI_TEST_HW_RANK=r and HERON_MPI_TEST_HW=text
- * make rank r report that hardware, as another machine would.
+ * make rank r report that as the hardware its task was built for, as a
+ * rank given another description would (the machine it detects stays
+ * real: HERON_CPU_ISA changes that).
  */
 #include "ranks.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +61,16 @@
 #include <mpi.h>
 #endif
 
-enum { TAG_HW = 1, TAG_READY, TAG_WORK, TAG_RESULT, TAG_STOP };
-enum { HW_LEN = 512, WHY_LEN = 1024 };
+enum {
+  TAG_HW = 1,
+  TAG_READY,
+  TAG_WORK,
+  TAG_RESULT,
+  TAG_STOP,
+  TAG_TALLY,
+  TAG_END_LOST
+};
+enum { HW_LEN = 512, WHY_LEN = 1024, HOST_LEN = 128 };
 
 static int world_size = 1, world_rank = 0;
 
@@ -81,12 +112,30 @@ void cli_mpi_check_hardware(const heron_task *t, int allow_mixed) {
   (void)allow_mixed;
 }
 
+void cli_mpi_check_machines(int cpu, int gpu, int allow_mixed) {
+  (void)cpu;
+  (void)gpu;
+  (void)allow_mixed;
+}
+
 int cli_mpi_measure_for_rank0(const heron_task *t,
                               const heron_measure_options *m, uint64_t seed) {
   (void)t;
   (void)m;
   (void)seed;
   return CLI_EXIT_FAILURE;
+}
+
+/* Rank 0 after a rank's process ended: tells the measuring ranks still
+ * alive to end (synchronously, so the message has arrived) and ends with
+ * status st, no rank calling MPI_Finalize: its fence can wait for the lost
+ * rank forever (OpenMPI 4.1 under --enable-recovery, now and then). */
+static void end_after_loss(int st) {
+  for (int r = 1; r < world_size; r++)
+    if (rm.peers && rm.peers[r].alive)
+      MPI_Ssend(NULL, 0, MPI_BYTE, r, TAG_END_LOST, MPI_COMM_WORLD);
+  fflush(NULL);
+  _exit(st);
 }
 
 void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
@@ -112,17 +161,150 @@ void cli_mpi_end(void) {}
 
 #else
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+
 int cli_mpi_built(void) { return 1; }
 
-/* One line of this rank's hardware: its host, and the hardware the task
- * was built for as the library describes it ("hardware: ..." of
- * heron_task_describe: the CPU model and instruction-set level it detected,
- * or the GPU). */
-static void hardware_line(const heron_task *t, char *out, size_t cap) {
-  char host[128] = "?";
-  gethostname(host, sizeof host);
-  host[sizeof host - 1] = '\0';
-  char hw[200] = "unknown hardware";
+/* ---- Who each rank is ---------------------------------------------------- */
+
+/* A rank's process as the others can find it: its host name, and its
+ * process id with the kernel (boot id) and pid namespace that id means
+ * something in, and its start time (so a pid used again is not it). */
+typedef struct ident {
+  char host[HOST_LEN];
+  char space[HOST_LEN]; /* "<boot id>/<pid namespace>" */
+  int64_t pid;
+  uint64_t start; /* clock ticks after boot, /proc/<pid>/stat field 22 */
+} ident;
+
+static ident *idents; /* [world_size], from cli_mpi_start */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The polling waits' sleep: *delay seconds, then twice as long next time,
+ * up to POLL_MAX_S.  Set *delay to POLL_MIN_S when something arrived. */
+#define POLL_MIN_S 0.0002
+#define POLL_MAX_S 0.02
+static void nap(double *delay) {
+  struct timespec ts = {0, (long)(*delay * 1e9)};
+  nanosleep(&ts, NULL);
+  *delay = *delay * 2 < POLL_MAX_S ? *delay * 2 : POLL_MAX_S;
+}
+
+/* State and start time of process pid from /proc; 0 when it could be read,
+ * else -1 with errno (ENOENT: no such process). */
+static int proc_stat(long pid, char *state, uint64_t *start) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = '\0';
+  /* "pid (comm) S ppid ...": comm may hold anything, so fields are
+   * counted from the last ')'; the start time is field 22. */
+  char *p = strrchr(line, ')');
+  if (!p || p[1] != ' ') {
+    errno = EINVAL;
+    return -1;
+  }
+  p += 2;
+  *state = *p;
+  for (int field = 3; field < 22; field++) {
+    p = strchr(p, ' ');
+    if (!p) {
+      errno = EINVAL;
+      return -1;
+    }
+    p++;
+  }
+  *start = strtoull(p, NULL, 10);
+  return 0;
+}
+
+static void read_line_of(const char *path, char *out, size_t cap) {
+  out[0] = '\0';
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return;
+  if (fgets(out, (int)cap, f))
+    out[strcspn(out, "\n")] = '\0';
+  fclose(f);
+}
+
+static void my_ident(ident *me) {
+  memset(me, 0, sizeof *me);
+  if (gethostname(me->host, sizeof me->host) != 0)
+    snprintf(me->host, sizeof me->host, "?");
+  me->host[sizeof me->host - 1] = '\0';
+  char boot[64], ns[64] = "";
+  read_line_of("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  ns[n > 0 ? n : 0] = '\0';
+  if (boot[0] && ns[0])
+    snprintf(me->space, sizeof me->space, "%s/%s", boot, ns);
+  me->pid = (int64_t)getpid();
+  char state;
+  if (proc_stat((long)me->pid, &state, &me->start) != 0)
+    me->start = 0;
+}
+
+/* 1 when rank r's process has ended: it ran where this process runs (the
+ * same kernel and pid namespace) and /proc no longer shows it alive (gone,
+ * a zombie, or its pid now another process's).  0 when it is alive or
+ * cannot be seen from here (another machine). */
+static int rank_gone(int r) {
+  if (!idents || r == world_rank)
+    return 0;
+  const ident *me = &idents[world_rank], *it = &idents[r];
+  if (!me->space[0] || strcmp(me->space, it->space) || !it->start)
+    return 0;
+  char state;
+  uint64_t start;
+  if (proc_stat((long)it->pid, &state, &start) != 0)
+    return errno == ENOENT;
+  return state == 'Z' || state == 'X' || start != it->start;
+}
+
+/* ---- The hardware of each rank ------------------------------------------- */
+
+/* The CPU model as /proc/cpuinfo names it (the library's hardware name
+ * truncates it to fit 64 characters, which can cut off the model number:
+ * "Intel(R) Xeon(R) Platinum" for two different Xeons). */
+static void cpu_model(char *out, size_t cap) {
+  out[0] = '\0';
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f)
+    return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0)
+      continue;
+    char *p = strchr(line, ':');
+    if (!p)
+      break;
+    p++;
+    p += strspn(p, " \t");
+    p[strcspn(p, "\n")] = '\0';
+    snprintf(out, cap, "%s", p);
+    break;
+  }
+  fclose(f);
+}
+
+/* The hardware task t was built for: "hardware: ..." of heron_task_describe
+ * (the CPU model and ISA level the library detected, or the --hw
+ * description's name, or the GPU). */
+static void task_hardware(const heron_task *t, char *out, size_t cap) {
+  snprintf(out, cap, "unknown hardware");
   char *text = NULL;
   heron_error err;
   heron_error_clear(&err);
@@ -130,22 +312,261 @@ static void hardware_line(const heron_task *t, char *out, size_t cap) {
     const char *h = strstr(text, "hardware: ");
     if (h) {
       h += strlen("hardware: ");
-      snprintf(hw, sizeof hw, "%.*s", (int)strcspn(h, "\n"), h);
+      snprintf(out, cap, "%.*s", (int)strcspn(h, "\n"), h);
     }
     heron_free(text);
   }
+}
+
+/* This machine's CPU as the library detects it for the cpu target, with
+ * HERON_CPU_ISA's cap: "<model>, <ISA level>" ("..., avx2 by
+ * HERON_CPU_ISA"), whatever --hw says.  The level is the tag of the name
+ * the library gives a task built without a description, "this machine
+ * (<model>, <tag>)"; the model is /proc/cpuinfo's, whole. */
+static void detected_cpu(char *out, size_t cap) {
+  static const int64_t shape[] = {16, 16, 16};
+  heron_task_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.op = "gemm";
+  spec.shape = shape;
+  spec.nshape = 3;
+  spec.target = "cpu";
+  heron_task *probe = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  char name[HW_LEN] = "";
+  if (heron_task_create(&spec, &probe, &err) == HERON_OK) {
+    task_hardware(probe, name, sizeof name);
+    heron_task_free(probe);
+  } else {
+    snprintf(out, cap, "unknown CPU (%s)", err.text);
+    return;
+  }
+  /* The tag begins at the first ", " that is followed by an ISA word. */
+  static const char *const isa[] = {"amx", "avx512", "avxvnni", "avx2", "sse"};
+  const char *tag = NULL;
+  for (const char *c = strstr(name, ", "); c && !tag; c = strstr(c + 1, ", "))
+    for (size_t i = 0; i < sizeof isa / sizeof *isa && !tag; i++) {
+      size_t n = strlen(isa[i]);
+      if (!strncmp(c + 2, isa[i], n) && strchr(" ,)", c[2 + n]))
+        tag = c + 2;
+    }
+  char model[256];
+  cpu_model(model, sizeof model);
+  if (!tag || !model[0]) {
+    snprintf(out, cap, "%s", name); /* not the expected form: all of it */
+    return;
+  }
+  size_t n = strlen(tag);
+  if (n && tag[n - 1] == ')')
+    n--;
+  snprintf(out, cap, "%s, %.*s", model, (int)n, tag);
+}
+
+/* The CUDA driver API calls the GPU probe makes (cuda.h is not needed). */
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_count_fn)(int *);
+typedef int (*cu_get_fn)(int *, int);
+typedef int (*cu_name_fn)(char *, int, int);
+typedef int (*cu_attr_fn)(int *, int, int);
+enum { CU_CC_MAJOR = 75, CU_CC_MINOR = 76 };
+
+/* In the probe's child: the first GPU this process sees (CUDA_VISIBLE_DEVICES
+ * applies), "<name>, sm_<major><minor>", or "no GPU (<why>)". */
+static void probe_gpu_here(char *out, size_t cap) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(out, cap, "no GPU (no CUDA driver: libcuda.so.1 not found)");
+    return;
+  }
+  cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
+  cu_count_fn count = (cu_count_fn)dlsym(lib, "cuDeviceGetCount");
+  cu_get_fn get = (cu_get_fn)dlsym(lib, "cuDeviceGet");
+  cu_name_fn name = (cu_name_fn)dlsym(lib, "cuDeviceGetName");
+  cu_attr_fn attr = (cu_attr_fn)dlsym(lib, "cuDeviceGetAttribute");
+  int n = 0, dev = 0, major = 0, minor = 0, rc;
+  char gpu[200] = "";
+  if (!init || !count || !get || !name || !attr)
+    snprintf(out, cap, "no GPU (the CUDA driver lacks the device calls)");
+  else if ((rc = init(0)) != 0)
+    snprintf(out, cap, "no GPU (cuInit: CUDA error %d)", rc);
+  else if ((rc = count(&n)) != 0 || n < 1)
+    snprintf(out, cap, "no GPU (the driver sees no device)");
+  else if (get(&dev, 0) || name(gpu, (int)sizeof gpu, dev) ||
+           attr(&major, CU_CC_MAJOR, dev) || attr(&minor, CU_CC_MINOR, dev))
+    snprintf(out, cap, "no GPU (device 0 cannot be queried)");
+  else
+    snprintf(out, cap, "%s, sm_%d%d", gpu, major, minor);
+}
+
+/* The GPU this rank would run kernels on, probed in a child process (this
+ * process never initialises the driver, as the library never does) with a
+ * limit of 60 s. */
+static void detected_gpu(char *out, size_t cap) {
+  int fd[2];
+  snprintf(out, cap, "no GPU (the probe could not start)");
+  if (pipe(fd) != 0)
+    return;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    char text[HW_LEN];
+    probe_gpu_here(text, sizeof text);
+    ssize_t w = write(fd[1], text, strlen(text));
+    (void)w;
+    _exit(0);
+  }
+  close(fd[1]);
+  char text[HW_LEN];
+  size_t have = 0;
+  double until = now_s() + 60;
+  for (;;) {
+    int left = (int)((until - now_s()) * 1000);
+    struct pollfd pf = {fd[0], POLLIN, 0};
+    if (left <= 0 || poll(&pf, 1, left) <= 0) {
+      if (left <= 0 || errno != EINTR) {
+        kill(pid, SIGKILL);
+        snprintf(out, cap, "no GPU (the probe did not answer in 60 s)");
+        have = 0;
+        break;
+      }
+      continue;
+    }
+    ssize_t r = read(fd[0], text + have, sizeof text - 1 - have);
+    if (r <= 0 || (have += (size_t)r) >= sizeof text - 1)
+      break;
+  }
+  close(fd[0]);
+  waitpid(pid, NULL, 0);
+  if (have) {
+    text[have] = '\0';
+    snprintf(out, cap, "%s", text);
+  }
+}
+
+/* What one rank reports about itself: "" in a field it was not asked. */
+typedef struct wire_hw {
+  char task[HW_LEN]; /* the hardware its task is built for */
+  char cpu[HW_LEN];  /* its CPU as detected (detected_cpu) */
+  char gpu[HW_LEN];  /* its GPU as detected (detected_gpu) */
+} wire_hw;
+
+/* Rank 0: compares one field of every rank from rank `ref` on with rank
+ * ref's; a difference is refused (returns 1) or, with allow_mixed, warned
+ * about. */
+static int compare_field(const wire_hw *all, size_t off, int ref,
+                         const char *what, int allow_mixed) {
+  int refuse = 0;
+  const char *want = (const char *)&all[ref] + off;
+  for (int r = ref + 1; r < world_size; r++) {
+    const char *got = (const char *)&all[r] + off;
+    if (!strcmp(got, want))
+      continue;
+    if (allow_mixed) {
+      fprintf(stderr,
+              "%s: warning: rank %d differs from rank %d (--allow-mixed): "
+              "rank %d's %s is %s: %s; rank %d's is %s: %s\n",
+              cli_prog(), r, ref, ref, what, idents[ref].host, want, r,
+              idents[r].host, got);
+      continue;
+    }
+    fprintf(stderr,
+            "%s: rank %d's %s differs from rank %d's: rank %d is %s: %s; "
+            "rank %d is %s: %s.  Measurements of different machines do not "
+            "compare: run the job on one kind of machine, or pass "
+            "--allow-mixed\n",
+            cli_prog(), r, what, ref, ref, idents[ref].host, want, r,
+            idents[r].host, got);
+    refuse = 1;
+  }
+  return refuse;
+}
+
+/* Every rank: gathers `mine` at rank 0, which compares the ranks (the task
+ * field among all ranks, the CPU among all ranks, the GPU from rank
+ * gpu_ref on), and refuses the job on every rank (exit 2) when they differ
+ * and !allow_mixed. */
+static void check_ranks(const wire_hw *mine, int gpu_ref, int allow_mixed) {
+  wire_hw *all =
+      world_rank == 0 ? calloc((size_t)world_size, sizeof *all) : NULL;
+  if (world_rank == 0 && !all) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
+  }
+  MPI_Gather(mine, sizeof *mine, MPI_BYTE, all, sizeof *mine, MPI_BYTE, 0,
+             MPI_COMM_WORLD);
+  int refuse = 0;
+  if (world_rank == 0) {
+    /* One difference per rank is enough: the machine before the task's
+     * description, which follows from it when no --hw is given. */
+    int bad_cpu =
+        compare_field(all, offsetof(wire_hw, cpu), 0, "CPU", allow_mixed);
+    int bad_gpu = gpu_ref < world_size - 1
+                      ? compare_field(all, offsetof(wire_hw, gpu), gpu_ref,
+                                      "GPU", allow_mixed)
+                      : 0;
+    int bad_task = 0;
+    if (!bad_cpu && !bad_gpu)
+      bad_task = compare_field(all, offsetof(wire_hw, task), 0, "hardware",
+                               allow_mixed);
+    refuse = bad_cpu || bad_gpu || bad_task;
+    free(all);
+  }
+  MPI_Bcast(&refuse, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (refuse) {
+    MPI_Finalize();
+    exit(CLI_EXIT_USAGE);
+  }
+}
+
+/* Each measuring rank's GPU (heron-search, before the hardware is
+ * compared, so each reports the GPU it will use): CUDA_VISIBLE_DEVICES =
+ * local rank modulo the node's GPUs (counted by the driver or given by
+ * HERON_GPUS_PER_NODE), unless the launcher bound one already. */
+static void bind_gpu(void);
+
+void cli_mpi_check_hardware(const heron_task *t, int allow_mixed) {
+  if (world_size < 2)
+    return;
+  wire_hw mine;
+  memset(&mine, 0, sizeof mine);
+  task_hardware(t, mine.task, sizeof mine.task);
   const char *fake_rank = getenv("HERON_MPI_TEST_HW_RANK");
   if (fake_rank && atoi(fake_rank) == world_rank && getenv("HERON_MPI_TEST_HW"))
-    snprintf(hw, sizeof hw, "%s", getenv("HERON_MPI_TEST_HW"));
-  snprintf(out, cap, "%s: %s", host, hw);
+    snprintf(mine.task, sizeof mine.task, "%s", getenv("HERON_MPI_TEST_HW"));
+  const char *target = heron_task_target(t);
+  if (heron_target_is_gpu(target)) {
+    /* Rank 0 only searches: its GPU (often none) is reported, not
+     * compared; the measuring ranks' GPUs must agree. */
+    if (world_rank > 0)
+      bind_gpu();
+    detected_gpu(mine.gpu, sizeof mine.gpu);
+    check_ranks(&mine, 1, allow_mixed);
+  } else {
+    /* cpu and amx run on this CPU; replay measures nothing here. */
+    if (strcmp(target, "replay"))
+      detected_cpu(mine.cpu, sizeof mine.cpu);
+    check_ranks(&mine, world_size, allow_mixed);
+  }
 }
 
-/* The line without its host: what must agree between ranks. */
-static const char *without_host(const char *line) {
-  const char *c = strstr(line, ": ");
-  return c ? c + 2 : line;
+void cli_mpi_check_machines(int cpu, int gpu, int allow_mixed) {
+  if (world_size < 2)
+    return;
+  wire_hw mine;
+  memset(&mine, 0, sizeof mine);
+  if (cpu)
+    detected_cpu(mine.cpu, sizeof mine.cpu);
+  if (gpu)
+    detected_gpu(mine.gpu, sizeof mine.gpu);
+  check_ranks(&mine, gpu ? 0 : world_size, allow_mixed);
 }
-
 
 int cli_mpi_start(int *argc, char ***argv, int *rank) {
   *rank = 0;
@@ -168,45 +589,17 @@ int cli_mpi_start(int *argc, char ***argv, int *rank) {
     world_size = 1;
     return 1;
   }
+  ident me;
+  my_ident(&me);
+  idents = calloc((size_t)world_size, sizeof *idents);
+  if (!idents) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
+  }
+  MPI_Allgather(&me, sizeof me, MPI_BYTE, idents, sizeof me, MPI_BYTE,
+                MPI_COMM_WORLD);
   *rank = world_rank;
   return world_size;
-}
-
-void cli_mpi_check_hardware(const heron_task *t, int allow_mixed) {
-  if (world_size < 2)
-    return;
-  char mine[HW_LEN];
-  hardware_line(t, mine, sizeof mine);
-  char *all = world_rank == 0 ? calloc((size_t)world_size, HW_LEN) : NULL;
-  MPI_Gather(mine, HW_LEN, MPI_CHAR, all, HW_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
-  int refuse = 0;
-  if (world_rank == 0) {
-    for (int r = 1; r < world_size; r++) {
-      const char *other = all + (size_t)r * HW_LEN;
-      if (!strcmp(without_host(other), without_host(mine)))
-        continue;
-      if (allow_mixed) {
-        fprintf(stderr,
-                "%s: warning: rank %d differs from rank 0 (--allow-mixed): "
-                "rank 0 is %s; rank %d is %s\n",
-                cli_prog(), r, mine, r, other);
-        continue;
-      }
-      fprintf(stderr,
-              "%s: rank %d's hardware differs from rank 0's: rank 0 is %s; "
-              "rank %d is %s.  Measurements of different machines do not "
-              "compare: run the job on one kind of machine, or pass "
-              "--allow-mixed\n",
-              cli_prog(), r, mine, r, other);
-      refuse = 1;
-    }
-    free(all);
-  }
-  MPI_Bcast(&refuse, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (refuse) {
-    MPI_Finalize();
-    exit(CLI_EXIT_USAGE);
-  }
 }
 
 /* What a measuring rank says once its measurer is open (or not). */
@@ -229,8 +622,8 @@ typedef struct wire_result {
 /* This rank's index and the number of ranks on its node, from the
  * launcher; 0 and 1 when it does not say. */
 static void local_rank(int *index, int *count) {
-  static const char *const idx[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
-                                    "MPI_LOCALRANKID"};
+  static const char *const idx[] = {"OMPI_COMM_WORLD_LOCAL_RANK",
+                                    "SLURM_LOCALID", "MPI_LOCALRANKID"};
   static const char *const cnt[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
                                     "SLURM_NTASKS_PER_NODE", "MPI_LOCALNRANKS"};
   *index = 0;
@@ -247,29 +640,52 @@ static void local_rank(int *index, int *count) {
     }
 }
 
-/* Each measuring rank on its own share of the node: for a GPU target its
- * GPU (CUDA_VISIBLE_DEVICES = local rank modulo the node's GPUs, counted
- * by the driver or given by HERON_GPUS_PER_NODE, when the launcher did not
- * bind one already), for the cpu its share of the cores as kernel threads
- * (unless --threads says how many). */
-static void bind_rank(const heron_task *t, heron_measure_options *m) {
+static void bind_gpu(void) {
+  if (getenv("CUDA_VISIBLE_DEVICES"))
+    return;
   int li, ln;
   local_rank(&li, &ln);
+  const char *g = getenv("HERON_GPUS_PER_NODE");
+  int gpus = g && atoi(g) > 0 ? atoi(g) : heron_cuda_device_count();
+  if (gpus > 1) {
+    char dev[16];
+    snprintf(dev, sizeof dev, "%d", li % gpus);
+    setenv("CUDA_VISIBLE_DEVICES", dev, 1);
+  }
+}
+
+/* Each measuring rank on its own share of the node: for a GPU target its
+ * GPU (bind_gpu), for the cpu its share of the cores as kernel threads
+ * (unless --threads says how many). */
+static void bind_rank(const heron_task *t, heron_measure_options *m) {
   if (heron_target_is_gpu(heron_task_target(t))) {
-    if (getenv("CUDA_VISIBLE_DEVICES"))
-      return;
-    const char *g = getenv("HERON_GPUS_PER_NODE");
-    int gpus = g && atoi(g) > 0 ? atoi(g) : heron_cuda_device_count();
-    if (gpus > 1) {
-      char dev[16];
-      snprintf(dev, sizeof dev, "%d", li % gpus);
-      setenv("CUDA_VISIBLE_DEVICES", dev, 1);
-    }
+    bind_gpu();
     return;
   }
+  int li, ln;
+  local_rank(&li, &ln);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (m->threads == 0 && ln > 1 && cores > 0)
     m->threads = cores / ln > 0 ? (int)(cores / ln) : 1;
+}
+
+/* A measuring rank: waits for rank 0's next message, polling (module
+ * comment); 0 when rank 0's process has ended meanwhile. */
+static int wait_for_rank0(MPI_Status *st) {
+  double delay = POLL_MIN_S, checked = now_s();
+  for (;;) {
+    int flag = 0;
+    if (MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st) != MPI_SUCCESS)
+      return 0;
+    if (flag)
+      return 1;
+    if (now_s() - checked >= 0.1) {
+      if (rank_gone(0))
+        return 0;
+      checked = now_s();
+    }
+    nap(&delay);
+  }
 }
 
 int cli_mpi_measure_for_rank0(const heron_task *t,
@@ -295,7 +711,26 @@ int cli_mpi_measure_for_rank0(const heron_task *t,
   int served = 0, status = CLI_EXIT_OK;
   for (;;) {
     MPI_Status st;
-    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    if (!wait_for_rank0(&st)) {
+      /* Rank 0 is gone: no one is left to answer or to end the job. */
+      fprintf(stderr,
+              "%s: rank %d: rank 0 (process %lld on %s) is gone; this "
+              "measuring rank ends\n",
+              cli_prog(), world_rank, (long long)idents[0].pid, idents[0].host);
+      free(msg);
+      heron_measurer_close(ms);
+      exit(CLI_EXIT_FAILURE);
+    }
+    if (st.MPI_TAG == TAG_END_LOST) {
+      /* A rank was lost: MPI_Finalize's fence could wait for it forever
+       * (OpenMPI 4.1 under --enable-recovery), so this rank ends without. */
+      MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_END_LOST, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      free(msg);
+      heron_measurer_close(ms);
+      fflush(NULL);
+      _exit(status);
+    }
     if (st.MPI_TAG != TAG_WORK) {
       MPI_Recv(NULL, 0, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
@@ -349,7 +784,8 @@ int cli_mpi_measure_for_rank0(const heron_task *t,
 /* One measuring rank as rank 0 sees it. */
 typedef struct peer {
   int alive;
-  int busy;      /* a candidate is out: `index`, sent at `since` */
+  int gone; /* lost because its process ended or MPI said so (not hung) */
+  int busy; /* a candidate is out: `index`, sent at `since` */
   int index;
   double since;
   MPI_Request req;
@@ -367,17 +803,6 @@ typedef struct remote {
 static remote rm;
 
 int cli_mpi_lost(void) { return rm.lost; }
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void pause_ms(void) {
-  struct timespec ts = {0, 1000000};
-  nanosleep(&ts, NULL);
-}
 
 static void send_work(int r, int index, const int64_t *cfg, int64_t *buf) {
   buf[0] = index;
@@ -421,10 +846,15 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
   if (!buf)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   int next = 0, left = n, rc = HERON_OK;
+  double delay = POLL_MIN_S, checked = now_s();
   while (left > 0) {
     if (rm.stop && *rm.stop)
       break; /* the candidates out are abandoned, as a local stop does */
-    int alive = 0;
+    int alive = 0, moved = 0;
+    /* Whether the busy ranks' processes still exist, every 0.1 s. */
+    int check = now_s() - checked >= 0.1;
+    if (check)
+      checked = now_s();
     for (int r = 1; r < world_size; r++) {
       peer *p = &rm.peers[r];
       if (!p->alive)
@@ -433,24 +863,33 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
       if (p->busy) {
         int flag = 0;
         int bad = MPI_Test(&p->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+        int gone = !flag && !bad && check && rank_gone(r);
         if (flag && !bad) {
           p->busy = 0;
           take_result(&p->res, out, errors, done, env, arrived, engine);
           left--;
-        } else if (bad || now_s() - p->since > rm.timeout_s) {
+          moved = 1;
+        } else if (bad || gone || now_s() - p->since > rm.timeout_s) {
           /* Lost: its candidate fails as the environment's and the rank
            * gets nothing more.  The posted receive stays: cancelling it
            * could block on a dead peer. */
           int i = p->index;
           p->alive = 0;
           p->busy = 0;
+          p->gone = bad || gone;
           out[i].status = HERON_MEAS_RUNTIME_ERROR;
-          char why[256];
+          char why[512];
           if (bad)
             snprintf(why, sizeof why,
                      "rank %d failed (MPI reports it gone); measured again "
                      "on --resume",
                      r);
+          else if (gone)
+            snprintf(why, sizeof why,
+                     "rank %d is gone (its process %lld on %s ended after "
+                     "%.1f s on this candidate); measured again on --resume",
+                     r, (long long)idents[r].pid, idents[r].host,
+                     now_s() - p->since);
           else
             snprintf(why, sizeof why,
                      "rank %d stopped answering (no result within %.0f s, "
@@ -462,6 +901,7 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
           arrived(engine, i);
           left--;
           rm.lost++;
+          moved = 1;
           fprintf(stderr, "%s: %s\n", cli_prog(), why);
           continue;
         }
@@ -469,6 +909,7 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
       if (!p->busy && next < n) {
         send_work(r, next, cfgs + (size_t)next * (size_t)rm.nvars, buf);
         next++;
+        moved = 1;
       }
     }
     if (!alive) {
@@ -478,12 +919,15 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
                            left, left == 1 ? "" : "s");
       break;
     }
-    if (left > 0)
-      pause_ms();
+    if (moved)
+      delay = POLL_MIN_S;
+    else if (left > 0)
+      nap(&delay);
   }
   /* Results of abandoned candidates may still come: wait for them briefly
    * so the ranks are free for the next round (or the stop). */
   double until = now_s() + 5;
+  delay = POLL_MIN_S;
   for (int r = 1; r < world_size; r++) {
     peer *p = &rm.peers[r];
     while (p->alive && p->busy && now_s() < until) {
@@ -492,11 +936,23 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
       if (flag)
         p->busy = 0;
       else
-        pause_ms();
+        nap(&delay);
     }
   }
   free(buf);
   return rc;
+}
+
+/* Rank 0 after a rank's process ended: tells the measuring ranks still
+ * alive to end (synchronously, so the message has arrived) and ends with
+ * status st, no rank calling MPI_Finalize: its fence can wait for the lost
+ * rank forever (OpenMPI 4.1 under --enable-recovery, now and then). */
+static void end_after_loss(int st) {
+  for (int r = 1; r < world_size; r++)
+    if (rm.peers && rm.peers[r].alive)
+      MPI_Ssend(NULL, 0, MPI_BYTE, r, TAG_END_LOST, MPI_COMM_WORLD);
+  fflush(NULL);
+  _exit(st);
 }
 
 void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
@@ -506,22 +962,61 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
   rm.timeout_s =
       rank_timeout_s > 0 ? rank_timeout_s : CLI_MPI_RANK_TIMEOUT_DEFAULT;
   rm.peers = calloc((size_t)world_size, sizeof *rm.peers);
-  if (!rm.peers) {
+  wire_ready *ready = calloc((size_t)world_size, sizeof *ready);
+  MPI_Request *req = calloc((size_t)world_size, sizeof *req);
+  if (!rm.peers || !ready || !req) {
     fprintf(stderr, "%s: out of memory\n", cli_prog());
     MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
   }
-  int failed = 0;
-  for (int r = 1; r < world_size; r++) {
-    wire_ready ready;
-    MPI_Recv(&ready, sizeof ready, MPI_BYTE, r, TAG_READY, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
-    if (ready.rc != HERON_OK) {
-      fprintf(stderr, "%s: rank %d cannot measure: %s: %s\n", cli_prog(), r,
-              heron_strerror(ready.rc), ready.why);
-      failed = 1;
-    }
-    rm.peers[r].alive = ready.rc == HERON_OK;
+  /* Every rank's word on its measurer, polled: a rank whose process ends
+   * while it opens its measurer fails the job instead of holding it. */
+  for (int r = 1; r < world_size; r++)
+    MPI_Irecv(&ready[r], sizeof *ready, MPI_BYTE, r, TAG_READY, MPI_COMM_WORLD,
+              &req[r]);
+  int failed = 0, gone = 0, waiting = world_size - 1;
+  double delay = POLL_MIN_S, checked = now_s();
+  int *got = calloc((size_t)world_size, sizeof *got);
+  if (!got) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
   }
+  while (waiting > 0) {
+    int check = now_s() - checked >= 0.1;
+    if (check)
+      checked = now_s();
+    for (int r = 1; r < world_size; r++) {
+      if (got[r])
+        continue;
+      int flag = 0;
+      int bad = MPI_Test(&req[r], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+      if (flag && !bad) {
+        got[r] = 1;
+        waiting--;
+        rm.peers[r].alive = ready[r].rc == HERON_OK;
+        if (ready[r].rc != HERON_OK) {
+          fprintf(stderr, "%s: rank %d cannot measure: %s: %s\n", cli_prog(), r,
+                  heron_strerror(ready[r].rc), ready[r].why);
+          failed = 1;
+        }
+      } else if (bad || (check && rank_gone(r))) {
+        got[r] = 1;
+        waiting--;
+        fprintf(stderr,
+                "%s: rank %d is gone (its process %lld on %s ended before its "
+                "measurer was ready)\n",
+                cli_prog(), r, (long long)idents[r].pid, idents[r].host);
+        failed = 1;
+        gone = 1;
+      }
+    }
+    if (waiting > 0)
+      nap(&delay);
+  }
+  free(got);
+  free(ready);
+  free(req);
+  if (failed && gone)
+    end_after_loss(CLI_EXIT_FAILURE);
   if (failed) {
     for (int r = 1; r < world_size; r++)
       if (rm.peers[r].alive)
@@ -543,37 +1038,116 @@ void cli_mpi_barrier(void) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* heron-bench's rank 0: a rank's process ended before it reported. */
+static int bench_lost;
+
 void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
   if (world_size < 2)
     return;
-  int mine[2] = {*complete, *failed}, sum[2] = {0, 0}, sig = 0;
-  MPI_Reduce(mine, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-  MPI_Reduce(stopped, &sig, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
-  if (world_rank == 0) {
-    *complete = sum[0];
-    *failed = sum[1];
-    *stopped = sig;
-  } else {
-    MPI_Finalize();
+  int32_t mine[3] = {*complete, *failed, *stopped};
+  if (world_rank > 0) {
+    /* Then rank 0's word: TAG_STOP, and MPI_Finalize (its wait sleeps),
+     * or TAG_END_LOST after a rank was lost, and no MPI_Finalize (its
+     * fence could wait for the lost rank forever). */
+    MPI_Send(mine, 3, MPI_INT32_T, 0, TAG_TALLY, MPI_COMM_WORLD);
+    MPI_Status st;
+    if (!wait_for_rank0(&st))
+      return; /* rank 0 is gone: no MPI_Finalize either */
+    MPI_Recv(NULL, 0, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    if (st.MPI_TAG == TAG_STOP)
+      MPI_Finalize();
+    return;
   }
+  /* Rank 0 may wait hours for the others' runs: polled, not a collective
+   * that spins a core; a rank whose process ends first is counted as a
+   * failed run (its run in flight left a partial log that the same command
+   * resumes). */
+  int32_t(*tally)[3] = calloc((size_t)world_size, sizeof *tally);
+  MPI_Request *req = calloc((size_t)world_size, sizeof *req);
+  int *got = calloc((size_t)world_size, sizeof *got);
+  if (!tally || !req || !got) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
+  }
+  for (int r = 1; r < world_size; r++)
+    MPI_Irecv(tally[r], 3, MPI_INT32_T, r, TAG_TALLY, MPI_COMM_WORLD, &req[r]);
+  int waiting = world_size - 1;
+  double delay = POLL_MIN_S, checked = now_s();
+  while (waiting > 0) {
+    int check = now_s() - checked >= 0.1;
+    if (check)
+      checked = now_s();
+    for (int r = 1; r < world_size; r++) {
+      if (got[r])
+        continue;
+      int flag = 0;
+      int bad = MPI_Test(&req[r], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+      if (flag && !bad) {
+        got[r] = 1;
+        waiting--;
+        *complete += tally[r][0];
+        *failed += tally[r][1];
+        if (tally[r][2] && !*stopped)
+          *stopped = tally[r][2];
+      } else if (bad || (check && rank_gone(r))) {
+        got[r] = 2;
+        waiting--;
+        *failed += 1;
+        bench_lost = 1;
+        fprintf(stderr,
+                "%s: rank %d is gone (its process %lld on %s ended before it "
+                "reported): its run in flight is counted as failed; the same "
+                "command again resumes it\n",
+                cli_prog(), r, (long long)idents[r].pid, idents[r].host);
+      }
+    }
+    if (waiting > 0)
+      nap(&delay);
+  }
+  for (int r = 1; r < world_size; r++)
+    if (got[r] == 1)
+      MPI_Ssend(NULL, 0, MPI_BYTE, r, bench_lost ? TAG_END_LOST : TAG_STOP,
+                MPI_COMM_WORLD);
+  free(tally);
+  free(req);
+  free(got);
 }
 
 void cli_mpi_end(void) {
-  if (world_size > 1 && world_rank == 0)
+  /* After a loss MPI_Finalize's fence could wait for the lost rank
+   * forever (end_after_loss); the process then just ends. */
+  if (world_size > 1 && world_rank == 0 && !bench_lost)
     MPI_Finalize();
 }
 
 void cli_mpi_finish(int status) {
   if (world_size < 2)
     return;
+  int st = status ? status : CLI_EXIT_FAILURE;
   if (rm.lost) {
+    int hung = 0;
+    for (int r = 1; r < world_size; r++)
+      hung += !rm.peers[r].alive && !rm.peers[r].gone;
     fflush(NULL);
+    if (hung) {
+      fprintf(stderr,
+              "%s: %d candidate%s lost with ranks that stopped answering; "
+              "the log is whole, and --resume measures them again.  Ending "
+              "the job with MPI_Abort (a rank that hangs cannot end in "
+              "order), exit status %d\n",
+              cli_prog(), rm.lost, rm.lost == 1 ? " was" : "s were", st);
+      MPI_Abort(MPI_COMM_WORLD, st);
+    }
+    /* Every lost rank's process has ended: the others are told to end
+     * and every rank ends without MPI_Finalize, whose fence can wait for
+     * the lost rank forever (OpenMPI 4.1 under --enable-recovery, now and
+     * then).  The message is sent synchronously, so it has arrived. */
     fprintf(stderr,
-            "%s: %d candidate%s lost with ranks that stopped answering; the "
-            "log is whole, and --resume measures them again.  Ending the job "
-            "with MPI_Abort (a lost rank cannot end in order)\n",
-            cli_prog(), rm.lost, rm.lost == 1 ? " was" : "s were");
-    MPI_Abort(MPI_COMM_WORLD, status ? status : CLI_EXIT_FAILURE);
+            "%s: %d candidate%s lost with ranks that are gone; the log is "
+            "whole, and --resume measures them again.  Exit status %d\n",
+            cli_prog(), rm.lost, rm.lost == 1 ? " was" : "s were", st);
+    end_after_loss(st);
   }
   for (int r = 1; r < world_size; r++)
     if (rm.peers && rm.peers[r].alive)

@@ -1,11 +1,13 @@
-/* tools/ranks.h - heron-search and heron-bench across MPI ranks (tools/ranks.c).
+/* tools/ranks.h - heron-search and heron-bench across MPI ranks
+ * (tools/ranks.c).
  *
- * Under `mpirun -n N` (or srun) with N > 1, rank 0 runs the search (the
- * strategy, the model, the history, the log) and ranks 1..N-1 measure: each
- * opens a heron_measurer (its own runner, isolated worker processes, the
- * timeout) and answers the configs rank 0 sends it, one at a time, as it
- * becomes free.  With one rank, or without mpirun, nothing here starts MPI
- * and the tools behave as they always did.
+ * Under `mpirun -n N` (or srun) with N > 1, heron-search's rank 0 runs the
+ * search (the strategy, the model, the history, the log) and ranks 1..N-1
+ * measure: each opens a heron_measurer (its own runner, isolated worker
+ * processes, the timeout) and answers the configs rank 0 sends it, one at
+ * a time, as it becomes free.  heron-bench's ranks take its runs.  With one
+ * rank, or without mpirun, nothing here starts MPI and the tools behave as they
+ * always did.
  *
  * Built with MPI when CMake finds it (HERON_HAVE_MPI); without it the same
  * functions exist, a job of several ranks is refused with what to do, and
@@ -34,12 +36,26 @@ int cli_mpi_start(int *argc, char ***argv, int *rank);
 /* The number of ranks cli_mpi_start found (1 when not distributed). */
 int cli_mpi_size(void);
 
-/* Every rank, collectively: each reports its hardware (its host and the
- * hardware task t was built for: the CPU model and instruction-set level,
- * or the GPU of a GPU target); a rank whose
- * hardware differs from rank 0's is refused, naming the ranks and the
- * difference, on every rank (exit 2), unless allow_mixed. */
+/* heron-search, every rank, collectively: each reports what it detected
+ * itself, whatever --hw says (for the cpu and amx targets its CPU model and
+ * instruction-set level as the library detects them, HERON_CPU_ISA's cap
+ * included; for a GPU target the GPU it will use, its name and compute
+ * capability, probed in a child process; nothing for replay, which
+ * measures nothing on the ranks' machines) and the hardware task t was
+ * built for (heron_task_describe's "hardware:", the --hw description's
+ * name when given).  The CPU and the task's hardware must agree with rank
+ * 0's; the GPU among the measuring ranks (rank 0 only searches, often on a
+ * node without a GPU).  A difference is refused on every rank (exit 2),
+ * naming both ranks, their hosts and what each has, unless allow_mixed
+ * (then a warning). */
 void cli_mpi_check_hardware(const heron_task *t, int allow_mixed);
+
+/* heron-bench, every rank, collectively: every rank runs kernels, so each
+ * reports its CPU (when cpu: a task of the suite runs on the cpu or amx
+ * target) and its GPU (when gpu: one runs on a GPU target), as
+ * cli_mpi_check_hardware detects them, and a rank that differs from rank
+ * 0 is refused on every rank (exit 2) unless allow_mixed. */
+void cli_mpi_check_machines(int cpu, int gpu, int allow_mixed);
 
 /* A measuring rank (rank > 0): opens a heron_measurer for t with m (seed:
  * the run's, for a replay task's surrogate), tells
@@ -56,8 +72,11 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
                              double rank_timeout_s);
 
 /* Rank 0 at the end: tells the measuring ranks to stop and ends MPI.  When
- * a rank was lost (it stopped answering), MPI cannot end in order: the job
- * is ended with MPI_Abort and `status`, after the log was written. */
+ * a rank was lost, the process exits here with `status`, or 1 when status
+ * is 0 (the log and summary were written before): when every lost rank's
+ * process has ended, after telling the others to end, without
+ * MPI_Finalize (whose fence may wait for the lost rank forever); else (a
+ * rank that stopped answering may still be running) with MPI_Abort. */
 void cli_mpi_finish(int status);
 
 /* How many candidates were lost with ranks that stopped answering. */
@@ -70,12 +89,15 @@ int cli_mpi_rank(void);
 void cli_mpi_barrier(void);
 
 /* heron-bench: every rank, collectively, after running its share of the
- * comparison (the runs it claimed): sums each rank's
- * complete and failed counts into rank 0's and takes the first stop
- * signal any rank saw.  Ranks other than 0 then end MPI. */
+ * comparison (the runs it claimed): sums each rank's complete and failed
+ * counts into rank 0's and takes the first stop signal any rank saw.
+ * Ranks other than 0 then end MPI.  Rank 0 waits for the others without
+ * spinning, and counts a rank whose process ended before it reported as
+ * one failed run. */
 void cli_mpi_bench_gather(int *complete, int *failed, int *stopped);
 
-/* Rank 0 at the very end (heron-bench): ends MPI. */
+/* Rank 0 at the very end (heron-bench): ends MPI (only returns after a
+ * rank was lost: see cli_mpi_finish). */
 void cli_mpi_end(void);
 
 #endif

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_tool.sh BEHAVIOUR HERON_BENCH - tests of heron-bench, each in a
+# bench_tool.sh BEHAVIOUR HERON_BENCH [bench_suite] - tests of heron-bench, each in a
 # scratch folder removed at exit.  check_bench.py (next to this script)
 # recomputes the outputs from the logs.
 #
@@ -34,6 +34,13 @@
 #     Names that would go into file names against the rule (a task
 #     "../../escape", a plugin file "a+b.so") and an empty --out are
 #     refused the same way.
+#   refuses_unknown_suite_keys_naming_file_task_and_key: a task's "dtype",
+#     a misspelt top-level key, a misspelt task key in a task without a
+#     name, a task's "target": each exits 2 naming the file, the task and
+#     the key (and that dtype and target belong to the whole suite), making
+#     no output folder; every shipped configs/suites/*.json still loads.
+#     Registered twice: for heron-bench, and for bench/bench_suite (a third
+#     argument "bench_suite") where that is built.
 #   stops_on_sigint_with_a_report_and_status_130: heron-bench in the
 #     background on one task, one strategy, two seeds; SIGINT once the first
 #     run's log has lines: the run ends in order (its log a valid partial
@@ -352,6 +359,58 @@ rejects_usage_errors_with_status_2)
     out tasks target hw batch timeout replay report-only export-t4 t4-out \
     verbose; do
     grep -q -- "--$flag" "$W/help.out" || fail "--help does not list --$flag"
+  done
+  ;;
+refuses_unknown_suite_keys_naming_file_task_and_key)
+  # $bench is heron-bench, or bench_suite with "bench_suite" as $3.  A key
+  # the format lacks would silently fall back to a default (a task's
+  # "dtype": "int8" running the suite's fp32): each is a usage error (2)
+  # naming the file, the task and the key, before anything runs.
+  tool=${3:-heron-bench}
+  src=$(cd "$here/../.." && pwd)
+  refuse() { # refuse FILE REGEX
+    status=0
+    if [ "$tool" = bench_suite ]; then
+      "$bench" --suite "$1" --out "$W/out" --trials 2 >"$W/k.out" \
+        2>"$W/k.err" || status=$?
+    else
+      "$bench" --suite "$1" --out "$W/out" --strategies random --trials 2 \
+        >"$W/k.out" 2>"$W/k.err" || status=$?
+    fi
+    [ "$status" -eq 2 ] || fail "$1: exit status $status, want 2"
+    grep -q -- "$2" "$W/k.err" || fail "$1: no message matching '$2'"
+    [ ! -e "$W/out" ] || fail "$1: a refused suite made its output folder"
+  }
+  printf '{"dtype": "fp32", "tasks": [{"name": "GEMM", "op": "gemm",
+  "shape": [16, 16, 16], "dtype": "int8"}]}\n' >"$W/dtype.json"
+  refuse "$W/dtype.json" "--suite $W/dtype.json: task GEMM: unknown key \"dtype\": \"dtype\" belongs to the whole suite"
+  printf '{"dtpye": "int8", "tasks": [{"name": "GEMM", "op": "gemm",
+  "shape": [16, 16, 16]}]}\n' >"$W/top.json"
+  refuse "$W/top.json" "--suite $W/top.json: unknown key \"dtpye\" (a suite has \"name\", \"description\", \"dtype\", \"target\" and \"tasks\")"
+  printf '{"tasks": [{"name": "GEMM", "op": "gemm", "shape": [16, 16, 16]},
+  {"op": "gemv", "shape": [8, 8], "shpae": [8]}]}\n' >"$W/task.json"
+  refuse "$W/task.json" "--suite $W/task.json: task tasks\[1\]: unknown key \"shpae\""
+  printf '{"tasks": [{"name": "GEMM", "op": "gemm", "shape": [16, 16, 16],
+  "target": "amx"}]}\n' >"$W/target.json"
+  refuse "$W/target.json" "task GEMM: unknown key \"target\": \"target\" belongs to the whole suite"
+  # Every shipped suite still loads: asked for a task it lacks, the tool
+  # lists the suite's tasks (every task read) and runs nothing.  bench_suite
+  # compares ops with libraries: the T1 suite and the fp16 cuda ones are
+  # not its.
+  for f in "$src"/configs/suites/*.json "$here/suite.json"; do
+    case $tool:$(basename "$f") in
+    bench_suite:benchmark-hub.json | bench_suite:tensorcore*.json) continue ;;
+    esac
+    status=0
+    if [ "$tool" = bench_suite ]; then
+      "$bench" --suite "$f" --out "$W/out" --tasks NO_SUCH_TASK \
+        >"$W/k.out" 2>"$W/k.err" || status=$?
+    else
+      "$bench" --suite "$f" --out "$W/out" --strategies random \
+        --tasks NO_SUCH_TASK >"$W/k.out" 2>"$W/k.err" || status=$?
+    fi
+    grep -q "no task 'NO_SUCH_TASK' in $f (it has " "$W/k.err" ||
+      fail "$f does not load: $(cat "$W/k.err")"
   done
   ;;
 *)
