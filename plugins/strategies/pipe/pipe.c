@@ -106,7 +106,7 @@ typedef struct pipe_strategy {
    * for the debug line that says how long the program took to be ended
    * after it. */
   double sent_at;
-  char sent[96];
+  char sent[128];
   /* The start of the last line it sent (one byte more than is ever
    * quoted) and that line's whole length, for quoting should it die before
    * its next line. */
@@ -184,16 +184,9 @@ static void pipe_stop(pipe_strategy *s, double grace_s) {
   const char *how = sig == SIGKILL   ? "SIGKILL"
                     : sig == SIGTERM ? "SIGTERM"
                                      : "it exited";
-  if (s->sent[0])
-    s->env->log(s->env, HERON_LOG_DEBUG,
-                "%s: stopped %.2f s after the host sent %s; the stop took "
-                "%.2f s (%s)",
-                s->name, pipe_proc_now() - s->sent_at, s->sent, s->proc.stop_s,
-                how);
-  else
-    s->env->log(s->env, HERON_LOG_DEBUG,
-                "%s: stopped; the stop took %.2f s (%s)", s->name,
-                s->proc.stop_s, how);
+  s->env->log(s->env, HERON_LOG_DEBUG,
+              "%s: stopped %.2f s after %s; the stop took %.2f s (%s)", s->name,
+              pipe_proc_now() - s->sent_at, s->sent, s->proc.stop_s, how);
 }
 
 /* Ends the conversation after a protocol failure.  `what` says what the
@@ -679,7 +672,7 @@ static int pipe_send(pipe_strategy *s, const json_t *msg) {
 /* Notes the host's request `during` as sent now (pipe_stop's measure). */
 static void pipe_sent(pipe_strategy *s, const char *during) {
   s->sent_at = pipe_proc_now();
-  snprintf(s->sent, sizeof s->sent, "%s", during);
+  snprintf(s->sent, sizeof s->sent, "the host sent %s", during);
 }
 
 /* Answers one request of the program. */
@@ -1079,6 +1072,9 @@ static int pipe_create(const heron_strategy_env *env, const heron_param *params,
   int rc = pipe_parse_params(s, params, nparams, err);
   if (rc == HERON_OK)
     rc = pipe_proc_start(&s->proc, s->path, s->argv, s->name, err);
+  /* Until the first request, pipe_stop measures from the start. */
+  s->sent_at = pipe_proc_now();
+  snprintf(s->sent, sizeof s->sent, "the host started it");
   if (rc != HERON_OK) {
     pipe_free(s);
     return rc;
