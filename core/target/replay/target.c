@@ -73,10 +73,11 @@ static int replay_prepare(const heron_task_spec *spec, heron__task_draft *d,
 static int replay_finish(heron_task *t, const heron_task_spec *spec,
                          const heron__task_draft *d, heron_error *err) {
   if (strcmp(t->key, d->key) != 0)
+    /* The file first, the keys last: a long path is what gets shortened. */
     return heron_error_set(err, HERON_ETASK,
-                           "the spec's task '%s' is not '%s', the task "
-                           "recorded in %s",
-                           t->key, d->key, spec->replay[0]);
+                           "replay log %s: the recorded task is '%s', not "
+                           "the spec's '%s'",
+                           spec->replay[0], d->key, t->key);
   t->replay = calloc((size_t)spec->nreplay, sizeof *t->replay);
   if (!t->replay)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
