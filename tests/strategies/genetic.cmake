@@ -12,9 +12,11 @@ target_compile_options(testplugin_model_synthetic PRIVATE ${HERON_WARN}
 target_link_libraries(testplugin_model_synthetic PRIVATE heron)
 
 heron_add_test_file(${CMAKE_CURRENT_SOURCE_DIR}/test_genetic.c TIMEOUT 600)
-add_dependencies(test_genetic genetic testplugin_model_synthetic)
+add_dependencies(test_genetic genetic random linear testplugin_model_synthetic)
 # CHECK_OK(expr, &err) tests its pointer argument, which GCC flags under -Waddress.
 target_compile_options(test_genetic PRIVATE -Wno-address)
 target_compile_definitions(test_genetic PRIVATE
   HERON_GENETIC_PLUGIN="$<TARGET_FILE:genetic>"
+  HERON_RANDOM_PLUGIN="$<TARGET_FILE:random>"
+  HERON_LINEAR_MODEL="$<TARGET_FILE:linear>"
   HERON_SYNTHETIC_MODEL="$<TARGET_FILE:testplugin_model_synthetic>")

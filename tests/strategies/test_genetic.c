@@ -641,3 +641,110 @@ TEST(propose_on_gemm_1024_with_default_parameters_fills_a_32_batch) {
   free(out);
   ga_close(&g);
 }
+
+/* Runs `strategy` (a plugin path) on the 6 configs of dir/T1.json, each
+ * answered from dir/T4.json, for up to 20 trials in batches of 4, with
+ * the model named by `model` (NULL: none), its progress and log lines in
+ * text[cap].  Returns heron_tune's status; *res its result. */
+static int ga_tiny_run(const char *dir, const char *strategy, const char *model,
+                       heron_tune_result *res, char *text, size_t cap,
+                       heron_error *err) {
+  char t1[600], t4[600];
+  snprintf(t1, sizeof t1, "%s/T1.json", dir);
+  snprintf(t4, sizeof t4, "%s/T4.json", dir);
+  heron_task_spec spec = {.t1 = t1, .t4 = t4};
+  heron_task *t = NULL;
+  int rc = heron_task_create(&spec, &t, err);
+  if (rc != HERON_OK)
+    return rc;
+  FILE *f = fmemopen(text, cap, "w");
+  if (!f) {
+    heron_task_free(t);
+    return heron_error_set(err, HERON_EIO, "fmemopen failed");
+  }
+  heron_tune_options o;
+  heron_tune_options_init(&o);
+  o.strategy = strategy;
+  o.model = model;
+  o.trials = 20;
+  o.batch = 4;
+  o.progress = f;
+  o.measure.work_dir = dir;
+  memset(res, 0, sizeof *res);
+  rc = heron_tune(t, &o, res, err);
+  fclose(f);
+  heron_task_free(t);
+  return rc;
+}
+
+/* A space smaller than the trial budget: once every config is measured the
+ * genetic strategy has nothing new to propose, and the run ends as a
+ * random search's does (the engine's "proposed nothing new in 8 rounds;
+ * stopping (the space may be exhausted)", status 0, every config measured
+ * once), with and without a cost model.  It used to fail the run: propose
+ * returned HERON_EUNSAT, which the host reports as the plugin failing
+ * (heron-search exited 1). */
+TEST(an_exhausted_small_space_ends_the_run_cleanly_as_random_search_does) {
+  char dir[] = "/tmp/heron-genetic-XXXXXX";
+  CHECK(mkdtemp(dir));
+  char path[600];
+  snprintf(path, sizeof path, "%s/T1.json", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f);
+  fputs("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+        "{\"Name\": \"bx\", \"Type\": \"int\", \"Values\": \"[1, 2, 3]\"},"
+        "{\"Name\": \"by\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}\n",
+        f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/T4.json", dir);
+  f = fopen(path, "w");
+  CHECK(f);
+  fputs("{\"schema_version\": \"1.0.0\", \"metadata\": {\"timeunit\": "
+        "\"milliseconds\"}, \"results\": [",
+        f);
+  for (int bx = 1, i = 0; bx <= 3; bx++)
+    for (int by = 1; by <= 2; by++, i++) {
+      double ms = 1.0 + bx + 0.1 * by;
+      fprintf(f,
+              "%s{\"configuration\": {\"bx\": %d, \"by\": %d}, \"times\": "
+              "{\"compilation\": 10, \"runtimes\": [%g]}, \"invalidity\": "
+              "\"correct\", \"measurements\": [{\"name\": \"time\", "
+              "\"value\": %g}]}",
+              i ? ",\n" : "\n", bx, by, ms, ms);
+    }
+  fputs("]}\n", f);
+  fclose(f);
+  static const struct {
+    const char *strategy, *model;
+  } runs[] = {{HERON_RANDOM_PLUGIN, NULL},
+              {HERON_GENETIC_PLUGIN, NULL},
+              {HERON_GENETIC_PLUGIN, HERON_LINEAR_MODEL}};
+  static char text[1 << 16];
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    heron_tune_result res;
+    heron_error err = {0};
+    int rc = ga_tiny_run(dir, runs[i].strategy, runs[i].model, &res, text,
+                         sizeof text, &err);
+    const char *who =
+        strstr(runs[i].strategy, "genetic") ? "genetic" : "random";
+    CHECK_MSG(rc == HERON_OK, "%s (model %s): %s: %s\n%s", who,
+              runs[i].model ? runs[i].model : "none", heron_err_name(rc),
+              err.text, text);
+    CHECK_MSG(res.trials == 6 && res.measured == 6 && res.ok == 6,
+              "%s: %d trials, %d measured, %d ok", who, res.trials,
+              res.measured, res.ok);
+    CHECK_EQ(res.stopped, 0);
+    CHECK_EQ(res.best_seconds * 1e3 > 2.09 && res.best_seconds * 1e3 < 2.11, 1);
+    CHECK_STR_CONTAINS(text, "proposed nothing new in 8 rounds; stopping "
+                             "(the space may be exhausted)");
+    if (strcmp(who, "genetic") == 0) {
+      /* The strategy says so once, not every empty round. */
+      const char *say = "found no unmeasured valid config to propose";
+      const char *first = strstr(text, say);
+      CHECK_STR_CONTAINS(text, say);
+      CHECK_MSG(strstr(first + 1, say) == NULL, "said twice:\n%s", text);
+    }
+  }
+  snprintf(path, sizeof path, "rm -rf '%s'", dir);
+  CHECK(system(path) == 0);
+}

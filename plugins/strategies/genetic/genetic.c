@@ -247,6 +247,7 @@ typedef struct genetic {
   int *sel;
   int64_t *tmp;
   int round;
+  int empty; /* rounds in a row that found nothing new to propose */
   long observed;
 } genetic;
 
@@ -956,10 +957,18 @@ static int genetic_propose(void *self, int want, int64_t *out, int *got,
   *got = n;
   g->env->log(g->env, HERON_LOG_DEBUG, "round %d: propose took %.1f ms",
               g->round, 1e3 * (genetic_now() - t0));
-  if (n == 0)
-    return heron_error_set(err, HERON_EUNSAT,
-                           "genetic: found no unmeasured valid config to "
-                           "propose (the space may be exhausted)");
+  /* Nothing new found (a small space measured through, or one this round's
+   * search and random draws missed): propose nothing, as the other
+   * strategies do; the engine ends the run cleanly (status 0) after 8 such
+   * rounds in a row, saying the space may be exhausted.  An error here
+   * would end it as a plugin failure. */
+  if (n == 0 && g->empty++ == 0)
+    g->env->log(g->env, HERON_LOG_INFO,
+                "round %d: found no unmeasured valid config to propose (the "
+                "space may be exhausted)",
+                g->round);
+  if (n > 0)
+    g->empty = 0;
   return HERON_OK;
 }
 
