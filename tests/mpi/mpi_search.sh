@@ -27,7 +27,7 @@
 #     too (more than the two whole rounds before it; answers take 200 ms, so
 #     both ranks answer about equally), and --resume finishes the 40 trials
 #     without measuring any of them again.
-#   waiting_ranks_sleep_instead_of_spinning: 10 candidates, one per round
+#   waiting_ranks_sleep_instead_of_spinning: 16 candidates, one per round
 #     (batch 1), each answered in 500 ms (--replay-delay) by one of two
 #     measuring ranks, so one of them waits for work the whole time while
 #     rank 0 waits for the answer: the job's processes together use less
@@ -244,7 +244,7 @@ waiting_ranks_sleep_instead_of_spinning)
   python3 - "$mpirun" "$search" $replay <<'PY' || fail "see above"
 import resource, subprocess, sys, time
 cmd = [sys.argv[1], "-n", "3", sys.argv[2]] + sys.argv[3:] + [
-    "--trials", "10", "--batch", "1", "--replay-delay", "500",
+    "--trials", "16", "--batch", "1", "--replay-delay", "500",
     "--log", "slow.jsonl"]
 began = time.monotonic()
 with open("slow.err", "w") as err:
@@ -255,7 +255,7 @@ cpu = ru.ru_utime + ru.ru_stime
 print(f"job: exit {rc}, {wall:.1f} s wall, {cpu:.1f} s CPU")
 if rc != 0:
     sys.exit("the job failed")
-if wall < 5:
+if wall < 8:
     sys.exit(f"{wall:.1f} s: the answers did not take 500 ms each")
 if cpu >= wall / 3:
     sys.exit(f"{cpu:.1f} s of CPU in {wall:.1f} s: a waiting rank spins")
