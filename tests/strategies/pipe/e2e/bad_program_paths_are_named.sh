@@ -3,14 +3,16 @@
 # status 2, the user's to fix) with a message that says what is wrong with
 # it: a folder "is a directory", a missing file "no such file", a file
 # without the executable bit "is not executable", a FIFO "is not a regular
-# file", a name not in PATH "not found in PATH".
+# file", a name not in PATH "not found in PATH".  --dry-run on a small CPU
+# task: the strategy is created (and refused) without loading a dataset.
 . "$(dirname "$0")/../common.sh"
 mkdir "$W/folder"
 printf '#!/bin/sh\n' >"$W/plain.sh"
 mkfifo "$W/fifo"
 check() {
   _n=$1 _prog=$2 _want=$3
-  search "$_n" $REPLAY --strategy pipe --param "program=$_prog" --trials 4
+  search "$_n" --op gemm --shape 64,64,64 --strategy pipe \
+    --param "program=$_prog" --trials 4 --dry-run
   [ "$(cat "$W/$_n.status")" -eq 2 ] ||
     fail "$_n: exit status $(cat "$W/$_n.status"), expected 2"
   grep -qF -- "pipe: program=$_prog$_want" "$W/$_n.err" ||
