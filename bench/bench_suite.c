@@ -514,11 +514,7 @@ static void check_task_keys(const char *file, json_t *jt, const char *who) {
 }
 
 static void load_suite(const settings *s, suite *su) {
-  json_error_t jerr;
-  json_t *root = json_load_file(s->suite, JSON_REJECT_DUPLICATES, &jerr);
-  if (!root)
-    cli_usage("--suite: cannot read '%s': %s (line %d)", s->suite, jerr.text,
-              jerr.line);
+  json_t *root = cli_json_load("--suite", s->suite);
   if (!json_is_object(root))
     cli_usage("--suite %s: expected a JSON object with \"tasks\"", s->suite);
   const char *key;

@@ -805,3 +805,29 @@ int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
   rep->rc = rep->err.code;
   return -1;
 }
+
+json_t *cli_json_load(const char *flag, const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    cli_usage("%s: cannot read '%s': %s", flag, path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    cli_usage("%s: '%s' is %s, not a file", flag, path,
+              S_ISFIFO(st.st_mode)  ? "a FIFO"
+              : S_ISDIR(st.st_mode) ? "a directory"
+              : S_ISCHR(st.st_mode) ? "a character device"
+                                    : "not a regular file");
+  const long long max = 64ll << 20;
+  if (st.st_size > max)
+    cli_usage("%s: '%s' holds %lld bytes, more than the limit of 64 MiB for "
+              "a settings file",
+              flag, path, (long long)st.st_size);
+  json_error_t jerr;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+  if (!root) {
+    if (jerr.line <= 0)
+      cli_usage("%s: cannot read '%s': %s", flag, path, jerr.text);
+    cli_usage("%s %s: line %d column %d: %s", flag, path, jerr.line,
+              jerr.column, jerr.text);
+  }
+  return root;
+}

@@ -20,6 +20,7 @@
 #ifndef HERON_TOOLS_CLI_H
 #define HERON_TOOLS_CLI_H
 
+#include <jansson.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -194,6 +195,13 @@ const char *cli_signal_name(int sig);
 
 /* 1 when s[0, len) follows CLI_NAME_RULE. */
 int cli_name_ok(const char *s, size_t len);
+
+/* A JSON file a tool reads whole (--config, --suite): exits through
+ * cli_usage, naming `flag` and the path, when it is missing, not a regular
+ * file (a FIFO would block the read forever, a folder gives a misleading
+ * parse error), larger than 64 MiB, or not valid JSON (line and column).
+ * Duplicate keys are refused.  Returns the parsed value (json_decref it). */
+json_t *cli_json_load(const char *flag, const char *path);
 
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);

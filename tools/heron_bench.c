@@ -729,11 +729,7 @@ static void check_task_keys(const settings *s, json_t *jt, const char *who) {
 }
 
 static void load_suite(settings *s) {
-  json_error_t jerr;
-  json_t *root = json_load_file(s->suite_path, JSON_REJECT_DUPLICATES, &jerr);
-  if (!root)
-    cli_usage("--suite: cannot read '%s': %s (line %d)", s->suite_path,
-              jerr.text, jerr.line);
+  json_t *root = cli_json_load("--suite", s->suite_path);
   json_t *tasks = json_object_get(root, "tasks");
   if (!json_is_object(root) || !json_is_array(tasks) ||
       json_array_size(tasks) == 0)

@@ -494,18 +494,7 @@ static void load_config(settings *s) {
       "model, "
       "model_params, trials, time_limit, plugin_timeout, seed, batch, log, "
       "resume, emit, measure";
-  json_error_t jerr;
-  struct stat st;
-  if (stat(s->config_path, &st) == 0 && S_ISDIR(st.st_mode))
-    cli_usage("--config: '%s' is a directory; give a JSON file",
-              s->config_path);
-  s->config = json_load_file(s->config_path, JSON_REJECT_DUPLICATES, &jerr);
-  if (!s->config) {
-    if (jerr.line <= 0)
-      cli_usage("--config: cannot read '%s': %s", s->config_path, jerr.text);
-    cli_usage("config %s: line %d column %d: %s", s->config_path, jerr.line,
-              jerr.column, jerr.text);
-  }
+  s->config = cli_json_load("--config", s->config_path);
   if (!json_is_object(s->config))
     cli_usage("config %s: the top level must be an object, got %s",
               s->config_path, json_kind(s->config));

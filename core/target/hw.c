@@ -14,6 +14,7 @@
 
 #include "core/op/op.h"
 #include "core/plugin/dirs.h"
+#include "core/record/record.h"
 #include "core/target/target.h"
 #include "core/util/util.h"
 
@@ -430,6 +431,11 @@ static int check_cuda(const char *path, const heron__hw *hw, heron_error *err) {
 }
 
 static int load_file(const char *path, heron__hw *hw, heron_error *err) {
+  /* A FIFO would block the read forever; a folder gives a parse error that
+   * names no cause. */
+  int rc0 = heron__input_check(path, "hardware description", err);
+  if (rc0 != HERON_OK)
+    return rc0;
   json_error_t jerr;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (!root)
