@@ -353,6 +353,11 @@ static void parse_args(settings *s, int argc, char **argv) {
   if (!s->no_tune && s->model &&
       heron_plugin_resolve(s->model, "model", path, sizeof path, &err))
     cli_usage("--model: %s", err.text);
+  /* Cost-model parameters without a cost model would be dropped unread. */
+  if (s->nmparams && !s->model)
+    cli_usage("--model-param %s=%s: no --model to give it to (a cost-model "
+              "parameter needs a cost-model plugin: --model NAME)",
+              s->mparams[0].key, s->mparams[0].value);
 }
 
 /* ---- The suite ----------------------------------------------------------- */
