@@ -23,9 +23,16 @@
  *   TDPBUSD     C.s32[m][n] += sum over k < A.colsb / 4, i < 4 of
  *               u8(A[m][4k + i]) * s8(B[k][4n + i]), wrapping modulo 2^32
  *               (the hardware's integer adds cannot overflow otherwise)
- *   TDPBF16PS   for k < A.colsb / 4: C.f32[m][n] += A.bf16[m][2k] *
- *               B.bf16[k][2n], then += A.bf16[m][2k + 1] * B.bf16[k][2n +
- *               1], each step one fp32 addition rounded to nearest even;
+ *   TDPBF16PS   in the order Sapphire Rapids' tiles add, which is not
+ *               the SDM's: for k < A.colsb / 4, E += A.bf16[m][2k] *
+ *               B.bf16[k][2n] and O += A.bf16[m][2k + 1] * B.bf16[k][2n +
+ *               1] (two sums from 0, each in k's order), then C.f32[m][n]
+ *               += (E + O); each step one fp32 addition rounded to nearest
+ *               even.  The SDM's pseudocode adds every product to C in
+ *               turn; the tiles do not (C = 1 plus two products of 2^-24
+ *               gives 1 + 2^-23 there, 1 in the SDM's order), and this
+ *               order matched them bit for bit on 100,000 random dot
+ *               products (tests/amx/test_amx_prelude.c, natively);
  *               bf16 inputs that are denormal count as zero (DAZ) and a
  *               denormal sum is flushed to zero (FTZ), as the SDM states
  *               for this instruction (MXCSR is neither read nor written);
@@ -232,8 +239,11 @@ static const char prelude[] =
     "  int rows = heron_amx.rows[c], kd = heron_amx.colsb[a] / 4;\n"
     "  int nd = heron_amx.colsb[c] / 4;\n"
     "  for (int m = 0; m < rows; m++) {\n"
-    "    float acc[16];\n"
+    "    float acc[16], sum[2][16] = {{0}};\n"
     "    memcpy(acc, heron_amx.t[c][m], sizeof acc);\n"
+    "    /* As the hardware does: the even and the odd products are summed\n"
+    "     * apart from each other and from C, each in k's order; then the\n"
+    "     * two sums are added, and C last. */\n"
     "    for (int k = 0; k < kd; k++)\n"
     "      for (int n = 0; n < nd; n++)\n"
     "        for (int i = 0; i < 2; i++) {\n"
@@ -241,8 +251,10 @@ static const char prelude[] =
     "          float y = heron_amx_bf16(&heron_amx.t[b][k][4 * n + 2 * i]);\n"
     "          /* x * y is exact (8-bit significands), so the sum is the\n"
     "           * step's one rounding (-ffp-contract=off keeps it apart). */\n"
-    "          acc[n] = heron_amx_ftz(acc[n] + x * y);\n"
+    "          sum[i][n] = heron_amx_ftz(sum[i][n] + x * y);\n"
     "        }\n"
+    "    for (int n = 0; n < nd; n++)\n"
+    "      acc[n] = heron_amx_ftz(acc[n] + heron_amx_ftz(sum[0][n] + sum[1][n]));\n"
     "    memcpy(heron_amx.t[c][m], acc, sizeof acc);\n"
     "  }\n"
     "  heron_amx_dp_tail(c);\n"
