@@ -77,8 +77,8 @@ typedef struct dgen {
    * times).  The reduction order is then the other reduction axes (axis
    * order), then cax; group h_g of a row starts at h_go[h_g] in it. */
   int region;
-  int cax, cdim;  /* the group axis and the activation dimension it indexes */
-  int64_t cgp;    /* cax's inner tile rounded up to a whole group */
+  int cax, cdim; /* the group axis and the activation dimension it indexes */
+  int64_t cgp;   /* cax's inner tile rounded up to a whole group */
   int64_t span[HERON__MAX_DIMS]; /* positions of each other dimension */
   int64_t neg[HERON__MAX_DIMS];  /* position of the local origin (> 0 where
                                     a coefficient is negative) */
@@ -186,15 +186,13 @@ static int open_reduce_inner(dgen *g, int depth, heron__buf *inr) {
       const char *nm = op->axes[a].name;
       int64_t len = g->region && a == g->cax ? g->cgp : g->len[a][1];
       ind(g, depth + n);
-      heron__buf_printf(g->o,
-                        "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n", nm,
-                        nm, (long long)len, nm);
+      heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
+                        nm, nm, (long long)len, nm);
       ind(g, depth + n + 1);
       heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", nm, nm,
                         nm);
       if (len > g->len[a][1])
-        heron__buf_printf(inr, " && l_%s < %lld", nm,
-                          (long long)g->len[a][1]);
+        heron__buf_printf(inr, " && l_%s < %lld", nm, (long long)g->len[a][1]);
       if (g->ragged[a])
         heron__buf_printf(inr, " && g_%s < %lld", nm,
                           (long long)op->axes[a].extent);
@@ -266,7 +264,6 @@ static void emit_pack_act(dgen *g, int depth) {
   heron__buf_free(&cond);
   heron__buf_free(&off);
 }
-
 
 /* "const int64_t e_<d> = ...;": dimension d's index in the activation
  * tensor at region position q_<d> (at position 0 without q) from the
@@ -354,9 +351,8 @@ static void emit_pack_region(dgen *g, int depth) {
     int dp = depth + 1 + n;
     if (d != inner) {
       ind(g, dp);
-      heron__buf_printf(g->o,
-                        "for (int64_t q_%d = 0; q_%d < %lld; q_%d++) {\n", d,
-                        d, (long long)g->span[d], d);
+      heron__buf_printf(g->o, "for (int64_t q_%d = 0; q_%d < %lld; q_%d++) {\n",
+                        d, d, (long long)g->span[d], d);
       n++;
       dp++;
       heron__buf_printf(&off, " + q_%d * %lldLL", d, (long long)g->rstr[d]);
@@ -369,8 +365,8 @@ static void emit_pack_region(dgen *g, int depth) {
   }
   int dc = depth + 1 + n;
   ind(g, dc);
-  heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
-                    cn, cn, (long long)g->cgp, cn);
+  heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n", cn,
+                    cn, (long long)g->cgp, cn);
   int di = dc + 1;
   ind(g, di);
   heron__buf_printf(g->o, "const int64_t g_%s = b_%s + l_%s;\n", cn, cn, cn);
@@ -393,9 +389,9 @@ static void emit_pack_region(dgen *g, int depth) {
     sstride *= ts->dims[d];
   int64_t sp = g->span[inner], dim = ts->dims[inner];
   ind(g, di);
-  heron__buf_printf(g->o,
-                    "int64_t h_lo = e_%d < 0 ? -e_%d : 0, h_hi = %lld - e_%d;\n",
-                    inner, inner, (long long)dim, inner);
+  heron__buf_printf(
+      g->o, "int64_t h_lo = e_%d < 0 ? -e_%d : 0, h_hi = %lld - e_%d;\n", inner,
+      inner, (long long)dim, inner);
   ind(g, di);
   heron__buf_printf(g->o, "if (!h_line || h_lo > %lld)\n", (long long)sp);
   ind(g, di + 1);
@@ -409,8 +405,7 @@ static void emit_pack_region(dgen *g, int depth) {
   ind(g, di + 1);
   heron__buf_puts(g->o, "h_hi = h_lo;\n");
   ind(g, di);
-  heron__buf_printf(g->o, "%s *h_d = h_pa + %s;\n", act_pack_type(g),
-                    off.data);
+  heron__buf_printf(g->o, "%s *h_d = h_pa + %s;\n", act_pack_type(g), off.data);
   ind(g, di);
   heron__buf_printf(g->o, "const int64_t h_s = %s;\n", src.data);
   ind(g, di);
@@ -464,13 +459,11 @@ static void emit_pack_region_cl(dgen *g, int depth) {
   int di = depth + 1 + n, c = ts->ndim - 1;
   int64_t cdims = ts->dims[c], off0 = ts->index[c].offset;
   ind(g, di);
-  heron__buf_printf(g->o, "%s *h_d = h_pa + %s;\n", act_pack_type(g),
-                    off.data);
+  heron__buf_printf(g->o, "%s *h_d = h_pa + %s;\n", act_pack_type(g), off.data);
   /* Channels b + offset .. inside the tensor and the tile. */
   ind(g, di);
-  heron__buf_printf(g->o,
-                    "int64_t h_n = %lld - (%lld + b_%s);\n", (long long)cdims,
-                    (long long)off0, cn);
+  heron__buf_printf(g->o, "int64_t h_n = %lld - (%lld + b_%s);\n",
+                    (long long)cdims, (long long)off0, cn);
   ind(g, di);
   heron__buf_printf(g->o, "if (h_n > %lld)\n", (long long)g->len[g->cax][1]);
   ind(g, di + 1);
@@ -712,23 +705,22 @@ static isa pick_isa(const dgen *g) {
   switch (g->t->dot) {
   case HERON__DOT_VNNI:
   case HERON__DOT_AVX_VNNI:
-    return (isa){v16 ? "__m512i" : "__m256i",
-                 v16 ? "_mm512_setzero_si512()" : "_mm256_setzero_si256()",
-                 v16 ? "_mm512_loadu_si512(%s)"
-                     : "_mm256_loadu_si256((const __m256i *)(%s))",
-                 v16 ? "__m512i" : "__m256i",
-                 v16 ? "_mm512_set1_epi32(%s)" : "_mm256_set1_epi32(%s)",
-                 v16 ? "__m512i" : "__m256i",
-                 v16 ? "H_DPBUSD512(%1$s, %2$s, %3$s);"
-                 : g->t->dot == HERON__DOT_VNNI
-                     ? "H_DPBUSD256(%1$s, %2$s, %3$s);"
-                     : "H_DPBUSD256_AVX(%1$s, %2$s, %3$s);",
-                 v16 ? "_mm512_storeu_si512(%s, %s);"
-                     : "_mm256_storeu_si256((__m256i *)(%s), %s);",
-                 v16 ? "_mm512_loadu_si512(%s)"
-                     : "_mm256_loadu_si256((const __m256i *)(%s))",
-                 v16 ? "_mm512_add_epi32(%1$s, %2$s)"
-                     : "_mm256_add_epi32(%1$s, %2$s)"};
+    return (isa){
+        v16 ? "__m512i" : "__m256i",
+        v16 ? "_mm512_setzero_si512()" : "_mm256_setzero_si256()",
+        v16 ? "_mm512_loadu_si512(%s)"
+            : "_mm256_loadu_si256((const __m256i *)(%s))",
+        v16 ? "__m512i" : "__m256i",
+        v16 ? "_mm512_set1_epi32(%s)" : "_mm256_set1_epi32(%s)",
+        v16 ? "__m512i" : "__m256i",
+        v16                            ? "H_DPBUSD512(%1$s, %2$s, %3$s);"
+        : g->t->dot == HERON__DOT_VNNI ? "H_DPBUSD256(%1$s, %2$s, %3$s);"
+                                       : "H_DPBUSD256_AVX(%1$s, %2$s, %3$s);",
+        v16 ? "_mm512_storeu_si512(%s, %s);"
+            : "_mm256_storeu_si256((__m256i *)(%s), %s);",
+        v16 ? "_mm512_loadu_si512(%s)"
+            : "_mm256_loadu_si256((const __m256i *)(%s))",
+        v16 ? "_mm512_add_epi32(%1$s, %2$s)" : "_mm256_add_epi32(%1$s, %2$s)"};
   case HERON__DOT_I8_AVX2:
     return (isa){
         "__m256i",
@@ -819,8 +811,8 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
     ind(g, depth);
     if (g->region) {
       region_point_text(g, off0, &pt);
-      heron__buf_printf(g->o, "const %s *h_a0 = h_pa + %s;\n",
-                        act_pack_type(g), pt.data);
+      heron__buf_printf(g->o, "const %s *h_a0 = h_pa + %s;\n", act_pack_type(g),
+                        pt.data);
     } else {
       pack_point_text(g, g->act, off0, &pt);
       heron__buf_printf(g->o, "const %s *h_a0 = h_pa + %s * %lld;\n",
@@ -1102,8 +1094,8 @@ static void emit_store(dgen *g, int depth, int64_t rows, int64_t nvec) {
         heron__buf_printf(g->o, "const int64_t g_%s = h_v0 + h_l;\n", vn);
         element_text(g, op->ninputs, &cond, &o);
         ind(g, d + 2);
-        heron__buf_printf(g->o, "%s *h_o = &t_%s[%s];\n", out_t,
-                          op->out.name, o.data);
+        heron__buf_printf(g->o, "%s *h_o = &t_%s[%s];\n", out_t, op->out.name,
+                          o.data);
       }
       ind(g, d + 2);
       heron__buf_printf(g->o, "%s h_x = %s;\n", out_t,
@@ -1286,9 +1278,9 @@ static void emit_prepack(dgen *g) {
 /* Chooses the region pack of the activations where it applies and packs
  * fewer elements than one row of k per point: every dimension of the
  * activation an affine index with no divisor (a transposed convolution's
- * has one at strides above 1), and a reduction axis (the group axis) that the weights read and the
- * activation reads in one dimension of its own, as itself (a
- * convolution's input channels).  Its rounding to whole groups, once per
+ * has one at strides above 1), and a reduction axis (the group axis) that the
+ * weights read and the activation reads in one dimension of its own, as itself
+ * (a convolution's input channels).  Its rounding to whole groups, once per
  * position of the other reduction axes, stays within the padded-work
  * bound of rule_dot_groups (125% of the slice).  A matrix op (its one
  * reduction the group axis) packs the same rows either way and keeps the
@@ -1339,10 +1331,9 @@ static void plan_region(dgen *g) {
       int64_t c = ts->index[d].coef[a];
       if (!live(g, a) || c == 0)
         continue;
-      int64_t reach = (c < 0 ? -c : c) *
-                      ((op->axes[a].kind == HERON__SPATIAL ? g->thr[a]
-                                                           : g->len[a][1]) -
-                       1);
+      int64_t reach =
+          (c < 0 ? -c : c) *
+          ((op->axes[a].kind == HERON__SPATIAL ? g->thr[a] : g->len[a][1]) - 1);
       g->span[d] += reach;
       if (c < 0)
         g->neg[d] += reach;
@@ -1408,14 +1399,16 @@ static void emit_prelude(dgen *g, const heron_space *sp, const int64_t *cfg) {
       "#define H_DPBUSD512(c, a, b) \\\n"
       "  __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(c) : \"v\"(a), \"vm\"(b))\n"
       "#else\n"
-      "#define H_DPBUSD512(c, a, b) ((c) = _mm512_dpbusd_epi32((c), (a), (b)))\n"
+      "#define H_DPBUSD512(c, a, b) ((c) = _mm512_dpbusd_epi32((c), (a), "
+      "(b)))\n"
       "#endif\n"
       "#if !defined(HERON_EMULATE_ISA) && defined(__AVX512VNNI__) && \\\n"
       "    defined(__AVX512VL__)\n"
       "#define H_DPBUSD256(c, a, b) \\\n"
       "  __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(c) : \"v\"(a), \"vm\"(b))\n"
       "#else\n"
-      "#define H_DPBUSD256(c, a, b) ((c) = _mm256_dpbusd_epi32((c), (a), (b)))\n"
+      "#define H_DPBUSD256(c, a, b) ((c) = _mm256_dpbusd_epi32((c), (a), "
+      "(b)))\n"
       "#endif\n"
       "#if !defined(HERON_EMULATE_ISA) && defined(__AVXVNNI__)\n"
       "#define H_DPBUSD256_AVX(c, a, b) \\\n"

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/target/cpu/template.h"
 #include "core/sched/rules.h"
 #include "core/space/builder.h"
+#include "core/target/cpu/template.h"
 
 /* The rule context: the shared builder context (core/sched/rules.h), the
  * template being filled, and the vector axis' quotient variable. */
@@ -37,14 +37,16 @@ typedef struct ctx {
 static void rule_always_inline(ctx *c) {
   int epi = c->t->op.epilogue;
   if (epi)
-    heron__rule_note_add(c->t->rules, &c->t->nrules, "Always-Inline",
-         "the injective epilogue (%s) is inlined into the accumulator's last "
-         "store",
-         heron__epilogue_name(epi));
+    heron__rule_note_add(
+        c->t->rules, &c->t->nrules, "Always-Inline",
+        "the injective epilogue (%s) is inlined into the accumulator's last "
+        "store",
+        heron__epilogue_name(epi));
   else
-    heron__rule_note_add(c->t->rules, &c->t->nrules, "Always-Inline",
-         "not applicable: a single reduction stage without injective "
-         "producers");
+    heron__rule_note_add(
+        c->t->rules, &c->t->nrules, "Always-Inline",
+        "not applicable: a single reduction stage without injective "
+        "producers");
 }
 
 /* ---- Multi-Level-Tiling ------------------------------------------------- */
@@ -92,8 +94,8 @@ static void rule_multi_level_tiling(ctx *c) {
     }
   }
   int pct = t->hw.max_padded_work_pct > 0 ? t->hw.max_padded_work_pct : 125;
-  t->padded_limit = real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX
-                                                   : real * pct / 100;
+  t->padded_limit =
+      real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX : real * pct / 100;
   if (t->padded_limit < real)
     t->padded_limit = real;
   t->padded = heron__r_prod(&c->r, "padded", covers, ncovers);
@@ -103,11 +105,12 @@ static void rule_multi_level_tiling(ctx *c) {
   char sp[96], rd[96];
   heron__axis_list(op, HERON__SPATIAL, sp, sizeof sp);
   heron__axis_list(op, HERON__REDUCE, rd, sizeof rd);
-  heron__rule_note_add(t->rules, &t->nrules, "Multi-Level-Tiling",
-       "spatial %s into 4 levels (parallel, cache, register outer, register "
-       "inner); reduction %s into 2 (outer, inner); tiles need not divide "
-       "(t0 = ceil(extent / tile)), padded work <= %d%% of the real",
-       sp, rd, pct);
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Multi-Level-Tiling",
+      "spatial %s into 4 levels (parallel, cache, register outer, register "
+      "inner); reduction %s into 2 (outer, inner); tiles need not divide "
+      "(t0 = ceil(extent / tile)), padded work <= %d%% of the real",
+      sp, rd, pct);
 }
 
 /* ---- Parallel over fused outer tiles ------------------------------------ */
@@ -124,7 +127,8 @@ static void rule_parallel(ctx *c) {
       xs[n++] = t->tile[a][0];
   if (n == 0) {
     t->fused = heron__r_const(&c->r, 1);
-    heron__rule_note_add(t->rules, &t->nrules, "Parallel", "not applicable: no spatial axis longer than 1");
+    heron__rule_note_add(t->rules, &t->nrules, "Parallel",
+                         "not applicable: no spatial axis longer than 1");
     return;
   }
   t->fused = heron__r_prod(&c->r, "fused", xs, n);
@@ -139,12 +143,13 @@ static void rule_parallel(ctx *c) {
       tiles = heron__mul_sat(tiles, t->op.axes[a].extent);
   int64_t need = t->hw.cores < tiles ? t->hw.cores : tiles;
   if (need > 1)
-    heron__r_post(&c->r, HERON_C_LE, heron__r_const(&c->r, need), &t->fused, 1, NULL, 0,
-         "cores <= fused");
-  heron__rule_note_add(t->rules, &t->nrules, "Parallel",
-       "omp parallel for over the fused level-0 spatial tiles (fused = "
-       "product of every spatial t0 >= %lld of %d cores)",
-       (long long)need, t->hw.cores);
+    heron__r_post(&c->r, HERON_C_LE, heron__r_const(&c->r, need), &t->fused, 1,
+                  NULL, 0, "cores <= fused");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Parallel",
+      "omp parallel for over the fused level-0 spatial tiles (fused = "
+      "product of every spatial t0 >= %lld of %d cores)",
+      (long long)need, t->hw.cores);
 }
 
 /* ---- Vectorize ------------------------------------------------------------
@@ -464,19 +469,21 @@ static void rule_vectorize(ctx *c) {
     int q = heron__r_range(&c->r, "vec.q", 0, 1, op->axes[r].extent);
     heron__r_post(&c->r, HERON_C_PROD, t->tile[r][1], (int[]){t->vec, q}, 2,
                   NULL, 0, "vec divides the reduction-inner tile");
-    heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
-         "reduction-inner loop of %s, vec in {1, 4, ...%lld} dividing %s.t1 "
-         "(no input reads %s%s contiguously): each accumulator holds vec "
-         "partial sums, added across lanes at the store",
-         op->axes[r].name, (long long)cand[n - 1], op->axes[r].name,
-         a >= 0 && op->axes[a].extent > 1 ? "" : "an output axis longer than 1",
-         a >= 0 && op->axes[a].extent > 1 ? op->axes[a].name : "");
+    heron__rule_note_add(
+        t->rules, &t->nrules, "Vectorize",
+        "reduction-inner loop of %s, vec in {1, 4, ...%lld} dividing %s.t1 "
+        "(no input reads %s%s contiguously): each accumulator holds vec "
+        "partial sums, added across lanes at the store",
+        op->axes[r].name, (long long)cand[n - 1], op->axes[r].name,
+        a >= 0 && op->axes[a].extent > 1 ? "" : "an output axis longer than 1",
+        a >= 0 && op->axes[a].extent > 1 ? op->axes[a].name : "");
     return;
   }
   if (a < 0 || op->axes[a].extent == 1) {
     t->vec = heron__r_const(&c->r, 1);
-    heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
-         "not applicable: no output-contiguous spatial axis longer than 1");
+    heron__rule_note_add(
+        t->rules, &t->nrules, "Vectorize",
+        "not applicable: no output-contiguous spatial axis longer than 1");
     return;
   }
   int64_t cand[5];
@@ -487,26 +494,27 @@ static void rule_vectorize(ctx *c) {
   snprintf(qname, sizeof qname, "vec.q");
   int q = heron__r_range(&c->r, qname, 0, 1, op->axes[a].extent);
   c->vec_q = q;
-  heron__r_post(&c->r, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL, 0,
-       "vec divides the register-inner tile");
+  heron__r_post(&c->r, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL,
+                0, "vec divides the register-inner tile");
   char list[48] = "";
   size_t len = 0;
   for (int i = 0; i < n; i++)
     len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld",
                             i ? ", " : "", (long long)cand[i]);
-  heron__rule_note_add(t->rules, &t->nrules, "Vectorize",
-       "register-inner loop of %s, vec in {%s} dividing %s.t3 (%d-byte "
-       "registers)%s%s%s",
-       op->axes[a].name, list, op->axes[a].name, t->hw.vector_bytes,
-       a != contiguous && contiguous >= 0 ? "; the output-contiguous " : "",
-       a != contiguous && contiguous >= 0 ? op->axes[contiguous].name : "",
-       a != contiguous && contiguous >= 0
-           ? (windowed(op, contiguous)
-                  ? " is read through a window (padded or strided rows), so "
-                    "lanes are stored with a stride"
-                  : " is no multiple of the widest vector, so lanes are "
-                    "stored with a stride")
-           : "");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Vectorize",
+      "register-inner loop of %s, vec in {%s} dividing %s.t3 (%d-byte "
+      "registers)%s%s%s",
+      op->axes[a].name, list, op->axes[a].name, t->hw.vector_bytes,
+      a != contiguous && contiguous >= 0 ? "; the output-contiguous " : "",
+      a != contiguous && contiguous >= 0 ? op->axes[contiguous].name : "",
+      a != contiguous && contiguous >= 0
+          ? (windowed(op, contiguous)
+                 ? " is read through a window (padded or strided rows), so "
+                   "lanes are stored with a stride"
+                 : " is no multiple of the widest vector, so lanes are "
+                   "stored with a stride")
+          : "");
 }
 
 /* ---- Add-Cache-Stage (local accumulator) --------------------------------- */
@@ -550,8 +558,8 @@ static void rule_cache_stage(ctx *c, int *l2_sizes) {
   t->acc_at = heron__r_range(&c->r, "acc_at", 1, 0, 1);
   int64_t ub = heron__r_ub(&c->r, at1);
   t->acc_floats = heron__r_range(&c->r, "acc.floats", 0, 1, ub < 1 ? 1 : ub);
-  heron__r_post(&c->r, HERON_C_SELECT, t->acc_floats, (int[]){t->acc_at, at0, at1}, 3, NULL,
-       0, "acc.floats");
+  heron__r_post(&c->r, HERON_C_SELECT, t->acc_floats,
+                (int[]){t->acc_at, at0, at1}, 3, NULL, 0, "acc.floats");
   int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
   t->acc_vec_limit = regs - 2;
   t->acc_vecs = heron__r_range(&c->r, "acc.vecs", 0, 1, t->acc_vec_limit);
@@ -562,9 +570,10 @@ static void rule_cache_stage(ctx *c, int *l2_sizes) {
   else
     heron__r_post(&c->r, HERON_C_PROD, t->acc_floats,
                   (int[]){t->vec, t->acc_vecs}, 2, NULL, 0, "acc.vecs");
-  heron__rule_note_add(t->rules, &t->nrules, "Add-Cache-Stage",
-       "cache_write: local accumulator in registers at acc_at (0: t3 tile, "
-       "1: t2*t3 tile); acc.vecs = acc.floats / vec");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Add-Cache-Stage",
+      "cache_write: local accumulator in registers at acc_at (0: t3 tile, "
+      "1: t2*t3 tile); acc.vecs = acc.floats / vec");
 }
 
 /* ---- Tensorize: the outer-product micro-kernel -------------------------- */
@@ -614,14 +623,16 @@ static void rule_tensorize(ctx *c, int vec_q) {
     int r1 = heron__r_prod(&c->r, name, in1, n);
     snprintf(name, sizeof name, "%s.vregs", ts->name);
     int r = heron__r_range(&c->r, name, 0, 1, regs);
-    heron__r_post(&c->r, HERON_C_SELECT, r, (int[]){t->acc_at, r0, r1}, 3, NULL, 0, name);
+    heron__r_post(&c->r, HERON_C_SELECT, r, (int[]){t->acc_at, r0, r1}, 3, NULL,
+                  0, name);
     terms[nterms++] = r;
   }
   if (broadcast)
     terms[nterms++] = heron__r_const(&c->r, 1);
   t->regs_need = heron__r_sum(&c->r, "regs.need", terms, nterms);
-  heron__r_post(&c->r, HERON_C_LE, t->regs_need, (int[]){heron__r_const(&c->r, regs)}, 1, NULL, 0,
-       "regs.need <= vector registers");
+  heron__r_post(&c->r, HERON_C_LE, t->regs_need,
+                (int[]){heron__r_const(&c->r, regs)}, 1, NULL, 0,
+                "regs.need <= vector registers");
   t->fma_isa = t->hw.has_avx512                  ? 512
                : t->hw.has_fma && t->hw.has_avx2 ? 256
                                                  : 0;
@@ -647,13 +658,14 @@ static void rule_tensorize(ctx *c, int vec_q) {
         t->dot_group, kernels[t->dot], regs);
     return;
   }
-  heron__rule_note_add(t->rules, &t->nrules, "Tensorize",
-       "outer-product micro-kernel on the register tile: %s; accumulators + "
-       "loaded vectors + 1 broadcast <= %d registers",
-       t->fma_isa == 512   ? "_mm512_fmadd_ps at vec 16, _mm256 at vec 8"
-       : t->fma_isa == 256 ? "_mm256_fmadd_ps at vec 8"
-                           : "vector-extension multiply-adds",
-       regs);
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Tensorize",
+      "outer-product micro-kernel on the register tile: %s; accumulators + "
+      "loaded vectors + 1 broadcast <= %d registers",
+      t->fma_isa == 512   ? "_mm512_fmadd_ps at vec 16, _mm256 at vec 8"
+      : t->fma_isa == 256 ? "_mm256_fmadd_ps at vec 8"
+                          : "vector-extension multiply-adds",
+      regs);
 }
 
 /* The variable of spatial axis a's thread tile (levels 1..3: <a>.P),
@@ -708,8 +720,7 @@ static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
                 name);
   sizes[(*nsizes)++] = t->stage_elems;
   int rsplit = heron__r_prod(&c->r, "rsplit", splits, ns);
-  int m1 = heron__r_range(&c->r, "rsplit.m1", 0, 0,
-                          heron__r_ub(&c->r, rsplit));
+  int m1 = heron__r_range(&c->r, "rsplit.m1", 0, 0, heron__r_ub(&c->r, rsplit));
   heron__r_post(&c->r, HERON_C_SUM, rsplit,
                 (int[]){m1, heron__r_const(&c->r, 1)}, 2, NULL, 0, "rsplit");
   heron__r_post(&c->r, HERON_C_LE, t->stage, &m1, 1, NULL, 0,
@@ -775,13 +786,15 @@ static void rule_pack(ctx *c) {
     int64_t ub = heron__r_ub(&c->r, tile);
     t->pack_elems[i] = heron__r_range(&c->r, name, 0, 0, ub);
     heron__r_post(&c->r, HERON_C_SELECT, t->pack_elems[i],
-         (int[]){t->pack[i], heron__r_const(&c->r, 0), tile}, 3, NULL, 0, name);
+                  (int[]){t->pack[i], heron__r_const(&c->r, 0), tile}, 3, NULL,
+                  0, name);
     sizes[nsizes++] = t->pack_elems[i];
   }
   stage_output(c, thread_tile, sizes, &nsizes);
   int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
-  heron__r_post(&c->r, HERON_C_LE, total, (int[]){heron__r_const(&c->r, t->pack_limit)}, 1, NULL, 0,
-       "pack.elems <= cache share");
+  heron__r_post(&c->r, HERON_C_LE, total,
+                (int[]){heron__r_const(&c->r, t->pack_limit)}, 1, NULL, 0,
+                "pack.elems <= cache share");
   heron__rule_note_add(
       t->rules, &t->nrules, "Add-Multi-Level-SPM",
       "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
@@ -822,7 +835,8 @@ static int dim_footprint(ctx *c, const heron__affine *ix, const int *sizes,
     } else {
       char name[64];
       snprintf(name, sizeof name, "%s.%s", prefix, op->axes[a].name);
-      terms[n++] = heron__r_prod(&c->r, name, (int[]){heron__r_const(&c->r, k), sizes[a]}, 2);
+      terms[n++] = heron__r_prod(
+          &c->r, name, (int[]){heron__r_const(&c->r, k), sizes[a]}, 2);
     }
   }
   if (n == 0)
@@ -834,8 +848,9 @@ static int dim_footprint(ctx *c, const heron__affine *ix, const int *sizes,
   int u = heron__r_sum(&c->r, name, terms, n);
   snprintf(name, sizeof name, "%s.ext", prefix);
   int ext = heron__r_range(&c->r, name, 0, 1, heron__r_ub(&c->r, u));
-  heron__r_post(&c->r, HERON_C_SUM, u, (int[]){ext, heron__r_const(&c->r, coef_sum - 1)}, 2, NULL, 0,
-       name);
+  heron__r_post(&c->r, HERON_C_SUM, u,
+                (int[]){ext, heron__r_const(&c->r, coef_sum - 1)}, 2, NULL, 0,
+                name);
   return ext;
 }
 
@@ -863,7 +878,8 @@ static void working_set(ctx *c, const int *sizes, const char *level,
   char name[32];
   snprintf(name, sizeof name, "ws.%s", level);
   int ws = heron__r_sum(&c->r, name, tens, nt);
-  heron__r_post(&c->r, HERON_C_LE, ws, (int[]){heron__r_const(&c->r, limit)}, 1, NULL, 0, name);
+  heron__r_post(&c->r, HERON_C_LE, ws, (int[]){heron__r_const(&c->r, limit)}, 1,
+                NULL, 0, name);
 }
 
 /* Tile for cache.  Inside one step of the reduction-outer loop, one
@@ -889,10 +905,11 @@ static void rule_tile_for_cache(ctx *c, const int *l2_sizes,
   t->l2_limit = l2 / t->elem_bytes;
   working_set(c, l2_sizes, "L2", t->l2_limit);
   working_set(c, l1_sizes, "L1", t->l1_limit);
-  heron__rule_note_add(t->rules, &t->nrules, "Tile-For-Cache",
-       "footprint of the cache tile (levels 2..3) x reduction inner <= L2 "
-       "(%lld elements); of the register tile (level 3) <= L1 (%lld)",
-       (long long)t->l2_limit, (long long)t->l1_limit);
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Tile-For-Cache",
+      "footprint of the cache tile (levels 2..3) x reduction inner <= L2 "
+      "(%lld elements); of the register tile (level 3) <= L1 (%lld)",
+      (long long)t->l2_limit, (long long)t->l1_limit);
 }
 
 /* ---- Unroll pragma --------------------------------------------------------
@@ -903,9 +920,10 @@ static void rule_tile_for_cache(ctx *c, const int *l2_sizes,
  * loop (the register tile itself is always fully unrolled). */
 static void rule_unroll(ctx *c) {
   c->t->unroll = heron__r_range(&c->r, "unroll", 1, 0, 5);
-  heron__rule_note_add(c->t->rules, &c->t->nrules, "Unroll",
-       "unroll in 0..5: #pragma GCC unroll max(1, 4*unroll) on the "
-       "reduction-inner loop");
+  heron__rule_note_add(
+      c->t->rules, &c->t->nrules, "Unroll",
+      "unroll in 0..5: #pragma GCC unroll max(1, 4*unroll) on the "
+      "reduction-inner loop");
 }
 
 /* ---- Prefetch ------------------------------------------------------------
@@ -933,17 +951,19 @@ static void rule_prefetch(ctx *c) {
   }
   if (t->vec_reduce) {
     t->prefetch = heron__r_const(&c->r, 0);
-    heron__rule_note_add(t->rules, &t->nrules, "Prefetch",
-         "not applicable: lanes run along the reduction (sequential "
-         "streams)");
+    heron__rule_note_add(
+        t->rules, &t->nrules, "Prefetch",
+        "not applicable: lanes run along the reduction (sequential "
+        "streams)");
     return;
   }
   static const int64_t dist[] = {0, 2, 4, 8, 16};
   t->prefetch = heron__r_set(&c->r, "prefetch", 1, dist, 5);
-  heron__rule_note_add(t->rules, &t->nrules, "Prefetch",
-       "prefetch in {0, 2, 4, 8, 16}: every vector load of the micro-kernel "
-       "also prefetches what it reads that many reduction steps later (0: "
-       "none)");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Prefetch",
+      "prefetch in {0, 2, 4, 8, 16}: every vector load of the micro-kernel "
+      "also prefetches what it reads that many reduction steps later (0: "
+      "none)");
 }
 
 int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
