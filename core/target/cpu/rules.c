@@ -345,6 +345,42 @@ static int dot_vector_axis(const heron__template *t) {
   return -1;
 }
 
+/* The error of an op without a vector axis for the dot-product kernels:
+ * what they need, the axis that is too short (gemm's j when N = 1, a
+ * convolution's co when CO = 1), and what to use instead: gemv for a gemm
+ * with N = 1 and M > 1 (the same product, vectorized along M; in int8 its
+ * matrix A is the s8 operand and x the u8 one), else fp32.  Short enough
+ * for heron_error's 159 characters at ordinary shapes. */
+static int no_vector_axis(const heron__template *t, heron_error *err) {
+  const heron__op *op = &t->op;
+  const char *what = "needs an output axis the weights read and the "
+                     "activations do not, for its vectors";
+  const char *dt = heron__dtype_name(op->dtype);
+  int short_axis = -1;
+  for (int a = op->naxes - 1; a >= 0 && short_axis < 0; a--)
+    if (op->ninputs == 2 && op->axes[a].kind == HERON__SPATIAL &&
+        heron__tensor_reads(&op->in[t->dot_weight], a) &&
+        !heron__tensor_reads(&op->in[t->dot_act], a))
+      short_axis = a;
+  if (short_axis < 0)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "cpu template: %s %s %s, and it has none; use "
+                           "--dtype fp32",
+                           op->name, dt, what);
+  const char *an = op->axes[short_axis].name;
+  /* gemm's shape is M, N, K. */
+  if (strcmp(op->name, "gemm") == 0 && op->nshape == 3 && op->shape[0] > 1)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "cpu template: %s %s %s: %s is 1; use --op gemv "
+                           "--shape %lld,%lld%s",
+                           op->name, dt, what, an, (long long)op->shape[0],
+                           (long long)op->shape[2],
+                           op->dtype == HERON__INT8 ? " (A s8, x u8)" : "");
+  return heron_error_set(err, HERON_EUNSUPPORTED,
+                         "cpu template: %s %s %s: %s is 1; use --dtype fp32",
+                         op->name, dt, what, an);
+}
+
 /* Vectorize for a dot-product kernel: vec in {8, 16} (32-bit lanes of the
  * variant's registers, up to the axis' extent and within the padded-work
  * bound), with 1 (scalar code) only for short vector axes, dividing the
@@ -357,10 +393,7 @@ static void rule_vectorize_dot(ctx *c) {
   if (a < 0) {
     t->vec = heron__r_const(&c->r, 1);
     if (!c->r.rc)
-      c->r.rc = heron_error_set(c->r.err, HERON_EUNSUPPORTED,
-                                "cpu template: %s %s needs an output axis "
-                                "the weights read and the activations do not",
-                                op->name, heron__dtype_name(op->dtype));
+      c->r.rc = no_vector_axis(t, c->r.err);
     return;
   }
   int wide = t->dot == HERON__DOT_VNNI || t->dot == HERON__DOT_BF16;
