@@ -352,6 +352,44 @@ static int count_interval(hsearch *hs, int d, int pos, int v) {
   }
 }
 
+/* Counting, when v is the one variable of the state not fixed and its
+ * domain is a set: each value is checked as the leaf would check it, on
+ * one scratch config, instead of copying the whole state (every domain's
+ * bitset) per value as try_value does.  With a T1 parameter of 10^6 values
+ * the copies made --count quadratic (17 s for one such parameter).  The
+ * count is the same: with the rest fixed, fixing v to x leaves the config
+ * the leaf checks exactly, and propagation only prunes what it refutes. */
+static int count_last_set(hsearch *hs, const int64_t *s, int v) {
+  const heron_space *sp = hs->sp;
+  int64_t *cfg = malloc((size_t)sp->nv * sizeof *cfg);
+  if (!cfg)
+    return -1;
+  memcpy(cfg, s, (size_t)sp->nv * sizeof *cfg);
+  const hvar *hv = &sp->v[v];
+  const uint64_t *b = hs_cbits(sp, s, v);
+  int r = 0;
+  for (int w = 0; w < hv->nwords && r == 0; w++) {
+    for (uint64_t word = b[w]; word && r == 0; word &= word - 1) {
+      if (++hs->nodes > hs->node_budget) {
+        r = -1;
+        break;
+      }
+      cfg[v] = hv->vals[w * 64 + __builtin_ctzll(word)];
+      r = leaf(hs, cfg);
+    }
+  }
+  free(cfg);
+  return r;
+}
+
+/* Whether v is the only variable of state s that is not fixed. */
+static int only_free(const heron_space *sp, const int64_t *s, int v) {
+  for (int x = 0; x < sp->nv; x++)
+    if (x != v && !hs_fixed(sp, s, x))
+      return 0;
+  return 1;
+}
+
 /* Whether a soft-restricted variable was fixed to a value it may not
  * take; checked at every node so such a dead end is cut at once. */
 static int soft_violated(const hsearch *hs, const int64_t *s) {
@@ -375,6 +413,8 @@ static int dfs(hsearch *hs, int d, int pos) {
   if (hs->counting && ++hs->nodes > hs->node_budget)
     return -1;
   int v = hs->order[pos];
+  if (hs->counting && sp->v[v].vals && only_free(sp, s, v))
+    return count_last_set(hs, s, v);
   if (sp->v[v].vals)
     return branch_set(hs, d, pos, v);
   if (qget(hs->q->ra, v) != HERON_UNSET && qget(hs->q->rb, v) != HERON_UNSET)
@@ -532,6 +572,23 @@ int heron__count(const heron_space *sp, heron_rng *rng, double limit,
   if (ws_init(&hs, sp, rng, &q) || !mark)
     goto done;
   build_order(&hs, mark);
+  /* Counting may take any order: the largest set domain goes last, where
+   * count_last_set checks its values without copying the state per value
+   * (a T1 parameter of 10^6 values decided first copied the state 10^6
+   * times). */
+  int big = -1;
+  for (int i = 0; i < hs.norder; i++) {
+    int v = hs.order[i];
+    if (sp->v[v].vals &&
+        (big < 0 || sp->v[v].nvals > sp->v[hs.order[big]].nvals))
+      big = i;
+  }
+  if (big >= 0) {
+    int v = hs.order[big];
+    memmove(hs.order + big, hs.order + big + 1,
+            (size_t)(hs.norder - big - 1) * sizeof *hs.order);
+    hs.order[hs.norder - 1] = v;
+  }
   hs.limit = limit;
   /* Enumeration visits few dead nodes thanks to propagation, so a node
    * budget proportional to the limit only stops pathological spaces. */
