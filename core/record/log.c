@@ -336,7 +336,9 @@ int heron__log_read_resume(const char *path, const heron_space *sp,
       if (set_aside_cfg(retry, cfg, heron_space_nvars(sp)) != HERON_OK)
         rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
     } else if (rc == HERON_OK) {
-      m.trial = h->n + 1;
+      /* m.trial stays the log's: with records set aside above, h->n + 1
+       * would renumber the history, and the best trial a run reports would
+       * not be the one its log holds. */
       if (!heron__history_add(h, &m, heron__config_key(sp, cfg)) ||
           (elapsed && push_double(elapsed, &nel, &capel, el) != HERON_OK))
         rc = heron_error_set(err, HERON_ENOMEM, "out of memory");

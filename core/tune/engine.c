@@ -303,11 +303,22 @@ static void describe_process(long pid, char *buf, size_t cap) {
  * gets the descriptor, open for appending. */
 static int lock_file(const char *path, int *fd, heron_error *err) {
   for (int tries = 0; tries < 100; tries++) {
-    int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    /* O_NONBLOCK: a FIFO at the path must not block the open (a FIFO
+     * without a reader fails with ENXIO); whatever is not a regular file
+     * is refused, for every caller of the library, not only the tools. */
+    int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK,
+                 0666);
     if (f < 0)
       return heron_error_set(err, HERON_EIO, "cannot open log %s: %s", path,
-                             strerror(errno));
+                             errno == ENXIO ? "it is a FIFO, not a file"
+                                            : strerror(errno));
     struct stat held, named;
+    if (fstat(f, &held) == 0 && !S_ISREG(held.st_mode)) {
+      close(f);
+      return heron_error_set(err, HERON_EIO, "log %s is not a regular file",
+                             path);
+    }
+    fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
     if (flock(f, LOCK_EX | LOCK_NB) != 0) {
       int e = errno;
       char who[128];
