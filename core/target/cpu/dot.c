@@ -905,6 +905,10 @@ static void emit_dot_loop(dgen *g, int depth, int64_t rows, int64_t nvec) {
           heron__buf_printf(
               g->o, "%s = %s + h_bf(h_b%lld[0]) * h_bf(h_v%lld_%lld[0]);\n",
               acc, acc, (long long)r, (long long)key, (long long)j);
+          /* The sum passes through an empty asm at every group step, which
+           * keeps GCC from vectorizing this loop (see H_OPAQUE). */
+          ind(g, d);
+          heron__buf_printf(g->o, "H_OPAQUE(%s);\n", acc);
         }
       }
       continue;
@@ -1436,6 +1440,21 @@ static void emit_prelude(dgen *g, const heron_space *sp, const int64_t *cfg) {
       "/* Four bytes of a pack as one 32-bit lane, for a broadcast. */\n"
       "static inline int h_ld32(const void *p) {\n"
       "  int v;\n  memcpy(&v, p, 4);\n  return v;\n}\n"
+      "/* The scalar (vec 1) bf16 group loop passes each sum through an\n"
+      " * empty asm at every step, so that no compiler vectorizes it: GCC 12\n"
+      " * at -O3 turns its in-order float sum (two chained additions a step)\n"
+      " * into a vector loop that adds one product twice when the loop is\n"
+      " * left rolled (#pragma GCC unroll 1) - wrong sums, not roundings. */\n"
+      "#if defined(__x86_64__) || defined(__SSE__)\n"
+      "#define H_OPAQUE(x) __asm__(\"\" : \"+x\"(x))\n"
+      "#else\n"
+      "#define H_OPAQUE(x) __asm__(\"\" : \"+m\"(x))\n"
+      "#endif\n"
+      "/* A compiler barrier between the packs and the micro-kernels, which\n"
+      " * read the packs back from memory: GCC 12 at -O3 forwarded a weight\n"
+      " * pack's strided stores into the emulated vector loads wrongly (lanes\n"
+      " * 1..7 of a bf16 weight vector at vec 8 were other elements). */\n"
+      "#define H_PACKED() __asm__ __volatile__(\"\" ::: \"memory\")\n"
       "/* bf16 to fp32: the upper half of its bits. */\n"
       "static inline float h_bf(uint16_t h) {\n"
       "  uint32_t x = (uint32_t)h << 16;\n  float f;\n"
@@ -1643,6 +1662,9 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
     heron__buf_printf(out, "%s *h_pw = h_pwk;\n", ctype(op, g.wt));
     emit_pack_weight(&g, dd);
   }
+  /* The micro-kernels read the packs back from memory (H_PACKED). */
+  ind(&g, dd);
+  heron__buf_puts(out, "H_PACKED();\n");
   int n1 = open_level(&g, 1, dd);
   int n2 = acc_at ? 0 : open_level(&g, 2, dd + n1);
   int db = dd + n1 + n2;
