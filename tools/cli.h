@@ -2,7 +2,7 @@
  *
  * The tools are thin: they parse arguments, call libheron and print.  These
  * helpers give them one way to do each of those jobs, so every tool answers
- * the same way (DESIGN.md section 8):
+ * the same way (README.md, "Tools"; docs/architecture.md):
  *
  *  - long options as "--flag value" or "--flag=value", described by one
  *    table that also produces --help, so the help text cannot drift from

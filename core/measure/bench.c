@@ -16,7 +16,7 @@
 #define BENCH_SEED 0x484552304e31ull /* "HER0N1" */
 
 /* Flags used when the template gives none: a position-independent shared
- * object with OpenMP, optimised for this machine, as DESIGN.md §5 says. */
+ * object with OpenMP, optimised for this machine, as docs/targets/cpu.md says. */
 #define BENCH_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC -shared"
 
 void heron__measure_defaults(heron_measure_options *o) {

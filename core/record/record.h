@@ -78,7 +78,7 @@ typedef struct heron__log_retry {
   int n;         /* out */
 } heron__log_retry;
 
-/* Writes m as one JSON line (DESIGN.md §7 fields) to f; does not flush.
+/* Writes m as one JSON line (the fields of docs/files.md) to f; does not flush.
  * Lines of a cuda task also carry "regs", "spill_bytes" and "smem_bytes". */
 int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
                      const heron_measurement *m, heron_error *err);

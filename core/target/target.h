@@ -38,8 +38,8 @@
  *
  * Descriptors are immutable and static: nobody frees them, and pointers to
  * them stay valid for the life of the process.  Members a target does not
- * have are NULL and callers check before calling (STYLE.md: optional
- * features are NULL members).  Every member that can fail returns a
+ * have are NULL and callers check before calling (docs/architecture.md:
+ * optional features are NULL members).  Every member that can fail returns a
  * HERON_* status and fills the caller's heron_error (first error wins).
  */
 #ifndef HERON_CORE_TARGET_TARGET_H

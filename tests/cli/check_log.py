@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check_log.py LOG [options] - checks a heron-search JSON Lines log.
 
-Exits 1 and says what is wrong when the log breaks the format of DESIGN.md
-section 7 or one of the requested properties; exits 0 otherwise.
+Exits 1 and says what is wrong when the log breaks the format of
+docs/files.md or one of the requested properties; exits 0 otherwise.
 
   --lines N        the log has exactly N lines
   --trials N       the trial numbers are exactly 1..N, each once

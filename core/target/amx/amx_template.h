@@ -16,8 +16,8 @@
  *           for every column n, the V consecutive K elements 4q..4q+3
  *           (int8, V = 4) or 2q, 2q+1 (bf16, V = 2) of that column
  *
- * The ops are read through the GEMM view the cuda target shares (DESIGN.md
- * section 6, core/sched/gemm_view.h): batch = the spatial axes both inputs
+ * The ops are read through the GEMM view the cuda target shares (docs/targets/
+ * cuda.md, core/sched/gemm_view.h): batch = the spatial axes both inputs
  * read, M = those only input 0 (A) reads, N = those only input 1 (B) reads, K =
  * the reductions; each group is one fused index split back into the op's axes
  * (div / mod) where a tensor is addressed.  A is the op's activation input

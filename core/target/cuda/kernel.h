@@ -5,7 +5,7 @@
  *
  * One generated source is both a CUDA kernel and, compiled by the host C
  * compiler with -DHERON_EMULATE, a C program that runs the same lowered loop
- * nest on the CPU (the "CPU check" of DESIGN.md section 5).  To make that
+ * nest on the CPU (the "CPU check" of docs/targets/cuda.md).  To make that
  * possible the body is written in a small dialect of macros, every one of
  * which has a CUDA meaning and an emulation meaning:
  *

@@ -3,7 +3,7 @@
  * NVRTC compiles in-process to a cubin for one SM, and with ptxas' -v
  * option its program log reports, per entry function, the registers per
  * thread, the spill traffic and the static shared memory: the statistics
- * a search without a GPU can still look at (DESIGN.md section 5).  NVRTC
+ * a search without a GPU can still look at (docs/targets/cuda.md).  NVRTC
  * is thread safe, so heron__build_all runs these compiles on its pool of
  * build threads, one program per call.  It cannot be interrupted, so a
  * compile that takes longer than the timeout is only recorded as a timeout

@@ -2,7 +2,7 @@
  * shared by its rules (core/target/cuda/rules.c) and the CUDA code generator
  * (core/target/cuda/codegen.c).  Internal to libheron.
  *
- * The implicit-GEMM view (DESIGN.md section 6, core/sched/gemm_view.h)
+ * The implicit-GEMM view (docs/targets/cuda.md, core/sched/gemm_view.h)
  * with input 0 as A and input 1 as B:
  *
  *   batch  the spatial axes both inputs read (bmm's b)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# heron-search writes one log line per trial with every field of DESIGN.md
+# heron-search writes one log line per trial with every field of docs/files.md
 # section 7, and every trial of a small GEMM is built, run and verified.
 . "$(dirname "$0")/../e2e_common.sh"
 LOG=$W/a.jsonl
