@@ -488,48 +488,35 @@ static const char *const suite_keys[] = {"name",   "description", "dtype",
                                          "target", "tasks",       NULL};
 static const char *const task_keys[] = {"name", "op", "shape", NULL};
 
-static int key_in(const char *key, const char *const *keys) {
-  for (; *keys; keys++)
-    if (!strcmp(key, *keys))
-      return 1;
-  return 0;
-}
-
 /* `who` names the task: its name, or tasks[i] without one. */
 static void check_task_keys(const char *file, json_t *jt, const char *who) {
-  const char *key;
-  json_t *v;
-  json_object_foreach(jt, key, v) {
-    if (key_in(key, task_keys))
-      continue;
-    if (!strcmp(key, "dtype") || !strcmp(key, "target"))
-      cli_usage("--suite %s: task %s: unknown key \"%s\": \"%s\" belongs to "
-                "the whole suite (its top level: bench_suite compares one "
-                "dtype and target per suite), not to one task",
-                file, who, key, key);
-    if (!strcmp(key, "t1") || !strcmp(key, "t4"))
-      cli_usage("--suite %s: task %s: unknown key \"%s\": spaces of T1 "
-                "files have no library to compare with (heron-bench runs "
-                "them)",
-                file, who, key);
-    cli_usage("--suite %s: task %s: unknown key \"%s\" (a task has "
-              "\"name\", \"op\" and \"shape\")",
+  const char *key = cli_json_unknown_key(jt, task_keys);
+  if (!key)
+    return;
+  if (!strcmp(key, "dtype") || !strcmp(key, "target"))
+    cli_usage("--suite %s: task %s: unknown key \"%s\": \"%s\" belongs to "
+              "the whole suite (its top level: bench_suite compares one "
+              "dtype and target per suite), not to one task",
+              file, who, key, key);
+  if (!strcmp(key, "t1") || !strcmp(key, "t4"))
+    cli_usage("--suite %s: task %s: unknown key \"%s\": spaces of T1 "
+              "files have no library to compare with (heron-bench runs "
+              "them)",
               file, who, key);
-  }
+  cli_usage("--suite %s: task %s: unknown key \"%s\" (a task has "
+            "\"name\", \"op\" and \"shape\")",
+            file, who, key);
 }
 
 static void load_suite(const settings *s, suite *su) {
   json_t *root = cli_json_load("--suite", s->suite);
   if (!json_is_object(root))
     cli_usage("--suite %s: expected a JSON object with \"tasks\"", s->suite);
-  const char *key;
-  json_t *val;
-  json_object_foreach(root, key, val) {
-    if (!key_in(key, suite_keys))
-      cli_usage("--suite %s: unknown key \"%s\" (a suite has \"name\", "
-                "\"description\", \"dtype\", \"target\" and \"tasks\")",
-                s->suite, key);
-  }
+  const char *key = cli_json_unknown_key(root, suite_keys);
+  if (key)
+    cli_usage("--suite %s: unknown key \"%s\" (a suite has \"name\", "
+              "\"description\", \"dtype\", \"target\" and \"tasks\")",
+              s->suite, key);
   su->name = json_str(s->suite, root, "name", "");
   if (!su->name)
     su->name = cli_strdup(s->suite);

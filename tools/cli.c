@@ -831,3 +831,16 @@ json_t *cli_json_load(const char *flag, const char *path) {
   }
   return root;
 }
+
+const char *cli_json_unknown_key(json_t *obj, const char *const *keys) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    const char *const *k = keys;
+    while (*k && strcmp(*k, key))
+      k++;
+    if (!*k)
+      return key;
+  }
+  return NULL;
+}

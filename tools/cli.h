@@ -203,6 +203,11 @@ int cli_name_ok(const char *s, size_t len);
  * Duplicate keys are refused.  Returns the parsed value (json_decref it). */
 json_t *cli_json_load(const char *flag, const char *path);
 
+/* The first key of the JSON object `obj` that is not in the NULL-ended
+ * list `keys`, or NULL when every key is known (a misspelt key would
+ * otherwise fall back to a default silently). */
+const char *cli_json_unknown_key(json_t *obj, const char *const *keys);
+
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);
 

@@ -692,40 +692,27 @@ static const char *const suite_keys[] = {"name",   "description", "dtype",
 static const char *const task_keys[] = {"name", "op", "shape",
                                         "t1",   "t4", NULL};
 
-static int key_in(const char *key, const char *const *keys) {
-  for (; *keys; keys++)
-    if (!strcmp(key, *keys))
-      return 1;
-  return 0;
-}
-
 static void check_suite_keys(const settings *s, json_t *root) {
-  const char *key;
-  json_t *v;
-  json_object_foreach(root, key, v) {
-    if (!key_in(key, suite_keys))
-      cli_usage("--suite %s: unknown key \"%s\" (a suite has \"name\", "
-                "\"description\", \"dtype\", \"target\" and \"tasks\")",
-                s->suite_path, key);
-  }
+  const char *key = cli_json_unknown_key(root, suite_keys);
+  if (key)
+    cli_usage("--suite %s: unknown key \"%s\" (a suite has \"name\", "
+              "\"description\", \"dtype\", \"target\" and \"tasks\")",
+              s->suite_path, key);
 }
 
 /* `who` names the task: its name, or tasks[i] without one. */
 static void check_task_keys(const settings *s, json_t *jt, const char *who) {
-  const char *key;
-  json_t *v;
-  json_object_foreach(jt, key, v) {
-    if (key_in(key, task_keys))
-      continue;
-    if (!strcmp(key, "dtype") || !strcmp(key, "target"))
-      cli_usage("--suite %s: task %s: unknown key \"%s\": \"%s\" belongs to "
-                "the whole suite (its top level; or --%s for every task), "
-                "not to one task",
-                s->suite_path, who, key, key, key);
-    cli_usage("--suite %s: task %s: unknown key \"%s\" (a task has \"name\", "
-              "\"op\" and \"shape\", or \"name\", \"t1\" and \"t4\")",
-              s->suite_path, who, key);
-  }
+  const char *key = cli_json_unknown_key(jt, task_keys);
+  if (!key)
+    return;
+  if (!strcmp(key, "dtype") || !strcmp(key, "target"))
+    cli_usage("--suite %s: task %s: unknown key \"%s\": \"%s\" belongs to "
+              "the whole suite (its top level; or --%s for every task), "
+              "not to one task",
+              s->suite_path, who, key, key, key);
+  cli_usage("--suite %s: task %s: unknown key \"%s\" (a task has \"name\", "
+            "\"op\" and \"shape\", or \"name\", \"t1\" and \"t4\")",
+            s->suite_path, who, key);
 }
 
 static void load_suite(settings *s) {
