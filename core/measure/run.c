@@ -208,8 +208,7 @@ static int prepack_inputs(void *lib, const heron__op *op, void **kbufs,
     return 1;
   if (!pe || !pk) {
     r->status = HERON_MEAS_RUNTIME_ERROR;
-    snprintf(r->text, sizeof r->text,
-             "the kernel exports %s without %s",
+    snprintf(r->text, sizeof r->text, "the kernel exports %s without %s",
              pe ? "heron_prepacked_elems" : "heron_prepack",
              pe ? "heron_prepack" : "heron_prepacked_elems");
     return 0;
@@ -313,15 +312,19 @@ _Noreturn static void worker_main(heron__bench *b, const char *so_path,
   /* A kernel so slow that the timed repeats cannot end within the timeout
    * would be killed at the deadline anyway; saying so now saves the rest
    * of the wait (seconds per slow candidate, most of a random search's
-   * time on big shapes).  The warm-up call is what the estimate rests on. */
-  double left = b->opts.timeout_s - (heron__now() - t_start);
+   * time on big shapes).  The warm-up call is what the estimate rests on.
+   * The text says how far into the worker's life it stopped, so that a
+   * test can tell "after one call" from the worker's own clock rather
+   * than from a wall time that a busy machine stretches. */
+  double ran = heron__now() - t_start;
+  double left = b->opts.timeout_s - ran;
   double need = t_call * (double)b->opts.repeat * (double)b->opts.number;
   if (need > left) {
     r.status = HERON_MEAS_TIMEOUT;
     snprintf(r.text, sizeof r.text,
              "run would exceed the %.1f s timeout: one call takes %.3g s and "
-             "%d x %d timed calls remain",
-             b->opts.timeout_s, t_call, b->opts.repeat, b->opts.number);
+             "%d x %d timed calls remain (stopped %.2f s into the run)",
+             b->opts.timeout_s, t_call, b->opts.repeat, b->opts.number, ran);
     heron__worker_finish(fd, &r);
   }
 
@@ -642,11 +645,18 @@ int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
   int st = 0;
   int killed = reap_worker(
       pid, &st, got == sizeof r ? heron__now() + 1.0 : deadline, &cap);
+  /* When the worker was killed, measured from the fork: the timeout plus
+   * however late this process woke for the deadline.  The text says it, so
+   * that a test bounds the detection itself, not a wall time that a busy
+   * machine stretches with everything around the run. */
+  double killed_after = heron__now() - t0;
   capture_finish(&cap);
 
   if (killed && got < sizeof r) {
     m->status = HERON_MEAS_TIMEOUT;
-    *error = format_error("run exceeded the %.1f s timeout", b->opts.timeout_s);
+    *error = format_error("run exceeded the %.1f s timeout (killed %.2f s "
+                          "after the worker started)",
+                          b->opts.timeout_s, killed_after);
   } else if (!killed && WIFSIGNALED(st)) {
     int sig = WTERMSIG(st);
     const char *name = signal_name(sig);
