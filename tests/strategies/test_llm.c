@@ -452,12 +452,6 @@ TEST(http_401_is_not_retried_and_500_is) {
   free(out);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 TEST(a_slow_reply_and_a_closed_connection_are_failed_calls) {
   lt t;
   heron_error err = {0};
@@ -470,11 +464,16 @@ TEST(a_slow_reply_and_a_closed_connection_are_failed_calls) {
       {"timeout", "0.5"}, {"retries", "0"}, {"max_useless", "100"}};
   CHECK_OK(lt_open(&t, steps, 3, p, 3, 5, &err), &err);
   int64_t *out = malloc(4 * (size_t)t.nv * sizeof *out);
-  double t0 = now_s();
   CHECK_EQ(lt_round(&t, 1, out), 1);
-  double took = now_s() - t0;
-  CHECK_MSG(took < 3.0, "a 0.5 s timeout took %.1f s", took);
   CHECK_EQ(log_count("within 0.5 s"), 1);
+  /* The 0.5 s timeout fired, not the server's 5 s reply: the plugin says
+   * how long the attempt waited (the timeout plus however late libcurl
+   * noticed it), a figure a busy machine does not stretch as it stretches
+   * the round around it. */
+  const char *g = strstr(lt_logbuf, "(gave up after ");
+  double waited = g ? strtod(g + strlen("(gave up after "), NULL) : -1;
+  fprintf(stderr, "the 0.5 s timeout gave up after %.2f s\n", waited);
+  CHECK_MSG(waited >= 0.49 && waited < 1.5, "%s", lt_logbuf);
   CHECK_EQ(log_count("closed the connection without a reply"), 1);
   CHECK_EQ(log_count("reply valid"), 1);
   lt_close(&t);

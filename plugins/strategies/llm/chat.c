@@ -197,7 +197,9 @@ static int attempt(llm_chat *c, const char *payload, llm_exchange *x) {
   /* A proxy from the environment is for the outside world; a local server
    * (llama.cpp, Ollama, vLLM on this machine) is reached directly. */
   curl_easy_setopt(h, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
+  double t0 = now_s();
   CURLcode rc = curl_easy_perform(h);
+  double waited = now_s() - t0;
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   free(x->body);
@@ -223,8 +225,11 @@ static int attempt(llm_chat *c, const char *payload, llm_exchange *x) {
     snprintf(x->error, sizeof x->error, "the reply is larger than %u MiB",
              LLM_MAX_BODY >> 20);
   else if (rc == CURLE_OPERATION_TIMEDOUT)
-    snprintf(x->error, sizeof x->error, "no reply from %.120s within %.1f s",
-             c->endpoint, c->timeout_s);
+    /* How long the attempt really waited: the timeout plus however late
+     * libcurl noticed it, so a test can bound the detection itself. */
+    snprintf(x->error, sizeof x->error,
+             "no reply from %.120s within %.1f s (gave up after %.2f s)",
+             c->endpoint, c->timeout_s, waited);
   else if (rc == CURLE_GOT_NOTHING)
     snprintf(x->error, sizeof x->error,
              "%.120s closed the connection without a reply", c->endpoint);

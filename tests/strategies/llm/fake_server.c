@@ -34,7 +34,7 @@ enum {
   FAKE_MAX_BODY = 64 * 1024 * 1024,
   /* A client that connects and then sends nothing is dropped after this,
    * so the standalone server does not hang on it for ever. */
-  FAKE_IDLE_MS = 30000
+  FAKE_IDLE_MS = FAKE_SERVER_IDLE_MS
 };
 
 /* One recorded request; auth is NULL when the header was absent. */
@@ -56,7 +56,11 @@ struct fake_server {
   fake_record *recs;
   int nrecs, caprecs;
   int replies;
+  int cut_delays; /* delays ended early by the client hanging up */
   atomic_int stopping;
+  /* The ms left of the wait the stop interrupted (-1: a wait without
+   * end), or FAKE_SERVER_NO_WAIT while none was. */
+  atomic_int stop_cut_ms;
 };
 
 /* One parsed request, owned by the connection being served. */
@@ -90,8 +94,16 @@ static int wait_fd(fake_server *s, int fd, short events, int timeout_ms) {
     int r = poll(p, fd >= 0 ? 2 : 1, left);
     if (r < 0 && errno == EINTR)
       continue;
-    if (r < 0 || atomic_load(&s->stopping) || (p[0].revents & POLLIN))
+    if (r < 0 || atomic_load(&s->stopping) || (p[0].revents & POLLIN)) {
+      /* What the stop cut short: the rest of this wait (0 when it had
+       * run out), -1 when it had no end. */
+      int none = FAKE_SERVER_NO_WAIT;
+      long long rest = deadline < 0 ? -1 : deadline - now_ms();
+      if (atomic_load(&s->stopping))
+        atomic_compare_exchange_strong(
+            &s->stop_cut_ms, &none, rest < 0 && deadline >= 0 ? 0 : (int)rest);
       return -1;
+    }
     if (r == 0)
       return 0;
     /* POLLHUP / POLLERR count as ready: the following recv or send then
@@ -488,6 +500,9 @@ static void serve(fake_server *s, int fd) {
   }
   if (waited == 1) {
     free(body);
+    pthread_mutex_lock(&s->mu);
+    s->cut_delays++;
+    pthread_mutex_unlock(&s->mu);
     count_reply(s);
     return; /* the client left */
   }
@@ -534,6 +549,7 @@ static fake_server *start(fake_handler h, fake_handler_ex hx, void *ud) {
   s->ud = ud;
   s->wake[0] = s->wake[1] = -1;
   atomic_init(&s->stopping, 0);
+  atomic_init(&s->stop_cut_ms, FAKE_SERVER_NO_WAIT);
   const char *what = "socket";
   s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s->listen_fd < 0)
@@ -611,6 +627,13 @@ int fake_server_replies(fake_server *s) {
   return n;
 }
 
+int fake_server_cut_delays(fake_server *s) {
+  pthread_mutex_lock(&s->mu);
+  int n = s->cut_delays;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
 /* Field `which` of record i: 0 path, 1 auth, 2 body; "" when absent or i
  * is out of range. */
 static const char *field(fake_server *s, int i, int which) {
@@ -628,9 +651,11 @@ const char *fake_server_path(fake_server *s, int i) { return field(s, i, 0); }
 const char *fake_server_auth(fake_server *s, int i) { return field(s, i, 1); }
 const char *fake_server_body(fake_server *s, int i) { return field(s, i, 2); }
 
-void fake_server_stop(fake_server *s) {
+void fake_server_stop(fake_server *s) { (void)fake_server_stop_report(s); }
+
+int fake_server_stop_report(fake_server *s) {
   if (!s)
-    return;
+    return FAKE_SERVER_NO_WAIT;
   atomic_store(&s->stopping, 1);
   /* The pipe is never drained, so every later poll in the thread sees it. */
   ssize_t w;
@@ -648,7 +673,9 @@ void fake_server_stop(fake_server *s) {
   }
   free(s->recs);
   pthread_mutex_destroy(&s->mu);
+  int cut = atomic_load(&s->stop_cut_ms);
   free(s);
+  return cut;
 }
 
 char *fake_chat_body(const char *content) {

@@ -44,6 +44,19 @@ const char *fake_server_body(fake_server *s, int i);
 /* Stops the thread, closes the socket, frees everything. */
 void fake_server_stop(fake_server *s);
 
+/* fake_server_stop, saying how much the stop cut short: the ms that were
+ * left of the wait the server thread was in (of a scripted delay's
+ * delay_ms, of FAKE_SERVER_IDLE_MS while reading a request or sending; 0
+ * when the wait had run out), -1 when it was waiting for a connection, or
+ * FAKE_SERVER_NO_WAIT when it was in no wait.  Tests bound "the stop did
+ * not wait out the delay" with this, the server's own account, rather than
+ * only with a wall time that a busy machine stretches. */
+int fake_server_stop_report(fake_server *s);
+#define FAKE_SERVER_NO_WAIT (-2)
+
+/* A client that connects and then sends nothing is dropped after this. */
+#define FAKE_SERVER_IDLE_MS 30000
+
 /* A chat-completion body whose message content is `content` (JSON-escaped
  * here), malloc'ed; the caller frees it. */
 char *fake_chat_body(const char *content);
@@ -63,5 +76,9 @@ fake_server *fake_server_start_ex(fake_handler_ex handler, void *ud);
 /* Requests answered so far: replies fully sent, or connections closed on
  * purpose (close_early).  A reply whose client has gone away counts too. */
 int fake_server_replies(fake_server *s);
+
+/* Scripted delays that ended early because the client hung up (it timed
+ * out) rather than running out. */
+int fake_server_cut_delays(fake_server *s);
 
 #endif
