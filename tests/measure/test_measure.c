@@ -457,8 +457,9 @@ TEST(hanging_kernel_times_out_within_the_limit) {
           killed, r.run_wall_s);
   CHECK_MSG(killed >= 1.0 && killed < 2.0, "killed %.2f s after the start: %s",
             killed, r.run_error);
-  CHECK_MSG(r.run_wall_s >= killed && r.run_wall_s < 10.0, "took %.2f s",
-            r.run_wall_s);
+  /* (killed is printed to 0.01 s.) */
+  CHECK_MSG(r.run_wall_s + 0.005 >= killed && r.run_wall_s < 10.0,
+            "took %.2f s", r.run_wall_s);
   outcome_free(&r);
 }
 
@@ -634,15 +635,24 @@ TEST(hanging_compiler_is_build_timeout) {
     snprintf(msg, sizeof msg, "%s", c[0].error);
   if (rc == HERON_OK)
     free_variants(c, src, 2);
-  /* Two builds, each a shell and its sleep: four processes, all gone. */
-  int npids = 0, alive = 0, pid;
+  /* Two builds, each a shell and its sleep: four processes, all gone.  A
+   * SIGKILLed process still has to be scheduled to exit, which takes a
+   * moment on a busy machine: they are given up to 10 s (a third of the
+   * sleep a process that was never killed would still be in). */
+  int npids = 0, alive = 0, pid[8];
   FILE *f = fopen(pids, "r");
-  while (f && fscanf(f, "%d", &pid) == 1) {
+  while (f && npids < 8 && fscanf(f, "%d", &pid[npids]) == 1)
     npids++;
-    alive += process_running(pid);
-  }
   if (f)
     fclose(f);
+  for (double until = heron__now() + 10.0;;) {
+    alive = 0;
+    for (int i = 0; i < npids; i++)
+      alive += process_running(pid[i]);
+    if (!alive || heron__now() > until)
+      break;
+    usleep(10000);
+  }
   heron__bench_free(&b);
   CHECK_OK(rc, ep);
   CHECK_EQ(st0, HERON_MEAS_TIMEOUT);
