@@ -239,9 +239,13 @@ def main():
                 continue
             if not cmd or os.path.basename(cmd[0]) != exe:
                 continue
-            if t[len(stem) + 1:] not in names:
-                problems.append("ctest %s runs %s, but %s has no TEST(%s)"
-                                % (t, exe, rel, t[len(stem) + 1:]))
+            # The TEST a ctest runs is its first argument ("exe name");
+            # data-driven ctests (test_llm_reply.case.X runs the TEST
+            # `cases` on one case file) are named otherwise.
+            ran = cmd[1] if len(cmd) > 1 else t[len(stem) + 1:]
+            if ran not in names:
+                problems.append("ctest %s runs %s %s, but %s has no TEST(%s)"
+                                % (t, exe, ran, rel, ran))
     for p in problems:
         print("FAIL: " + p)
     print("%d TESTs in %d test files under tests/, %d ctests in %s; %d "
