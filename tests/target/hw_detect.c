@@ -58,7 +58,11 @@ TEST(detect_cpu_isa_flags_agree_with_proc_cpuinfo) {
   }
   CHECK_EQ(hw.vector_bytes, hw.has_avx512 ? 64 : hw.has_avx2 ? 32 : 16);
   CHECK_EQ(hw.vector_regs, hw.has_avx512 ? 32 : 16);
-  CHECK_STR_CONTAINS(hw.name, hw.has_avx512 ? "avx512"
-                              : hw.has_avx2 ? "avx2"
-                                            : "sse");
+  /* The name carries the highest level detected (amx above avx512: an AMX
+   * Xeon's is "this machine (<model>, amx)"). */
+  CHECK_STR_CONTAINS(hw.name, hw.has_amx_tile   ? ", amx"
+                              : hw.has_avx512   ? ", avx512"
+                              : hw.has_avx_vnni ? ", avxvnni"
+                              : hw.has_avx2     ? ", avx2"
+                                                : ", sse");
 }
