@@ -215,11 +215,14 @@ static int not_found(const char *kind, const char *name, const heron__dirs *d,
   char *text = heron__buf_take(&list);
   int env = f[0].from_env, lib = !f[n - 1].from_env;
   const char *own = d->build_tree ? "the build tree's" : "libheron's";
+  /* The folders come last: a message longer than heron_error holds keeps
+   * its head and its tail, and the folders searched are the tail worth
+   * keeping (a long build path used to push them into the cut middle). */
   heron_error_set(err, HERON_ENOTFOUND,
-                  "%s plugin '%s' not found (as %s or %s.so) in: %s (%s%s%s)",
-                  kind, name, name, name, text ? text : "(out of memory)",
-                  env ? "$HERON_PLUGIN_PATH" : "", env && lib ? ", then " : "",
-                  lib ? own : "");
+                  "%s plugin '%s' not found (as %s or %s.so) in %s%s%s: %s",
+                  kind, name, name, name, env ? "$HERON_PLUGIN_PATH" : "",
+                  env && lib ? ", then " : "", lib ? own : "",
+                  text ? text : "(out of memory)");
   free(text);
   return HERON_ENOTFOUND;
 }
