@@ -14,7 +14,7 @@ st=0
 HERON_LIBCUDA=/nonexistent/libcuda.so.1 BUILD=$build PHASES="smoke bench" \
   bash "$src/tools/gpu-check.sh" "$W/o" >"$W/out" 2>&1 || st=$?
 [ "$st" -eq 1 ] || fail "gpu-check.sh exited with $st, expected 1"
-grep -q '^== summary$' "$W/out" || fail "no summary"
+grep -q "^== summary" "$W/out" || fail "no summary"
 grep -q '^smoke: FAILED (skipped: no GPU found' "$W/out" ||
   fail "the summary does not give the smoke phase as failed"
 grep -q '^bench: FAILED (no tuning logs in ' "$W/out" ||
@@ -25,4 +25,17 @@ BUILD=$build PHASES="smoke tune-all" bash "$src/tools/gpu-check.sh" "$W/o" \
   >"$W/out" 2>&1 || st=$?
 [ "$st" -eq 2 ] || fail "an unknown phase gave exit $st, expected 2"
 grep -q "unknown phase 'tune-all'" "$W/out" || fail "the unknown phase is not named"
-echo "ok: failed phases reported in the summary, exit 1; unknown phase exit 2"
+# With DEADLINE, a phase that would start with less than a minute left is
+# skipped, said in the summary and in OUTDIR/summary.txt.
+st=0
+HERON_LIBCUDA=/nonexistent/libcuda.so.1 BUILD=$build PHASES="tests cpu" DEADLINE=30 \
+  bash "$src/tools/gpu-check.sh" "$W/o2" >"$W/out" 2>&1 || st=$?
+grep -q '^tests: skipped (time budget: [0-9]* s of DEADLINE=30 left)' "$W/out" ||
+  fail "the tests phase was not skipped for the time budget"
+grep -q '^cpu: skipped (time budget' "$W/o2/summary.txt" ||
+  fail "summary.txt does not give the cpu phase as skipped"
+st=0
+BUILD=$build PHASES="smoke" DEADLINE=soon bash "$src/tools/gpu-check.sh" "$W/o" \
+  >"$W/out" 2>&1 || st=$?
+[ "$st" -eq 2 ] || fail "DEADLINE=soon gave exit $st, expected 2"
+echo "ok: failed phases reported in the summary, exit 1; unknown phase and bad DEADLINE exit 2; phases skipped past DEADLINE"
