@@ -6,6 +6,7 @@
  *
  * where data reads as zero outside [0,W). */
 #include "core/op/op.h"
+#include "core/util/util.h"
 
 enum { N_, W_, CI_, CO_, KW_, STRIDE_, PAD_, DIL_ };
 
@@ -14,46 +15,66 @@ enum { N_, W_, CI_, CO_, KW_, STRIDE_, PAD_, DIL_ };
  * copies of the inputs (heron__op_run_ref; int8's integer sums are exact in
  * double), accumulating in double over a block of output positions; the
  * padding is an explicit range of positions computed per kernel tap, not the
- * description's `bounded` flag, so the description is checked, not copied. */
+ * description's `bounded` flag, so the description is checked, not copied.
+ * The (n, co) output rows are split among threads (heron__par_for), each
+ * computed by the same operations whatever the split: the output is the
+ * same bit for bit at any thread count. */
 
 enum { ROW_BLOCK = 256 };
 
-static void c1d_ref_f64(const heron__op *op, const double *const *in,
-                        double *out) {
+/* The context of the range function: the op and the double arrays. */
+typedef struct ref_ctx {
+  const heron__op *op;
+  const double *const *in;
+  double *out;
+} ref_ctx;
+
+static void c1d_rows(void *arg, int64_t lo, int64_t hi) {
+  const ref_ctx *c = arg;
+  const heron__op *op = c->op;
+  const double *const *in = c->in;
+  double *out = c->out;
   const int64_t *s = op->shape;
-  int64_t N = s[N_], W = s[W_], CI = s[CI_], CO = s[CO_], KW = s[KW_],
-          st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
+  int64_t W = s[W_], CI = s[CI_], CO = s[CO_], KW = s[KW_], st = s[STRIDE_],
+          pad = s[PAD_], dil = s[DIL_];
   int64_t WO = heron__conv_out_size(W, KW, st, pad, dil);
   const double *data = in[0], *weight = in[1];
   double acc[ROW_BLOCK];
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < CO; co++)
-      for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
-        int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
-        for (int64_t b = 0; b < nb; b++)
-          acc[b] = 0;
-        for (int64_t ci = 0; ci < CI; ci++) {
-          const double *row = data + (n * CI + ci) * W;
-          for (int64_t kw = 0; kw < KW; kw++) {
-            double w = weight[(co * CI + ci) * KW + kw];
-            /* Position x = ow*st + kw*dil - pad lies in [0, W) exactly for
-             * ow in [ow_lo, ow_hi). */
-            int64_t lo_num = pad - kw * dil, hi_num = W - 1 + pad - kw * dil;
-            if (hi_num < 0)
-              continue;
-            int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
-            int64_t ow_hi = hi_num / st + 1;
-            int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
-            int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
-            const double *src = row + ow0 * st + kw * dil - pad;
-            for (int64_t b = b_lo; b < b_hi; b++)
-              acc[b] += w * src[b * st];
-          }
+  for (int64_t r = lo; r < hi; r++) {
+    int64_t n = r / CO, co = r % CO;
+    for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
+      int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
+      for (int64_t b = 0; b < nb; b++)
+        acc[b] = 0;
+      for (int64_t ci = 0; ci < CI; ci++) {
+        const double *row = data + (n * CI + ci) * W;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          double w = weight[(co * CI + ci) * KW + kw];
+          /* Position x = ow*st + kw*dil - pad lies in [0, W) exactly for
+           * ow in [ow_lo, ow_hi). */
+          int64_t lo_num = pad - kw * dil, hi_num = W - 1 + pad - kw * dil;
+          if (hi_num < 0)
+            continue;
+          int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
+          int64_t ow_hi = hi_num / st + 1;
+          int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
+          int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
+          const double *src = row + ow0 * st + kw * dil - pad;
+          for (int64_t b = b_lo; b < b_hi; b++)
+            acc[b] += w * src[b * st];
         }
-        double *o = out + (n * CO + co) * WO + ow0;
-        for (int64_t b = 0; b < nb; b++)
-          o[b] = acc[b];
       }
+      double *o = out + (n * CO + co) * WO + ow0;
+      for (int64_t b = 0; b < nb; b++)
+        o[b] = acc[b];
+    }
+  }
+}
+
+static void c1d_ref_f64(const heron__op *op, const double *const *in,
+                        double *out) {
+  ref_ctx c = {op, in, out};
+  heron__par_for(op->shape[N_] * op->shape[CO_], op->flops / 2, c1d_rows, &c);
 }
 
 static void c1d_ref(const heron__op *op, void *const *bufs) {
@@ -126,15 +147,16 @@ const heron__op_kind heron__op_c1d_kind = {
 
 /* The channels-last form (core/op/layout.c): activations and output
  * in NWC. */
-static int c1d_nwc_build(const int64_t *shape, int n, int dtype,
-                         heron__op *op, heron_error *err) {
+static int c1d_nwc_build(const int64_t *shape, int n, int dtype, heron__op *op,
+                         heron_error *err) {
   int rc = c1d_build(shape, n, dtype, op, err);
   return rc ? rc : heron__op_channels_last(op, "c1d_nwc", err);
 }
 
 const heron__op_kind heron__op_c1d_nwc_kind = {
     .name = "c1d_nwc",
-    .summary = "c1d with the channels last: data [N,W,CI] and out [N,WO,CO] (NWC), weight [CO,CI,KW]",
+    .summary = "c1d with the channels last: data [N,W,CI] and out [N,WO,CO] "
+               "(NWC), weight [CO,CI,KW]",
     .dims = c1d_dims,
     .ndims = 5,
     .ndims_max = 8,

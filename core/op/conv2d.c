@@ -8,6 +8,7 @@
  *
  * where data reads as zero outside [0,H) x [0,W). */
 #include "core/op/op.h"
+#include "core/util/util.h"
 
 enum { N_, H_, W_, CI_, CO_, KH_, KW_, STRIDE_, PAD_, DIL_ };
 
@@ -17,55 +18,75 @@ enum { N_, H_, W_, CI_, CO_, KH_, KW_, STRIDE_, PAD_, DIL_ };
  * exact in double), accumulating in double.  The ow loop is innermost over
  * a row buffer so that, for stride 1, consecutive ow read consecutive data
  * elements; the zero padding is an explicit range of rows and columns, not
- * the op's `bounded` flag, so the description is checked, not copied. */
+ * the op's `bounded` flag, so the description is checked, not copied.  The
+ * (n, co, oh) output rows are split among threads (heron__par_for), each
+ * computed by the same operations whatever the split: the output is the
+ * same bit for bit at any thread count. */
 
 enum { ROW_BLOCK = 256 };
 
-static void c2d_ref_f64(const heron__op *op, const double *const *in,
-                        double *out) {
+/* The context of the range function: the op and the double arrays. */
+typedef struct ref_ctx {
+  const heron__op *op;
+  const double *const *in;
+  double *out;
+} ref_ctx;
+
+static void c2d_rows(void *arg, int64_t lo, int64_t hi) {
+  const ref_ctx *c = arg;
+  const heron__op *op = c->op;
+  const double *const *in = c->in;
+  double *out = c->out;
   const int64_t *s = op->shape;
-  int64_t N = s[N_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
-          KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
-          dil = s[DIL_];
+  int64_t H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_], KH = s[KH_],
+          KW = s[KW_], st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_];
   int64_t HO = heron__conv_out_size(H, KH, st, pad, dil),
           WO = heron__conv_out_size(W, KW, st, pad, dil);
   const double *data = in[0], *weight = in[1];
   double acc[ROW_BLOCK];
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < CO; co++)
-      for (int64_t oh = 0; oh < HO; oh++)
-        for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
-          int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
-          for (int64_t b = 0; b < nb; b++)
-            acc[b] = 0;
-          for (int64_t ci = 0; ci < CI; ci++)
-            for (int64_t kh = 0; kh < KH; kh++) {
-              int64_t h = oh * st + kh * dil - pad;
-              if (h < 0 || h >= H)
-                continue;
-              const double *row = data + ((n * CI + ci) * H + h) * W;
-              for (int64_t kw = 0; kw < KW; kw++) {
-                double w = weight[((co * CI + ci) * KH + kh) * KW + kw];
-                /* Column x = ow*st + kw*dil - pad is inside [0, W) exactly
-                 * for ow in [ow_lo, ow_hi); computing the range once keeps
-                 * the test out of the inner loop, which then vectorises. */
-                int64_t lo_num = pad - kw * dil,
-                        hi_num = W - 1 + pad - kw * dil;
-                if (hi_num < 0)
-                  continue;
-                int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
-                int64_t ow_hi = hi_num / st + 1;
-                int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
-                int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
-                const double *src = row + ow0 * st + kw * dil - pad;
-                for (int64_t b = b_lo; b < b_hi; b++)
-                  acc[b] += w * src[b * st];
-              }
-            }
-          double *o = out + ((n * CO + co) * HO + oh) * WO + ow0;
-          for (int64_t b = 0; b < nb; b++)
-            o[b] = acc[b];
+  for (int64_t r = lo; r < hi; r++) {
+    int64_t n = r / (CO * HO), co = r / HO % CO, oh = r % HO;
+    for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
+      int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
+      for (int64_t b = 0; b < nb; b++)
+        acc[b] = 0;
+      for (int64_t ci = 0; ci < CI; ci++)
+        for (int64_t kh = 0; kh < KH; kh++) {
+          int64_t h = oh * st + kh * dil - pad;
+          if (h < 0 || h >= H)
+            continue;
+          const double *row = data + ((n * CI + ci) * H + h) * W;
+          for (int64_t kw = 0; kw < KW; kw++) {
+            double w = weight[((co * CI + ci) * KH + kh) * KW + kw];
+            /* Column x = ow*st + kw*dil - pad is inside [0, W) exactly
+             * for ow in [ow_lo, ow_hi); computing the range once keeps
+             * the test out of the inner loop, which then vectorises. */
+            int64_t lo_num = pad - kw * dil, hi_num = W - 1 + pad - kw * dil;
+            if (hi_num < 0)
+              continue;
+            int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
+            int64_t ow_hi = hi_num / st + 1;
+            int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
+            int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
+            const double *src = row + ow0 * st + kw * dil - pad;
+            for (int64_t b = b_lo; b < b_hi; b++)
+              acc[b] += w * src[b * st];
+          }
         }
+      double *o = out + ((n * CO + co) * HO + oh) * WO + ow0;
+      for (int64_t b = 0; b < nb; b++)
+        o[b] = acc[b];
+    }
+  }
+}
+
+static void c2d_ref_f64(const heron__op *op, const double *const *in,
+                        double *out) {
+  ref_ctx c = {op, in, out};
+  const int64_t *s = op->shape;
+  int64_t HO =
+      heron__conv_out_size(s[H_], s[KH_], s[STRIDE_], s[PAD_], s[DIL_]);
+  heron__par_for(s[N_] * s[CO_] * HO, op->flops / 2, c2d_rows, &c);
 }
 
 static void c2d_ref(const heron__op *op, void *const *bufs) {
@@ -175,15 +196,16 @@ const heron__op_kind heron__op_dil_kind = {
 
 /* The channels-last form (core/op/layout.c): activations and output
  * in NHWC. */
-static int c2d_nhwc_build(const int64_t *shape, int n, int dtype,
-                          heron__op *op, heron_error *err) {
+static int c2d_nhwc_build(const int64_t *shape, int n, int dtype, heron__op *op,
+                          heron_error *err) {
   int rc = c2d_build(shape, n, dtype, op, err);
   return rc ? rc : heron__op_channels_last(op, "c2d_nhwc", err);
 }
 
 const heron__op_kind heron__op_c2d_nhwc_kind = {
     .name = "c2d_nhwc",
-    .summary = "c2d with the channels last: data [N,H,W,CI] and out [N,OH,OW,CO] (NHWC), weight [CO,CI,KH,KW]",
+    .summary = "c2d with the channels last: data [N,H,W,CI] and out "
+               "[N,OH,OW,CO] (NHWC), weight [CO,CI,KH,KW]",
     .dims = c2d_dims,
     .ndims = 7,
     .ndims_max = 10,

@@ -8,6 +8,7 @@
  *
  * where data reads as zero outside [0,D) x [0,H) x [0,W). */
 #include "core/op/op.h"
+#include "core/util/util.h"
 
 enum { N_, D_, H_, W_, CI_, CO_, KD_, KH_, KW_, STRIDE_, PAD_, DIL_ };
 
@@ -17,14 +18,26 @@ enum { N_, D_, H_, W_, CI_, CO_, KD_, KH_, KW_, STRIDE_, PAD_, DIL_ };
  * double), accumulating in double over a block of one output row; depth and
  * height padding skip whole input rows, width padding is a range of output
  * columns per kernel tap.  None of it reads the description's index maps or
- * `bounded` flag. */
+ * `bounded` flag.  The (n, co, od, oh) output rows are split among threads
+ * (heron__par_for), each computed by the same operations whatever the
+ * split: the output is the same bit for bit at any thread count. */
 
 enum { ROW_BLOCK = 256 };
 
-static void c3d_ref_f64(const heron__op *op, const double *const *in,
-                        double *out) {
+/* The context of the range function: the op and the double arrays. */
+typedef struct ref_ctx {
+  const heron__op *op;
+  const double *const *in;
+  double *out;
+} ref_ctx;
+
+static void c3d_rows(void *arg, int64_t lo, int64_t hi) {
+  const ref_ctx *c = arg;
+  const heron__op *op = c->op;
+  const double *const *in = c->in;
+  double *out = c->out;
   const int64_t *s = op->shape;
-  int64_t N = s[N_], D = s[D_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
+  int64_t D = s[D_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
           KD = s[KD_], KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
           dil = s[DIL_];
   int64_t DO = heron__conv_out_size(D, KD, st, pad, dil),
@@ -32,49 +45,58 @@ static void c3d_ref_f64(const heron__op *op, const double *const *in,
           WO = heron__conv_out_size(W, KW, st, pad, dil);
   const double *data = in[0], *weight = in[1];
   double acc[ROW_BLOCK];
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < CO; co++)
-      for (int64_t od = 0; od < DO; od++)
-        for (int64_t oh = 0; oh < HO; oh++)
-          for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
-            int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
-            for (int64_t b = 0; b < nb; b++)
-              acc[b] = 0;
-            for (int64_t ci = 0; ci < CI; ci++)
-              for (int64_t kd = 0; kd < KD; kd++) {
-                int64_t d = od * st + kd * dil - pad;
-                if (d < 0 || d >= D)
-                  continue;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                  int64_t h = oh * st + kh * dil - pad;
-                  if (h < 0 || h >= H)
-                    continue;
-                  const double *row =
-                      data + (((n * CI + ci) * D + d) * H + h) * W;
-                  const double *wrow =
-                      weight + (((co * CI + ci) * KD + kd) * KH + kh) * KW;
-                  for (int64_t kw = 0; kw < KW; kw++) {
-                    double w = wrow[kw];
-                    /* Column x = ow*st + kw*dil - pad lies in [0, W) exactly
-                     * for ow in [ow_lo, ow_hi). */
-                    int64_t lo_num = pad - kw * dil,
-                            hi_num = W - 1 + pad - kw * dil;
-                    if (hi_num < 0)
-                      continue;
-                    int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
-                    int64_t ow_hi = hi_num / st + 1;
-                    int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
-                    int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
-                    const double *src = row + ow0 * st + kw * dil - pad;
-                    for (int64_t b = b_lo; b < b_hi; b++)
-                      acc[b] += w * src[b * st];
-                  }
-                }
-              }
-            double *o = out + (((n * CO + co) * DO + od) * HO + oh) * WO + ow0;
-            for (int64_t b = 0; b < nb; b++)
-              o[b] = acc[b];
+  for (int64_t r = lo; r < hi; r++) {
+    int64_t n = r / (CO * DO * HO), co = r / (DO * HO) % CO, od = r / HO % DO,
+            oh = r % HO;
+    for (int64_t ow0 = 0; ow0 < WO; ow0 += ROW_BLOCK) {
+      int64_t nb = WO - ow0 < ROW_BLOCK ? WO - ow0 : ROW_BLOCK;
+      for (int64_t b = 0; b < nb; b++)
+        acc[b] = 0;
+      for (int64_t ci = 0; ci < CI; ci++)
+        for (int64_t kd = 0; kd < KD; kd++) {
+          int64_t d = od * st + kd * dil - pad;
+          if (d < 0 || d >= D)
+            continue;
+          for (int64_t kh = 0; kh < KH; kh++) {
+            int64_t h = oh * st + kh * dil - pad;
+            if (h < 0 || h >= H)
+              continue;
+            const double *row = data + (((n * CI + ci) * D + d) * H + h) * W;
+            const double *wrow =
+                weight + (((co * CI + ci) * KD + kd) * KH + kh) * KW;
+            for (int64_t kw = 0; kw < KW; kw++) {
+              double w = wrow[kw];
+              /* Column x = ow*st + kw*dil - pad lies in [0, W) exactly
+               * for ow in [ow_lo, ow_hi). */
+              int64_t lo_num = pad - kw * dil, hi_num = W - 1 + pad - kw * dil;
+              if (hi_num < 0)
+                continue;
+              int64_t ow_lo = lo_num <= 0 ? 0 : (lo_num + st - 1) / st;
+              int64_t ow_hi = hi_num / st + 1;
+              int64_t b_lo = ow_lo > ow0 ? ow_lo - ow0 : 0;
+              int64_t b_hi = ow_hi - ow0 < nb ? ow_hi - ow0 : nb;
+              const double *src = row + ow0 * st + kw * dil - pad;
+              for (int64_t b = b_lo; b < b_hi; b++)
+                acc[b] += w * src[b * st];
+            }
           }
+        }
+      double *o = out + (((n * CO + co) * DO + od) * HO + oh) * WO + ow0;
+      for (int64_t b = 0; b < nb; b++)
+        o[b] = acc[b];
+    }
+  }
+}
+
+static void c3d_ref_f64(const heron__op *op, const double *const *in,
+                        double *out) {
+  ref_ctx c = {op, in, out};
+  const int64_t *s = op->shape;
+  int64_t DO =
+              heron__conv_out_size(s[D_], s[KD_], s[STRIDE_], s[PAD_], s[DIL_]),
+          HO =
+              heron__conv_out_size(s[H_], s[KH_], s[STRIDE_], s[PAD_], s[DIL_]);
+  heron__par_for(s[N_] * s[CO_] * DO * HO, op->flops / 2, c3d_rows, &c);
 }
 
 static void c3d_ref(const heron__op *op, void *const *bufs) {
@@ -183,7 +205,8 @@ static int c3d_ndhwc_build(const int64_t *shape, int n, int dtype,
 
 const heron__op_kind heron__op_c3d_ndhwc_kind = {
     .name = "c3d_ndhwc",
-    .summary = "c3d with the channels last: data [N,D,H,W,CI] and out [N,OD,OH,OW,CO] (NDHWC), weight [CO,CI,KD,KH,KW]",
+    .summary = "c3d with the channels last: data [N,D,H,W,CI] and out "
+               "[N,OD,OH,OW,CO] (NDHWC), weight [CO,CI,KD,KH,KW]",
     .dims = c3d_dims,
     .ndims = 9,
     .ndims_max = 12,

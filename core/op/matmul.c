@@ -4,6 +4,7 @@
  * over the shape, independently of that description, so tests can check one
  * against the other. */
 #include "core/op/op.h"
+#include "core/util/util.h"
 
 /* ---- References ---------------------------------------------------------
  * One loop nest per op for every dtype, over double copies of the inputs
@@ -13,24 +14,40 @@
  * sums are integers below 2^31, which double holds exactly.  The loop order
  * i, k, j streams B's rows and the j loop vectorises, which keeps a 1024^3
  * GEMM well under a second.  gemm's and bmm's activations (u8 with int8)
- * are A; gemv's are the vector x, its matrix A the weights. */
+ * are A; gemv's are the vector x, its matrix A the weights.  The output rows
+ * are split among threads (heron__par_for; HERON_REF_THREADS), each row
+ * computed by the same operations whatever the split, so the output is the
+ * same bit for bit at any thread count. */
 
 enum { ROW_BLOCK = 256 };
 
-/* C[M,N] = A[M,K] * B[K,N], all row-major. */
-static void matmul_f64(const double *A, const double *B, double *C, int64_t M,
-                       int64_t N, int64_t K) {
+/* C[nb][M,N] = A[nb][M,K] * B[nb][K,N], all row-major, one output row per
+ * index of the range (row r is row r % M of batch r / M), so heron__par_for
+ * splits the rows among threads; each element's sum runs over k in order
+ * whatever the split. */
+typedef struct matmul_ctx {
+  const double *A, *B;
+  double *C;
+  int64_t M, N, K;
+} matmul_ctx;
+
+static void matmul_rows(void *arg, int64_t lo, int64_t hi) {
+  const matmul_ctx *c = arg;
+  int64_t M = c->M, N = c->N, K = c->K;
   double acc[ROW_BLOCK];
-  for (int64_t i = 0; i < M; i++) {
+  for (int64_t r = lo; r < hi; r++) {
+    int64_t b = r / M, i = r % M;
+    const double *A = c->A + b * M * K, *B = c->B + b * K * N;
+    double *C = c->C + b * M * N;
     for (int64_t j0 = 0; j0 < N; j0 += ROW_BLOCK) {
       int64_t nb = N - j0 < ROW_BLOCK ? N - j0 : ROW_BLOCK;
       for (int64_t j = 0; j < nb; j++)
         acc[j] = 0;
       for (int64_t k = 0; k < K; k++) {
         double a = A[i * K + k];
-        const double *b = B + k * N + j0;
+        const double *bk = B + k * N + j0;
         for (int64_t j = 0; j < nb; j++)
-          acc[j] += a * b[j];
+          acc[j] += a * bk[j];
       }
       for (int64_t j = 0; j < nb; j++)
         C[i * N + j0 + j] = acc[j];
@@ -38,29 +55,47 @@ static void matmul_f64(const double *A, const double *B, double *C, int64_t M,
   }
 }
 
+static void matmul_f64(const double *A, const double *B, double *C,
+                       int64_t nbatch, int64_t M, int64_t N, int64_t K) {
+  matmul_ctx c = {A, B, C, M, N, K};
+  heron__par_for(nbatch * M, (double)nbatch * M * N * K, matmul_rows, &c);
+}
+
 static void gemm_ref_f64(const heron__op *op, const double *const *in,
                          double *out) {
-  matmul_f64(in[0], in[1], out, op->shape[0], op->shape[1], op->shape[2]);
+  matmul_f64(in[0], in[1], out, 1, op->shape[0], op->shape[1], op->shape[2]);
 }
 
 static void bmm_ref_f64(const heron__op *op, const double *const *in,
                         double *out) {
-  int64_t nb = op->shape[0], M = op->shape[1], N = op->shape[2],
-          K = op->shape[3];
-  for (int64_t b = 0; b < nb; b++)
-    matmul_f64(in[0] + b * M * K, in[1] + b * K * N, out + b * M * N, M, N, K);
+  matmul_f64(in[0], in[1], out, op->shape[0], op->shape[1], op->shape[2],
+             op->shape[3]);
+}
+
+/* y[M] = A[M,K] * x[K], rows split among threads. */
+typedef struct gemv_ctx {
+  const double *A, *x;
+  double *y;
+  int64_t K;
+} gemv_ctx;
+
+static void gemv_rows(void *arg, int64_t lo, int64_t hi) {
+  const gemv_ctx *c = arg;
+  const double *A = c->A, *x = c->x;
+  int64_t K = c->K;
+  for (int64_t i = lo; i < hi; i++) {
+    double acc = 0;
+    for (int64_t k = 0; k < K; k++)
+      acc += A[i * K + k] * x[k];
+    c->y[i] = acc;
+  }
 }
 
 static void gemv_ref_f64(const heron__op *op, const double *const *in,
                          double *out) {
   int64_t M = op->shape[0], K = op->shape[1];
-  const double *A = in[0], *x = in[1];
-  for (int64_t i = 0; i < M; i++) {
-    double acc = 0;
-    for (int64_t k = 0; k < K; k++)
-      acc += A[i * K + k] * x[k];
-    out[i] = acc;
-  }
+  gemv_ctx c = {in[0], in[1], out, K};
+  heron__par_for(M, (double)M * K, gemv_rows, &c);
 }
 
 static void gemm_ref(const heron__op *op, void *const *bufs) {

@@ -11,6 +11,7 @@
  * last columns repeat the full row sum; with N < K only the first N prefix
  * sums are asked for. */
 #include "core/op/op.h"
+#include "core/util/util.h"
 
 /* ---- Reference ----------------------------------------------------------
  * A running sum along each row of A, computed directly from the definition:
@@ -19,11 +20,20 @@
  * mismatch.  One loop nest for every dtype, summing in double: int8's u8
  * rows give integer sums, exact in double. */
 
-static void scan_ref_f64(const heron__op *op, const double *const *in,
-                         double *out) {
-  int64_t M = op->shape[0], N = op->shape[1], K = op->shape[2];
-  const double *A = in[0];
-  for (int64_t m = 0; m < M; m++) {
+/* The rows of A are split among threads (heron__par_for); each row's sum
+ * runs in order whatever the split. */
+typedef struct scan_ctx {
+  const double *A;
+  double *out;
+  int64_t N, K;
+} scan_ctx;
+
+static void scan_rows(void *arg, int64_t lo, int64_t hi) {
+  const scan_ctx *c = arg;
+  const double *A = c->A;
+  double *out = c->out;
+  int64_t N = c->N, K = c->K;
+  for (int64_t m = lo; m < hi; m++) {
     double sum = 0;
     for (int64_t n = 0; n < N; n++) {
       if (n < K)
@@ -31,6 +41,14 @@ static void scan_ref_f64(const heron__op *op, const double *const *in,
       out[m * N + n] = sum;
     }
   }
+}
+
+static void scan_ref_f64(const heron__op *op, const double *const *in,
+                         double *out) {
+  int64_t M = op->shape[0], N = op->shape[1], K = op->shape[2];
+  scan_ctx c = {in[0], out, N, K};
+  /* One addition per output element. */
+  heron__par_for(M, (double)M * N, scan_rows, &c);
 }
 
 static void scan_ref(const heron__op *op, void *const *bufs) {

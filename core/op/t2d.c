@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/op/op.h"
+#include "core/util/util.h"
 
 enum { N_, H_, W_, CI_, CO_, KH_, KW_, STRIDE_, PAD_, DIL_, OUTPAD_ };
 
@@ -39,46 +40,65 @@ static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
  * every dtype: it runs over double copies of the inputs and accumulates
  * straight into the double output plane (heron__op_run_ref), so int8's
  * integer sums stay exact; the iw loop is innermost so that, for stride 1,
- * it walks input and output rows contiguously. */
+ * it walks input and output rows contiguously.  The (n, co) output planes
+ * are split among threads (heron__par_for), each computed by the same
+ * operations whatever the split: the output is the same bit for bit at any
+ * thread count. */
 
-static void t2d_ref_f64(const heron__op *op, const double *const *in,
-                        double *out) {
+/* The context of the range function: the op and the double arrays. */
+typedef struct ref_ctx {
+  const heron__op *op;
+  const double *const *in;
+  double *out;
+} ref_ctx;
+
+static void t2d_rows(void *arg, int64_t lo, int64_t hi) {
+  const ref_ctx *c = arg;
+  const heron__op *op = c->op;
+  const double *const *in = c->in;
+  double *out = c->out;
   const int64_t *s = op->shape;
-  int64_t N = s[N_], H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_],
-          KH = s[KH_], KW = s[KW_], st = s[STRIDE_], pad = s[PAD_],
-          dil = s[DIL_], opad = s[OUTPAD_];
+  int64_t H = s[H_], W = s[W_], CI = s[CI_], CO = s[CO_], KH = s[KH_],
+          KW = s[KW_], st = s[STRIDE_], pad = s[PAD_], dil = s[DIL_],
+          opad = s[OUTPAD_];
   int64_t HO = out_size(H, KH, st, pad, dil, opad),
           WO = out_size(W, KW, st, pad, dil, opad);
   const double *data = in[0], *weight = in[1];
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < CO; co++) {
-      double *plane = out + (n * CO + co) * HO * WO;
-      memset(plane, 0, (size_t)(HO * WO) * sizeof *plane);
-      for (int64_t ci = 0; ci < CI; ci++)
-        for (int64_t ih = 0; ih < H; ih++) {
-          const double *row = data + ((n * CI + ci) * H + ih) * W;
-          for (int64_t kh = 0; kh < KH; kh++) {
-            int64_t oh = ih * st - pad + kh * dil;
-            if (oh < 0 || oh >= HO)
+  for (int64_t r = lo; r < hi; r++) {
+    int64_t n = r / CO, co = r % CO;
+    double *plane = out + (n * CO + co) * HO * WO;
+    memset(plane, 0, (size_t)(HO * WO) * sizeof *plane);
+    for (int64_t ci = 0; ci < CI; ci++)
+      for (int64_t ih = 0; ih < H; ih++) {
+        const double *row = data + ((n * CI + ci) * H + ih) * W;
+        for (int64_t kh = 0; kh < KH; kh++) {
+          int64_t oh = ih * st - pad + kh * dil;
+          if (oh < 0 || oh >= HO)
+            continue;
+          double *orow = plane + oh * WO;
+          for (int64_t kw = 0; kw < KW; kw++) {
+            double w = weight[((ci * CO + co) * KH + kh) * KW + kw];
+            /* Output column ow = iw*st + kw*dil - pad lies in [0, WO)
+             * exactly for iw in [iw_lo, iw_hi). */
+            int64_t off = kw * dil - pad;
+            if (WO - 1 - off < 0)
               continue;
-            double *orow = plane + oh * WO;
-            for (int64_t kw = 0; kw < KW; kw++) {
-              double w = weight[((ci * CO + co) * KH + kh) * KW + kw];
-              /* Output column ow = iw*st + kw*dil - pad lies in [0, WO)
-               * exactly for iw in [iw_lo, iw_hi). */
-              int64_t off = kw * dil - pad;
-              if (WO - 1 - off < 0)
-                continue;
-              int64_t iw_lo = off >= 0 ? 0 : (-off + st - 1) / st;
-              int64_t iw_hi = (WO - 1 - off) / st + 1;
-              if (iw_hi > W)
-                iw_hi = W;
-              for (int64_t iw = iw_lo; iw < iw_hi; iw++)
-                orow[iw * st + off] += w * row[iw];
-            }
+            int64_t iw_lo = off >= 0 ? 0 : (-off + st - 1) / st;
+            int64_t iw_hi = (WO - 1 - off) / st + 1;
+            if (iw_hi > W)
+              iw_hi = W;
+            for (int64_t iw = iw_lo; iw < iw_hi; iw++)
+              orow[iw * st + off] += w * row[iw];
           }
         }
-    }
+      }
+  }
+}
+
+static void t2d_ref_f64(const heron__op *op, const double *const *in,
+                        double *out) {
+  ref_ctx c = {op, in, out};
+  heron__par_for(op->shape[N_] * op->shape[CO_], op->flops / 2, t2d_rows, &c);
 }
 
 static void t2d_ref(const heron__op *op, void *const *bufs) {

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,69 @@ void heron__rmtree(const char *path) {
 int heron__ncores(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
+}
+
+int heron__par_threads(int64_t n, double work) {
+  if (n <= 1)
+    return 1;
+  int64_t t = 0;
+  const char *env = getenv("HERON_REF_THREADS");
+  if (env && *env) {
+    char *end;
+    long long v = strtoll(env, &end, 10);
+    if (*end == '\0' && v > 0)
+      t = v > HERON__PAR_MAX_THREADS ? HERON__PAR_MAX_THREADS : v;
+  }
+  if (t == 0) {
+    if (!(work >= HERON__PAR_MIN_WORK))
+      return 1;
+    t = heron__ncores();
+    if (t > HERON__PAR_MAX_THREADS)
+      t = HERON__PAR_MAX_THREADS;
+  }
+  return (int)(t < n ? t : n);
+}
+
+typedef struct par_chunk {
+  heron__range_fn fn;
+  void *ctx;
+  int64_t lo, hi;
+} par_chunk;
+
+static void *par_run(void *arg) {
+  par_chunk *c = arg;
+  c->fn(c->ctx, c->lo, c->hi);
+  return NULL;
+}
+
+void heron__par_for(int64_t n, double work, heron__range_fn fn, void *ctx) {
+  if (n <= 0)
+    return;
+  int T = heron__par_threads(n, work);
+  if (T <= 1) {
+    fn(ctx, 0, n);
+    return;
+  }
+  par_chunk chunk[HERON__PAR_MAX_THREADS];
+  pthread_t tid[HERON__PAR_MAX_THREADS];
+  for (int t = 0; t < T; t++) {
+    chunk[t].fn = fn;
+    chunk[t].ctx = ctx;
+    /* n * t / T without overflow for any n below 2^63 / 64. */
+    chunk[t].lo = n / T * t + n % T * t / T;
+    chunk[t].hi = n / T * (t + 1) + n % T * (t + 1) / T;
+  }
+  /* Chunks 1.. go to new threads until one cannot be created; the caller
+   * runs chunk 0 and every chunk from the first failure on. */
+  int started = 1;
+  while (started < T &&
+         pthread_create(&tid[started], NULL, par_run, &chunk[started]) == 0)
+    started++;
+  par_run(&chunk[0]);
+  for (int t = started; t < T; t++)
+    par_run(&chunk[t]);
+  for (int t = 1; t < started; t++)
+    pthread_join(tid[t], NULL);
 }
 
 uint64_t heron__phys_mem(void) {

@@ -46,6 +46,32 @@ void heron__rmtree(const char *path);
 
 /* Number of online cores, at least 1. */
 int heron__ncores(void);
+
+/* A range function of heron__par_for: handles the indices [lo, hi). */
+typedef void (*heron__range_fn)(void *ctx, int64_t lo, int64_t hi);
+
+/* Below this much work (multiply-adds) heron__par_for runs inline. */
+#define HERON__PAR_MIN_WORK ((double)(1 << 26))
+/* The most threads heron__par_for starts. */
+#define HERON__PAR_MAX_THREADS 64
+
+/* The number of threads heron__par_for uses for n indices and `work`
+ * multiply-adds in all: 1 when n <= 1 or work < HERON__PAR_MIN_WORK, else
+ * min(n, online cores, HERON__PAR_MAX_THREADS).  HERON_REF_THREADS=N (a
+ * positive integer, read on every call) replaces the core count and the work
+ * threshold: N threads, at most n and HERON__PAR_MAX_THREADS, whatever the
+ * work (1 runs everything inline; tests use it on small shapes). */
+int heron__par_threads(int64_t n, double work);
+
+/* Runs fn over [0, n) split into heron__par_threads(n, work) contiguous
+ * chunks, chunk t being [n*t/T, n*(t+1)/T), each on its own thread; the
+ * calling thread runs chunk 0 and returns once every chunk is done.  The
+ * threads are plain pthreads created and joined inside the call (no pool
+ * outlives it, so a later fork() of the process is safe).  A chunk whose
+ * thread cannot be created runs inline on the caller, so the call never
+ * fails.  fn must write only what its own indices own: then the result does
+ * not depend on T. */
+void heron__par_for(int64_t n, double work, heron__range_fn fn, void *ctx);
 /* Physical memory in bytes (0 when unknown). */
 uint64_t heron__phys_mem(void);
 

@@ -1,9 +1,14 @@
 /* tests/op/op_reference.c - the references agree with the descriptions, the
  * output check accepts every correct summation order and rejects wrong
- * outputs, and the buffer helpers do what they say. */
+ * outputs, the buffer helpers do what they say, and the threaded references
+ * give the same bits at every thread count. */
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "core/op/op.h"
+#include "core/util/util.h"
 #include "test.h"
 
 /* Builds op at shape, fills inputs, runs the reference and the interpreter
@@ -508,4 +513,284 @@ TEST(half_conversion_rounds_to_nearest_even) {
       continue;
     CHECK_EQ(heron__half_from_float(heron__half_to_float((uint16_t)h)), h);
   }
+}
+
+/* ---- Threaded references -----------------------------------------------
+ * Every reference splits its outer rows among threads (heron__par_for);
+ * the output must not depend on how many. */
+
+/* Runs op's reference with HERON_REF_THREADS set to `threads` (NULL: unset)
+ * into out (the output's bytes). */
+static void run_ref_with_threads(heron__op *op, void **bufs,
+                                 const char *threads, void *out, size_t bytes) {
+  if (threads)
+    setenv("HERON_REF_THREADS", threads, 1);
+  else
+    unsetenv("HERON_REF_THREADS");
+  memset(bufs[op->ninputs], 0xa5, bytes);
+  op->reference(op, bufs);
+  memcpy(out, bufs[op->ninputs], bytes);
+  unsetenv("HERON_REF_THREADS");
+}
+
+/* Builds name at shape, runs its reference on 1 thread and on several
+ * (counts that do not divide its rows), and requires the same bytes.
+ * Returns 0 when they all agree. */
+static int ref_threads_agree(const char *name, const int64_t *shape, int n,
+                             int dtype) {
+  heron__op op;
+  heron_error err = {0};
+  void *bufs[HERON__MAX_TENSORS + 1];
+  if (heron__op_build(name, shape, n, dtype, &op, &err) ||
+      heron__op_alloc_buffers(&op, bufs, &err)) {
+    fprintf(stderr, "%s: %s\n", name, err.text);
+    return 1;
+  }
+  heron__op_fill_inputs(&op, bufs, 7);
+  int64_t nout = heron__tensor_elems(&op.out);
+  size_t bytes = (size_t)nout * (size_t)heron__dtype_size(op.out_dtype);
+  unsigned char *one = malloc(bytes), *many = malloc(bytes);
+  run_ref_with_threads(&op, bufs, "1", one, bytes);
+  int rc = 0, nonzero = 0;
+  for (int64_t i = 0; i < nout; i++)
+    nonzero += heron__elem_get(one, op.out_dtype, i) != 0;
+  if (nonzero < nout / 2) {
+    fprintf(stderr, "%s: only %d of %" PRId64 " outputs nonzero\n", name,
+            nonzero, nout);
+    rc = 1;
+  }
+  static const char *const counts[] = {"2", "3", "4", "7", "64"};
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+    /* A run on other inputs first, so a row the threaded run skips shows
+     * those (in a reused heap block) or garbage, never the right values. */
+    heron__op_fill_inputs(&op, bufs, 8 + (uint64_t)c);
+    run_ref_with_threads(&op, bufs, "1", many, bytes);
+    heron__op_fill_inputs(&op, bufs, 7);
+    run_ref_with_threads(&op, bufs, counts[c], many, bytes);
+    if (memcmp(one, many, bytes) != 0) {
+      size_t at = 0;
+      while (at < bytes && one[at] == many[at])
+        at++;
+      fprintf(stderr, "%s %s: %s threads differ from 1 at byte %zu of %zu\n",
+              name, heron__dtype_name(dtype), counts[c], at, bytes);
+      rc = 1;
+    }
+  }
+  free(one);
+  free(many);
+  heron__op_free_buffers(&op, bufs);
+  return rc;
+}
+
+/* One shape per op of the catalogue, each with more outer rows than the
+ * largest thread count but not a multiple of it, with padding, strides and
+ * dilations where the op has them. */
+static const struct {
+  const char *name;
+  int n;
+  int64_t shape[12];
+} thread_cases[] = {
+    {"gemm", 3, {37, 19, 23}},
+    {"bmm", 4, {3, 11, 9, 7}},
+    {"gemv", 2, {41, 17}},
+    {"c1d", 8, {3, 30, 3, 5, 3, 2, 1, 1}},
+    {"c2d", 10, {2, 9, 8, 3, 5, 3, 3, 1, 1, 1}},
+    {"c3d", 12, {2, 5, 6, 7, 2, 3, 3, 3, 3, 1, 1, 1}},
+    {"dil", 7, {1, 11, 10, 2, 4, 3, 3}},
+    {"t2d", 11, {3, 5, 6, 3, 5, 3, 3, 2, 1, 1, 1}},
+    {"scan", 3, {29, 13, 11}},
+    {"c1d_nwc", 8, {3, 30, 3, 5, 3, 2, 1, 1}},
+    {"c2d_nhwc", 10, {2, 9, 8, 3, 5, 3, 3, 1, 1, 1}},
+    {"c3d_ndhwc", 12, {2, 5, 6, 7, 2, 3, 3, 3, 3, 1, 1, 1}},
+};
+
+TEST(every_reference_is_bit_identical_at_any_thread_count) {
+  size_t ncases = sizeof thread_cases / sizeof thread_cases[0];
+  /* Every op of the catalogue has a case. */
+  for (int k = 0; k < heron__op_kind_count(); k++) {
+    const char *kind = heron__op_kind_at(k)->name;
+    int found = 0;
+    for (size_t c = 0; c < ncases; c++)
+      found |= !strcmp(thread_cases[c].name, kind);
+    CHECK_MSG(found, "no threaded-reference case for %s", kind);
+  }
+  static const int dtypes[] = {HERON__FP32, HERON__FP16, HERON__INT8};
+  int failed = 0;
+  for (size_t c = 0; c < ncases; c++)
+    for (int d = 0; d < 3; d++)
+      failed += ref_threads_agree(thread_cases[c].name, thread_cases[c].shape,
+                                  thread_cases[c].n, dtypes[d]);
+  CHECK_MSG(failed == 0, "%d of %zu op and dtype cases differ", failed,
+            3 * ncases);
+}
+
+/* Records which chunk of heron__par_for handled each index. */
+typedef struct par_probe {
+  int hits[1000];
+  int64_t lo[HERON__PAR_MAX_THREADS];
+  int64_t hi[HERON__PAR_MAX_THREADS];
+  int calls;
+  pthread_mutex_t mu;
+} par_probe;
+
+static void par_probe_fn(void *ctx, int64_t lo, int64_t hi) {
+  par_probe *p = ctx;
+  for (int64_t i = lo; i < hi; i++)
+    p->hits[i]++; /* indices are disjoint across chunks */
+  pthread_mutex_lock(&p->mu);
+  if (p->calls < HERON__PAR_MAX_THREADS) {
+    p->lo[p->calls] = lo;
+    p->hi[p->calls] = hi;
+  }
+  p->calls++;
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Runs heron__par_for over n indices with `work` and HERON_REF_THREADS =
+ * threads (NULL: unset); requires every index once, in `want` contiguous
+ * chunks of sizes differing by at most one. */
+static int par_for_covers(int64_t n, double work, const char *threads,
+                          int want) {
+  static par_probe p;
+  memset(&p, 0, sizeof p);
+  pthread_mutex_init(&p.mu, NULL);
+  if (threads)
+    setenv("HERON_REF_THREADS", threads, 1);
+  else
+    unsetenv("HERON_REF_THREADS");
+  int t = heron__par_threads(n, work);
+  heron__par_for(n, work, par_probe_fn, &p);
+  unsetenv("HERON_REF_THREADS");
+  pthread_mutex_destroy(&p.mu);
+  int rc = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (p.hits[i] != 1) {
+      fprintf(stderr, "n=%" PRId64 " T=%s: index %" PRId64 " run %d times\n", n,
+              threads ? threads : "-", i, p.hits[i]);
+      rc = 1;
+      break;
+    }
+  if (t != want || p.calls != (n > 0 ? want : 0)) {
+    fprintf(stderr, "n=%" PRId64 " T=%s: %d threads, %d chunks, want %d\n", n,
+            threads ? threads : "-", t, p.calls, want);
+    return 1;
+  }
+  int64_t smallest = n, largest = 0;
+  for (int c = 0; c < p.calls; c++) {
+    int64_t len = p.hi[c] - p.lo[c];
+    smallest = len < smallest ? len : smallest;
+    largest = len > largest ? len : largest;
+  }
+  if (n > 0 && largest - smallest > 1) {
+    fprintf(stderr,
+            "n=%" PRId64 " T=%s: chunks of %" PRId64 " to %" PRId64
+            " indices\n",
+            n, threads ? threads : "-", smallest, largest);
+    rc = 1;
+  }
+  return rc;
+}
+
+TEST(par_for_runs_every_index_once_in_even_chunks) {
+  int cores = heron__ncores();
+  int capped = cores < HERON__PAR_MAX_THREADS ? cores : HERON__PAR_MAX_THREADS;
+  /* HERON_REF_THREADS fixes the count whatever the work, capped by n. */
+  CHECK(par_for_covers(1000, 0, "1", 1) == 0);
+  CHECK(par_for_covers(1000, 0, "3", 3) == 0);
+  CHECK(par_for_covers(1000, 0, "7", 7) == 0);
+  CHECK(par_for_covers(10, 0, "16", 10) == 0);
+  CHECK(par_for_covers(999, 0, "1000", HERON__PAR_MAX_THREADS) == 0);
+  CHECK(par_for_covers(1, 0, "4", 1) == 0);
+  CHECK(par_for_covers(0, 0, "4", 1) == 0); /* and fn is never called */
+  /* Unset (or not a positive number): small work runs inline, large work
+   * on every core. */
+  CHECK(par_for_covers(1000, HERON__PAR_MIN_WORK / 2, NULL, 1) == 0);
+  CHECK(par_for_covers(1000, HERON__PAR_MIN_WORK, NULL, capped) == 0);
+  CHECK(par_for_covers(1000, HERON__PAR_MIN_WORK, "zero", capped) == 0);
+  CHECK(par_for_covers(1000, HERON__PAR_MIN_WORK, "0", capped) == 0);
+}
+
+TEST(large_reference_uses_the_cores_and_matches_one_thread) {
+  /* 512 x 256 x 513 multiply-adds pass the threshold with no setting, so
+   * this runs on every core (2 here) as a measurement would. */
+  static const int64_t shape[] = {512, 256, 513};
+  heron__op op;
+  heron_error err = {0};
+  void *bufs[HERON__MAX_TENSORS + 1];
+  CHECK_OK(heron__op_build("gemm", shape, 3, HERON__FP16, &op, &err), &err);
+  CHECK(op.flops / 2 >= HERON__PAR_MIN_WORK);
+  unsetenv("HERON_REF_THREADS");
+  int cores = heron__ncores();
+  CHECK(heron__par_threads(512, op.flops / 2) ==
+        (cores < HERON__PAR_MAX_THREADS ? cores : HERON__PAR_MAX_THREADS));
+  CHECK_OK(heron__op_alloc_buffers(&op, bufs, &err), &err);
+  heron__op_fill_inputs(&op, bufs, 3);
+  size_t bytes = (size_t)heron__tensor_elems(&op.out) *
+                 (size_t)heron__dtype_size(op.out_dtype);
+  void *one = malloc(bytes), *all = malloc(bytes);
+  run_ref_with_threads(&op, bufs, "1", one, bytes);
+  /* Other inputs in between, as in ref_threads_agree. */
+  heron__op_fill_inputs(&op, bufs, 4);
+  run_ref_with_threads(&op, bufs, "1", all, bytes);
+  heron__op_fill_inputs(&op, bufs, 3);
+  run_ref_with_threads(&op, bufs, NULL, all, bytes);
+  CHECK(memcmp(one, all, bytes) == 0);
+  free(one);
+  free(all);
+  heron__op_free_buffers(&op, bufs);
+}
+
+static void *idle_thread(void *arg) { return arg; }
+
+/* The child half of the next test, in a freshly executed process: glibc
+ * keeps the stacks of joined threads for reuse, and a thread on a cached
+ * stack needs no new memory, so the limit only bites where no thread has
+ * run yet.  Exits 0 when every index ran once, 3 when a thread could start
+ * anyway, 77 when the limit cannot be set. */
+static void par_for_under_limit_child(void) {
+  long pages = 0, size = sysconf(_SC_PAGESIZE);
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f || fscanf(f, "%ld", &pages) != 1)
+    _exit(77);
+  fclose(f);
+  rlim_t cap = (rlim_t)(pages * size) + (4 << 20);
+  struct rlimit lim = {cap, cap};
+  if (setrlimit(RLIMIT_AS, &lim) != 0)
+    _exit(77);
+  /* The limit bites: a thread cannot start. */
+  pthread_t t;
+  if (pthread_create(&t, NULL, idle_thread, NULL) == 0) {
+    pthread_join(t, NULL);
+    _exit(3);
+  }
+  _exit(par_for_covers(1000, 0, "4", 4) == 0 ? 0 : 1);
+}
+
+TEST(par_for_runs_chunks_inline_when_threads_cannot_start) {
+  /* An address-space limit just above what the process maps leaves no room
+   * for a new thread's stack, so pthread_create fails; par_for must still
+   * run every index once.  In a child that runs this test alone. */
+  if (getenv("HERON_TEST_PAR_LIMIT_CHILD"))
+    par_for_under_limit_child();
+  if (HERON_TEST_SANITIZED)
+    SKIP("a sanitizer's shadow memory does not run under an address-space "
+         "limit; the release build runs this");
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setenv("HERON_TEST_PAR_LIMIT_CHILD", "1", 1);
+    execl("/proc/self/exe", "test_op_reference",
+          "par_for_runs_chunks_inline_when_threads_cannot_start", (char *)NULL);
+    _exit(77);
+  }
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK_MSG(WIFEXITED(status), "child ended by signal %d",
+            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (WEXITSTATUS(status) == 77)
+    SKIP("cannot run this test alone in a child or set RLIMIT_AS there");
+  CHECK_MSG(WEXITSTATUS(status) != 3,
+            "a thread started under the limit: the test proves nothing");
+  CHECK_MSG(WEXITSTATUS(status) == 0, "child exited %d", WEXITSTATUS(status));
 }
