@@ -141,9 +141,10 @@ int heron__bench_prepare_data(heron__bench *b, heron_error *err) {
   heron__op_fill_inputs(op, b->bufs, BENCH_SEED);
 
   /* The reference goes into its own buffer, so the output scratch in
-   * bufs[ninputs] stays free for the workers to overwrite.  References are
-   * plain single-threaded C, so the runner stays free of threads and can
-   * fork workers safely. */
+   * bufs[ninputs] stays free for the workers to overwrite.  A large
+   * reference runs on several threads (heron__par_for), but they are all
+   * joined before it returns, so the runner has no other thread when it
+   * forks workers. */
   size_t nb = out_bytes(op);
   size_t alloc = (nb + 63) / 64 * 64;
   b->ref = aligned_alloc(64, alloc ? alloc : 64);
