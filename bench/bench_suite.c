@@ -30,9 +30,13 @@
  * cost model's OpenMP pool lives and dies in its own child.
  *
  * Baselines: OpenBLAS for the matrix ops (gemm: sgemm, and for M or N of 1
- * also sgemv, the faster being the baseline; bmm: sgemm per batch
- * entry; gemv: sgemv; scan: sgemm with the triangular matrix, and a plain
- * prefix-sum loop as a second figure) and oneDNN for the convolutions
+ * also sgemv, the faster counting; bmm: sgemm per batch entry; gemv:
+ * sgemv; scan: sgemm with the triangular matrix, and a plain prefix-sum
+ * loop as a second figure).  fp32 gemm, bmm and gemv also time oneDNN's
+ * fp32 matmul, and on an AVX-512 CPU OpenBLAS's SkylakeX kernels as well
+ * as the ones it chose itself (in a child process: see "OpenBLAS's kernel
+ * sets"); the fastest of these is the baseline, the other library the
+ * second figure.  oneDNN for the convolutions
  * (c1d, c2d, dil, c3d: convolution; t2d: deconvolution), once on the plain
  * layouts the user's tensors are in and once on oneDNN's preferred blocked
  * layouts with the reorders left out of the timing; the ratio uses the
@@ -54,14 +58,17 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "heron/heron.h"
 
-/* OpenBLAS's thread control; not in cblas.h on every distribution. */
+/* OpenBLAS's thread control and the name of the kernel set it chose when
+ * it loaded; not in cblas.h on every distribution. */
 void openblas_set_num_threads(int);
+char *openblas_get_corename(void);
 
 #ifndef HERON_SOURCE_DIR
 #define HERON_SOURCE_DIR "."
@@ -775,7 +782,7 @@ static int cmp_double(const void *a, const void *b) {
 
 /* One timed thing: our kernel or a baseline. */
 typedef struct runner {
-  char name[80];
+  char name[160];
   void (*call)(void *self);
   void *self;
   /* 1 for OpenBLAS: its idle threads spin for a while after a call, and
@@ -1451,8 +1458,14 @@ typedef struct row {
   char strategy[64]; /* as the log records it (--no-tune), else "" */
   double tune_gflops, tune_seconds;
   double heron_gflops;
-  char base[80], base2[80];
+  char base[160], base2[160];
   double base_gflops, base2_gflops;
+  /* fp32 gemm, bmm and gemv: the kernel set of the OpenBLAS figure that
+   * counted ("SkylakeX", "default: Haswell"), OpenBLAS's GFLOP/s with the
+   * kernels it chose itself and with SkylakeX's (0: not timed), and
+   * oneDNN's fp32 matmul's (0: not timed); "" and 0 on other rows. */
+  char blas_kernels[64];
+  double blas_default_gflops, blas_avx512_gflops, dnn_mm_gflops;
   double max_err;
   /* Memory-bound rows (gemv, a gemm with M or N of 1): the bytes the op
    * must move (its inputs and output once), Heron-C's and the baseline's
@@ -1489,6 +1502,324 @@ static void set_threads(int t) {
   openblas_set_num_threads(t);
 }
 
+/* ---- OpenBLAS's kernel sets ------------------------------------------------
+ * OpenBLAS built with DYNAMIC_ARCH picks its kernel set (its "core") once,
+ * when the library loads, from the CPU's model or from OPENBLAS_CORETYPE;
+ * it cannot change in a running process.  Its own choice is not always its
+ * fastest: it takes the Haswell (AVX2) kernels on CPUs it does not know as
+ * AVX-512 ones (AMD Zen 4 and Zen 5), and SSE3's (Prescott) where the CPU
+ * model is hidden (virtual machines).  So on an AVX-512 CPU, unless this
+ * process already runs SkylakeX's kernels, bench_suite times OpenBLAS a
+ * second time with OPENBLAS_CORETYPE=SkylakeX in a child process: itself,
+ * executed again (/proc/self/exe) with the hidden first argument
+ * --internal-openblas-child and the row's op, shape, threads, epilogue and
+ * timing settings.  The child makes the same inputs (same fills, same
+ * seeds), times sgemm (and sgemv where it is a candidate) with the same
+ * time_runners, prints its core and the seconds per call on stdout and
+ * writes its output into a file that this process compares like every
+ * other baseline's.  A re-execution rather than a fork: the library is
+ * linked in and already loaded, and a fork of this process (OpenMP's and
+ * OpenBLAS's thread pools started) could not reload it. */
+
+static char self_exe[4096]; /* this program, for the child; "" if unknown */
+
+/* The kernel set this process's OpenBLAS runs ("Haswell", "SkylakeX"). */
+static const char *blas_core(void) {
+  const char *c = openblas_get_corename();
+  return c && *c ? c : "unknown";
+}
+
+/* Whether SkylakeX's kernels are to be timed: the CPU (and the OS) run the
+ * AVX-512 subsets they use (F, BW, DQ and VL), and HERON_CPU_ISA does not
+ * cap this run below AVX-512 (avxvnni, avx2, sse: a smaller CPU emulated,
+ * OpenBLAS then held to its own or OPENBLAS_CORETYPE's kernels).  Else 0
+ * with the reason, for the table, in why. */
+static int cpu_avx512(char *why, size_t cap) {
+  __builtin_cpu_init();
+  if (!(__builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl")))
+    return snprintf(why, cap, "no AVX-512"), 0;
+  const char *isa = getenv("HERON_CPU_ISA");
+  char v[16] = "";
+  size_t n = 0;
+  for (; isa && *isa && n + 1 < sizeof v; isa++)
+    if (!isspace((unsigned char)*isa))
+      v[n++] = (char)tolower((unsigned char)*isa);
+  v[n] = '\0';
+  if (!strcmp(v, "avxvnni") || !strcmp(v, "avx2") || !strcmp(v, "sse"))
+    return snprintf(why, cap, "AVX-512 capped by HERON_CPU_ISA=%s", v), 0;
+  return 1;
+}
+
+/* Deterministic inputs of a matrix op: A from seed 1, B (or x) from seed 2,
+ * the bias from seed 3; the same in the child. */
+static void fill_matrix_inputs(const geom *g, float *in0, float *in1,
+                               float *bias) {
+  fill_random(in0, g->in_elems[0], 1);
+  fill_random(in1, g->in_elems[1], 2);
+  if (bias)
+    fill_random(bias, g->nch, 3);
+}
+
+/* The geometry of a matrix op from its family and extents (the child has
+ * no task), as make_geom makes it. */
+static void matrix_geom(geom *g, int fam, int64_t B, int64_t M, int64_t N,
+                        int64_t K) {
+  memset(g, 0, sizeof *g);
+  g->fam = fam, g->B = B, g->M = M, g->N = N, g->K = K;
+  g->in_elems[0] = B * M * K;
+  g->in_elems[1] = fam == FAM_GEMV ? K : B * K * N;
+  g->out_elems = B * M * N;
+  g->nch = fam == FAM_GEMV ? M : N;
+  g->inner = 1;
+  g->red = (double)K;
+}
+
+/* Whether a GEMM row also times sgemv (M or N of 1). */
+static int gemm_as_gemv(const geom *g) {
+  return g->fam == FAM_GEMM && (g->M == 1 || g->N == 1) && g->B <= 1;
+}
+
+/* bench_suite --internal-openblas-child FAM B M N K THREADS REPEATS US
+ *   BIAS RELU OUTFILE (US: --compare-ms in microseconds): the OpenBLAS half of
+ * a row, in a process whose OpenBLAS loaded with the caller's
+ * OPENBLAS_CORETYPE.  Prints "core NAME" and "sgemm SECONDS" (and "sgemv
+ * SECONDS") on stdout, writes sgemm's output into OUTFILE; exit status 0, or 1
+ * with the reason on stderr. */
+static int openblas_child(int argc, char **argv) {
+  if (argc != 13) {
+    fprintf(stderr,
+            "bench_suite: --internal-openblas-child: %d arguments, "
+            "want 11\n",
+            argc - 2);
+    return CLI_EXIT_FAILURE;
+  }
+  long long v[10];
+  for (int i = 0; i < 10; i++) {
+    char *end;
+    v[i] = strtoll(argv[2 + i], &end, 10);
+    if (*end || v[i] < 0) {
+      fprintf(stderr,
+              "bench_suite: --internal-openblas-child: bad argument "
+              "'%s'\n",
+              argv[2 + i]);
+      return CLI_EXIT_FAILURE;
+    }
+  }
+  int fam = (int)v[0], threads = (int)v[5], reps = (int)v[6];
+  if ((fam != FAM_GEMM && fam != FAM_BMM && fam != FAM_GEMV) || threads < 1 ||
+      reps < 1 || reps > 100 || v[1] < 1 || v[2] < 1 || v[3] < 1 || v[4] < 1) {
+    fprintf(stderr, "bench_suite: --internal-openblas-child: bad row\n");
+    return CLI_EXIT_FAILURE;
+  }
+  geom g;
+  matrix_geom(&g, fam, v[1], v[2], v[3], v[4]);
+  set_threads(threads);
+  float *in0 = falloc(g.in_elems[0]), *in1 = falloc(g.in_elems[1]);
+  float *bias = v[8] ? falloc(g.nch) : NULL;
+  float *out = falloc(g.out_elems), *out2 = falloc(g.out_elems);
+  fill_matrix_inputs(&g, in0, in1, bias);
+  blas_ctx bc = {&g, in0, in1, bias, out, (int)v[9]};
+  blas_ctx vc = {&g, in0, in1, bias, out2, (int)v[9]};
+  runner rs[2];
+  memset(rs, 0, sizeof rs);
+  int nr = 0;
+  rs[nr].call = blas_call, rs[nr].spins = 1, rs[nr++].self = &bc;
+  if (gemm_as_gemv(&g))
+    rs[nr].call = blas_gemv_call, rs[nr].spins = 1, rs[nr++].self = &vc;
+  fill_nan(out, g.out_elems);
+  blas_call(&bc);
+  FILE *f = fopen(argv[12], "wb");
+  if (!f ||
+      fwrite(out, sizeof *out, (size_t)g.out_elems, f) != (size_t)g.out_elems) {
+    fprintf(stderr,
+            "bench_suite: --internal-openblas-child: cannot write "
+            "%s: %s\n",
+            argv[12], strerror(errno));
+    if (f)
+      fclose(f);
+    return CLI_EXIT_FAILURE;
+  }
+  if (fclose(f) != 0) {
+    fprintf(stderr,
+            "bench_suite: --internal-openblas-child: cannot write "
+            "%s\n",
+            argv[12]);
+    return CLI_EXIT_FAILURE;
+  }
+  time_runners(rs, nr, reps, (double)v[7] / 1e6, threads); /* v[7]: us */
+  printf("core %s\n", blas_core());
+  printf("sgemm %.9g\n", rs[0].seconds);
+  if (nr > 1)
+    printf("sgemv %.9g\n", rs[1].seconds);
+  free(in0);
+  free(in1);
+  free(bias);
+  free(out);
+  free(out2);
+  return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+/* Runs the OpenBLAS half of the row in a child with OPENBLAS_CORETYPE =
+ * `core` (see above): sec[0] gets sgemm's seconds per call, sec[1]
+ * sgemv's (0 when not timed), got the core the child reports, out its
+ * sgemm output.  0, or -1 with the reason in why. */
+static int openblas_child_run(const settings *s, const geom *g, int threads,
+                              const char *core, const char *dir, double sec[2],
+                              char *got, size_t gotcap, float *out, char *why,
+                              size_t cap) {
+  sec[0] = sec[1] = 0;
+  got[0] = '\0';
+  if (!self_exe[0])
+    return snprintf(why, cap, "cannot find this program (/proc/self/exe)"), -1;
+  char file[4300], qexe[8300], qfile[8700], cmd[20000];
+  snprintf(file, sizeof file, "%s/openblas-%s.out", dir, core);
+  shell_quote(qexe, sizeof qexe, self_exe);
+  shell_quote(qfile, sizeof qfile, file);
+  snprintf(cmd, sizeof cmd,
+           "OPENBLAS_CORETYPE=%s exec %s --internal-openblas-child %d %lld "
+           "%lld %lld %lld %d %d %.0f %d %d %s",
+           core, qexe, g->fam, (long long)g->B, (long long)g->M,
+           (long long)g->N, (long long)g->K, threads, s->compare_repeat,
+           s->compare_ms * 1e3, s->bias, s->relu, qfile);
+  fflush(stdout);
+  fflush(stderr);
+  FILE *p = popen(cmd, "r");
+  if (!p)
+    return snprintf(why, cap, "cannot start it: %s", strerror(errno)), -1;
+  char line[256];
+  while (fgets(line, sizeof line, p)) {
+    char word[64];
+    double x;
+    if (sscanf(line, "core %63s", word) == 1)
+      snprintf(got, gotcap, "%s", word);
+    else if (sscanf(line, "sgemm %lf", &x) == 1)
+      sec[0] = x;
+    else if (sscanf(line, "sgemv %lf", &x) == 1)
+      sec[1] = x;
+  }
+  int st = pclose(p);
+  int rc = -1;
+  if (st != 0)
+    snprintf(why, cap, "the child exited with status %d (its reason above)",
+             WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+  else if (!(sec[0] > 0) || !got[0])
+    snprintf(why, cap, "the child printed no timing");
+  else {
+    FILE *f = fopen(file, "rb");
+    if (!f || fread(out, sizeof *out, (size_t)g->out_elems, f) !=
+                  (size_t)g->out_elems)
+      snprintf(why, cap, "cannot read its output %.300s", file);
+    else
+      rc = 0;
+    if (f)
+      fclose(f);
+  }
+  remove(file);
+  return rc;
+}
+
+/* oneDNN's fp32 matmul on the plain row-major tensors, then the same
+ * epilogue pass a BLAS user writes (e). */
+typedef struct dnn_mm_ctx {
+  dnn_ctx d;
+  blas_ctx e;
+} dnn_mm_ctx;
+
+static void dnn_mm_call(void *p) {
+  dnn_mm_ctx *c = p;
+  dnn_call(&c->d);
+  epilogue_pass(&c->e);
+}
+
+/* fp32 gemm, bmm and gemv, after time_runners: puts the strongest baseline
+ * in rs[1] and the other library's figure in rs[2] (*nr becomes 3, or 2
+ * without a oneDNN figure).  The OpenBLAS figure is the fastest of its
+ * calls (sgemm, and sgemv at ig > 0) with its own kernel set and, on an
+ * AVX-512 CPU whose OpenBLAS did not choose SkylakeX itself, with
+ * SkylakeX's in a child process (openblas_child_run), its output checked
+ * against ours (out) like the others'; its name says which kernel set it
+ * was and what the other one reached.  oneDNN's matmul is rs[im] (im > 0).
+ * A failed child leaves the row with the in-process figure and says why on
+ * stderr. */
+static void strongest_baseline(const settings *s, const geom *g, row *r,
+                               const char *dir, const char *own, runner *rs,
+                               int *nr, int ig, int im, const float *out,
+                               float *out_x, double flops) {
+  runner blas = rs[1], dnn = im > 0 ? rs[im] : rs[0];
+  if (ig > 0 && rs[ig].seconds < blas.seconds)
+    blas = rs[ig];
+  double own_s = blas.seconds, avx_s = 0;
+  const char *avx_fn = rs[1].name, *core = blas_core();
+  char note[160] = "";
+  const char *ts = r->threads > 1 ? "s" : "";
+  char no512[64];
+  if (!cpu_avx512(no512, sizeof no512)) {
+    snprintf(note, sizeof note, "; %s: SkylakeX not timed", no512);
+  } else if (strcasecmp(core, "SkylakeX") != 0) {
+    /* Our OpenBLAS threads spin for a while after their last call. */
+    if (r->threads > 1)
+      usleep(100000);
+    double sec[2];
+    char got[64], why[400];
+    if (openblas_child_run(s, g, r->threads, "SkylakeX", dir, sec, got,
+                           sizeof got, out_x, why, sizeof why)) {
+      fprintf(stderr,
+              "bench_suite: %s, %d thread%s: OpenBLAS with "
+              "OPENBLAS_CORETYPE=SkylakeX failed: %s; the row keeps "
+              "OpenBLAS's own kernel set (%s)\n",
+              r->task->name, r->threads, ts, why, core);
+      snprintf(note, sizeof note, "; SkylakeX run failed");
+    } else if (strcasecmp(got, "SkylakeX") != 0) {
+      fprintf(stderr,
+              "bench_suite: %s, %d thread%s: OpenBLAS ignored "
+              "OPENBLAS_CORETYPE=SkylakeX (it ran %s: a build without "
+              "DYNAMIC_ARCH?); the row keeps its own kernel set (%s)\n",
+              r->task->name, r->threads, ts, got, core);
+      snprintf(note, sizeof note, "; SkylakeX unavailable, got %.40s", got);
+    } else {
+      avx_s = sec[0];
+      if (sec[1] > 0 && sec[1] < sec[0])
+        avx_s = sec[1], avx_fn = "OpenBLAS sgemv";
+      double e = compare(out, out_x, g->out_elems, g->red);
+      r->max_err = fmax(r->max_err, e);
+      if (e > 1)
+        r->status = ROW_MISMATCH;
+    }
+  }
+  r->blas_default_gflops = flops / own_s / 1e9;
+  r->blas_avx512_gflops = avx_s > 0 ? flops / avx_s / 1e9 : 0;
+  runner best = blas;
+  if (avx_s > 0 && avx_s < own_s) {
+    best.seconds = avx_s;
+    snprintf(best.name, sizeof best.name,
+             "%.40s (SkylakeX; %.60s at %.1f GFLOP/s)", avx_fn, own,
+             r->blas_default_gflops);
+    snprintf(r->blas_kernels, sizeof r->blas_kernels, "SkylakeX");
+  } else if (avx_s > 0) {
+    snprintf(best.name, sizeof best.name,
+             "%.40s (%.60s; SkylakeX at %.1f GFLOP/s)", blas.name, own,
+             r->blas_avx512_gflops);
+    snprintf(r->blas_kernels, sizeof r->blas_kernels, "%s", own);
+  } else {
+    snprintf(best.name, sizeof best.name, "%.40s (%.40s%.75s)", blas.name, own,
+             note);
+    snprintf(r->blas_kernels, sizeof r->blas_kernels, "%s", own);
+  }
+  r->dnn_mm_gflops = im > 0 ? flops / dnn.seconds / 1e9 : 0;
+  if (im > 0 && dnn.seconds < best.seconds) {
+    rs[1] = dnn;
+    rs[2] = best;
+  } else {
+    rs[1] = best;
+    if (im > 0)
+      rs[2] = dnn;
+  }
+  *nr = im > 0 ? 3 : 2;
+}
+
 static void compare_row(const settings *s, row *r) {
   geom g;
   if (make_geom(r->ht, &g, r->error, sizeof r->error)) {
@@ -1510,23 +1841,20 @@ static void compare_row(const settings *s, row *r) {
   float *bias = s->bias ? falloc(g.nch) : NULL;
   float *out = falloc(g.out_elems), *out_b = falloc(g.out_elems);
   float *out_b2 = falloc(g.out_elems);
-  fill_random(in0, g.in_elems[0], 1);
+  float *out_mm = falloc(g.out_elems), *out_x = falloc(g.out_elems);
+  fill_matrix_inputs(&g, in0, in1, bias);
   if (g.fam == FAM_SCAN) {
     /* SCAN's second input is part of the op: T[k][n] = 1 when k <= n. */
     for (int64_t k = 0; k < g.K; k++)
       for (int64_t n = 0; n < g.N; n++)
         in1[k * g.N + n] = k <= n ? 1.0f : 0.0f;
-  } else {
-    fill_random(in1, g.in_elems[1], 2);
   }
-  if (bias)
-    fill_random(bias, g.nch, 3);
   hc.bufs[0] = in0;
   hc.bufs[1] = in1;
   hc.bufs[2] = out;
   hc.bufs[3] = bias;
 
-  runner rs[3];
+  runner rs[5];
   int nr = 0;
   memset(rs, 0, sizeof rs);
   snprintf(rs[nr].name, sizeof rs[nr].name, "Heron-C");
@@ -1534,13 +1862,25 @@ static void compare_row(const settings *s, row *r) {
   rs[nr++].self = &hc;
   blas_ctx bc = {&g, in0, in1, bias, out_b, s->relu};
   blas_ctx pc = {&g, in0, in1, bias, out_b2, s->relu};
+  static const dnnl_data_type_t f32s[3] = {dnnl_f32, dnnl_f32, dnnl_f32};
   dnn_ctx plain = {0}, blocked = {0};
+  dnn_mm_ctx mm = {.e = {&g, in0, in1, bias, out_mm, s->relu}};
+  /* fp32 gemm, bmm and gemv: OpenBLAS with its own kernel set, the
+   * sgemv runner (ig: its index, or -1), oneDNN's matmul (im, or -1); the
+   * SkylakeX kernel set runs after these, in a child. */
+  int strong = g.fam == FAM_GEMM || g.fam == FAM_BMM || g.fam == FAM_GEMV;
+  int ig = -1, im = -1;
+  const char *env_core = getenv("OPENBLAS_CORETYPE");
+  char own[64];
+  if (env_core && *env_core)
+    snprintf(own, sizeof own, "%s, from OPENBLAS_CORETYPE", blas_core());
+  else
+    snprintf(own, sizeof own, "default: %s", blas_core());
   /* Inputs the kernel takes packed ahead (--prepack-weights): packed once
    * here, untimed, as the blocked baseline's weights are reordered. */
   void *packed[2] = {NULL, NULL};
   prepack_inputs(dl, hc.bufs, packed, (const int[2]){4, 4});
   int is_dnn = g.fam == FAM_CONV || g.fam == FAM_DECONV;
-  static const dnnl_data_type_t f32s[3] = {dnnl_f32, dnnl_f32, dnnl_f32};
   const char *lib = g.fam == FAM_DECONV ? "oneDNN deconv" : "oneDNN conv";
   if (is_dnn) {
     /* The stronger baseline, oneDNN's own layouts, comes first: it is the
@@ -1575,11 +1915,28 @@ static void compare_row(const settings *s, row *r) {
       rs[nr].call = prefix_call;
       rs[nr++].self = &pc;
     }
-    if (g.fam == FAM_GEMM && (g.M == 1 || g.N == 1) && g.B <= 1) {
+    if (gemm_as_gemv(&g)) {
+      ig = nr;
       snprintf(rs[nr].name, sizeof rs[nr].name, "OpenBLAS sgemv");
       rs[nr].call = blas_gemv_call;
       rs[nr].spins = 1;
       rs[nr++].self = &pc;
+    }
+    /* oneDNN's fp32 matmul on the same plain tensors: a second library
+     * for the matrix ops; where it cannot be set up the row goes on with
+     * OpenBLAS alone, the reason on stderr. */
+    char mwhy[300];
+    if (strong && dnn_matmul_setup(&mm.d, &g, 0, 0, f32s, in0, in1, out_mm,
+                                   mwhy, sizeof mwhy) == 0) {
+      im = nr;
+      snprintf(rs[nr].name, sizeof rs[nr].name, "oneDNN matmul f32 (plain, %s)",
+               mm.d.impl);
+      rs[nr].call = dnn_mm_call;
+      rs[nr++].self = &mm;
+    } else if (strong) {
+      fprintf(stderr,
+              "bench_suite: %s, %d thread%s: no oneDNN matmul baseline: %s\n",
+              r->task->name, r->threads, r->threads > 1 ? "s" : "", mwhy);
     }
   }
 
@@ -1588,6 +1945,7 @@ static void compare_row(const settings *s, row *r) {
   fill_nan(out, g.out_elems);
   fill_nan(out_b, g.out_elems);
   fill_nan(out_b2, g.out_elems);
+  fill_nan(out_mm, g.out_elems);
   for (int i = 0; i < nr; i++)
     rs[i].call(rs[i].self);
   if (is_dnn &&
@@ -1597,20 +1955,16 @@ static void compare_row(const settings *s, row *r) {
     goto done;
   }
   r->max_err = compare(out, out_b, g.out_elems, g.red);
-  if (nr > 2)
+  if (is_dnn || g.fam == FAM_SCAN || ig > 0)
     r->max_err = fmax(r->max_err, compare(out, out_b2, g.out_elems, g.red));
+  if (im > 0)
+    r->max_err = fmax(r->max_err, compare(out, out_mm, g.out_elems, g.red));
   r->status = r->max_err <= 1 ? ROW_OK : ROW_MISMATCH;
 
   time_runners(rs, nr, s->compare_repeat, s->compare_ms / 1e3, r->threads);
-  /* The baseline is the best call the library offers for the shape (a
-   * GEMM with a dimension of 1: the faster of sgemm and sgemv); the other
-   * becomes the second figure. */
-  if (nr > 2 && g.fam == FAM_GEMM && rs[2].seconds < rs[1].seconds) {
-    runner t = rs[1];
-    rs[1] = rs[2];
-    rs[2] = t;
-  }
   double flops = heron_task_flops(r->ht);
+  if (strong)
+    strongest_baseline(s, &g, r, dir, own, rs, &nr, ig, im, out, out_x, flops);
   if (g.fam == FAM_GEMV ||
       (g.fam == FAM_GEMM && (g.M == 1 || g.N == 1) && g.B <= 1)) {
     r->bytes = 4.0 * (double)(g.in_elems[0] + g.in_elems[1] + g.out_elems);
@@ -1650,6 +2004,9 @@ done:
   free(out);
   free(out_b);
   free(out_b2);
+  free(out_mm);
+  free(out_x);
+  dnn_free(&mm.d);
   dlclose(dl);
 }
 
@@ -2121,6 +2478,37 @@ static void write_markdown(FILE *f, const settings *s, const suite *su,
           "layouts Heron-C reads and writes.\n\n",
           s->compare_repeat, s->compare_ms);
   int lowp = strcmp(su->dtype, "fp32") != 0;
+  int matrix = 0;
+  for (int i = 0; i < n; i++)
+    matrix |= !strcmp(rows[i].task->op, "gemm") ||
+              !strcmp(rows[i].task->op, "bmm") ||
+              !strcmp(rows[i].task->op, "gemv");
+  if (!lowp && matrix) {
+    const char *env_core = getenv("OPENBLAS_CORETYPE");
+    fprintf(f,
+            "Matrix ops (gemm, bmm, gemv): the baseline is the faster of "
+            "OpenBLAS and oneDNN's fp32 matmul (plain row-major, the same "
+            "threads), the other is the second baseline. OpenBLAS here "
+            "chose the %s kernels%s%s%s; ",
+            blas_core(), env_core && *env_core ? " (OPENBLAS_CORETYPE=" : "",
+            env_core && *env_core ? env_core : "",
+            env_core && *env_core ? ")" : "");
+    char no512[64];
+    if (!cpu_avx512(no512, sizeof no512))
+      fprintf(f,
+              "**%s: only those were timed, not its AVX-512 (SkylakeX) "
+              "kernels**.\n\n",
+              no512);
+    else if (!strcasecmp(blas_core(), "SkylakeX"))
+      fprintf(f, "those are its AVX-512 (SkylakeX) kernels.\n\n");
+    else
+      fprintf(f,
+              "on this AVX-512 CPU its SkylakeX kernels were timed too, in "
+              "a child process with OPENBLAS_CORETYPE=SkylakeX (same inputs, "
+              "same repeats, not interleaved with the others), and the "
+              "faster kernel set counts: the baseline's name says which, "
+              "and what the other reached.\n\n");
+  }
   if (lowp)
     fprintf(f,
             "dtype %s on target %s (%s); GFLOP/s counts integer operations "
@@ -2249,7 +2637,9 @@ static void write_csv(FILE *f, const settings *s, const suite *su,
   fprintf(f, "task,op,shape,epilogue,threads,strategy,trials,best_trial,"
              "tune_gflops,tune_seconds,heron_gflops,baseline,baseline_gflops,"
              "ratio,baseline2,baseline2_gflops,ratio2,max_err_over_tol,"
-             "dtype,fp32_gflops,status,error\n");
+             "dtype,fp32_gflops,status,error,openblas_kernels,"
+             "openblas_default_gflops,openblas_avx512_gflops,"
+             "onednn_matmul_gflops\n");
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
     char num[64];
@@ -2264,7 +2654,8 @@ static void write_csv(FILE *f, const settings *s, const suite *su,
     if (r->status == ROW_FAILED || r->status == ROW_INTERRUPTED) {
       fprintf(f, ",,,,,,,,%s,,%s,", su->dtype,
               r->status == ROW_FAILED ? "failed" : "interrupted");
-      csv_field(f, r->error, 1);
+      csv_field(f, r->error, 0);
+      fprintf(f, ",,,\n");
       continue;
     }
     fprintf(f, "%.4g,", r->heron_gflops);
@@ -2284,7 +2675,16 @@ static void write_csv(FILE *f, const settings *s, const suite *su,
     else
       fprintf(f, ",");
     csv_field(f, r->status == ROW_OK ? "ok" : "MISMATCH", 0);
-    csv_field(f, "", 1);
+    csv_field(f, "", 0);
+    /* Added after "error", so that the older columns keep their places. */
+    csv_field(f, r->blas_kernels, 0);
+    const double extra[3] = {r->blas_default_gflops, r->blas_avx512_gflops,
+                             r->dnn_mm_gflops};
+    for (int k = 0; k < 3; k++) {
+      if (extra[k] > 0)
+        fprintf(f, "%.4g", extra[k]);
+      fputc(k < 2 ? ',' : '\n', f);
+    }
   }
 }
 
@@ -2357,6 +2757,12 @@ static void step(const row *r, int i, int n, const char *fmt, ...) {
 
 int main(int argc, char **argv) {
   cli_set_prog("bench_suite");
+  /* The OpenBLAS half of a row with another kernel set, in a child (see
+   * openblas_child_run); not an option a user gives. */
+  if (argc > 1 && !strcmp(argv[1], "--internal-openblas-child"))
+    return openblas_child(argc, argv);
+  ssize_t self_len = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+  self_exe[self_len > 0 ? self_len : 0] = '\0';
   static settings s;
   parse_args(&s, argc, argv);
   static suite su;

@@ -5,7 +5,10 @@
 #   suite_tunes_and_compares_every_task_and_thread_count: a 6-trial run of
 #     the two tasks of SUITE_FILE on 1 and 2 threads exits 0 and writes
 #     results.md and results.csv with one row per task and thread count,
-#     each with a positive ratio and no MISMATCH; a second run finds the
+#     each with a positive ratio and no MISMATCH; each GEMM row compares
+#     with the faster of OpenBLAS (the kernel set named: its own choice, and
+#     on an AVX-512 CPU SkylakeX's, timed in a child process) and oneDNN's
+#     fp32 matmul, the other as the second baseline; a second run finds the
 #     complete logs and searches nothing again.
 #   suite_refuses_task_names_that_are_no_file_names: a task "../../escape"
 #     (or hidden, or with a '/') is a usage error, status 2, naming the task,
@@ -58,7 +61,7 @@ suite_tunes_and_compares_every_task_and_thread_count)
   grep -q MISMATCH "$W/out/results.md" "$W/out/results.csv" "$W/run1.out" &&
     fail "a kernel disagrees with its baseline"
   python3 - "$W/out" <<'PY' || fail "results check failed"
-import csv, sys
+import csv, os, sys
 out = sys.argv[1]
 want = {("GEMM", "1"), ("GEMM", "2"), ("C2D", "1"), ("C2D", "2")}
 rows = list(csv.DictReader(open(out + "/results.csv")))
@@ -71,6 +74,43 @@ for r in rows:
     assert int(r["trials"]) == 6, r
     if r["task"] == "C2D":  # oneDNN on plain layouts as a second figure
         assert float(r["ratio2"]) > 0, r
+# GEMM against the strongest baseline: OpenBLAS with the kernel set named
+# (its own choice, and on an AVX-512 CPU SkylakeX's from a child process)
+# and oneDNN's fp32 matmul; the ratio uses the faster, the other is second.
+flags = set()
+for l in open("/proc/cpuinfo"):
+    if l.startswith("flags"):
+        flags = set(l.split(":", 1)[1].split())
+        break
+avx512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags
+# HERON_CPU_ISA below AVX-512 emulates a smaller CPU: no SkylakeX then.
+cap = "".join(os.environ.get("HERON_CPU_ISA", "").split()).lower()
+avx512 = avx512 and cap not in ("avxvnni", "avx2", "sse")
+for r in rows:
+    if r["task"] != "GEMM":
+        continue
+    names = (r["baseline"], r["baseline2"])
+    blas = [n for n in names if n.startswith("OpenBLAS sgemm (")]
+    dnn = [n for n in names if n.startswith("oneDNN matmul f32 (plain")]
+    assert len(blas) == 1 and len(dnn) == 1, r
+    assert r["openblas_kernels"], r
+    assert r["openblas_kernels"] in blas[0], r
+    assert float(r["openblas_default_gflops"]) > 0, r
+    assert float(r["onednn_matmul_gflops"]) > 0, r
+    figs = [float(r["openblas_default_gflops"]), float(r["onednn_matmul_gflops"])]
+    if avx512 and "default: SkylakeX" not in blas[0]:
+        # The child ran SkylakeX's kernels: its figure is in the csv, and
+        # the name says which set counted and what the other reached.
+        assert float(r["openblas_avx512_gflops"]) > 0, r
+        assert ("sgemm (SkylakeX; " in blas[0] or
+                "; SkylakeX at " in blas[0]), r
+        figs.append(float(r["openblas_avx512_gflops"]))
+    elif not avx512:
+        assert "SkylakeX not timed" in blas[0], r
+        assert r["openblas_avx512_gflops"] == "", r
+    best = max(figs)
+    assert abs(float(r["baseline_gflops"]) - best) <= 1e-3 * best, (r, figs)
+    assert float(r["baseline2_gflops"]) <= float(r["baseline_gflops"]), r
 md = [l for l in open(out + "/results.md") if l.startswith("| GEMM") or
       l.startswith("| C2D")]
 assert len(md) == 4, "markdown rows: %r" % md
@@ -159,7 +199,7 @@ PY
   grep -q "resumed $n trials" "$W/run2.err" ||
     fail "the stopped run was not resumed from its log"
   [ "$(wc -l <"$log")" -eq 12 ] || fail "the resumed log has not 12 lines"
-  [ "$(grep -c ',ok,$' "$W/out/results.csv")" -eq 2 ] ||
+  [ "$(grep -c ',ok,' "$W/out/results.csv")" -eq 2 ] ||
     fail "the resumed benchmark did not compare both rows"
   ;;
 suite_int8_matches_onednn_exactly)
