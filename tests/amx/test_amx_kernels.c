@@ -23,6 +23,11 @@
 
 typedef void (*kernel_fn)(void *const *bufs);
 
+/* Kernels generated so far whose A tiles load from A in place, and whose C
+ * tiles accumulate in the output in place (the generator's header line
+ * says which), so that the tests can insist both paths were checked. */
+static int n_direct_a, n_direct_c;
+
 typedef struct shape_case {
   int64_t dims[12];
   int n;
@@ -187,6 +192,9 @@ static int check_shape(const char *opname, const char *dtype,
       rc = -1;
       break;
     }
+    n_direct_a += strstr(src, "A tiles load from A in place") != NULL;
+    n_direct_c +=
+        strstr(src, "C tiles accumulate in the output in place") != NULL;
     heron__buf b = {0}, w = {0};
     heron__buf_printf(&b,
                       "#define heron_kernel heron_kernel_%d\n"
@@ -300,12 +308,16 @@ static void check_op(const char *op, const char *dtype,
   CHECK(check_op_n(op, dtype, shapes, nshapes, total, 0) >= 0);
 }
 
+/* 32x64x128 and BMM's 2x32x16x64: blocks that tile the extents exactly,
+ * where A's tiles load from A and the C tiles live in the output. */
 static const shape_case gemm_shapes[] = {{{17, 33, 20}, 3, NULL, NULL},
                                          {{1, 64, 64}, 3, "bias,relu", NULL},
-                                         {{40, 7, 129}, 3, NULL, "B"}};
+                                         {{40, 7, 129}, 3, NULL, "B"},
+                                         {{32, 64, 128}, 3, NULL, NULL}};
 static const shape_case bmm_shapes[] = {{{3, 17, 20, 33}, 4, NULL, NULL},
                                         {{2, 1, 31, 64}, 4, NULL, "B"},
-                                        {{5, 9, 5, 7}, 4, "relu", NULL}};
+                                        {{5, 9, 5, 7}, 4, "relu", NULL},
+                                        {{2, 32, 16, 64}, 4, NULL, NULL}};
 static const shape_case gemv_shapes[] = {{{33, 70}, 2, NULL, "A"},
                                          {{64, 5}, 2, "bias", NULL}};
 static const shape_case scan_shapes[] = {{{2, 40, 24}, 3, NULL, NULL},
@@ -330,10 +342,30 @@ static const shape_case t2d_shapes[] = {
 
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 
-TEST(gemm_int8) { check_op("gemm", "int8", gemm_shapes, N(gemm_shapes), 50); }
-TEST(gemm_bf16) { check_op("gemm", "bf16", gemm_shapes, N(gemm_shapes), 50); }
-TEST(bmm_int8) { check_op("bmm", "int8", bmm_shapes, N(bmm_shapes), 50); }
-TEST(bmm_bf16) { check_op("bmm", "bf16", bmm_shapes, N(bmm_shapes), 50); }
+/* As check_op, and some of the kernels must have taken both in-place
+ * paths (A's tiles from A, C's tiles in the output). */
+static void check_op_direct(const char *op, const char *dtype,
+                            const shape_case *shapes, int nshapes, int total) {
+  int a0 = n_direct_a, c0 = n_direct_c;
+  check_op(op, dtype, shapes, nshapes, total);
+  fprintf(stderr, "%s %s: %d kernels loaded A in place, %d kept C in place\n",
+          op, dtype, n_direct_a - a0, n_direct_c - c0);
+  CHECK(n_direct_a > a0);
+  CHECK(n_direct_c > c0);
+}
+
+TEST(gemm_int8) {
+  check_op_direct("gemm", "int8", gemm_shapes, N(gemm_shapes), 60);
+}
+TEST(gemm_bf16) {
+  check_op_direct("gemm", "bf16", gemm_shapes, N(gemm_shapes), 60);
+}
+TEST(bmm_int8) {
+  check_op_direct("bmm", "int8", bmm_shapes, N(bmm_shapes), 60);
+}
+TEST(bmm_bf16) {
+  check_op_direct("bmm", "bf16", bmm_shapes, N(bmm_shapes), 60);
+}
 TEST(gemv_int8) { check_op("gemv", "int8", gemv_shapes, N(gemv_shapes), 16); }
 TEST(gemv_bf16) { check_op("gemv", "bf16", gemv_shapes, N(gemv_shapes), 16); }
 TEST(scan_int8) { check_op("scan", "int8", scan_shapes, N(scan_shapes), 16); }

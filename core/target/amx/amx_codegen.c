@@ -123,6 +123,18 @@ static int k_contiguous(const heron__op *op, const heron__tensor *ts,
   return gk->naxes == 1 && fc[gk->axes[0]] == 1;
 }
 
+/* 1 with *coef set when ts's offset along group g is x * coef (the group
+ * has at most one axis): its rows can be addressed with one stride. */
+static int group_linear(const heron__op *op, const heron__tensor *ts,
+                        const heron__gemm_group *g, int64_t *coef) {
+  int64_t fc[HERON__MAX_AXES], off;
+  heron__flat_coefs(op, ts, fc, &off);
+  if (g->naxes > 1)
+    return 0;
+  *coef = g->naxes == 1 ? fc[g->axes[0]] : 0;
+  return 1;
+}
+
 typedef struct gen {
   const heron__template *t;
   const heron__amx_sched *s;
@@ -130,6 +142,12 @@ typedef struct gen {
   heron__buf *out;
   int64_t tm, tn, tk, am, an, mb, nb, kb, mo, no, ko;
   int64_t bm, bn, bk;
+  /* A's tiles load straight from A (rows lda elements apart) instead of
+   * from a pack; the C tiles live in the output (rows ldc apart) instead
+   * of the accumulator buffer.  Both only where the blocks tile the
+   * extents exactly, so that no tile reaches past them. */
+  int direct_a, direct_c;
+  int64_t lda, ldc;
 } gen;
 
 #define V(g, field) ((g)->cfg[(g)->s->field])
@@ -230,6 +248,9 @@ static void emit_pack_b(gen *g, int guard) {
         "}\n\n");
     return;
   }
+  /* Unguarded: V rows of K at a time, each row's columns inside N read
+   * once and interleaved into the lanes (a loop the compiler vectorizes
+   * where B's N axis is contiguous), zero past K and N. */
   heron__buf_puts(
       g->out,
       "/* B's block in the VNNI layout: element (k, n) at [k / V][n][k % V], "
@@ -238,39 +259,51 @@ static void emit_pack_b(gen *g, int guard) {
       "*restrict B, int64_t bi, int64_t boff, int64_t n0, int64_t k0, "
       "int64_t ldb) {\n"
       "  (void)bi;\n"
-      "  for (int kk = 0; kk < BK; kk++) {\n"
-      "    int64_t k = k0 + kk;\n"
-      "    heron_b_t *dst = bp + (int64_t)(kk / VNNI) * ldb + kk % "
-      "VNNI;\n"
-      "    if (k >= K) {\n"
-      "      for (int c = 0; c < BN; c++)\n"
-      "        dst[(int64_t)c * VNNI] = 0;\n"
-      "      continue;\n"
+      "  int nv = N - n0 < BN ? (N - n0 > 0 ? (int)(N - n0) : 0) : BN;\n"
+      "  for (int kk = 0; kk < BK; kk += VNNI) {\n"
+      "    heron_b_t *restrict dst = bp + (int64_t)(kk / VNNI) * ldb;\n"
+      "    const heron_b_t *src[VNNI];\n"
+      "    int full = 1;\n"
+      "    for (int v = 0; v < VNNI; v++) {\n"
+      "      int64_t k = k0 + kk + v;\n"
+      "      src[v] = k < K ? B + boff + heron_off_b_k(k) : NULL;\n"
+      "      full &= k < K;\n"
       "    }\n"
-      "    const heron_b_t *src = B + boff + heron_off_b_k(k);\n"
-      "    for (int c = 0; c < BN; c++) {\n"
-      "      int64_t n = n0 + c;\n"
-      "      dst[(int64_t)c * VNNI] = n < N ? src[heron_off_b_n(n)] : 0;\n"
+      "    if (full) {\n"
+      "      for (int c = 0; c < nv; c++)\n"
+      "        for (int v = 0; v < VNNI; v++)\n"
+      "          dst[(int64_t)c * VNNI + v] = src[v][heron_off_b_n(n0 + c)];\n"
+      "    } else {\n"
+      "      for (int c = 0; c < nv; c++)\n"
+      "        for (int v = 0; v < VNNI; v++)\n"
+      "          dst[(int64_t)c * VNNI + v] =\n"
+      "              src[v] ? src[v][heron_off_b_n(n0 + c)] : 0;\n"
       "    }\n"
+      "    memset(dst + (int64_t)nv * VNNI, 0, (size_t)(BN - nv) * VNNI * "
+      "sizeof *dst);\n"
       "  }\n"
       "}\n\n");
 }
 
 /* One micro-kernel: AM x AN accumulator tiles over the block's K steps,
- * unrolled over the tiles (their numbers are immediates).  bp is the B
- * block's VNNI origin and ldb its row pitch in elements: BN * V in the
- * per-thread pack, NC * V in a prepacked copy of the whole B. */
+ * unrolled over the tiles (their numbers are immediates).  a is the
+ * micro-kernel's first A row at the block's first K step: A tiles are AROW
+ * elements a row, the next K step AKSTEP elements on (the pack: TK and BM
+ * * TK; A itself: LDA and TK).  bp is the B block's VNNI origin and ldb
+ * its row pitch in elements: BN * V in the per-thread panel, NC * V in a
+ * prepacked copy of the whole B.  c is the C tiles' origin, ldc elements a
+ * row (the accumulator buffer's BN, or the output's own).  Each K step
+ * loads the first A and B tiles, then alternates dot products with the
+ * loads of the next tiles, so that loads overlap the products. */
 static void emit_micro(gen *g, const char *dp) {
   heron__buf *out = g->out;
   int nc = (int)(g->am * g->an);
   heron__buf_puts(
-      out, "/* The micro-kernel at tile row mi, tile column ni of the block: "
-           "its C tiles\n * from (first) zero or the accumulator buffer, "
-           "k.b steps of dot products,\n * and back to the buffer. */\n"
-           "static void heron_micro(const heron_a_t *ap, const heron_b_t *bp, "
-           "int64_t ldb, heron_c_t *acc, int mi, int ni, int first) {\n"
-           "  heron_c_t *c0 = acc + (int64_t)mi * AM * TM * BN + "
-           "(int64_t)ni * AN * TN;\n"
+      out, "/* The micro-kernel: its C tiles from (first) zero or from c, "
+           "k.b steps of dot\n * products, and back to c. */\n"
+           "static inline void heron_micro(const heron_a_t *a, const "
+           "heron_b_t *bp, int64_t ldb, heron_c_t *c0, int64_t ldc, int "
+           "first) {\n"
            "  if (first) {\n");
   for (int i = 0; i < nc; i++)
     heron__buf_printf(out, "    _tile_zero(%d);\n", i);
@@ -278,34 +311,43 @@ static void emit_micro(gen *g, const char *dp) {
   for (int i = 0; i < g->am; i++)
     for (int j = 0; j < g->an; j++)
       heron__buf_printf(out,
-                        "    _tile_loadd(%d, c0 + %lldLL * BN + %lldLL, BN * "
+                        "    _tile_loadd(%d, c0 + %lldLL * ldc + %lldLL, ldc * "
                         "4);\n",
                         (int)(i * g->an + j), (long long)(i * g->tm),
                         (long long)(j * g->tn));
   heron__buf_puts(out,
                   "  }\n"
                   "  for (int kt = 0; kt < KB; kt++) {\n"
-                  "    const heron_a_t *a0 = ap + ((int64_t)kt * BM + "
-                  "(int64_t)mi * AM * TM) * TK;\n"
+                  "    const heron_a_t *a0 = a + (int64_t)kt * AKSTEP;\n"
                   "    const heron_b_t *b0 = bp + (int64_t)kt * (TK / VNNI) * "
-                  "ldb + (int64_t)ni * AN * TN * VNNI;\n");
+                  "ldb;\n");
+  /* Loads and products interleaved: A0, B0, then for each product the
+   * first use of a not yet loaded tile loads it just before. */
+  int la[4] = {0}, lb[4] = {0};
   for (int i = 0; i < g->am; i++)
-    heron__buf_printf(out, "    _tile_loadd(%d, a0 + %lldLL * TK, TK * %d);\n",
-                      nc + i, (long long)(i * g->tm), g->s->esize);
-  for (int j = 0; j < g->an; j++)
-    heron__buf_printf(out,
-                      "    _tile_loadd(%d, b0 + %lldLL * VNNI, ldb * "
-                      "(int64_t)sizeof(heron_b_t));\n",
-                      (int)(nc + g->am + j), (long long)(j * g->tn));
-  for (int i = 0; i < g->am; i++)
-    for (int j = 0; j < g->an; j++)
+    for (int j = 0; j < g->an; j++) {
+      if (!la[i]) {
+        heron__buf_printf(out,
+                          "    _tile_loadd(%d, a0 + %lldLL * AROW, AROW * "
+                          "%d);\n",
+                          nc + i, (long long)(i * g->tm), g->s->esize);
+        la[i] = 1;
+      }
+      if (!lb[j]) {
+        heron__buf_printf(out,
+                          "    _tile_loadd(%d, b0 + %lldLL * VNNI, ldb * "
+                          "(int64_t)sizeof(heron_b_t));\n",
+                          (int)(nc + g->am + j), (long long)(j * g->tn));
+        lb[j] = 1;
+      }
       heron__buf_printf(out, "    %s(%d, %d, %d);\n", dp, (int)(i * g->an + j),
                         (int)(nc + i), (int)(nc + g->am + j));
+    }
   heron__buf_puts(out, "  }\n");
   for (int i = 0; i < g->am; i++)
     for (int j = 0; j < g->an; j++)
       heron__buf_printf(out,
-                        "  _tile_stored(%d, c0 + %lldLL * BN + %lldLL, BN * "
+                        "  _tile_stored(%d, c0 + %lldLL * ldc + %lldLL, ldc * "
                         "4);\n",
                         (int)(i * g->an + j), (long long)(i * g->tm),
                         (long long)(j * g->tn));
@@ -378,6 +420,11 @@ static void emit_prepack(gen *g) {
       (long long)tensor_offset(&g->t->op, &g->t->op.in[s->ib]));
 }
 
+/* The kernel.  Blocks go to the threads in the order (batch, N block, M
+ * block), M fastest, so that a thread's consecutive blocks mostly share
+ * their N block: its B panel (every K block of it, [KC / V][BN][V]) is
+ * packed once per N block and batch and reused over the M blocks, rather
+ * than once per block. */
 static void emit_kernel(gen *g) {
   const heron__op *op = &g->t->op;
   const heron__amx_sched *s = g->s;
@@ -396,54 +443,89 @@ static void emit_kernel(gen *g) {
       "  const heron_b_t *B = (const heron_b_t *)bufs[%d];\n"
       "  heron_c_t *C = (heron_c_t *)bufs[2];\n"
       "  const heron_c_t *bias = %s;\n"
+      "  (void)A;\n"
+      "  (void)B;\n"
+      "  (void)C;\n"
+      "  (void)bias;\n"
       "  heron_amx_permit();\n"
       "#pragma omp parallel\n"
       "  {\n"
-      "    heron_a_t *ap = aligned_alloc(64, ((size_t)BM * BK * "
-      "sizeof(heron_a_t) "
-      "+ 63) / 64 * 64);\n"
-      "    heron_b_t *bp = aligned_alloc(64, ((size_t)BK * BN * "
-      "sizeof(heron_b_t) "
-      "+ 63) / 64 * 64);\n"
-      "    heron_c_t *acc = aligned_alloc(64, ((size_t)BM * BN * "
-      "sizeof(heron_c_t) + 63) / 64 * 64);\n"
-      "    if (!ap || !bp || !acc) {\n"
+      "    heron_a_t *ap = %s;\n"
+      "    heron_b_t *bp = %s;\n"
+      "    heron_c_t *acc = %s;\n"
+      "    if ((%d && !ap) || (%d && !bp) || (%d && !acc)) {\n"
       "      fprintf(stderr, \"heron-amx: out of memory for the block "
       "buffers\\n\");\n"
       "      abort();\n"
       "    }\n"
+      "    (void)ap;\n"
+      "    (void)acc;\n"
+      "    int64_t panel = -1; /* the (batch, N block) bp holds */\n"
+      "    (void)panel;\n"
       "    heron_amx_config();\n"
       "#pragma omp for schedule(static)\n"
       "    for (int64_t blk = 0; blk < BATCH * MO * NO; blk++) {\n"
-      "      int64_t bi = blk / (MO * NO), mo = blk / NO %% MO, no = blk %% "
-      "NO;\n"
+      "      int64_t bi = blk / (MO * NO), no = blk / MO %% NO, mo = blk %% "
+      "MO;\n"
       "      int64_t m0 = mo * BM, n0 = no * BN;\n"
       "      int64_t oa = %lldLL + heron_off_a_b(bi);\n"
       "      int64_t ob = %lldLL + heron_off_b_b(bi);\n"
       "      int64_t oc = %lldLL + heron_off_c_b(bi);\n"
       "      int64_t obias = %lldLL + heron_off_bias_b(bi);\n"
-      "      for (int64_t ko = 0; ko < KO; ko++) {\n"
-      "        heron_pack_a(ap, A, bi, oa, m0, ko * BK);\n"
-      "%s"
+      "      (void)oa;\n"
+      "      (void)ob;\n"
+      "      (void)oc;\n"
+      "      (void)obias;\n",
+      s->ia, s->ib, bias ? "(const heron_c_t *)bufs[3]" : "NULL",
+      g->direct_a ? "NULL"
+                  : "aligned_alloc(64, ((size_t)BM * BK * sizeof(heron_a_t) "
+                    "+ 63) / 64 * 64)",
+      pre ? "NULL"
+          : "aligned_alloc(64, ((size_t)KC * BN * sizeof(heron_b_t) + 63) / "
+            "64 * 64)",
+      g->direct_c ? "NULL"
+                  : "aligned_alloc(64, ((size_t)BM * BN * sizeof(heron_c_t) "
+                    "+ 63) / 64 * 64)",
+      !g->direct_a, !pre, !g->direct_c, (long long)offa, (long long)offb,
+      (long long)offc, (long long)offbias);
+  if (!pre)
+    heron__buf_puts(out, "      if (panel != bi * NO + no) {\n"
+                         "        for (int64_t ko = 0; ko < KO; ko++)\n"
+                         "          heron_pack_b(bp + ko * (BK / VNNI) * BN * "
+                         "VNNI, B, bi, ob, n0, ko * BK, BN * VNNI);\n"
+                         "        panel = bi * NO + no;\n"
+                         "      }\n");
+  if (g->direct_c)
+    heron__buf_puts(out, "      heron_c_t *cb = C + oc + m0 * LDC + n0;\n");
+  else
+    heron__buf_puts(out, "      heron_c_t *cb = acc;\n");
+  heron__buf_puts(out, "      for (int64_t ko = 0; ko < KO; ko++) {\n");
+  if (!g->direct_a)
+    heron__buf_puts(out, "        heron_pack_a(ap, A, bi, oa, m0, ko * BK);\n");
+  heron__buf_printf(
+      out,
+      "        const heron_b_t *bk0 = %s;\n"
       "        for (int mi = 0; mi < MB; mi++)\n"
       "          for (int ni = 0; ni < NB; ni++)\n"
-      "            heron_micro(ap, %s, acc, mi, ni, ko == 0);\n"
-      "      }\n"
-      "      heron_store(C, acc, bias, oc, obias, m0, n0);\n"
-      "    }\n"
-      "    _tile_release();\n"
-      "    free(ap);\n"
-      "    free(bp);\n"
-      "    free(acc);\n"
-      "  }\n"
-      "}\n",
-      s->ia, s->ib, bias ? "(const heron_c_t *)bufs[3]" : "NULL",
-      (long long)offa, (long long)offb, (long long)offc, (long long)offbias,
-      pre ? ""
-          : "        heron_pack_b(bp, B, bi, ob, n0, ko * BK, BN * VNNI);\n",
-      pre ? "B + ((bi * (KC / VNNI) + ko * (BK / VNNI)) * NC + n0) * VNNI, "
-            "NC * VNNI"
-          : "bp, (int64_t)BN * VNNI");
+      "            heron_micro(%s, bk0 + (int64_t)ni * AN * TN * VNNI, %s, "
+      "cb + (int64_t)mi * AM * TM * LDC + (int64_t)ni * AN * TN, LDC, ko == "
+      "0);\n"
+      "      }\n",
+      pre ? "B + ((bi * (KC / VNNI) + ko * (BK / VNNI)) * NC + n0) * VNNI"
+          : "bp + ko * (BK / VNNI) * BN * VNNI",
+      g->direct_a ? "A + oa + (m0 + (int64_t)mi * AM * TM) * LDA + ko * BK"
+                  : "ap + (int64_t)mi * AM * TM * TK",
+      pre ? "NC * VNNI" : "(int64_t)BN * VNNI");
+  if (!g->direct_c)
+    heron__buf_puts(out,
+                    "      heron_store(C, acc, bias, oc, obias, m0, n0);\n");
+  heron__buf_puts(out, "    }\n"
+                       "    _tile_release();\n"
+                       "    free(ap);\n"
+                       "    free(bp);\n"
+                       "    free(acc);\n"
+                       "  }\n"
+                       "}\n");
 }
 
 int heron__amx_codegen(const heron__template *t, const heron_space *sp,
@@ -463,6 +545,25 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
   g.bm = g.mb * g.am * g.tm, g.bn = g.nb * g.an * g.tn, g.bk = g.kb * g.tk;
   const heron__op *op = &t->op;
   int int8 = s->kind == HERON__AMX_INT8;
+  const heron__tensor *ta = &op->in[s->ia], *tb = &op->in[s->ib];
+  const heron__tensor *tc = &op->out;
+  int64_t em = s->g[HERON__GM].extent, en = s->g[HERON__GN].extent;
+  int64_t ek = s->g[HERON__GK].extent, cn = 0;
+  int exact_m = g.mo * g.bm == em, exact_n = g.no * g.bn == en;
+  int exact_k = g.ko * g.bk == ek;
+  g.direct_a = !guarded(ta) && k_contiguous(op, ta, &s->g[HERON__GK]) &&
+               group_linear(op, ta, &s->g[HERON__GM], &g.lda) && exact_m &&
+               exact_k;
+  if (g.direct_a && g.lda == 0)
+    g.lda = ek; /* one row (M is 1): any pitch */
+  g.direct_c = op->epilogue == 0 &&
+               group_linear(op, tc, &s->g[HERON__GM], &g.ldc) &&
+               group_linear(op, tc, &s->g[HERON__GN], &cn) && cn == 1 &&
+               exact_m && exact_n;
+  if (g.direct_c && g.ldc == 0)
+    g.ldc = en;
+  if (!g.direct_c)
+    g.ldc = g.bn;
   heron__buf_printf(out,
                     "/* heron amx kernel: %s %s; tile %lldx%lldx%lld, "
                     "accumulators %lldx%lld, block %lldx%lldx%lld, blocks "
@@ -473,6 +574,10 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
                     (long long)g.am, (long long)g.an, (long long)g.bm,
                     (long long)g.bn, (long long)g.bk, (long long)g.mo,
                     (long long)g.no, (long long)g.ko);
+  heron__buf_printf(out,
+                    "/* A tiles load from %s; C tiles accumulate in %s. */\n",
+                    g.direct_a ? "A in place" : "a per-block pack",
+                    g.direct_c ? "the output in place" : "a per-block buffer");
   heron__buf_puts(out, heron__amx_prelude());
   heron__buf_printf(
       out,
@@ -487,7 +592,9 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
       "#define MB %lld\n#define NB %lld\n#define KB %lld\n"
       "#define BM %lld\n#define BN %lld\n#define BK %lld\n"
       "#define MO %lldLL\n#define NO %lldLL\n#define KO %lldLL\n"
-      "#define KC (KO * BK)\n#define NC (NO * BN)\n\n",
+      "#define KC (KO * BK)\n#define NC (NO * BN)\n"
+      "#define LDA %lldLL\n#define AROW %s\n#define AKSTEP %s\n"
+      "#define LDC %lldLL\n\n",
       int8 ? "uint8_t" : "uint16_t", int8 ? "int8_t" : "uint16_t",
       int8 ? "int32_t" : "float", (long long)s->g[HERON__GM].extent,
       (long long)s->g[HERON__GN].extent, (long long)s->g[HERON__GK].extent,
@@ -495,9 +602,9 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
       (long long)g.tk, s->vnni, (long long)g.am, (long long)g.an,
       (long long)g.mb, (long long)g.nb, (long long)g.kb, (long long)g.bm,
       (long long)g.bn, (long long)g.bk, (long long)g.mo, (long long)g.no,
-      (long long)g.ko);
-  const heron__tensor *ta = &op->in[s->ia], *tb = &op->in[s->ib];
-  const heron__tensor *tc = &op->out;
+      (long long)g.ko, (long long)(g.direct_a ? g.lda : g.tk),
+      g.direct_a ? "LDA" : "TK", g.direct_a ? "TK" : "(BM * TK)",
+      (long long)g.ldc);
   offset_fn(op, ta, &s->g[HERON__GB], "a_b", out);
   offset_fn(op, ta, &s->g[HERON__GM], "a_m", out);
   offset_fn(op, ta, &s->g[HERON__GK], "a_k", out);
@@ -524,10 +631,12 @@ int heron__amx_codegen(const heron__template *t, const heron_space *sp,
           (const heron__gemm_group *const[]){&s->g[HERON__GB], &s->g[HERON__GK],
                                              &s->g[HERON__GN]},
           "b", out);
-  emit_pack_a(&g, k_contiguous(op, ta, &s->g[HERON__GK]), guard_a);
+  if (!g.direct_a)
+    emit_pack_a(&g, k_contiguous(op, ta, &s->g[HERON__GK]), guard_a);
   emit_pack_b(&g, guard_b);
   emit_micro(&g, int8 ? "_tile_dpbusd" : "_tile_dpbf16ps");
-  emit_store(&g);
+  if (!g.direct_c)
+    emit_store(&g);
   emit_kernel(&g);
   emit_prepack(&g);
   if (out->failed)

@@ -28,18 +28,22 @@
  *
  * The loop nest of a kernel, outermost first:
  *
- *   parallel for (batch, mo < M.o, no < N.o)      one output block each
+ *   parallel for (batch, no < N.o, mo < M.o)      one output block each,
+ *                                                 M blocks fastest
+ *     when (batch, no) changes: pack B's panel, all K blocks, in the VNNI
+ *     layout [KC/V][BN][V], zero-filled past N and K (prepacked: none)
  *     for ko < K.o                                K blocks of BK elements
- *       pack A's block [BK/TK][BM][TK] and B's block in the VNNI layout
- *       [BK/V][BN][V], zero-filled past M, N and K
+ *       pack A's block [BK/TK][BM][TK], zero-filled past M and K; none
+ *       where M and K are tiled exactly: the A tiles load from A in place
  *       for mi < m.b, ni < n.b                    micro-kernels
  *         acc.m x acc.n C tiles = 0 (ko == 0) or loaded from the block's
  *         accumulator buffer (later ko)
  *         for kt < k.b: load acc.m A tiles and acc.n B tiles,
- *                       acc.m * acc.n tile dot products
+ *                       acc.m * acc.n tile dot products (interleaved)
  *         store the C tiles to the block's accumulator buffer
  *     copy the accumulator buffer's rows and columns inside M and N to the
- *     output (the fused epilogue on the way)
+ *     output (the fused epilogue on the way); where M and N are tiled
+ *     exactly and there is no epilogue, the buffer is the output itself
  *
  * BM = m.b * acc.m * TM, BN = n.b * acc.n * TN, BK = k.b * TK; M.o, N.o,
  * K.o are the rounded-up block counts.  The tile registers: acc.m * acc.n
