@@ -38,6 +38,7 @@ typedef struct kdesc {
   int wmma[3];        /* HERON_WM, HERON_WN, HERON_WK */
   long long elems[4]; /* in0, in1, out, bias (0: no bias) */
   const char *body;
+  int mma; /* 1: the mma.sync prelude (heron__cuda_prelude_mma) follows */
 } kdesc;
 
 /* The source as the code generator lays it out (cuda_kernel.h). */
@@ -69,6 +70,8 @@ static char *kernel_source(const kdesc *k) {
                     "#define HERON_BIAS_ELEMS %lld\n",
                     k->elems[0], k->elems[1], k->elems[2], k->elems[3]);
   heron__buf_puts(&b, heron__cuda_prelude());
+  if (k->mma)
+    heron__buf_puts(&b, heron__cuda_prelude_mma());
   heron__buf_puts(&b, k->body);
   return heron__buf_take(&b);
 }
@@ -1037,4 +1040,184 @@ TEST(emulation_aborts_unless_each_output_element_is_written_once) {
        "out[56] was never written"},
   };
   CHECK(all_die(cases, 2));
+}
+
+/* ---- the mma.sync path: ldmatrix and m16n8k16, lane by lane -------------- */
+
+/* One warp multiplies a WM x 32 A by a 32 x WN B (two k-steps of 16) with
+ * HERON_LDMATRIX_A / _B, HERON_MMA_SYNC and HERON_MSTORE_ACC; the shared
+ * tiles in the layouts named (A row: [M][K], col: [K][M], so .trans; B col:
+ * [N][K], row: [K][N], so .trans; the global inputs in the same order),
+ * every shared row padded by 8 halves.  The 32 x 8 shape takes B with
+ * ldmatrix .x2 and A with two .x4.  Every A and B element is distinct, and
+ * the product goes out exactly: out[2e] = fp16(x), out[2e + 1] = fp16(x -
+ * out[2e]) for element e = m * WN + n, so one value in a wrong lane shows
+ * in the output. */
+typedef struct mma_case {
+  const char *name;
+  int wm, wn;
+  int a_col, b_row, c_col; /* A M-inner, B N-inner, C.shared M-inner */
+} mma_case;
+
+static const mma_case MMA_CASES[] = {
+    {"mma_16x16_a_row_b_col_c_row", 16, 16, 0, 0, 0},
+    {"mma_16x16_a_col_b_row_c_col", 16, 16, 1, 1, 1},
+    {"mma_32x8_a_row_b_row_c_col", 32, 8, 0, 1, 1},
+    {"mma_32x8_a_col_b_col_c_row", 32, 8, 1, 0, 0},
+};
+#define NMMA ((int)(sizeof MMA_CASES / sizeof MMA_CASES[0]))
+#define MMA_K 32
+
+/* Distinct values whose products and sums are exact in fp32, and whose
+ * sums split exactly into two fp16 halves: A in [-16, 16) by 1/32, B in
+ * [-4, 4) by 1/64. */
+static float mma_val_a(long long i) { return (float)(i - 512) / 32.0f; }
+static float mma_val_b(long long i) { return (float)(i - 256) / 64.0f; }
+
+static void mma_kdesc(const mma_case *c, kdesc *k, char *body, size_t cap) {
+  int a_inner = c->a_col ? c->wm : MMA_K, a_outer = c->a_col ? MMA_K : c->wm;
+  int b_inner = c->b_row ? c->wn : MMA_K, b_outer = c->b_row ? MMA_K : c->wn;
+  int lda = a_inner + 8, ldb = b_inner + 8;
+  int c_inner = c->c_col ? c->wm : c->wn, c_outer = c->c_col ? c->wn : c->wm;
+  int ldc = c_inner + 4;
+  int abytes = (2 * a_outer * lda + 127) / 128 * 128;
+  int bbytes = (2 * b_outer * ldb + 127) / 128 * 128;
+  int cbytes = 4 * c_outer * ldc;
+  char cidx[64];
+  snprintf(cidx, sizeof cidx, c->c_col ? "n * %d + m" : "m * %d + n", ldc);
+  snprintf(
+      body, cap,
+      "HERON_KERNEL(heron_cuda_kernel) {\n"
+      "  HERON_SMEM_DECL;\n"
+      "  heron_half *As = (heron_half *)heron_smem;\n"
+      "  heron_half *Bs = (heron_half *)(heron_smem + %d);\n"
+      "  float *Cs = (float *)(heron_smem + %d);\n"
+      "  const int lane = HERON_TX;\n"
+      "  for (int e = lane; e < %d; e += 32)\n"
+      "    HERON_GLOAD1(As + e / %d * %d + e %% %d, in0, e, HERON_IN0_ELEMS, "
+      "1);\n"
+      "  for (int e = lane; e < %d; e += 32)\n"
+      "    HERON_GLOAD1(Bs + e / %d * %d + e %% %d, in1, e, HERON_IN1_ELEMS, "
+      "1);\n"
+      "  HERON_SYNC();\n"
+      "  HERON_MFRAG_A(a, 1);\n"
+      "  HERON_MFRAG_B(b, 1);\n"
+      "  HERON_MFRAG_ACC(c, 1);\n"
+      "  HERON_MFILL_ZERO(c[0]);\n"
+      "  for (int k0 = 0; k0 < %d; k0 += 16) {\n"
+      "    HERON_LDMATRIX_A(a[0], As + k0 * %d, %d, %s);\n"
+      "    HERON_LDMATRIX_B(b[0], Bs + k0 * %d, %d, %s);\n"
+      "    HERON_MMA_SYNC(c[0], a[0], b[0]);\n"
+      "  }\n"
+      "  HERON_MSTORE_ACC(Cs, c[0], %d, %s);\n"
+      "  HERON_SYNC();\n"
+      "  for (int e = lane; e < %d; e += 32) {\n"
+      "    const int m = e / %d, n = e %% %d;\n"
+      "    const float x = Cs[%s];\n"
+      "    heron_half h[2];\n"
+      "    h[0] = HERON_F2H(x);\n"
+      "    h[1] = HERON_F2H(x - HERON_H2F(h[0]));\n"
+      "    HERON_GSTORE(out, 2 * e, HERON_OUT_ELEMS, h, 2);\n"
+      "  }\n"
+      "}\n"
+      "HERON_EMU_ENTRY(heron_cuda_kernel)\n",
+      abytes, abytes + bbytes, a_outer * a_inner, a_inner, lda, a_inner,
+      b_outer * b_inner, b_inner, ldb, b_inner, MMA_K, c->a_col ? lda : 1, lda,
+      c->a_col ? "col" : "row", c->b_row ? ldb : 1, ldb,
+      c->b_row ? "row" : "col", ldc, c->c_col ? "col" : "row", c->wm * c->wn,
+      c->wn, c->wn, cidx);
+  memset(k, 0, sizeof *k);
+  k->name = c->name;
+  k->launch =
+      (heron__cuda_launch){{1, 1, 1}, {32, 1, 1}, abytes + bbytes + cbytes};
+  k->wmma[0] = c->wm;
+  k->wmma[1] = c->wn;
+  k->wmma[2] = 16;
+  k->elems[0] = (long long)c->wm * MMA_K;
+  k->elems[1] = (long long)MMA_K * c->wn;
+  k->elems[2] = 2LL * c->wm * c->wn;
+  k->body = body;
+  k->mma = 1;
+}
+
+/* The scalar product of the case, split into the two halves. */
+static float *ref_mma(const mma_case *c, const bufs *b) {
+  float *ref = calloc((size_t)(2 * c->wm * c->wn), sizeof *ref);
+  for (int m = 0; m < c->wm; m++)
+    for (int n = 0; n < c->wn; n++) {
+      float x = 0;
+      for (int k = 0; k < MMA_K; k++) {
+        float a = (float)b->p[0][c->a_col ? k * c->wm + m : m * MMA_K + k];
+        float v = (float)b->p[1][c->b_row ? k * c->wn + n : n * MMA_K + k];
+        x += a * v;
+      }
+      half hi = (half)x;
+      half lo = (half)(x - (float)hi);
+      ref[2 * (m * c->wn + n)] = (float)hi;
+      ref[2 * (m * c->wn + n) + 1] = (float)lo;
+    }
+  return ref;
+}
+
+/* Builds and runs case c's kernel in the emulation on distinct inputs;
+ * 1 when its output is the scalar product's. */
+static int mma_emulate(const char *dir, const mma_case *c) {
+  char body[4096], so[512], err[8192];
+  kdesc k;
+  bufs b;
+  mma_kdesc(c, &k, body, sizeof body);
+  if (build_emulated(dir, &k, so, sizeof so) != 0 || bufs_alloc(&b, &k) != 0)
+    return 0;
+  for (long long i = 0; i < b.n[0]; i++)
+    b.p[0][i] = (half)mma_val_a(i);
+  for (long long i = 0; i < b.n[1]; i++)
+    b.p[1][i] = (half)mma_val_b(i);
+  void *args[4] = {b.p[0], b.p[1], b.p[2], (void *)(uintptr_t)16};
+  const char *sos[1] = {so};
+  void *const *argv[1] = {args};
+  int status = run_child(sos, argv, 1, err, sizeof err);
+  int ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok)
+    fprintf(stderr, "%s: the emulation failed (status %#x):\n%s\n", k.name,
+            status, err);
+  float *r = ok ? ref_mma(c, &b) : NULL;
+  ok = ok && r && same_output(k.name, b.p[2], r, b.n[2]);
+  free(r);
+  bufs_free(&b);
+  return ok;
+}
+
+/* The emulation of ldmatrix (.x4, .x2, .trans) and mma.sync m16n8k16 holds
+ * every lane's registers as the PTX ISA lays them out: with distinct
+ * values, the product of every layout and both tile shapes is exact. */
+TEST(emulated_ldmatrix_and_mma_sync_lanes_give_the_scalar_product) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = 1;
+  for (int i = 0; i < NMMA; i++)
+    ok &= mma_emulate(dir, &MMA_CASES[i]);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+TEST(nvrtc_compiles_the_mma_sync_kernels_for_sm80_and_sm90) {
+#ifndef HERON_HAVE_NVRTC
+  SKIP("libheron was built without NVRTC (no CUDA toolkit)");
+#else
+  static const int sms[] = {80, 90};
+  char log[8192], body[4096];
+  for (int i = 0; i < NMMA; i++) {
+    kdesc k;
+    mma_kdesc(&MMA_CASES[i], &k, body, sizeof body);
+    char *src = kernel_source(&k);
+    CHECK(src);
+    for (int s = 0; s < 2; s++) {
+      int rc = nvrtc_build(src, sms[s], log, sizeof log);
+      if (rc != 0)
+        free(src);
+      CHECK_MSG(rc == 0, "%s for sm_%d:\n%s", k.name, sms[s], log);
+    }
+    free(src);
+  }
+#endif
 }

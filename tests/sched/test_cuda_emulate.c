@@ -33,12 +33,23 @@ static int sweeps_past(const cuda_built *b, const int64_t *cfg) {
 }
 
 /* Which sampled configs a run emulates: every one, or only those with two
- * pipeline stages (PIPE_ANY), or two stages at one shared_at position. */
-enum { ALL_CONFIGS = -2, PIPE_ANY = -1, PIPE_AT_KO = 0, PIPE_AT_KM = 1 };
+ * pipeline stages (PIPE_ANY), or two stages at one shared_at position, or
+ * the mma.sync path (mma 1) with one or two pipeline stages. */
+enum {
+  ALL_CONFIGS = -2,
+  PIPE_ANY = -1,
+  PIPE_AT_KO = 0,
+  PIPE_AT_KM = 1,
+  MMA_PIPE1 = 11,
+  MMA_PIPE2 = 12
+};
 
 static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
   if (which == ALL_CONFIGS)
     return 1;
+  if (which == MMA_PIPE1 || which == MMA_PIPE2)
+    return cuda_val(b->sp, cfg, "mma") == 1 &&
+           cuda_val(b->sp, cfg, "pipeline") == which - 10;
   return cuda_val(b->sp, cfg, "pipeline") == 2 &&
          (which == PIPE_ANY || cuda_val(b->sp, cfg, "A.shared_at") == which);
 }
@@ -179,4 +190,39 @@ TEST(c2d_padded_pipelined) {
 }
 TEST(dil_pad2_pipelined) {
   emulate_some(&CUDA_SMALL[7], 0, 0, PIPE_ANY, PIPE_CONFIGS);
+}
+
+/* The mma.sync path (mma 1: ldmatrix into per-lane registers, mma.sync
+ * m16n8k16, per-lane stores to C.shared), emulated lane by lane as the PTX
+ * ISA lays the fragments out: every op at its small odd shape and the
+ * prime GEMM with cut-short tiles, with one and with two pipeline stages.
+ * A value in a wrong lane fails the reference check. */
+#define MMA_CONFIGS (HERON_TEST_SANITIZED ? 3 : 6)
+static void emulate_mma(const cuda_case *c, int epilogue, int min_ragged) {
+  emulate_some(c, epilogue, min_ragged, MMA_PIPE1, MMA_CONFIGS);
+  emulate_some(c, epilogue, min_ragged, MMA_PIPE2, MMA_CONFIGS);
+}
+TEST(mma_gemm_padded) { emulate_mma(&CUDA_SMALL[0], 0, 0); }
+TEST(mma_gemm_vectorized_with_bias_relu) {
+  emulate_mma(&CUDA_SMALL[1], HERON__EPI_BIAS | HERON__EPI_RELU, 0);
+}
+TEST(mma_bmm) { emulate_mma(&CUDA_SMALL[2], 0, 0); }
+TEST(mma_gemv) { emulate_mma(&CUDA_SMALL[3], HERON__EPI_BIAS, 0); }
+TEST(mma_c1d_stride2) { emulate_mma(&CUDA_SMALL[4], 0, 0); }
+TEST(mma_c2d_with_bias_relu) {
+  emulate_mma(&CUDA_SMALL[5], HERON__EPI_BIAS | HERON__EPI_RELU, 0);
+}
+TEST(mma_c3d) { emulate_mma(&CUDA_SMALL[6], 0, 0); }
+TEST(mma_dil_pad2) { emulate_mma(&CUDA_SMALL[7], HERON__EPI_RELU, 0); }
+TEST(mma_t2d_stride2_output_padding) { emulate_mma(&CUDA_SMALL[8], 0, 0); }
+/* CUDA_SMALL's scan has an M of 4, padded to 8, which only the 8x32x16
+ * shape covers and mma.sync's m16 cannot (the rules forbid mma there);
+ * an M of 13 pads to 16. */
+TEST(mma_scan) {
+  static const cuda_case scan = {"scan", {13, 24, 16}, 3};
+  emulate_mma(&scan, 0, 0);
+}
+TEST(mma_gemm_prime_tiles_cut_short) {
+  static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
+  emulate_mma(&prime, HERON__EPI_BIAS, 2);
 }

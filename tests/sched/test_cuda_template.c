@@ -20,7 +20,7 @@ TEST(gemm_template_has_herons_knobs) {
       "j.f",          "k.o",          "k.m",          "k.f",
       "A.shared_at",  "B.shared_at",  "A.shared_pad", "B.shared_pad",
       "C.shared_pad", "A.shared_vec", "B.shared_vec", "out.vec",
-      "unroll",       "pipeline"};
+      "unroll",       "pipeline",     "mma"};
   int nk = (int)(sizeof knobs / sizeof knobs[0]);
   CHECK_EQ(heron_space_nknobs(b.sp), nk);
   for (int i = 0; i < nk; i++) {
@@ -552,6 +552,7 @@ TEST(log_line_without_the_pipeline_knob_reads_back_single_stage) {
              &err);
     CHECK_EQ(valid, 1);
     CHECK_EQ(cuda_val(b.sp, cfg, "pipeline"), 1);
+    CHECK_EQ(cuda_val(b.sp, cfg, "mma"), 0); /* nor mma: the wmma kernel */
     char key[32];
     CHECK_OK(heron_space_key(b.sp, cfg, key, sizeof key), NULL);
     CHECK_MSG(!strcmp(key, "92375d5ec6e39bca"), "key %s", key);
@@ -560,6 +561,8 @@ TEST(log_line_without_the_pipeline_knob_reads_back_single_stage) {
   CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
   CHECK(
       !strstr(strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)"), "HERON_CP"));
+  CHECK(!strstr(src.data, "HERON_LDMATRIX") &&
+        strstr(src.data, "HERON_LOAD_A(fa[i]"));
   heron__buf_free(&src);
   for (int v = 0; v < nv; v++)
     if (!heron_space_var_is_knob(b.sp, v))
@@ -570,6 +573,71 @@ TEST(log_line_without_the_pipeline_knob_reads_back_single_stage) {
   heron_space_key(b.sp, cfg, key2, sizeof key2);
   CHECK(strcmp(key2, "92375d5ec6e39bca") != 0);
   json_decref(o);
+  free(cfg);
+  cuda_unbuild(&b);
+}
+
+/* The mma knob: 0 (wmma) and 1 (mma.sync m16n8k16 with ldmatrix) on
+ * sm_80 and newer, only 0 below (an A100 described as sm_75); mma 1 never
+ * with an 8-row wmma tile, so an op whose M pads to 8 (a scan of 4 rows)
+ * has no mma config; mma 0 is the wmma kernel, whose source has no mma
+ * macro, mma 1 the other way round. */
+TEST(mma_knob_by_architecture_and_shape) {
+  cuda_built b;
+  heron_error err = {0};
+  heron_rng rng;
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "h100", 0, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int mv = heron_space_find_var(b.sp, "mma");
+  int64_t lo, hi;
+  CHECK(heron_space_var_domain(b.sp, mv, &lo, &hi, NULL, NULL) == HERON_OK);
+  CHECK(lo == 0 && hi == 1);
+  heron_rng_seed(&rng, 5);
+  int seen[2] = {0, 0};
+  for (int n = 0; n < 40; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    heron__buf src = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+    const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
+    int m = strstr(body, "HERON_LDMATRIX_A(fa[i]") != NULL &&
+            strstr(body, "HERON_MMA_SYNC(acc[") != NULL &&
+            strstr(body, "HERON_MSTORE_ACC(Cs") != NULL;
+    int w = strstr(body, "HERON_LOAD_A(fa[i]") != NULL ||
+            strstr(body, "HERON_MMA(acc[") != NULL ||
+            strstr(body, "HERON_STORE_ACC(Cs") != NULL;
+    CHECK_MSG(m == (cfg[mv] == 1) && w == (cfg[mv] == 0), "mma %lld",
+              (long long)cfg[mv]);
+    CHECK((strstr(src.data, "HERON_MFRAG_A(name") != NULL) == (cfg[mv] == 1));
+    if (cfg[mv] == 1)
+      CHECK(cuda_val(b.sp, cfg, "wmma_m") >= 16);
+    seen[cfg[mv]]++;
+    heron__buf_free(&src);
+  }
+  CHECK(seen[0] > 0 && seen[1] > 0);
+  cuda_unbuild(&b);
+
+  /* Below sm_80: the same GPU described as sm_75. */
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "a100", 0, &err), &err);
+  cuda_unbuild(&b);
+  heron__hw hw = b.hw;
+  hw.sm = 75;
+  CHECK_OK(heron__template_build(&b.op, &hw, "cuda", &b.t, &b.sp, &err), &err);
+  mv = heron_space_find_var(b.sp, "mma");
+  CHECK(heron_space_var_domain(b.sp, mv, &lo, &hi, NULL, NULL) == HERON_OK);
+  CHECK(lo == 0 && hi == 0);
+  cuda_unbuild(&b);
+
+  /* M of 4, padded to 8: mma 1 cannot be completed. */
+  static const cuda_case scan = {"scan", {4, 24, 16}, 3};
+  CHECK_OK(cuda_build(&b, &scan, "a100", 0, &err), &err);
+  free(cfg);
+  nv = heron_space_nvars(b.sp);
+  cfg = malloc((size_t)nv * sizeof *cfg);
+  for (int v = 0; v < nv; v++)
+    cfg[v] = HERON_UNSET;
+  cfg[heron_space_find_var(b.sp, "mma")] = 1;
+  CHECK(heron_space_validate(b.sp, &rng, cfg, cfg, &err) != HERON_OK);
   free(cfg);
   cuda_unbuild(&b);
 }

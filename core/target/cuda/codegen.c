@@ -24,6 +24,7 @@ typedef struct knobs {
   int64_t at[2], pad[2], vec[2], kc[2], ld[2], bytes[2];
   int64_t cpad, ldc, cbytes, ovec, unroll;
   int64_t stages; /* pipeline: buffers of A.shared and B.shared each */
+  int64_t mma;    /* 0: wmma, 1: mma.sync m16n8k16 with ldmatrix */
   int m_inner;    /* C.shared is M-inner */
   /* What the tiles sweep of M, N and K (b * w * f * wmma; >= the padded
    * extent: tiles need not divide it, the last ones are cut short by the
@@ -65,6 +66,8 @@ static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
   k->ovec = cfg[s->out_vec];
   k->unroll = cfg[s->unroll];
   k->stages = cfg[s->pipeline];
+  /* A space without the knob (built before it) is the wmma kernel. */
+  k->mma = s->mma >= 0 ? cfg[s->mma] : 0;
 }
 
 static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
@@ -412,36 +415,40 @@ static void emit_mma(gen *g, int depth, const char *a, const char *b) {
   emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
   if (s->op[0].k_inner)
     emit(g, d + 1,
-         "HERON_LOAD_A(fa[i], %s + (wi * %lld + i * %lld) * %lld + ka, "
+         "%s(fa[i], %s + (wi * %lld + i * %lld) * %lld + ka, "
          "%lld, row);",
-         a, (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
+         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", a,
+         (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
          (long long)k->ld[0], (long long)k->ld[0]);
   else
     emit(g, d + 1,
-         "HERON_LOAD_A(fa[i], %s + ka * %lld + wi * %lld + i * %lld, "
+         "%s(fa[i], %s + ka * %lld + wi * %lld + i * %lld, "
          "%lld, col);",
-         a, (long long)k->ld[0], (long long)(k->sp[0][2] * k->wm),
-         (long long)k->wm, (long long)k->ld[0]);
+         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", a, (long long)k->ld[0],
+         (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
+         (long long)k->ld[0]);
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
   if (s->op[1].k_inner)
     emit(g, d + 1,
-         "HERON_LOAD_B(fb[j], %s + (wj * %lld + j * %lld) * %lld + kb, "
+         "%s(fb[j], %s + (wj * %lld + j * %lld) * %lld + kb, "
          "%lld, col);",
-         b, (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
+         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", b,
+         (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
          (long long)k->ld[1], (long long)k->ld[1]);
   else
     emit(g, d + 1,
-         "HERON_LOAD_B(fb[j], %s + kb * %lld + wj * %lld + j * %lld, "
+         "%s(fb[j], %s + kb * %lld + wj * %lld + j * %lld, "
          "%lld, row);",
-         b, (long long)k->ld[1], (long long)(k->sp[1][2] * k->wn),
-         (long long)k->wn, (long long)k->ld[1]);
+         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", b, (long long)k->ld[1],
+         (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
+         (long long)k->ld[1]);
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
   emit(g, d + 1, "#pragma unroll");
   emit(g, d + 1, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
-  emit(g, d + 2, "HERON_MMA(acc[i * %lld + j], fa[i], fb[j]);",
-       (long long)k->sp[1][2]);
+  emit(g, d + 2, "%s(acc[i * %lld + j], fa[i], fb[j]);",
+       k->mma ? "HERON_MMA_SYNC" : "HERON_MMA", (long long)k->sp[1][2]);
   emit(g, depth, "}");
 }
 
@@ -459,7 +466,7 @@ static void emit_header(gen *g, const int64_t *cfg) {
       g->out,
       "/* Heron-C Tensor Core kernel: %s, implicit GEMM "
       "M=%lld N=%lld K=%lld batch=%lld (padded %lld x %lld x "
-      "%lld), wmma %lldx%lldx%lld, block tile %lld x %lld, %lld "
+      "%lld), %s %lldx%lldx%lld, block tile %lld x %lld, %lld "
       "warps.  Shared memory plan: A.shared [0, %lld), "
       "B.shared [%lld, %lld)%s, then C.shared [0, %lld) reusing "
       "them. */\n",
@@ -469,9 +476,10 @@ static void emit_header(gen *g, const int64_t *cfg) {
       (long long)t->cuda->g[HERON__GB].extent,
       (long long)t->cuda->padded[HERON__GM],
       (long long)t->cuda->padded[HERON__GN],
-      (long long)t->cuda->padded[HERON__GK], (long long)k->wm, (long long)k->wn,
-      (long long)k->wk, (long long)k->bm, (long long)k->bn, (long long)k->warps,
-      (long long)(k->stages * k->bytes[0]),
+      (long long)t->cuda->padded[HERON__GK],
+      k->mma ? "mma.sync m16n8k16 (ldmatrix) tiles" : "wmma", (long long)k->wm,
+      (long long)k->wn, (long long)k->wk, (long long)k->bm, (long long)k->bn,
+      (long long)k->warps, (long long)(k->stages * k->bytes[0]),
       (long long)align128(k->stages * k->bytes[0]),
       (long long)(align128(k->stages * k->bytes[0]) + k->stages * k->bytes[1]),
       k->stages > 1 ? " (2 pipeline stages each)" : "", (long long)k->cbytes);
@@ -499,6 +507,8 @@ static void emit_header(gen *g, const int64_t *cfg) {
   heron__buf_puts(g->out, heron__cuda_prelude());
   if (k->stages > 1)
     heron__buf_puts(g->out, heron__cuda_prelude_async());
+  if (k->mma)
+    heron__buf_puts(g->out, heron__cuda_prelude_mma());
   heron__buf_puts(g->out, "\n");
 }
 
@@ -664,16 +674,24 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "(void)gb;");
   emit(&g, 1, "enum { CHUNK0 = %lld, CHUNK1 = %lld };", (long long)k->kc0,
        (long long)k->kc1);
-  emit(&g, 1, "HERON_FRAG_ACC(acc, %lld);",
-       (long long)(k->sp[0][2] * k->sp[1][2]));
-  emit(&g, 1, "HERON_FRAG_A(fa, %lld, %s);", (long long)k->sp[0][2],
-       s->op[0].k_inner ? "row" : "col");
-  emit(&g, 1, "HERON_FRAG_B(fb, %lld, %s);", (long long)k->sp[1][2],
-       s->op[1].k_inner ? "col" : "row");
+  if (k->mma) {
+    /* mma.sync: per-lane registers, no layout in the fragment's type. */
+    emit(&g, 1, "HERON_MFRAG_ACC(acc, %lld);",
+         (long long)(k->sp[0][2] * k->sp[1][2]));
+    emit(&g, 1, "HERON_MFRAG_A(fa, %lld);", (long long)k->sp[0][2]);
+    emit(&g, 1, "HERON_MFRAG_B(fb, %lld);", (long long)k->sp[1][2]);
+  } else {
+    emit(&g, 1, "HERON_FRAG_ACC(acc, %lld);",
+         (long long)(k->sp[0][2] * k->sp[1][2]));
+    emit(&g, 1, "HERON_FRAG_A(fa, %lld, %s);", (long long)k->sp[0][2],
+         s->op[0].k_inner ? "row" : "col");
+    emit(&g, 1, "HERON_FRAG_B(fb, %lld, %s);", (long long)k->sp[1][2],
+         s->op[1].k_inner ? "col" : "row");
+  }
   emit(&g, 1, "#pragma unroll");
   emit(&g, 1, "for (int x = 0; x < %lld; x++)",
        (long long)(k->sp[0][2] * k->sp[1][2]));
-  emit(&g, 2, "HERON_FILL_ZERO(acc[x]);");
+  emit(&g, 2, "%s(acc[x]);", k->mma ? "HERON_MFILL_ZERO" : "HERON_FILL_ZERO");
   if (k->stages > 1)
     emit_pipelined(&g);
   else
@@ -687,15 +705,17 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 2, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
   if (k->m_inner)
     emit(&g, 3,
-         "HERON_STORE_ACC(Cs + (wj * %lld + j * %lld) * %lld + wi * %lld + i "
+         "%s(Cs + (wj * %lld + j * %lld) * %lld + wi * %lld + i "
          "* %lld, acc[i * %lld + j], %lld, col);",
+         k->mma ? "HERON_MSTORE_ACC" : "HERON_STORE_ACC",
          (long long)(k->sp[1][2] * k->wn), (long long)k->wn, (long long)k->ldc,
          (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
          (long long)k->sp[1][2], (long long)k->ldc);
   else
     emit(&g, 3,
-         "HERON_STORE_ACC(Cs + (wi * %lld + i * %lld) * %lld + wj * %lld + j "
+         "%s(Cs + (wi * %lld + i * %lld) * %lld + wj * %lld + j "
          "* %lld, acc[i * %lld + j], %lld, row);",
+         k->mma ? "HERON_MSTORE_ACC" : "HERON_STORE_ACC",
          (long long)(k->sp[0][2] * k->wm), (long long)k->wm, (long long)k->ldc,
          (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
          (long long)k->sp[1][2], (long long)k->ldc);
@@ -743,6 +763,12 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
       "barrier,\n"
       "    issue chunk + 1 into the other buffer (cp.async, zero-fill when "
       "guarded out), mma\n"
+      "  mma == 1 (sm_80+): the same loops on mma.sync.aligned.m16n8k16 "
+      "pieces (each wmma tile\n"
+      "    (wmma_m / 16) x (wmma_n / 8) of them): ldmatrix .x4/.x2 "
+      "(.trans for an M/N-inner tile)\n"
+      "    for a and b, mma.sync on per-lane fp32 accumulators, stored per "
+      "lane to C.shared\n"
       "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
       "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
 }

@@ -25,7 +25,9 @@
  *   #define HERON_IN0_ELEMS / HERON_IN1_ELEMS / HERON_OUT_ELEMS /
  *           HERON_BIAS_ELEMS   element counts of the buffers (bias 0: none)
  *   the prelude text (heron__cuda_prelude()), then, in a kernel with
- *            asynchronous copies only, heron__cuda_prelude_async()
+ *            asynchronous copies only, heron__cuda_prelude_async(), and
+ *            in a kernel of the mma.sync path only,
+ *            heron__cuda_prelude_mma()
  *   HERON_KERNEL(heron_cuda_kernel) { ... body in the dialect ... }
  *   HERON_EMU_ENTRY(heron_cuda_kernel)
  *
@@ -103,6 +105,38 @@
  *   HERON_STORE_ACC(ptr, acc, ldm, LAYOUT) stores the WM x WN fp32 tile to
  *       the shared float pointer ptr; row: (m, n) at ptr[m*ldm + n], col: at
  *       ptr[n*ldm + m].  ptr 32-byte aligned, ldm a multiple of 4.
+ *   mma.sync path (sm_80+), defined by heron__cuda_prelude_mma(), which a
+ *   kernel that uses it pastes after the prelude (and the asynchronous
+ *   copies).  The HERON_WM x HERON_WN tile (WM 16 or 32, WN a multiple of
+ *   8, WK 16) is (WM / 16) x (WN / 8) pieces of
+ *   mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32; fragments are
+ *   per-lane registers as the PTX ISA lays them out (sections "Matrix
+ *   Fragments for mma.m16n8k16 with floating point type" and "ldmatrix"):
+ *   HERON_MFRAG_A(name, COUNT);   COUNT A fragments, WM / 16 * 4 .b32
+ *       registers per lane (a0..a7 of each m16 piece)
+ *   HERON_MFRAG_B(name, COUNT);   WN / 8 * 2 registers per lane
+ *   HERON_MFRAG_ACC(name, COUNT); WM / 16 * WN / 8 * 4 fp32 per lane; lane
+ *       l holds rows l / 4 and l / 4 + 8, columns (l % 4) * 2 and + 1 of
+ *       each m16n8 piece
+ *   HERON_MFILL_ZERO(acc)         acc = 0
+ *   HERON_LDMATRIX_A(frag, ptr, ldm, LAYOUT)  the WM x 16 tile at the
+ *       shared ptr, element (m, k) at ptr[m*ldm + k] (row: ldmatrix .x4)
+ *       or ptr[k*ldm + m] (col: .x4.trans); every 8-half row 16-byte
+ *       aligned (ptr 16-byte aligned, ldm a multiple of 8)
+ *   HERON_LDMATRIX_B(frag, ptr, ldm, LAYOUT)  the 16 x WN tile, (k, n) at
+ *       ptr[n*ldm + k] (col: .x4, .x2 for a last n8 piece) or ptr[k*ldm +
+ *       n] (row: .trans)
+ *   HERON_MMA_SYNC(acc, a, b)     acc += a * b, one mma.sync per piece
+ *   HERON_MSTORE_ACC(ptr, acc, ldm, LAYOUT)  each lane stores its own
+ *       floats to the shared float ptr; row: (m, n) at ptr[m*ldm + n], col:
+ *       at ptr[n*ldm + m]
+ *   The per-lane ldmatrix row address (heron__ldm_row) and accumulator
+ *   position (heron__macc_m / _n) are one text that both meanings use.
+ *   In the emulation each thread holds the registers of all 32 lanes of
+ *   its warp ([32][regs]): the arguments are warp-uniform, so it computes
+ *   every lane's row address, places each half in the lane and register
+ *   half that the ISA's ldmatrix names, and runs mma.sync from the 32
+ *   lanes' registers by the ISA's A, B and C/D layouts.
  *   Fragment operations are warp-collective: every lane of a warp executes
  *   them with the same arguments.  The emulation checks that every lane of
  *   a warp runs the same fragment operations (shared pointers, ldm,
@@ -152,6 +186,12 @@ const char *heron__cuda_prelude(void);
  * pasted right after heron__cuda_prelude() only by kernels that use them.
  * Static. */
 const char *heron__cuda_prelude_async(void);
+
+/* The definitions of the mma.sync path (HERON_MFRAG_*, HERON_LDMATRIX_*,
+ * HERON_MMA_SYNC, HERON_MFILL_ZERO, HERON_MSTORE_ACC), for both branches;
+ * pasted after heron__cuda_prelude() (and heron__cuda_prelude_async())
+ * only by kernels that use them.  Static. */
+const char *heron__cuda_prelude_mma(void);
 
 /* The include block every generated source starts with (after line 1).
  * Static. */

@@ -114,6 +114,7 @@ typedef struct heron__cuda_sched {
   int64_t out_vec_max;
   int unroll;         /* knob: 0..5, unroll loops of <= 4^v steps */
   int pipeline;       /* knob: 1 or 2 stages of A.shared / B.shared */
+  int mma;            /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix */
   int64_t smem_limit; /* bytes per block the plan may use */
   int64_t regs_limit; /* registers per block */
 } heron__cuda_sched;
