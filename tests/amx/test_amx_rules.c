@@ -218,6 +218,53 @@ TEST(sampled_configs_have_legal_tile_configurations) {
   CHECK(rows16 && bytes64 && tiles8);
 }
 
+/* The full-tile rule: GEMM 256^3 (extents multiples of 32 and of a
+ * 64-byte row) gets only 16x16 tiles of 64-byte A rows, 2x2 accumulators
+ * and blocks that divide M, N and K; 17x33x20 keeps smaller tiles. */
+TEST(full_tiles_where_the_extents_allow) {
+  static const int64_t big[3] = {256, 256, 256}, odd[3] = {17, 33, 20};
+  for (int d = 0; d < 2; d++) {
+    const char *dtype = d ? "bf16" : "int8";
+    int esize = d ? 2 : 1;
+    heron_task *t = make_task("gemm", big, 3, dtype);
+    heron_task *u = make_task("gemm", odd, 3, dtype);
+    CHECK(t && u);
+    const heron_space *sp = heron_task_space(t);
+    const heron_space *su = heron_task_space(u);
+    int64_t *cfg = calloc((size_t)heron_space_nvars(sp), sizeof *cfg);
+    int64_t *cu = calloc((size_t)heron_space_nvars(su), sizeof *cu);
+    CHECK(cfg && cu);
+    heron_rng rng;
+    heron_rng_seed(&rng, 3);
+    heron_error err = {0};
+    int bad = 0, small = 0;
+    for (int i = 0; i < 200; i++) {
+      CHECK(heron_space_sample(sp, &rng, cfg, &err) == HERON_OK);
+      knobs k = knobs_of(sp, cfg);
+      int64_t cm = cfg[knob(sp, "M.o")] * cfg[knob(sp, "m.b")] * k.am * k.tm;
+      int64_t cn = cfg[knob(sp, "N.o")] * cfg[knob(sp, "n.b")] * k.an * k.tn;
+      int64_t ck = cfg[knob(sp, "K.o")] * cfg[knob(sp, "k.b")] * k.tk;
+      if (k.tm != 16 || k.tn != 16 || k.tk * esize != 64 || k.am != 2 ||
+          k.an != 2 || cm != 256 || cn != 256 || ck != 256) {
+        if (!bad++)
+          fprintf(stderr,
+                  "%s 256^3: tile %dx%dx%d acc %dx%d covers %lldx%lldx%lld\n",
+                  dtype, k.tm, k.tn, k.tk, k.am, k.an, (long long)cm,
+                  (long long)cn, (long long)ck);
+      }
+      CHECK(heron_space_sample(su, &rng, cu, &err) == HERON_OK);
+      knobs ku = knobs_of(su, cu);
+      small += ku.tm != 16 || ku.tn != 16 || ku.tk * esize != 64;
+    }
+    free(cfg);
+    free(cu);
+    heron_task_free(t);
+    heron_task_free(u);
+    CHECK_EQ(bad, 0);
+    CHECK(small > 0);
+  }
+}
+
 TEST(illegal_tile_configurations_are_violations) {
   static const int64_t shape[3] = {64, 64, 64};
   for (int d = 0; d < 2; d++) {
