@@ -38,7 +38,8 @@ typedef struct kdesc {
   int wmma[3];        /* HERON_WM, HERON_WN, HERON_WK */
   long long elems[4]; /* in0, in1, out, bias (0: no bias) */
   const char *body;
-  int mma; /* 1: the mma.sync prelude (heron__cuda_prelude_mma) follows */
+  int mma;   /* 1: the mma.sync prelude (heron__cuda_prelude_mma) follows */
+  int async; /* 1: the cp.async prelude (heron__cuda_prelude_async) first */
 } kdesc;
 
 /* The source as the code generator lays it out (cuda_kernel.h). */
@@ -70,6 +71,8 @@ static char *kernel_source(const kdesc *k) {
                     "#define HERON_BIAS_ELEMS %lld\n",
                     k->elems[0], k->elems[1], k->elems[2], k->elems[3]);
   heron__buf_puts(&b, heron__cuda_prelude());
+  if (k->async)
+    heron__buf_puts(&b, heron__cuda_prelude_async());
   if (k->mma)
     heron__buf_puts(&b, heron__cuda_prelude_mma());
   heron__buf_puts(&b, k->body);
@@ -850,14 +853,18 @@ typedef struct death_case {
 } death_case;
 
 /* Each case runs in a forked child that must die of SIGABRT after
- * printing "heron-emulate:" and the expected phrase. */
-static int dies_with(const char *dir, const death_case *c) {
+ * printing "heron-emulate:" and the expected phrase (or, with no phrase,
+ * exit cleanly). */
+static int dies_with_preludes(const char *dir, const death_case *c, int async,
+                              int mma) {
   char so[512], err[8192];
   kdesc k = {.name = c->name,
              .launch = {{1, 1, 1}, {c->threads, 1, 1}, c->smem},
              .wmma = {16, 16, 16},
              .elems = {256, 256, 256, 0},
-             .body = c->body};
+             .body = c->body,
+             .mma = mma,
+             .async = async};
   bufs b;
   if (build_emulated(dir, &k, so, sizeof so) != 0 || bufs_alloc(&b, &k) != 0)
     return 0;
@@ -866,6 +873,14 @@ static int dies_with(const char *dir, const death_case *c) {
   void *const *argv[1] = {args};
   int status = run_child(sos, argv, 1, err, sizeof err);
   bufs_free(&b);
+  if (!c->expect) {
+    /* A twin that must run to the end. */
+    int lived = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!lived)
+      fprintf(stderr, "%s: expected a clean exit; got status %#x:\n%s\n",
+              c->name, status, err);
+    return lived;
+  }
   int died = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
   int said = strstr(err, "heron-emulate:") && strstr(err, c->expect);
   if (!died || !said)
@@ -874,6 +889,10 @@ static int dies_with(const char *dir, const death_case *c) {
             "status %#x and stderr:\n%s\n",
             c->name, c->expect, status, err);
   return died && said;
+}
+
+static int dies_with(const char *dir, const death_case *c) {
+  return dies_with_preludes(dir, c, 0, 0);
 }
 
 static int all_die(const death_case *cases, int n) {
@@ -1040,6 +1059,107 @@ TEST(emulation_aborts_unless_each_output_element_is_written_once) {
        "out[56] was never written"},
   };
   CHECK(all_die(cases, 2));
+}
+
+/* cp.async groups: the emulation copies at once but counts each copy
+ * pending on its shared bytes until a HERON_CP_WAIT of the issuing thread
+ * covers its group; a fragment load of pending bytes (wmma or ldmatrix), a
+ * C.shared store onto them, and a copy onto them abort.  Each thread
+ * issues 16 bytes into [0, 512) (group 0) and 16 into [512, 1024) (group
+ * 1): after wait_group 1 and a barrier the first half is ready, the second
+ * is not; wait_group 2 leaves both pending, and a copy never committed
+ * stays pending whatever the wait. */
+#define CP_TWO_GROUPS(WAIT)                                                    \
+  "  HERON_CP_ASYNC(s + HERON_TX * 8, in0, HERON_TX * 8, 8, HERON_IN0_ELEMS, " \
+  "1);\n"                                                                      \
+  "  HERON_CP_COMMIT();\n"                                                     \
+  "  HERON_CP_ASYNC(s + 256 + HERON_TX * 8, in1, HERON_TX * 8, 8,\n"           \
+  "                 HERON_IN1_ELEMS, HERON_TX % 2);\n"                         \
+  "  HERON_CP_COMMIT();\n"                                                     \
+  "  HERON_CP_WAIT(" WAIT ");\n"                                               \
+  "  HERON_SYNC();\n"
+#define CP_STORE_OUT                                                           \
+  "  {\n"                                                                      \
+  "    heron_half v[8];\n"                                                     \
+  "    for (int i = 0; i < 8; i++)\n"                                          \
+  "      v[i] = HERON_F2H(0.0f);\n"                                            \
+  "    HERON_GSTORE(out, HERON_TX * 8, HERON_OUT_ELEMS, v, 8);\n"              \
+  "  }\n"
+TEST(emulation_aborts_on_a_read_of_a_pending_cp_async_group) {
+  static const struct {
+    death_case d;
+    int mma;
+  } cases[] = {
+      {{"cp_wait_1_load_a_ready", 32, 1024,
+        KERNEL_OPEN CP_TWO_GROUPS("1") "  HERON_FRAG_A(a, 1, row);\n"
+                                       "  HERON_LOAD_A(a[0], s, 16, row);\n"
+                                       "  (void)a;\n" CP_STORE_OUT KERNEL_CLOSE,
+        NULL},
+       0},
+      {{"cp_wait_2_load_a_pending", 32, 1024,
+        KERNEL_OPEN CP_TWO_GROUPS("2") "  HERON_FRAG_A(a, 1, row);\n"
+                                       "  HERON_LOAD_A(a[0], s, 16, row);\n"
+                                       "  (void)a;\n" CP_STORE_OUT KERNEL_CLOSE,
+        "HERON_LOAD_A: read of shared memory whose cp.async group is still "
+        "pending (byte offset 0)"},
+       0},
+      {{"cp_wait_1_load_b_second_group", 32, 1024,
+        KERNEL_OPEN CP_TWO_GROUPS(
+            "1") "  HERON_FRAG_B(b, 1, col);\n"
+                 "  HERON_LOAD_B(b[0], s + 256, 16, col);\n"
+                 "  (void)b;\n" CP_STORE_OUT KERNEL_CLOSE,
+        "HERON_LOAD_B: read of shared memory whose cp.async group is still "
+        "pending (byte offset 512)"},
+       0},
+      {{"cp_wait_2_ldmatrix_pending", 32, 1024,
+        KERNEL_OPEN CP_TWO_GROUPS("2") "  HERON_MFRAG_A(a, 1);\n"
+                                       "  HERON_LDMATRIX_A(a[0], s, 16, row);\n"
+                                       "  (void)a;\n" CP_STORE_OUT KERNEL_CLOSE,
+        "HERON_LDMATRIX_A: read of shared memory whose cp.async group is "
+        "still pending"},
+       1},
+      {{"cp_wait_1_ldmatrix_ready", 32, 1024,
+        KERNEL_OPEN CP_TWO_GROUPS("1") "  HERON_MFRAG_A(a, 1);\n"
+                                       "  HERON_LDMATRIX_A(a[0], s, 16, row);\n"
+                                       "  (void)a;\n" CP_STORE_OUT KERNEL_CLOSE,
+        NULL},
+       1},
+      {{"cp_uncommitted_stays_pending", 32, 1024,
+        KERNEL_OPEN "  HERON_CP_ASYNC(s + HERON_TX * 8, in0, HERON_TX * 8, 8, "
+                    "HERON_IN0_ELEMS, 1);\n"
+                    "  HERON_CP_WAIT(0);\n"
+                    "  HERON_SYNC();\n"
+                    "  HERON_FRAG_A(a, 1, row);\n"
+                    "  HERON_LOAD_A(a[0], s, 16, row);\n"
+                    "  (void)a;\n" CP_STORE_OUT KERNEL_CLOSE,
+        "read of shared memory whose cp.async group is still pending"},
+       0},
+      {{"cp_store_acc_onto_pending", 32, 1024,
+        KERNEL_OPEN CP_TWO_GROUPS(
+            "1") "  HERON_FRAG_ACC(c, 1);\n"
+                 "  HERON_FILL_ZERO(c[0]);\n"
+                 "  HERON_STORE_ACC((float *)s, c[0], 16, "
+                 "row);\n" CP_STORE_OUT KERNEL_CLOSE,
+        "HERON_STORE_ACC: write of shared memory whose cp.async group is "
+        "still pending (byte offset 512)"},
+       0},
+      {{"cp_copy_onto_pending", 32, 1024,
+        KERNEL_OPEN CP_TWO_GROUPS(
+            "1") "  HERON_CP_ASYNC(s + 256 + HERON_TX * 8, in0, HERON_TX * 8, "
+                 "8,\n"
+                 "                 HERON_IN0_ELEMS, 1);\n" CP_STORE_OUT
+                     KERNEL_CLOSE,
+        "HERON_CP_ASYNC: write of shared memory whose cp.async group is still "
+        "pending"},
+       0},
+  };
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = 1;
+  for (int i = 0; i < 8; i++)
+    ok &= dies_with_preludes(dir, &cases[i].d, 1, cases[i].mma);
+  heron__rmtree(dir);
+  CHECK(ok);
 }
 
 /* ---- the mma.sync path: ldmatrix and m16n8k16, lane by lane -------------- */

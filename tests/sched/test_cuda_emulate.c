@@ -34,7 +34,8 @@ static int sweeps_past(const cuda_built *b, const int64_t *cfg) {
 
 /* Which sampled configs a run emulates: every one, or only those with two
  * pipeline stages (PIPE_ANY), or two stages at one shared_at position, or
- * the mma.sync path (mma 1) with one or two pipeline stages. */
+ * the mma.sync path (mma 1) with one or two pipeline stages, or
+ * STAGED(mma, S): S pipeline stages on the given instruction path. */
 enum {
   ALL_CONFIGS = -2,
   PIPE_ANY = -1,
@@ -43,10 +44,14 @@ enum {
   MMA_PIPE1 = 11,
   MMA_PIPE2 = 12
 };
+#define STAGED(mma, S) (100 + 10 * (mma) + (S))
 
 static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
   if (which == ALL_CONFIGS)
     return 1;
+  if (which >= 100)
+    return cuda_val(b->sp, cfg, "mma") == (which - 100) / 10 &&
+           cuda_val(b->sp, cfg, "pipeline") == which % 10;
   if (which == MMA_PIPE1 || which == MMA_PIPE2)
     return cuda_val(b->sp, cfg, "mma") == 1 &&
            cuda_val(b->sp, cfg, "pipeline") == which - 10;
@@ -77,7 +82,7 @@ static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
   heron_rng rng;
   heron_rng_seed(&rng, 77);
   int n = 0, ragged = 0;
-  for (int tries = 0; n < count && tries < 40 * count; tries++) {
+  for (int tries = 0; n < count && tries < 40 * count + 1000; tries++) {
     int64_t *cfg = cfgs + (size_t)n * (size_t)nv;
     CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
     if (!wanted(&b, cfg, which))
@@ -225,4 +230,40 @@ TEST(mma_scan) {
 TEST(mma_gemm_prime_tiles_cut_short) {
   static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
   emulate_mma(&prime, HERON__EPI_BIAS, 2);
+}
+
+/* Three and four pipeline stages (rings of A.shared / B.shared, chunks
+ * issued S - 1 ahead in cp.async groups, cp.async.wait_group S - 2): every
+ * op, on the wmma and the mma.sync path, and the prime GEMM with cut-short
+ * tiles.  The emulation runs the copies synchronously, so this checks the
+ * ring indexing, the prologue, the chunk offsets and the zero fill. */
+#define STAGED_CONFIGS (HERON_TEST_SANITIZED ? 2 : 3)
+static void emulate_staged(const cuda_case *c, int epilogue, int min_ragged) {
+  for (int S = 3; S <= 4; S++)
+    for (int mma = 0; mma <= 1; mma++)
+      emulate_some(c, epilogue, min_ragged, STAGED(mma, S), STAGED_CONFIGS);
+}
+TEST(staged_gemm_padded) { emulate_staged(&CUDA_SMALL[0], 0, 0); }
+TEST(staged_gemm_vectorized_with_bias_relu) {
+  emulate_staged(&CUDA_SMALL[1], HERON__EPI_BIAS | HERON__EPI_RELU, 0);
+}
+TEST(staged_bmm) { emulate_staged(&CUDA_SMALL[2], 0, 0); }
+TEST(staged_gemv) { emulate_staged(&CUDA_SMALL[3], HERON__EPI_BIAS, 0); }
+TEST(staged_c1d_stride2) { emulate_staged(&CUDA_SMALL[4], 0, 0); }
+TEST(staged_c2d_with_bias_relu) {
+  emulate_staged(&CUDA_SMALL[5], HERON__EPI_BIAS | HERON__EPI_RELU, 0);
+}
+TEST(staged_c3d) { emulate_staged(&CUDA_SMALL[6], 0, 0); }
+TEST(staged_dil_pad2) { emulate_staged(&CUDA_SMALL[7], HERON__EPI_RELU, 0); }
+TEST(staged_t2d_stride2_output_padding) {
+  emulate_staged(&CUDA_SMALL[8], 0, 0);
+}
+/* The scan at M 13 (M 4 has no mma.sync config). */
+TEST(staged_scan) {
+  static const cuda_case scan = {"scan", {13, 24, 16}, 3};
+  emulate_staged(&scan, 0, 0);
+}
+TEST(staged_gemm_prime_tiles_cut_short) {
+  static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
+  emulate_staged(&prime, HERON__EPI_BIAS, 1);
 }

@@ -276,12 +276,14 @@ TEST(dil_compiles_exhaustive) { compile_case(&CUDA_SUITE[6], nconfigs(), 0); }
 TEST(t2d_compiles_exhaustive) { compile_case(&CUDA_SUITE[7], nconfigs(), 0); }
 TEST(scan_compiles_exhaustive) { compile_case(&CUDA_SUITE[8], nconfigs(), 0); }
 
-/* Two pipeline stages: `n` sampled 2-stage configs of case c and their
- * single-stage twins (the same other knobs) compile for sm_80 and sm_90
- * within the shared-memory plan, and its PTX issues cp.async copies (when
- * an operand copies vectors; vec 1 stays plain).  Both kernels' spills are
- * printed: 2 stages may spill where 1 does not. */
-static void pipelined_case(const cuda_case *c, int n) {
+/* S pipeline stages: `n` sampled S-stage configs of case c (on the
+ * instruction path mma, or either with mma < 0) and their single-stage
+ * twins (the same other knobs) compile for sm_80 and sm_90 within the
+ * shared-memory plan, and the PTX issues cp.async copies and waits with
+ * cp.async.wait_group S - 2 (when an operand copies vectors; vec 1 stays
+ * plain).  Both kernels' spills are printed: S stages may spill where 1
+ * does not. */
+static void staged_case(const cuda_case *c, int n, int S, int mma) {
   if (!heron__nvrtc_available())
     SKIP("libheron was built without NVRTC: no %s kernel compiled", c->op);
   cuda_built b;
@@ -294,9 +296,10 @@ static void pipelined_case(const cuda_case *c, int n) {
   heron_rng rng;
   heron_rng_seed(&rng, 2025);
   int got = 0, with_cp = 0;
-  for (int tries = 0; got < n && tries < 400; tries++) {
+  int mv = heron_space_find_var(b.sp, "mma");
+  for (int tries = 0; got < n && tries < (S == 2 ? 400 : 4000); tries++) {
     CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
-    if (cfg[pv] != 2)
+    if (cfg[pv] != S || (mma >= 0 && cfg[mv] != mma))
       continue;
     for (int v = 0; v < nv; v++)
       twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
@@ -314,20 +317,24 @@ static void pipelined_case(const cuda_case *c, int n) {
       /* Recorded, not required: 2 stages can spill where 1 does not
        * (ptxas on c2d, e.g. a wmma 8x32 config at 80 registers of 255:
        * 12 bytes of spill stores, its twin none). */
-      fprintf(stderr, "%s sm_%d: 2 stages spill %d bytes, 1 stage %d\n", c->op,
-              sm, r2.spill_bytes, r1.spill_bytes);
+      fprintf(stderr,
+              "%s sm_%d mma %lld: %d stages %d registers, spill %d bytes; 1 "
+              "stage %d registers, spill %d\n",
+              c->op, sm, (long long)cfg[mv], S, r2.regs, r2.spill_bytes,
+              r1.regs, r1.spill_bytes);
       CHECK(r2.static_smem == 0 && r2.smem_bytes <= b.hw.smem_per_block_optin);
       heron__nvrtc_result_free(&r2);
       heron__nvrtc_result_free(&r1);
     }
     int vectors = cuda_val(b.sp, cfg, "A.shared_vec") > 1 ||
                   cuda_val(b.sp, cfg, "B.shared_vec") > 1;
-    char *ptx = NULL;
+    char *ptx = NULL, wait[48];
     CHECK_OK(heron__nvrtc_ptx(s2.data, 80, &ptx, &err), &err);
+    snprintf(wait, sizeof wait, "cp.async.wait_group %d;", S - 2);
     int cp = (strstr(ptx, "cp.async.ca.shared.global") != NULL ||
               strstr(ptx, "cp.async.cg.shared.global") != NULL) &&
              strstr(ptx, "cp.async.commit_group") != NULL &&
-             strstr(ptx, "cp.async.wait_group 0") != NULL;
+             strstr(ptx, wait) != NULL;
     CHECK_MSG(cp == vectors, "%s: cp.async in the PTX %d, vector copies %d",
               c->op, cp, vectors);
     with_cp += cp;
@@ -336,18 +343,33 @@ static void pipelined_case(const cuda_case *c, int n) {
     heron__buf_free(&s1);
     got++;
   }
-  fprintf(stderr, "%s: %d two-stage configs compiled, %d with cp.async\n",
-          c->op, got, with_cp);
+  fprintf(stderr, "%s: %d %d-stage configs compiled, %d with cp.async\n", c->op,
+          got, S, with_cp);
   CHECK(got == n);
   free(cfg);
   free(twin);
   cuda_unbuild(&b);
 }
 
+static void pipelined_case(const cuda_case *c, int n) {
+  staged_case(c, n, 2, -1);
+}
+
 TEST(gemm_pipelined_compiles_with_cp_async) {
   pipelined_case(&CUDA_SUITE[0], 3);
 }
 TEST(c2d_pipelined_compiles) { pipelined_case(&CUDA_SUITE[4], 2); }
+
+/* Three and four stages, on both instruction paths. */
+static void staged_both(const cuda_case *c) {
+  for (int S = 3; S <= 4; S++)
+    for (int mma = 0; mma <= 1; mma++)
+      staged_case(c, 1, S, mma);
+}
+TEST(gemm_3_and_4_stages_compile) { staged_both(&CUDA_SUITE[0]); }
+TEST(gemv_3_and_4_stages_compile) { staged_both(&CUDA_SUITE[2]); }
+TEST(c2d_3_and_4_stages_compile) { staged_both(&CUDA_SUITE[4]); }
+TEST(c3d_3_and_4_stages_compile) { staged_both(&CUDA_SUITE[5]); }
 
 /* The mma.sync path: `n` sampled configs of case c with mma 1 and their
  * wmma twins (mma 0, the same other knobs) compile for sm_80 and sm_90

@@ -241,12 +241,14 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
   int64_t bm = sp3[0][1] * sp3[0][2] * wm, bn = sp3[1][1] * sp3[1][2] * wn;
   int64_t kc0 = sp3[2][1] * sp3[2][2] * wk, kc1 = sp3[2][2] * wk;
   int64_t bytes[3], stages = cuda_val(sp, cfg, "pipeline");
-  if (stages != 1 && stages != 2)
+  if (stages < 1 || stages > 4)
     return snprintf(why, cap, "pipeline %lld", (long long)stages), 0;
   /* One loop carries the pipeline: both operands at one position. */
-  if (stages == 2 &&
+  if (stages > 1 &&
       cuda_val(sp, cfg, "A.shared_at") != cuda_val(sp, cfg, "B.shared_at"))
-    return snprintf(why, cap, "pipeline 2 with A and B at two positions"), 0;
+    return snprintf(why, cap, "pipeline %lld with A and B at two positions",
+                    (long long)stages),
+           0;
   for (int i = 0; i < 2; i++) {
     const char *p = i == 0 ? "A" : "B";
     char n1[32], n2[32];
@@ -422,11 +424,11 @@ TEST(describe_shows_the_gemm_view_and_the_rules) {
   cuda_unbuild(&b);
 }
 
-/* The pipeline knob: 2-stage configs exist on every op, with A.shared and
- * B.shared twice the single-stage size (the same config at pipeline 1
- * planned side by side), and a 2-stage config over the shared memory limit
- * is invalid even though its single-stage twin is valid. */
-TEST(pipeline_doubles_the_operand_buffers_within_the_limit) {
+/* The pipeline knob: 2-, 3- and 4-stage configs exist on every op, with
+ * A.shared and B.shared S times the single-stage size (the same config at
+ * pipeline 1 planned side by side), and an S-stage config over the shared
+ * memory limit is invalid even though its single-stage twin is valid. */
+TEST(pipeline_multiplies_the_operand_buffers_within_the_limit) {
   for (int i = 0; i < CUDA_NSUITE; i++) {
     cuda_built b;
     heron_error err = {0};
@@ -438,46 +440,56 @@ TEST(pipeline_doubles_the_operand_buffers_within_the_limit) {
     int64_t *one = malloc((size_t)nv * sizeof *one);
     heron_rng rng;
     heron_rng_seed(&rng, 21 + (uint64_t)i);
-    int two = 0, over = 0;
-    for (int n = 0; n < 400 && (two < 5 || !over); n++) {
+    int staged[5] = {0}, over[5] = {0};
+    for (int n = 0; n < 1200 && (staged[2] < 5 || staged[3] < 5 ||
+                                 staged[4] < 5 || !over[2] || !over[4]);
+         n++) {
       CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
-      /* The knobs of cfg with the other pipeline value, completed. */
+      /* The knobs of cfg with another pipeline value, completed: a
+       * single-stage config is set to S = 2, 3 or 4 stages in turn, an
+       * S-stage one to 1. */
+      int64_t S = cfg[pv] > 1 ? cfg[pv] : 2 + n % 3;
       for (int v = 0; v < nv; v++)
         one[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
-      one[pv] = 3 - cfg[pv];
+      one[pv] = cfg[pv] > 1 ? 1 : S;
       heron_error e2 = {0};
       int rc = heron_space_validate(b.sp, &rng, one, one, &e2);
-      const int64_t *p2 = cfg[pv] == 2 ? cfg : one;
-      const int64_t *p1 = cfg[pv] == 2 ? one : cfg;
+      const int64_t *pS = cfg[pv] > 1 ? cfg : one;
+      const int64_t *p1 = cfg[pv] > 1 ? one : cfg;
       if (cfg[pv] == 1 && rc != HERON_OK) {
-        /* Only the doubled buffers can break a valid single-stage config:
-         * then they are over the limit. */
+        /* Only the multiplied buffers can break a valid single-stage
+         * config: then they are over the limit. */
         heron__cuda_smem_plan p;
         heron__cuda_smem_plan_of(b.t, cfg, &p);
-        int64_t ab2 = 2 * (p.buf[1].offset + p.buf[1].bytes);
+        int64_t abS = S * (p.buf[1].offset + p.buf[1].bytes);
         int same_at = cuda_val(b.sp, cfg, "A.shared_at") ==
                       cuda_val(b.sp, cfg, "B.shared_at");
-        CHECK_MSG(!same_at || ab2 > b.t->cuda->smem_limit,
-                  "%s: pipeline 2 refused within the limit: %s",
-                  CUDA_SUITE[i].op, e2.text);
-        over += same_at;
+        CHECK_MSG(!same_at || abS > b.t->cuda->smem_limit,
+                  "%s: pipeline %lld refused within the limit: %s",
+                  CUDA_SUITE[i].op, (long long)S, e2.text);
+        over[S] += same_at;
         continue;
       }
       CHECK_OK(rc, &e2);
-      two++;
-      heron__cuda_smem_plan q1, q2;
+      staged[S]++;
+      heron__cuda_smem_plan q1, qS;
       heron__cuda_smem_plan_of(b.t, p1, &q1);
-      heron__cuda_smem_plan_of(b.t, p2, &q2);
-      CHECK_EQ(q2.buf[0].bytes, 2 * q1.buf[0].bytes);
-      CHECK_EQ(q2.buf[1].bytes, 2 * q1.buf[1].bytes);
-      CHECK_EQ(q2.buf[1].offset, q2.buf[0].bytes);
-      CHECK_EQ(q2.buf[2].bytes, q1.buf[2].bytes);
-      CHECK(q2.total <= b.t->cuda->smem_limit);
+      heron__cuda_smem_plan_of(b.t, pS, &qS);
+      CHECK_EQ(qS.buf[0].bytes, S * q1.buf[0].bytes);
+      CHECK_EQ(qS.buf[1].bytes, S * q1.buf[1].bytes);
+      CHECK_EQ(qS.buf[1].offset, qS.buf[0].bytes);
+      CHECK_EQ(qS.buf[2].bytes, q1.buf[2].bytes);
+      CHECK(qS.buf[1].offset + qS.buf[1].bytes <= b.t->cuda->smem_limit);
+      CHECK(qS.total <= b.t->cuda->smem_limit);
     }
-    CHECK_MSG(two >= 5, "%s: %d configs with pipeline 2", CUDA_SUITE[i].op,
-              two);
+    for (int S = 2; S <= 4; S++)
+      CHECK_MSG(staged[S] >= 5, "%s: %d configs with pipeline %d",
+                CUDA_SUITE[i].op, staged[S], S);
     if (i == 0)
-      CHECK_MSG(over > 0, "gemm: no 2-stage config over the limit was met");
+      CHECK_MSG(over[2] > 0 && over[4] > 0,
+                "gemm: no 2- or 4-stage config over the limit was met "
+                "(%d, %d)",
+                over[2], over[4]);
     free(cfg);
     free(one);
     cuda_unbuild(&b);
@@ -485,7 +497,8 @@ TEST(pipeline_doubles_the_operand_buffers_within_the_limit) {
 }
 
 /* Pipeline 1 is the kernel before the knob: no cp.async, no stage
- * pointers; pipeline 2 issues the next chunk as cp.async copies. */
+ * pointers; pipeline S > 1 issues chunks ahead as cp.async copies and
+ * waits with cp.async.wait_group S - 2. */
 TEST(pipeline_one_is_the_single_stage_kernel) {
   cuda_built b;
   heron_error err = {0};
@@ -495,8 +508,8 @@ TEST(pipeline_one_is_the_single_stage_kernel) {
   int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
   heron_rng rng;
   heron_rng_seed(&rng, 3);
-  int seen[3] = {0, 0, 0};
-  for (int n = 0; n < 60; n++) {
+  int seen[5] = {0, 0, 0, 0, 0};
+  for (int n = 0; n < 120; n++) {
     CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
     heron__buf src = {0};
     CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
@@ -504,9 +517,11 @@ TEST(pipeline_one_is_the_single_stage_kernel) {
     const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
     CHECK(body != NULL);
     int cp = strstr(body, "HERON_CP_ASYNC(dst") != NULL;
-    int wait = strstr(body, "HERON_CP_WAIT(0);") != NULL;
+    char w[48];
+    snprintf(w, sizeof w, "HERON_CP_WAIT(%lld);", (long long)(cfg[pv] - 2));
+    int wait = cfg[pv] > 1 && strstr(body, w) != NULL;
     if (cfg[pv] == 1)
-      CHECK(!cp && !wait && !strstr(body, "Ac + "));
+      CHECK(!cp && !strstr(body, "HERON_CP_WAIT") && !strstr(body, "Ac + "));
     else
       CHECK(wait && strstr(body, "Ac + ") &&
             (cp || (cuda_val(b.sp, cfg, "A.shared_vec") == 1 &&
@@ -514,7 +529,7 @@ TEST(pipeline_one_is_the_single_stage_kernel) {
     seen[cfg[pv]]++;
     heron__buf_free(&src);
   }
-  CHECK(seen[1] > 0 && seen[2] > 0);
+  CHECK(seen[1] > 0 && seen[2] > 0 && seen[3] > 0 && seen[4] > 0);
   free(cfg);
   cuda_unbuild(&b);
 }

@@ -397,58 +397,106 @@ static void emit_store(gen *g, int depth) {
   coop_loop_end(g, depth, k->bm * k->bn, v);
 }
 
-/* The k-step: fragment loads and mma for one wmma_k slice, reading the
- * shared buffers a and b. */
-static void emit_mma(gen *g, int depth, const char *a, const char *b) {
+/* Whether the mma.sync k-steps of a chunk ping-pong between two fragment
+ * sets: with k.f > 1 steps, fully unrolled (so that the set index is a
+ * constant and both sets stay in registers), the fragments of step kf + 1
+ * are loaded before the mma.sync of step kf. */
+static int frag_pingpong(const knobs *k) {
+  return k->mma && k->sp[2][2] > 1 && k->sp[2][2] <= UNROLL_CAP;
+}
+
+/* The fragment loads of one k-step `kf` (a constant, a name or a
+ * parenthesised expression) into the sets fa[seta i] / fb[setb j] (seta,
+ * setb "" or "<offset> + "), reading the shared buffers a and b. */
+static void emit_frag_loads(gen *g, int d, const char *a, const char *b,
+                            const char *kf, const char *seta,
+                            const char *setb) {
   const heron__cuda_sched *s = g->s;
   const knobs *k = &g->k;
-  /* The k.f loop holds only whole-fragment indices, so it may stay rolled
-   * when long; the i and j loops inside are always unrolled. */
-  emit(g, depth, "#pragma unroll %s", k->sp[2][2] <= UNROLL_CAP ? "" : "1");
-  emit(g, depth, "for (int kf = 0; kf < %lld; kf++) {", (long long)k->sp[2][2]);
-  int d = depth + 1;
   for (int i = 0; i < 2; i++)
-    emit(g, d, "const int k%c = %skf * %lld;", i == 0 ? 'a' : 'b',
-         k->at[i] == 0 ? (k->sp[2][1] > 1 ? "km * CHUNK1 + " : "") : "",
+    emit(g, d, "const int k%c = %s%s * %lld;", i == 0 ? 'a' : 'b',
+         k->at[i] == 0 ? (k->sp[2][1] > 1 ? "km * CHUNK1 + " : "") : "", kf,
          (long long)k->wk);
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
   if (s->op[0].k_inner)
     emit(g, d + 1,
-         "%s(fa[i], %s + (wi * %lld + i * %lld) * %lld + ka, "
+         "%s(fa[%si], %s + (wi * %lld + i * %lld) * %lld + ka, "
          "%lld, row);",
-         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", a,
+         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", seta, a,
          (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
          (long long)k->ld[0], (long long)k->ld[0]);
   else
     emit(g, d + 1,
-         "%s(fa[i], %s + ka * %lld + wi * %lld + i * %lld, "
+         "%s(fa[%si], %s + ka * %lld + wi * %lld + i * %lld, "
          "%lld, col);",
-         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", a, (long long)k->ld[0],
-         (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
-         (long long)k->ld[0]);
+         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", seta, a,
+         (long long)k->ld[0], (long long)(k->sp[0][2] * k->wm),
+         (long long)k->wm, (long long)k->ld[0]);
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
   if (s->op[1].k_inner)
     emit(g, d + 1,
-         "%s(fb[j], %s + (wj * %lld + j * %lld) * %lld + kb, "
+         "%s(fb[%sj], %s + (wj * %lld + j * %lld) * %lld + kb, "
          "%lld, col);",
-         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", b,
+         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", setb, b,
          (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
          (long long)k->ld[1], (long long)k->ld[1]);
   else
     emit(g, d + 1,
-         "%s(fb[j], %s + kb * %lld + wj * %lld + j * %lld, "
+         "%s(fb[%sj], %s + kb * %lld + wj * %lld + j * %lld, "
          "%lld, row);",
-         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", b, (long long)k->ld[1],
-         (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
-         (long long)k->ld[1]);
+         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", setb, b,
+         (long long)k->ld[1], (long long)(k->sp[1][2] * k->wn),
+         (long long)k->wn, (long long)k->ld[1]);
+}
+
+/* The mma of every (i, j) tile on the fragment set at fa[set] / fb[set]. */
+static void emit_frag_mmas(gen *g, int d, const char *seta, const char *setb) {
+  const knobs *k = &g->k;
   emit(g, d, "#pragma unroll");
   emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
   emit(g, d + 1, "#pragma unroll");
   emit(g, d + 1, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
-  emit(g, d + 2, "%s(acc[i * %lld + j], fa[i], fb[j]);",
-       k->mma ? "HERON_MMA_SYNC" : "HERON_MMA", (long long)k->sp[1][2]);
+  emit(g, d + 2, "%s(acc[i * %lld + j], fa[%si], fb[%sj]);",
+       k->mma ? "HERON_MMA_SYNC" : "HERON_MMA", (long long)k->sp[1][2], seta,
+       setb);
+}
+
+/* The k-steps of one chunk: fragment loads and mma for each wmma_k slice,
+ * reading the shared buffers a and b.  With frag_pingpong, step 0 is
+ * loaded into set 0 first, and step kf loads step kf + 1 into set
+ * (kf + 1) & 1 before its own mma.sync on set kf & 1, so the ldmatrix of
+ * the next step overlaps the Tensor Core work of this one. */
+static void emit_mma(gen *g, int depth, const char *a, const char *b) {
+  const knobs *k = &g->k;
+  if (frag_pingpong(k)) {
+    emit(g, depth, "{ /* fragments of k-step 0 into set 0 */");
+    emit_frag_loads(g, depth + 1, a, b, "0", "", "");
+    emit(g, depth, "}");
+    emit(g, depth, "#pragma unroll");
+    emit(g, depth, "for (int kf = 0; kf < %lld; kf++) {",
+         (long long)k->sp[2][2]);
+    emit(g, depth + 1, "if (kf + 1 < %lld) { /* the next k-step's set */",
+         (long long)k->sp[2][2]);
+    emit(g, depth + 2, "const int na = ((kf + 1) & 1) * %lld;",
+         (long long)k->sp[0][2]);
+    emit(g, depth + 2, "const int nb = ((kf + 1) & 1) * %lld;",
+         (long long)k->sp[1][2]);
+    emit_frag_loads(g, depth + 2, a, b, "(kf + 1)", "na + ", "nb + ");
+    emit(g, depth + 1, "}");
+    emit(g, depth + 1, "const int ca = (kf & 1) * %lld, cb = (kf & 1) * %lld;",
+         (long long)k->sp[0][2], (long long)k->sp[1][2]);
+    emit_frag_mmas(g, depth + 1, "ca + ", "cb + ");
+    emit(g, depth, "}");
+    return;
+  }
+  /* The k.f loop holds only whole-fragment indices, so it may stay rolled
+   * when long; the i and j loops inside are always unrolled. */
+  emit(g, depth, "#pragma unroll %s", k->sp[2][2] <= UNROLL_CAP ? "" : "1");
+  emit(g, depth, "for (int kf = 0; kf < %lld; kf++) {", (long long)k->sp[2][2]);
+  emit_frag_loads(g, depth + 1, a, b, "kf", "", "");
+  emit_frag_mmas(g, depth + 1, "", "");
   emit(g, depth, "}");
 }
 
@@ -482,7 +530,11 @@ static void emit_header(gen *g, const int64_t *cfg) {
       (long long)k->warps, (long long)(k->stages * k->bytes[0]),
       (long long)align128(k->stages * k->bytes[0]),
       (long long)(align128(k->stages * k->bytes[0]) + k->stages * k->bytes[1]),
-      k->stages > 1 ? " (2 pipeline stages each)" : "", (long long)k->cbytes);
+      k->stages > 1 ? (k->stages == 2   ? " (2 pipeline stages each)"
+                       : k->stages == 3 ? " (3 pipeline stages each)"
+                                        : " (4 pipeline stages each)")
+                    : "",
+      (long long)k->cbytes);
   emit(g, 0, "#define HERON_THREADS %lld", (long long)k->threads);
   emit(g, 0, "#define HERON_GRID_X %d", l.grid[0]);
   emit(g, 0, "#define HERON_GRID_Y %d", l.grid[1]);
@@ -542,47 +594,86 @@ static void emit_main_loop(gen *g) {
 
 /* Loads both operands' chunk number `c` (an expression) of the pipelined
  * loop into the stage buffers An and Bn that the caller declares, as
- * asynchronous copies, and closes their group. */
+ * asynchronous copies (closing their group is the caller's). */
 static void emit_issue(gen *g, int depth, const char *c) {
   const knobs *k = &g->k;
   char k0[96];
   snprintf(k0, sizeof k0, "(%s) * CHUNK%d", c, (int)k->at[0]);
   for (int i = 0; i < 2; i++)
     emit_load(g, depth, i, k0, i == 0 ? "An" : "Bn", 1);
-  emit(g, depth, "HERON_CP_COMMIT();");
 }
 
-/* Declares the stage buffers `a` and `b` of chunk number `c`. */
+/* Declares the stage buffers `a` and `b` of chunk number `c`: the ring
+ * slot c mod stages of each operand. */
 static void emit_stage_ptrs(gen *g, int depth, const char *a, const char *b,
                             const char *c) {
   const knobs *k = &g->k;
-  emit(g, depth, "heron_half *const %s = As + ((%s) & 1) * %lld;", a, c,
-       (long long)(k->bytes[0] / 2));
-  emit(g, depth, "heron_half *const %s = Bs + ((%s) & 1) * %lld;", b, c,
-       (long long)(k->bytes[1] / 2));
+  if (k->stages == 2) {
+    emit(g, depth, "heron_half *const %s = As + ((%s) & 1) * %lld;", a, c,
+         (long long)(k->bytes[0] / 2));
+    emit(g, depth, "heron_half *const %s = Bs + ((%s) & 1) * %lld;", b, c,
+         (long long)(k->bytes[1] / 2));
+    return;
+  }
+  emit(g, depth, "heron_half *const %s = As + ((%s) %% %lld) * %lld;", a, c,
+       (long long)k->stages, (long long)(k->bytes[0] / 2));
+  emit(g, depth, "heron_half *const %s = Bs + ((%s) %% %lld) * %lld;", b, c,
+       (long long)k->stages, (long long)(k->bytes[1] / 2));
 }
 
-/* The main loop with two stages (the pipeline knob; both operands at one
- * position, so one loop carries the pipeline: k.o at shared_at 0, the
- * k.o x k.m chunks at 1).  Chunk 0 is issued before the loop; at chunk c
- * every thread waits for its own copies of c, the barrier makes all of
- * them visible and tells that every warp is done with chunk c - 1, whose
- * buffer then takes the copies of chunk c + 1, issued before the mma of
- * chunk c so that they run beside it.  One barrier per chunk; the last
- * chunk issues nothing, so no copy is pending when C.shared reuses the
- * space. */
+/* The main loop with S = stages > 1 (the pipeline knob; both operands at
+ * one position, so one loop carries the pipeline: k.o at shared_at 0, the
+ * k.o x k.m chunks at 1), A.shared and B.shared each a ring of S chunk
+ * buffers.  The prologue issues chunks 0 .. S - 2, one cp.async group
+ * each.  At chunk c every thread waits until at most S - 2 of its groups
+ * are pending (so the group of chunk c is complete: S - 1 + c groups were
+ * committed before, c + 1 of them up to chunk c's), the barrier makes all
+ * threads' copies of c visible and tells that every warp is done with
+ * chunk c - 1, whose slot then takes the copies of chunk c + S - 1, issued
+ * before the mma of chunk c so that they run beside it.  With S > 2 every
+ * chunk position commits a group, empty past the last chunk, so that the
+ * count S - 2 holds to the end; with S == 2 the wait drains everything
+ * (wait_group 0) and only real chunks commit (the first version's text).
+ * One barrier per chunk; nothing but empty groups is pending after the
+ * last chunk, so C.shared may reuse the space. */
 static void emit_pipelined(gen *g) {
   const knobs *k = &g->k;
   int at = (int)k->at[0];
+  int64_t S = k->stages;
   int64_t nchunks = at == 0 ? k->sp[2][0] : k->sp[2][0] * k->sp[2][1];
-  emit(g, 1,
-       "/* software pipeline: 2 stages of A.shared and B.shared, "
-       "%lld chunks of K at the k.%s loop */",
-       (long long)nchunks, at == 0 ? "o" : "m");
-  emit(g, 1, "{");
-  emit(g, 2, "heron_half *const An = As, *const Bn = Bs;");
-  emit_issue(g, 2, "0");
-  emit(g, 1, "}");
+  if (S == 2)
+    emit(g, 1,
+         "/* software pipeline: 2 stages of A.shared and B.shared, "
+         "%lld chunks of K at the k.%s loop */",
+         (long long)nchunks, at == 0 ? "o" : "m");
+  else
+    emit(g, 1,
+         "/* software pipeline: %lld stages of A.shared and B.shared "
+         "(cp.async groups, wait_group %lld), %lld chunks of K at the "
+         "k.%s loop */",
+         (long long)S, (long long)(S - 2), (long long)nchunks,
+         at == 0 ? "o" : "m");
+  if (S == 2) {
+    emit(g, 1, "{");
+    emit(g, 2, "heron_half *const An = As, *const Bn = Bs;");
+    emit_issue(g, 2, "0");
+    emit(g, 2, "HERON_CP_COMMIT();");
+    emit(g, 1, "}");
+  } else {
+    /* The prologue: chunks 0 .. S - 2, each its own group (empty when
+     * the loop has fewer chunks). */
+    for (int64_t p = 0; p < S - 1; p++) {
+      char cs[32];
+      snprintf(cs, sizeof cs, "%lld", (long long)p);
+      if (p < nchunks) {
+        emit(g, 1, "{");
+        emit_stage_ptrs(g, 2, "An", "Bn", cs);
+        emit_issue(g, 2, cs);
+        emit(g, 1, "}");
+      }
+      emit(g, 1, "HERON_CP_COMMIT();");
+    }
+  }
   emit(g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->sp[2][0]);
   int d = 2;
   const char *c = "ko";
@@ -594,16 +685,20 @@ static void emit_pipelined(gen *g) {
     c = "c";
   }
   emit_stage_ptrs(g, d, "Ac", "Bc", c);
-  emit(g, d, "HERON_CP_WAIT(0);");
+  emit(g, d, "HERON_CP_WAIT(%lld);", (long long)(S - 2));
   emit(g, d, "HERON_SYNC();");
-  if (nchunks > 1) {
+  if (nchunks > S - 1) {
     char next[32];
-    snprintf(next, sizeof next, "%s + 1", c);
-    emit(g, d, "if (%s + 1 < %lld) {", c, (long long)nchunks);
+    snprintf(next, sizeof next, "%s + %lld", c, (long long)(S - 1));
+    emit(g, d, "if (%s < %lld) {", next, (long long)nchunks);
     emit_stage_ptrs(g, d + 1, "An", "Bn", next);
     emit_issue(g, d + 1, next);
+    if (S == 2)
+      emit(g, d + 1, "HERON_CP_COMMIT();");
     emit(g, d, "}");
   }
+  if (S > 2)
+    emit(g, d, "HERON_CP_COMMIT();");
   if (at == 0) {
     unroll_pragma(g, 2, k->sp[2][1]);
     emit(g, 2, "for (int km = 0; km < %lld; km++) {", (long long)k->sp[2][1]);
@@ -642,7 +737,8 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
     int64_t cap = 65536 / g.k.threads;
     cap = cap > 255 ? 255 : cap;
     int64_t frags = 8 * g.k.sp[0][2] * g.k.sp[1][2] +
-                    (g.k.sp[0][2] * g.k.wm + g.k.sp[1][2] * g.k.wn) / 4;
+                    (frag_pingpong(&g.k) ? 2 : 1) *
+                        (g.k.sp[0][2] * g.k.wm + g.k.sp[1][2] * g.k.wn) / 4;
     g.regs_free = cap - frags - 48;
   }
   const knobs *k = &g.k;
@@ -678,8 +774,10 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
     /* mma.sync: per-lane registers, no layout in the fragment's type. */
     emit(&g, 1, "HERON_MFRAG_ACC(acc, %lld);",
          (long long)(k->sp[0][2] * k->sp[1][2]));
-    emit(&g, 1, "HERON_MFRAG_A(fa, %lld);", (long long)k->sp[0][2]);
-    emit(&g, 1, "HERON_MFRAG_B(fb, %lld);", (long long)k->sp[1][2]);
+    /* Two sets of a and b fragments when the k-steps ping-pong. */
+    int sets = frag_pingpong(k) ? 2 : 1;
+    emit(&g, 1, "HERON_MFRAG_A(fa, %lld);", (long long)(sets * k->sp[0][2]));
+    emit(&g, 1, "HERON_MFRAG_B(fb, %lld);", (long long)(sets * k->sp[1][2]));
   } else {
     emit(&g, 1, "HERON_FRAG_ACC(acc, %lld);",
          (long long)(k->sp[0][2] * k->sp[1][2]));
@@ -757,18 +855,22 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
       "      A.shared / B.shared <- chunk of k.f*wmma_k  (shared_at == 1)\n"
       "      for kf < k.f, i < i.f, j < j.f: load_matrix_sync a, b; "
       "mma_sync\n"
-      "  pipeline == 2: A.shared / B.shared double buffered at the loop of "
-      "shared_at;\n"
-      "    chunk 0 issued first, then per chunk: cp.async.wait_group 0, "
-      "barrier,\n"
-      "    issue chunk + 1 into the other buffer (cp.async, zero-fill when "
-      "guarded out), mma\n"
+      "  pipeline == S > 1: A.shared / B.shared rings of S chunk buffers at "
+      "the loop of shared_at;\n"
+      "    chunks 0 .. S-2 issued first (one cp.async group each), then per "
+      "chunk c:\n"
+      "    cp.async.wait_group S-2, barrier, issue chunk c+S-1 into slot "
+      "(c+S-1) mod S\n"
+      "    (cp.async, zero-fill when guarded out; S > 2 commits a group per "
+      "chunk, empty past the end), mma\n"
       "  mma == 1 (sm_80+): the same loops on mma.sync.aligned.m16n8k16 "
       "pieces (each wmma tile\n"
       "    (wmma_m / 16) x (wmma_n / 8) of them): ldmatrix .x4/.x2 "
       "(.trans for an M/N-inner tile)\n"
       "    for a and b, mma.sync on per-lane fp32 accumulators, stored per "
-      "lane to C.shared\n"
+      "lane to C.shared;\n"
+      "    with 1 < k.f <= 16 two fragment sets ping-pong: step kf+1's "
+      "ldmatrix before step kf's mma.sync\n"
       "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
       "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
 }

@@ -80,11 +80,27 @@
  *       cp.async.ca (4, 8 bytes) or .cg (16 bytes) with src-size 0 for the
  *       zero fill; the data is there only after HERON_CP_WAIT and visible to
  *       other threads only after a HERON_SYNC following it.  Emulation: a
- *       synchronous, checked copy.
+ *       synchronous, checked copy, recorded as pending on its shared bytes
+ *       (with this thread's open group) until a HERON_CP_WAIT of this
+ *       thread completes the group; a copy onto pending bytes aborts.
  *   HERON_CP_COMMIT()   closes the group of this thread's copies issued
- *       since the last commit (cp.async.commit_group); emulation: nothing
+ *       since the last commit (cp.async.commit_group; a group may be
+ *       empty, and counts like any other); emulation: counts the group
  *   HERON_CP_WAIT(N)    waits until at most N (a constant) of this thread's
- *       groups are pending (cp.async.wait_group N); emulation: nothing
+ *       committed groups are pending (cp.async.wait_group N); copies not
+ *       yet committed stay pending.  Emulation: completes this thread's
+ *       copies of every group but the N committed last.  A fragment load
+ *       (HERON_LOAD_A/_B, HERON_LDMATRIX_A/_B) reading, or a
+ *       HERON_STORE_ACC / HERON_MSTORE_ACC writing, shared bytes that
+ *       are still pending aborts ("read of shared memory whose cp.async
+ *       group is still pending"), so a wait count too loose for the
+ *       pipeline fails on the CPU.  Plain-C reads of shared memory are
+ *       not checked.
+ *   The generated pipeline with S stages (the pipeline knob) issues
+ *   chunks 0 .. S-2 (one group each) before its loop and, at chunk c,
+ *   HERON_CP_WAIT(S - 2); HERON_SYNC(); issues chunk c + S - 1 into ring
+ *   slot (c + S - 1) mod S and commits (a group per chunk when S > 2,
+ *   empty past the last chunk, so that the count S - 2 holds to the end).
  *
  *   Tensor Core fragments (shape HERON_WM x HERON_WN x HERON_WK; LAYOUT is
  *   the literal token row or col, pasted onto a name, so not a macro; a
@@ -127,6 +143,10 @@
  *       ptr[n*ldm + k] (col: .x4, .x2 for a last n8 piece) or ptr[k*ldm +
  *       n] (row: .trans)
  *   HERON_MMA_SYNC(acc, a, b)     acc += a * b, one mma.sync per piece
+ *       (the generator declares two sets of a and b fragments when a
+ *       chunk has 2..16 k-steps, and loads step kf + 1's set before step
+ *       kf's HERON_MMA_SYNC: the ldmatrix of the next step overlaps this
+ *       one's Tensor Core work)
  *   HERON_MSTORE_ACC(ptr, acc, ldm, LAYOUT)  each lane stores its own
  *       floats to the shared float ptr; row: (m, n) at ptr[m*ldm + n], col:
  *       at ptr[n*ldm + m]

@@ -390,43 +390,47 @@ static void rule_unroll(ctx *c) {
        "when they have at most 4^unroll steps");
 }
 
-/* Software pipelining (the knob `pipeline`, 1 or 2 stages): with 2,
- * A.shared and B.shared hold two chunks each, and the chunk of the next
- * iteration of the loop the copies sit in (k.o at shared_at 0, k.m at 1)
- * is issued into the other buffer before the mma of the current one, as
- * cp.async (sm_80+) copies that run beside the Tensor Cores.  One loop
- * carries the pipeline, so both operands must sit at the same position.
- * The memory rule counts the stages: pipeline * (A.shared + B.shared) fit
- * the block's shared memory during the main loop.  Configs recorded
- * before the knob existed are single-stage (its absent value, 1). */
+/* Software pipelining (the knob `pipeline`, 1 to 4 stages): with S > 1,
+ * A.shared and B.shared hold S chunks each (a ring), and the chunks of the
+ * loop the copies sit in (k.o at shared_at 0, k.m at 1) are issued S - 1
+ * ahead of the mma, as cp.async (sm_80+) copy groups that run beside the
+ * Tensor Cores.  One loop carries the pipeline, so both operands must sit
+ * at the same position.  The memory rule counts the stages:
+ * pipeline * (A.shared + B.shared) fit the block's shared memory (the
+ * opt-in limit) during the main loop.  Configs recorded before the knob
+ * existed are single-stage (its absent value, 1); 2 is the double buffer
+ * of the knob's first version, unchanged. */
 static void rule_pipeline(ctx *c) {
   heron__cuda_sched *s = c->s;
-  s->pipeline = heron__r_set(&c->r, "pipeline", 1, (const int64_t[]){1, 2}, 2);
+  s->pipeline =
+      heron__r_set(&c->r, "pipeline", 1, (const int64_t[]){1, 2, 3, 4}, 4);
   if (s->pipeline >= 0 &&
       heron__space_var_absent(c->r.sp, s->pipeline, 1) != HERON_OK && !c->r.rc)
     c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
                               "cuda template: cannot declare pipeline's "
                               "absent value");
-  /* pipeline == 2 <=> pipe2 == 1; then A.shared_at * pipe2 ==
-   * B.shared_at * pipe2 says the positions agree. */
-  int pipe2 = heron__r_range(&c->r, "pipeline.double", 0, 0, 1);
+  /* extra = pipeline - 1 (0 when single-stage); A.shared_at * extra ==
+   * B.shared_at * extra says the positions agree whenever extra > 0, as
+   * each position is 0 or 1. */
+  int extra = heron__r_range(&c->r, "pipeline.extra", 0, 0, 3);
   heron__r_post(&c->r, HERON_C_SUM, s->pipeline,
-                (int[]){pipe2, heron__r_const(&c->r, 1)}, 2, NULL, 0,
-                "pipeline == pipeline.double + 1");
-  int pa = heron__r_range(&c->r, "pipeline.A_at", 0, 0, 1);
-  int pb = heron__r_range(&c->r, "pipeline.B_at", 0, 0, 1);
-  heron__r_post(&c->r, HERON_C_PROD, pa, (int[]){s->op[0].at, pipe2}, 2, NULL,
+                (int[]){extra, heron__r_const(&c->r, 1)}, 2, NULL, 0,
+                "pipeline == pipeline.extra + 1");
+  int pa = heron__r_range(&c->r, "pipeline.A_at", 0, 0, 3);
+  int pb = heron__r_range(&c->r, "pipeline.B_at", 0, 0, 3);
+  heron__r_post(&c->r, HERON_C_PROD, pa, (int[]){s->op[0].at, extra}, 2, NULL,
                 0, "pipeline.A_at");
-  heron__r_post(&c->r, HERON_C_PROD, pb, (int[]){s->op[1].at, pipe2}, 2, NULL,
+  heron__r_post(&c->r, HERON_C_PROD, pb, (int[]){s->op[1].at, extra}, 2, NULL,
                 0, "pipeline.B_at");
-  heron__r_eq(&c->r, pa, pb, "pipeline == 2 => A.shared_at == B.shared_at");
+  heron__r_eq(&c->r, pa, pb, "pipeline > 1 => A.shared_at == B.shared_at");
   s->ab_bytes = heron__r_prod(&c->r, "AB.shared_bytes.staged",
                               (int[]){s->ab_bytes, s->pipeline}, 2);
   heron__r_le(&c->r, s->ab_bytes, s->smem_limit,
               "pipeline * (A.shared + B.shared) <= shared memory");
   NOTE(c, "Software-Pipelining",
-       "pipeline in {1, 2}: 2 double-buffers A/B.shared and copies the next "
-       "chunk (cp.async; vec 1 plainly) during this one's mma; needs "
+       "pipeline in {1, 2, 3, 4}: S > 1 keeps S chunks of A/B.shared in a "
+       "ring and issues chunk c + S - 1 (cp.async groups; vec 1 plainly) "
+       "during chunk c's mma, after cp.async.wait_group S - 2; needs "
        "A.shared_at == B.shared_at; pipeline * (A + B) <= %lld bytes; old "
        "logs read as 1",
        (long long)s->smem_limit);
@@ -459,8 +463,9 @@ static void rule_mma(ctx *c) {
     NOTE(c, "Tensorize-mma",
          "mma in {0, 1}: 0 wmma, 1 mma.sync.aligned.m16n8k16 on register "
          "fragments from ldmatrix .x4/.x2 (.trans for M/N-inner tiles), "
-         "(wmma_m/16) x (wmma_n/8) pieces per tile, so wmma_m >= 16; old "
-         "logs read as 0");
+         "(wmma_m/16) x (wmma_n/8) pieces per tile, so wmma_m >= 16; with "
+         "1 < k.f <= 16 the next k-step's fragments load during this one's "
+         "mma.sync (two sets); old logs read as 0");
   else
     NOTE(c, "Tensorize-mma",
          "mma = 0 (wmma): mma.sync m16n8k16 needs sm_80, this is sm_%d", sm);

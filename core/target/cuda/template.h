@@ -33,20 +33,27 @@
  *     acc -> C.shared (reusing the A/B space) -> vectorized, guarded,
  *     cooperative store to global with the fused epilogue
  *
- * With the pipeline knob at 2 (both operands at one position p), A.shared
- * and B.shared hold two chunks each and the loop at p carries a software
- * pipeline over its chunks c (k.o chunks at p 0, k.o * k.m at p 1):
+ * With the pipeline knob at S > 1 (both operands at one position p),
+ * A.shared and B.shared are rings of S chunk buffers and the loop at p
+ * carries a software pipeline over its chunks c (k.o chunks at p 0,
+ * k.o * k.m at p 1):
  *
- *     issue chunk 0 into stage 0 (HERON_CP_ASYNC), commit
+ *     issue chunks 0 .. S-2 into slots 0 .. S-2 (HERON_CP_ASYNC), one
+ *     commit each
  *     for each chunk c
- *       wait for this thread's copies; barrier (chunk c complete, every
- *       warp done with chunk c - 1)
- *       if c + 1 exists: issue it into stage (c + 1) & 1, commit
- *       mma on stage c & 1
+ *       wait until at most S-2 of this thread's groups are pending (chunk
+ *       c's copies are done); barrier (chunk c complete in every thread,
+ *       every warp done with chunk c - 1)
+ *       if c + S - 1 exists: issue it into slot (c + S - 1) mod S
+ *       commit (S > 2: every chunk, empty past the last; S == 2: only
+ *       after an issue, as wait_group 0 drains all)
+ *       mma on slot c mod S
  *
- * so the copies of the next chunk run beside the Tensor Core work of this
- * one.  Copies of single halves (vec 1) are plain loads and stores into
- * the other stage (cp.async moves at least 4 bytes).
+ * so the copies of the next S - 1 chunks run beside the Tensor Core work
+ * of this one.  Copies of single halves (vec 1) are plain loads and
+ * stores into their slot (cp.async moves at least 4 bytes).  On the
+ * mma.sync path a chunk of 2..16 k-steps ping-pongs between two register
+ * fragment sets: step kf + 1 is loaded before step kf's mma.sync.
  *
  * The block tile is BM = i.w * i.f * wmma_m by BN = j.w * j.f * wmma_n;
  * M = i.b * BM, N = j.b * BN, K = k.o * k.m * k.f * wmma_k (padded).
@@ -109,11 +116,11 @@ typedef struct heron__cuda_sched {
   int c_pad;                      /* knob: C.shared storage-align offset */
   int c_bytes;                    /* aux: bytes of C.shared */
   int ab_bytes;                   /* aux: pipeline * (A.shared +
-                                     B.shared) */
+                                     B.shared), S stages */
   int out_vec;                    /* knob: halves per vectorized store */
   int64_t out_vec_max;
   int unroll;         /* knob: 0..5, unroll loops of <= 4^v steps */
-  int pipeline;       /* knob: 1 or 2 stages of A.shared / B.shared */
+  int pipeline;       /* knob: 1..4 stages of A.shared / B.shared */
   int mma;            /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix */
   int64_t smem_limit; /* bytes per block the plan may use */
   int64_t regs_limit; /* registers per block */
