@@ -29,13 +29,14 @@
 #             the tune phase and of BENCH_LOGS (files or folders), against
 #             cuBLAS / cuDNN, one process per task; tables in
 #             OUTDIR/bench-<task>.md and all of them on stdout;
-#   amx       on a host with AMX (amx_tile in /proc/cpuinfo): the AMX test
-#             programs (test_amx_prelude, test_amx_probe and the native
-#             tests of test_amx_kernels: real tiles against the
-#             emulation), then bench_suite over GEMM
+#   amx       on a host with AMX (amx_tile in /proc/cpuinfo): bench_suite
+#             over GEMM
 #             1024^3 of configs/suites/amx-bf16.json and amx-int8.json
-#             (AMX_TRIALS trials, threads 1 and every core) against oneDNN;
-#             skipped, visibly, on a host without AMX;
+#             (AMX_TRIALS trials, threads 1 and every core) against oneDNN,
+#             then the AMX test programs (test_amx_prelude, test_amx_probe
+#             and the native tests of test_amx_kernels: real tiles against
+#             the emulation) with the time left; skipped, visibly, on a host
+#             without AMX;
 #   cpu       bench_suite over GEMM 1024^3 of configs/suites/cpu.json (fp32)
 #             at CPU_THREADS threads (1,4,<cores>), CPU_TRIALS trials each,
 #             against OpenBLAS.
@@ -318,9 +319,6 @@ if has_phase amx && starts amx; then
   if ! grep -q -w amx_tile /proc/cpuinfo; then
     status amx skipped "this host has no AMX (no amx_tile in /proc/cpuinfo)"
   else
-    run_tests amx-tests test_amx_prelude test_amx_probe \
-      test_amx_kernels:native_int8_matches_the_emulation \
-      test_amx_kernels:native_bf16_matches_the_emulation
     hb_bad=""
     for d in bf16 int8; do
       [ "$(left)" -lt 60 ] && { hb_bad="$hb_bad amx-$d: not run (time budget);"; continue; }
@@ -328,6 +326,10 @@ if has_phase amx && starts amx; then
       host_bench "amx-$d" "configs/suites/amx-$d.json" "1,$ncores" "${AMX_TRIALS:-48}"
     done
     if [ -z "$hb_bad" ]; then status amx ok; else status amx FAILED "${hb_bad# }"; fi
+    # The native tests after the timings: what time is left goes to them.
+    run_tests amx-tests test_amx_prelude test_amx_probe \
+      test_amx_kernels:native_bf16_matches_the_emulation \
+      test_amx_kernels:native_int8_matches_the_emulation
   fi
 fi
 
