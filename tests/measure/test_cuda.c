@@ -197,6 +197,24 @@ static int make_op(heron__op *op, int bias) {
   return rc;
 }
 
+/* The NVRTC log kept beside a built candidate's cubin (k<n>.log), for a
+ * failure message; static storage, "(no log)" when there is none. */
+static const char *build_log_of(const char *cubin_path) {
+  static char text[8192];
+  char path[700];
+  size_t n = strlen(cubin_path);
+  if (n < 6)
+    return "(no log)";
+  snprintf(path, sizeof path, "%.*s.log", (int)(n - 6), cubin_path);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return "(no log)";
+  size_t got = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[got] = '\0';
+  return text;
+}
+
 static int file_size(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 ? (int)st.st_size : -1;
@@ -421,7 +439,10 @@ TEST(build_all_compiles_cuda_candidates_on_two_jobs_with_their_own_results) {
   CHECK_STR_CONTAINS(c[4].error, "launch");
   CHECK(c[0].error == NULL);
   for (int i = 0; i < 4; i += 2) {
-    CHECK(c[i].regs > 0);
+    /* On the H200 host (2026-11-28) this found 0 registers while the
+     * direct compile of the same source gave some: the log says why. */
+    CHECK_MSG(c[i].regs > 0, "candidate %d: regs %d; NVRTC log: %s", i,
+              c[i].regs, build_log_of(c[i].so_path));
     CHECK(c[i].build_seconds > 0);
     CHECK_STR_CONTAINS(c[i].so_path, ".cubin");
     CHECK(file_size(c[i].so_path) > 100);
@@ -463,7 +484,9 @@ TEST(cuda_build_longer_than_the_timeout_is_recorded_as_timeout_afterwards) {
   CHECK_EQ(c.status, HERON_MEAS_TIMEOUT);
   CHECK_STR_CONTAINS(c.error, "timeout");
   CHECK_STR_CONTAINS(c.error, "cannot be stopped");
-  CHECK(c.regs > 0); /* the statistics of the finished build are kept */
+  /* The statistics of the finished build are kept. */
+  CHECK_MSG(c.regs > 0, "regs %d; NVRTC log: %s", c.regs,
+            build_log_of(c.so_path));
   free(c.error);
   heron__bench_free(&b);
 }
