@@ -26,7 +26,7 @@ dry_run_rebuilds_the_best_config_of_every_dataset_task)
   n=$(grep -c 'records; best .* us as tuned; built for sm_90' "$W/out") || true
   want=$(ls "$data"/*.jsonl.gz | wc -l)
   [ "$n" -eq "$want" ] || fail "$n tasks rebuilt, want $want"
-  grep -q '^gemm/4096,4096,4096/fp16/cuda: 80 records' "$W/out" ||
+  grep -q '^gemm/4096,4096,4096/fp16/cuda: 160 records' "$W/out" ||
     fail "GEMM 4096 not read whole"
   ;;
 without_a_gpu_it_says_so_and_exits_1)
