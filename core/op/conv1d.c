@@ -22,15 +22,8 @@ enum { N_, W_, CI_, CO_, KW_, STRIDE_, PAD_, DIL_ };
 
 enum { ROW_BLOCK = 256 };
 
-/* The context of the range function: the op and the double arrays. */
-typedef struct ref_ctx {
-  const heron__op *op;
-  const double *const *in;
-  double *out;
-} ref_ctx;
-
 static void c1d_rows(void *arg, int64_t lo, int64_t hi) {
-  const ref_ctx *c = arg;
+  const heron__ref_ctx *c = arg;
   const heron__op *op = c->op;
   const double *const *in = c->in;
   double *out = c->out;
@@ -73,7 +66,7 @@ static void c1d_rows(void *arg, int64_t lo, int64_t hi) {
 
 static void c1d_ref_f64(const heron__op *op, const double *const *in,
                         double *out) {
-  ref_ctx c = {op, in, out};
+  heron__ref_ctx c = {op, in, out};
   heron__par_for(op->shape[N_] * op->shape[CO_], op->flops / 2, c1d_rows, &c);
 }
 

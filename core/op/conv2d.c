@@ -25,15 +25,8 @@ enum { N_, H_, W_, CI_, CO_, KH_, KW_, STRIDE_, PAD_, DIL_ };
 
 enum { ROW_BLOCK = 256 };
 
-/* The context of the range function: the op and the double arrays. */
-typedef struct ref_ctx {
-  const heron__op *op;
-  const double *const *in;
-  double *out;
-} ref_ctx;
-
 static void c2d_rows(void *arg, int64_t lo, int64_t hi) {
-  const ref_ctx *c = arg;
+  const heron__ref_ctx *c = arg;
   const heron__op *op = c->op;
   const double *const *in = c->in;
   double *out = c->out;
@@ -82,7 +75,7 @@ static void c2d_rows(void *arg, int64_t lo, int64_t hi) {
 
 static void c2d_ref_f64(const heron__op *op, const double *const *in,
                         double *out) {
-  ref_ctx c = {op, in, out};
+  heron__ref_ctx c = {op, in, out};
   const int64_t *s = op->shape;
   int64_t HO =
       heron__conv_out_size(s[H_], s[KH_], s[STRIDE_], s[PAD_], s[DIL_]);

@@ -230,8 +230,7 @@ extern const heron__op_kind heron__op_c3d_ndhwc_kind;
  * reference wrapped; `name` (static) becomes the op's name.  Call it at
  * the end of a build function.  HERON_EUNSUPPORTED for an op without a
  * channel dimension. */
-int heron__op_channels_last(heron__op *op, const char *name,
-                            heron_error *err);
+int heron__op_channels_last(heron__op *op, const char *name, heron_error *err);
 
 /* The catalogue. */
 int heron__op_kind_count(void);
@@ -380,5 +379,13 @@ typedef void (*heron__ref_f64_fn)(const heron__op *op, const double *const *in,
  * INT32_MIN for s32). */
 void heron__op_run_ref(const heron__op *op, void *const *bufs,
                        heron__ref_f64_fn kernel);
+
+/* What a double kernel's range function (heron__par_for over output rows)
+ * reads: the op and the kernel's double arrays. */
+typedef struct heron__ref_ctx {
+  const heron__op *op;
+  const double *const *in;
+  double *out;
+} heron__ref_ctx;
 
 #endif

@@ -45,15 +45,8 @@ static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad,
  * operations whatever the split: the output is the same bit for bit at any
  * thread count. */
 
-/* The context of the range function: the op and the double arrays. */
-typedef struct ref_ctx {
-  const heron__op *op;
-  const double *const *in;
-  double *out;
-} ref_ctx;
-
 static void t2d_rows(void *arg, int64_t lo, int64_t hi) {
-  const ref_ctx *c = arg;
+  const heron__ref_ctx *c = arg;
   const heron__op *op = c->op;
   const double *const *in = c->in;
   double *out = c->out;
@@ -97,7 +90,7 @@ static void t2d_rows(void *arg, int64_t lo, int64_t hi) {
 
 static void t2d_ref_f64(const heron__op *op, const double *const *in,
                         double *out) {
-  ref_ctx c = {op, in, out};
+  heron__ref_ctx c = {op, in, out};
   heron__par_for(op->shape[N_] * op->shape[CO_], op->flops / 2, t2d_rows, &c);
 }
 
