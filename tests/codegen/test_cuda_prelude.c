@@ -1172,18 +1172,25 @@ TEST(emulation_aborts_on_a_read_of_a_pending_cp_async_group) {
  * ldmatrix .x2 and A with two .x4.  Every A and B element is distinct, and
  * the product goes out exactly: out[2e] = fp16(x), out[2e + 1] = fp16(x -
  * out[2e]) for element e = m * WN + n, so one value in a wrong lane shows
- * in the output. */
+ * in the output.  The _swz cases keep A.shared and B.shared unpadded and
+ * XOR-swizzled: stored through heron__swz, loaded with
+ * HERON_LDMATRIX_A_SWZ / _B_SWZ (rows of 16 and 32 halves). */
 typedef struct mma_case {
   const char *name;
   int wm, wn;
   int a_col, b_row, c_col; /* A M-inner, B N-inner, C.shared M-inner */
+  int swz;                 /* A.shared and B.shared swizzled, unpadded */
 } mma_case;
 
 static const mma_case MMA_CASES[] = {
-    {"mma_16x16_a_row_b_col_c_row", 16, 16, 0, 0, 0},
-    {"mma_16x16_a_col_b_row_c_col", 16, 16, 1, 1, 1},
-    {"mma_32x8_a_row_b_row_c_col", 32, 8, 0, 1, 1},
-    {"mma_32x8_a_col_b_col_c_row", 32, 8, 1, 0, 0},
+    {"mma_16x16_a_row_b_col_c_row", 16, 16, 0, 0, 0, 0},
+    {"mma_16x16_a_col_b_row_c_col", 16, 16, 1, 1, 1, 0},
+    {"mma_32x8_a_row_b_row_c_col", 32, 8, 0, 1, 1, 0},
+    {"mma_32x8_a_col_b_col_c_row", 32, 8, 1, 0, 0, 0},
+    {"mma_16x16_a_row_b_col_c_row_swz", 16, 16, 0, 0, 0, 1},
+    {"mma_16x16_a_col_b_row_c_col_swz", 16, 16, 1, 1, 1, 1},
+    {"mma_32x8_a_row_b_row_c_col_swz", 32, 8, 0, 1, 1, 1},
+    {"mma_32x8_a_col_b_col_c_row_swz", 32, 8, 1, 0, 0, 1},
 };
 #define NMMA ((int)(sizeof MMA_CASES / sizeof MMA_CASES[0]))
 #define MMA_K 32
@@ -1197,55 +1204,72 @@ static float mma_val_b(long long i) { return (float)(i - 256) / 64.0f; }
 static void mma_kdesc(const mma_case *c, kdesc *k, char *body, size_t cap) {
   int a_inner = c->a_col ? c->wm : MMA_K, a_outer = c->a_col ? MMA_K : c->wm;
   int b_inner = c->b_row ? c->wn : MMA_K, b_outer = c->b_row ? MMA_K : c->wn;
-  int lda = a_inner + 8, ldb = b_inner + 8;
+  int pad = c->swz ? 0 : 8;
+  int lda = a_inner + pad, ldb = b_inner + pad;
   int c_inner = c->c_col ? c->wm : c->wn, c_outer = c->c_col ? c->wn : c->wm;
   int ldc = c_inner + 4;
   int abytes = (2 * a_outer * lda + 127) / 128 * 128;
   int bbytes = (2 * b_outer * ldb + 127) / 128 * 128;
   int cbytes = 4 * c_outer * ldc;
-  char cidx[64];
+  char cidx[64], sta[96], stb[96], lda_s[128], ldb_s[128];
   snprintf(cidx, sizeof cidx, c->c_col ? "n * %d + m" : "m * %d + n", ldc);
-  snprintf(
-      body, cap,
-      "HERON_KERNEL(heron_cuda_kernel) {\n"
-      "  HERON_SMEM_DECL;\n"
-      "  heron_half *As = (heron_half *)heron_smem;\n"
-      "  heron_half *Bs = (heron_half *)(heron_smem + %d);\n"
-      "  float *Cs = (float *)(heron_smem + %d);\n"
-      "  const int lane = HERON_TX;\n"
-      "  for (int e = lane; e < %d; e += 32)\n"
-      "    HERON_GLOAD1(As + e / %d * %d + e %% %d, in0, e, HERON_IN0_ELEMS, "
-      "1);\n"
-      "  for (int e = lane; e < %d; e += 32)\n"
-      "    HERON_GLOAD1(Bs + e / %d * %d + e %% %d, in1, e, HERON_IN1_ELEMS, "
-      "1);\n"
-      "  HERON_SYNC();\n"
-      "  HERON_MFRAG_A(a, 1);\n"
-      "  HERON_MFRAG_B(b, 1);\n"
-      "  HERON_MFRAG_ACC(c, 1);\n"
-      "  HERON_MFILL_ZERO(c[0]);\n"
-      "  for (int k0 = 0; k0 < %d; k0 += 16) {\n"
-      "    HERON_LDMATRIX_A(a[0], As + k0 * %d, %d, %s);\n"
-      "    HERON_LDMATRIX_B(b[0], Bs + k0 * %d, %d, %s);\n"
-      "    HERON_MMA_SYNC(c[0], a[0], b[0]);\n"
-      "  }\n"
-      "  HERON_MSTORE_ACC(Cs, c[0], %d, %s);\n"
-      "  HERON_SYNC();\n"
-      "  for (int e = lane; e < %d; e += 32) {\n"
-      "    const int m = e / %d, n = e %% %d;\n"
-      "    const float x = Cs[%s];\n"
-      "    heron_half h[2];\n"
-      "    h[0] = HERON_F2H(x);\n"
-      "    h[1] = HERON_F2H(x - HERON_H2F(h[0]));\n"
-      "    HERON_GSTORE(out, 2 * e, HERON_OUT_ELEMS, h, 2);\n"
-      "  }\n"
-      "}\n"
-      "HERON_EMU_ENTRY(heron_cuda_kernel)\n",
-      abytes, abytes + bbytes, a_outer * a_inner, a_inner, lda, a_inner,
-      b_outer * b_inner, b_inner, ldb, b_inner, MMA_K, c->a_col ? lda : 1, lda,
-      c->a_col ? "col" : "row", c->b_row ? ldb : 1, ldb,
-      c->b_row ? "row" : "col", ldc, c->c_col ? "col" : "row", c->wm * c->wn,
-      c->wn, c->wn, cidx);
+  /* Where element e of a global input goes, and the loads of k-step k0. */
+  if (c->swz) {
+    snprintf(sta, sizeof sta, "As + heron__swz(e / %d, e %% %d, %d)", a_inner,
+             a_inner, lda);
+    snprintf(stb, sizeof stb, "Bs + heron__swz(e / %d, e %% %d, %d)", b_inner,
+             b_inner, ldb);
+    snprintf(lda_s, sizeof lda_s, "HERON_LDMATRIX_A_SWZ(a[0], As, k0 * %d",
+             c->a_col ? lda : 1);
+    snprintf(ldb_s, sizeof ldb_s, "HERON_LDMATRIX_B_SWZ(b[0], Bs, k0 * %d",
+             c->b_row ? ldb : 1);
+  } else {
+    snprintf(sta, sizeof sta, "As + e / %d * %d + e %% %d", a_inner, lda,
+             a_inner);
+    snprintf(stb, sizeof stb, "Bs + e / %d * %d + e %% %d", b_inner, ldb,
+             b_inner);
+    snprintf(lda_s, sizeof lda_s, "HERON_LDMATRIX_A(a[0], As + k0 * %d",
+             c->a_col ? lda : 1);
+    snprintf(ldb_s, sizeof ldb_s, "HERON_LDMATRIX_B(b[0], Bs + k0 * %d",
+             c->b_row ? ldb : 1);
+  }
+  snprintf(body, cap,
+           "HERON_KERNEL(heron_cuda_kernel) {\n"
+           "  HERON_SMEM_DECL;\n"
+           "  heron_half *As = (heron_half *)heron_smem;\n"
+           "  heron_half *Bs = (heron_half *)(heron_smem + %d);\n"
+           "  float *Cs = (float *)(heron_smem + %d);\n"
+           "  const int lane = HERON_TX;\n"
+           "  for (int e = lane; e < %d; e += 32)\n"
+           "    HERON_GLOAD1(%s, in0, e, HERON_IN0_ELEMS, 1);\n"
+           "  for (int e = lane; e < %d; e += 32)\n"
+           "    HERON_GLOAD1(%s, in1, e, HERON_IN1_ELEMS, 1);\n"
+           "  HERON_SYNC();\n"
+           "  HERON_MFRAG_A(a, 1);\n"
+           "  HERON_MFRAG_B(b, 1);\n"
+           "  HERON_MFRAG_ACC(c, 1);\n"
+           "  HERON_MFILL_ZERO(c[0]);\n"
+           "  for (int k0 = 0; k0 < %d; k0 += 16) {\n"
+           "    %s, %d, %s);\n"
+           "    %s, %d, %s);\n"
+           "    HERON_MMA_SYNC(c[0], a[0], b[0]);\n"
+           "  }\n"
+           "  HERON_MSTORE_ACC(Cs, c[0], %d, %s);\n"
+           "  HERON_SYNC();\n"
+           "  for (int e = lane; e < %d; e += 32) {\n"
+           "    const int m = e / %d, n = e %% %d;\n"
+           "    const float x = Cs[%s];\n"
+           "    heron_half h[2];\n"
+           "    h[0] = HERON_F2H(x);\n"
+           "    h[1] = HERON_F2H(x - HERON_H2F(h[0]));\n"
+           "    HERON_GSTORE(out, 2 * e, HERON_OUT_ELEMS, h, 2);\n"
+           "  }\n"
+           "}\n"
+           "HERON_EMU_ENTRY(heron_cuda_kernel)\n",
+           abytes, abytes + bbytes, a_outer * a_inner, sta, b_outer * b_inner,
+           stb, MMA_K, lda_s, lda, c->a_col ? "col" : "row", ldb_s, ldb,
+           c->b_row ? "row" : "col", ldc, c->c_col ? "col" : "row",
+           c->wm * c->wn, c->wn, c->wn, cidx);
   memset(k, 0, sizeof *k);
   k->name = c->name;
   k->launch =

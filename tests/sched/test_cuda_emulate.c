@@ -45,10 +45,17 @@ enum {
   MMA_PIPE2 = 12
 };
 #define STAGED(mma, S) (100 + 10 * (mma) + (S))
+/* SWIZZLED(S): mma 1, S pipeline stages, A.shared or B.shared swizzled. */
+#define SWIZZLED(S) (200 + (S))
 
 static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
   if (which == ALL_CONFIGS)
     return 1;
+  if (which >= 200)
+    return cuda_val(b->sp, cfg, "mma") == 1 &&
+           cuda_val(b->sp, cfg, "pipeline") == which - 200 &&
+           (cuda_val(b->sp, cfg, "A.shared_swz") == 1 ||
+            cuda_val(b->sp, cfg, "B.shared_swz") == 1);
   if (which >= 100)
     return cuda_val(b->sp, cfg, "mma") == (which - 100) / 10 &&
            cuda_val(b->sp, cfg, "pipeline") == which % 10;
@@ -266,4 +273,44 @@ TEST(staged_scan) {
 TEST(staged_gemm_prime_tiles_cut_short) {
   static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
   emulate_staged(&prime, HERON__EPI_BIAS, 1);
+}
+
+/* The XOR-swizzled shared tiles (A.shared_swz / B.shared_swz, mma 1): the
+ * cooperative and cp.async stores write through heron__swz and the
+ * ldmatrix rows read through it, so a store and a load that disagree on
+ * the layout put a value in a wrong place and fail the reference check.
+ * Every op, one to four pipeline stages, the prime GEMM with cut-short
+ * tiles. */
+#define SWZ_CONFIGS (HERON_TEST_SANITIZED ? 1 : 2)
+static void emulate_swizzled(const cuda_case *c, int epilogue, int min_ragged) {
+  for (int S = 1; S <= 4; S++)
+    emulate_some(c, epilogue, min_ragged, SWIZZLED(S), SWZ_CONFIGS);
+}
+TEST(swz_gemm_padded) { emulate_swizzled(&CUDA_SMALL[0], 0, 0); }
+TEST(swz_gemm_vectorized_with_bias_relu) {
+  emulate_swizzled(&CUDA_SMALL[1], HERON__EPI_BIAS | HERON__EPI_RELU, 0);
+}
+TEST(swz_bmm) { emulate_swizzled(&CUDA_SMALL[2], 0, 0); }
+TEST(swz_gemv) { emulate_swizzled(&CUDA_SMALL[3], HERON__EPI_BIAS, 0); }
+TEST(swz_c1d_stride2) { emulate_swizzled(&CUDA_SMALL[4], 0, 0); }
+TEST(swz_c2d_with_bias_relu) {
+  emulate_swizzled(&CUDA_SMALL[5], HERON__EPI_BIAS | HERON__EPI_RELU, 0);
+}
+TEST(swz_c3d) { emulate_swizzled(&CUDA_SMALL[6], 0, 0); }
+TEST(swz_dil_pad2) { emulate_swizzled(&CUDA_SMALL[7], HERON__EPI_RELU, 0); }
+TEST(swz_t2d_stride2_output_padding) { emulate_swizzled(&CUDA_SMALL[8], 0, 0); }
+/* The scan at M 13 (M 4 has no mma.sync config). */
+TEST(swz_scan) {
+  static const cuda_case scan = {"scan", {13, 24, 16}, 3};
+  emulate_swizzled(&scan, 0, 0);
+}
+TEST(swz_gemm_prime_tiles_cut_short) {
+  static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
+  emulate_swizzled(&prime, HERON__EPI_BIAS, 1);
+}
+/* A GEMM whose K-inner tiles are 128 and 256 halves wide (pitch a
+ * multiple of 64: the XOR period of 8 chunks), vectorized copies. */
+TEST(swz_gemm_wide_rows) {
+  static const cuda_case wide = {"gemm", {64, 64, 512}, 3};
+  emulate_swizzled(&wide, 0, 0);
 }

@@ -397,6 +397,9 @@ static void mma_case(const cuda_case *c, int n) {
     for (int v = 0; v < nv; v++)
       twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
     twin[mv] = 0;
+    /* wmma loads no swizzled tile: the twin is unswizzled (pad 0 kept). */
+    twin[heron_space_find_var(b.sp, "A.shared_swz")] = 0;
+    twin[heron_space_find_var(b.sp, "B.shared_swz")] = 0;
     CHECK_OK(heron_space_validate(b.sp, &rng, twin, twin, &err), &err);
     heron__buf sm = {0}, sw = {0};
     CHECK_OK(heron__codegen(b.t, b.sp, cfg, &sm, &err), &err);
@@ -450,3 +453,80 @@ TEST(c3d_mma_sync_compiles) { mma_case(&CUDA_SUITE[5], 2); }
 TEST(dil_mma_sync_compiles) { mma_case(&CUDA_SUITE[6], 2); }
 TEST(t2d_mma_sync_compiles) { mma_case(&CUDA_SUITE[7], 2); }
 TEST(scan_mma_sync_compiles) { mma_case(&CUDA_SUITE[8], 2); }
+
+/* The swizzled shared tiles (A.shared_swz = B.shared_swz = 1, mma 1):
+ * `n` sampled configs of case c, and their unswizzled twins (swizzle 0,
+ * the same other knobs), compile for sm_80 and sm_90 within the register
+ * and shared-memory limits (the registers of both are printed); the
+ * swizzled PTX has mma.sync, ldmatrix and the XOR of the address function
+ * (heron__swz). */
+static void swizzled_case(const cuda_case *c, int n) {
+  if (!heron__nvrtc_available())
+    SKIP("libheron was built without NVRTC: no %s kernel compiled", c->op);
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, c, "h100", 0, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int64_t *twin = malloc((size_t)nv * sizeof *twin);
+  int sa = heron_space_find_var(b.sp, "A.shared_swz");
+  int sb = heron_space_find_var(b.sp, "B.shared_swz");
+  heron_rng rng;
+  heron_rng_seed(&rng, 5151);
+  for (int got = 0; got < n; got++) {
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[heron_space_find_var(b.sp, "mma")] = 1;
+    fix[sa] = fix[sb] = 1;
+    CHECK_OK(heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err),
+             &err);
+    for (int v = 0; v < nv; v++)
+      twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
+    twin[sa] = twin[sb] = 0;
+    CHECK_OK(heron_space_validate(b.sp, &rng, twin, twin, &err), &err);
+    heron__buf ss = {0}, su = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &ss, &err), &err);
+    CHECK_OK(heron__codegen(b.t, b.sp, twin, &su, &err), &err);
+    CHECK(strstr(ss.data, "HERON_LDMATRIX_A_SWZ(") &&
+          strstr(ss.data, "HERON_LDMATRIX_B_SWZ(") &&
+          strstr(ss.data, "+ heron__swz(o, q, "));
+    int64_t threads = 32 * cuda_val(b.sp, cfg, "threadIdx.y");
+    for (int sm_ = 80; sm_ <= 90; sm_ += 10) {
+      heron__nvrtc_result rs, ru;
+      int rc = heron__nvrtc_compile(ss.data, sm_, &rs, &err);
+      CHECK_MSG(rc == HERON_OK, "%s swizzled sm_%d: %s\n%.2000s", c->op, sm_,
+                err.text, rs.log ? rs.log : "");
+      CHECK_OK(heron__nvrtc_compile(su.data, sm_, &ru, &err), &err);
+      CHECK(rs.regs <= 255 && rs.regs * threads <= b.t->cuda->regs_limit);
+      CHECK(rs.static_smem == 0 && rs.smem_bytes <= b.hw.smem_per_block_optin);
+      fprintf(stderr,
+              "%s sm_%d (pipeline %lld, pitch A %lld B %lld): swizzled %d "
+              "registers, %d bytes spilled; unswizzled twin %d, %d\n",
+              c->op, sm_, (long long)cuda_val(b.sp, cfg, "pipeline"),
+              (long long)cuda_val(b.sp, cfg, "A.shared_pitch"),
+              (long long)cuda_val(b.sp, cfg, "B.shared_pitch"), rs.regs,
+              rs.spill_bytes, ru.regs, ru.spill_bytes);
+      heron__nvrtc_result_free(&rs);
+      heron__nvrtc_result_free(&ru);
+    }
+    char *ptx = NULL;
+    CHECK_OK(heron__nvrtc_ptx(ss.data, 80, &ptx, &err), &err);
+    CHECK(strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+    CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8"));
+    CHECK(strstr(ptx, "xor.b32"));
+    free(ptx);
+    heron__buf_free(&ss);
+    heron__buf_free(&su);
+  }
+  free(fix);
+  free(cfg);
+  free(twin);
+  cuda_unbuild(&b);
+}
+
+TEST(gemm_swizzled_compiles) { swizzled_case(&CUDA_SUITE[0], 2); }
+TEST(bmm_swizzled_compiles) { swizzled_case(&CUDA_SUITE[1], 1); }
+TEST(gemv_swizzled_compiles) { swizzled_case(&CUDA_SUITE[2], 1); }
+TEST(c2d_swizzled_compiles) { swizzled_case(&CUDA_SUITE[4], 1); }
+TEST(t2d_swizzled_compiles) { swizzled_case(&CUDA_SUITE[7], 1); }

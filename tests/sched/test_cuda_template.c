@@ -20,7 +20,8 @@ TEST(gemm_template_has_herons_knobs) {
       "j.f",          "k.o",          "k.m",          "k.f",
       "A.shared_at",  "B.shared_at",  "A.shared_pad", "B.shared_pad",
       "C.shared_pad", "A.shared_vec", "B.shared_vec", "out.vec",
-      "unroll",       "pipeline",     "mma"};
+      "unroll",       "pipeline",     "mma",          "A.shared_swz",
+      "B.shared_swz"};
   int nk = (int)(sizeof knobs / sizeof knobs[0]);
   CHECK_EQ(heron_space_nknobs(b.sp), nk);
   for (int i = 0; i < nk; i++) {
@@ -568,6 +569,8 @@ TEST(log_line_without_the_pipeline_knob_reads_back_single_stage) {
     CHECK_EQ(valid, 1);
     CHECK_EQ(cuda_val(b.sp, cfg, "pipeline"), 1);
     CHECK_EQ(cuda_val(b.sp, cfg, "mma"), 0); /* nor mma: the wmma kernel */
+    CHECK_EQ(cuda_val(b.sp, cfg, "A.shared_swz"), 0); /* nor swizzle */
+    CHECK_EQ(cuda_val(b.sp, cfg, "B.shared_swz"), 0);
     char key[32];
     CHECK_OK(heron_space_key(b.sp, cfg, key, sizeof key), NULL);
     CHECK_MSG(!strcmp(key, "92375d5ec6e39bca"), "key %s", key);
@@ -655,4 +658,277 @@ TEST(mma_knob_by_architecture_and_shape) {
   CHECK(heron_space_validate(b.sp, &rng, cfg, cfg, &err) != HERON_OK);
   free(cfg);
   cuda_unbuild(&b);
+}
+
+/* A log line of the mma.sync era without the swizzle knobs (the H200
+ * campaign of 2026-11-28, configs/datasets/cuda-h200/GEMM4096.jsonl.gz)
+ * reads back unswizzled with its key, and its source has no swizzle. */
+TEST(log_line_without_the_swizzle_knobs_reads_back_unswizzled) {
+  cuda_built b;
+  heron_error err = {0};
+  static const cuda_case g4096 = {"gemm", {4096, 4096, 4096}, 3};
+  CHECK_OK(cuda_build(&b, &g4096, "h200", 0, &err), &err);
+  static const char line[] =
+      "{\"task\":\"gemm/4096,4096,4096/fp16/cuda\",\"trial\":99,\"config\":"
+      "{\"wmma_m\":16,\"wmma_n\":16,\"wmma_k\":16,\"i.w\":2,\"i.f\":4,"
+      "\"i.b\":32,\"j.w\":4,\"j.f\":4,\"j.b\":16,\"k.m\":16,\"k.f\":1,"
+      "\"k.o\":16,\"A.shared_at\":1,\"A.shared_pad\":32,\"A.shared_vec\":8,"
+      "\"B.shared_at\":1,\"B.shared_pad\":8,\"B.shared_vec\":8,"
+      "\"C.shared_pad\":24,\"out.vec\":1,\"unroll\":5,\"pipeline\":1,"
+      "\"mma\":1},\"key\":\"2c2b06ee1a8f9057\",\"status\":\"ok\","
+      "\"seconds\":0.00050172363628040665,\"gflops\":273933.58321908361}";
+  json_t *o = json_loads(line, 0, NULL);
+  CHECK(o != NULL);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  heron_rng rng;
+  heron_rng_seed(&rng, 1);
+  heron_measurement m;
+  int valid = 0;
+  CHECK_OK(heron__log_parse(o, b.sp, "gemm/4096,4096,4096/fp16/cuda", &rng, &m,
+                            cfg, &valid, NULL, 1, "GEMM4096.jsonl", &err),
+           &err);
+  CHECK_EQ(valid, 1);
+  CHECK_EQ(cuda_val(b.sp, cfg, "mma"), 1);
+  CHECK_EQ(cuda_val(b.sp, cfg, "A.shared_swz"), 0);
+  CHECK_EQ(cuda_val(b.sp, cfg, "B.shared_swz"), 0);
+  char key[32];
+  CHECK_OK(heron_space_key(b.sp, cfg, key, sizeof key), NULL);
+  CHECK_MSG(!strcmp(key, "2c2b06ee1a8f9057"), "key %s", key);
+  heron__buf src = {0};
+  CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+  const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
+  CHECK(body && !strstr(body, "heron__swz") && !strstr(body, "_SWZ(") &&
+        strstr(body, "HERON_LDMATRIX_A(fa[i]"));
+  heron__buf_free(&src);
+  json_decref(o);
+  free(cfg);
+  cuda_unbuild(&b);
+}
+
+/* The swizzle knobs: {0, 1} on sm_80+, only 0 below; a swizzled operand
+ * has mma 1, pad 0 and a pitch of 16, 32 or a multiple of 64 halves, and
+ * its source stores through heron__swz and loads with
+ * HERON_LDMATRIX_*_SWZ; swizzle with mma 0 or a pad cannot be completed. */
+TEST(swizzle_knobs_by_the_rules) {
+  cuda_built b;
+  heron_error err = {0};
+  heron_rng rng;
+  heron_rng_seed(&rng, 9);
+  for (int c = 0; c < 4; c++) {
+    const cuda_case *cc = c == 0 ? &CUDA_SUITE[0] : &CUDA_SMALL[c * 2 + 1];
+    CHECK_OK(cuda_build(&b, cc, "h100", 0, &err), &err);
+    int nv = heron_space_nvars(b.sp);
+    int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+    int seen[2][2] = {{0, 0}, {0, 0}};
+    for (int n = 0; n < 300; n++) {
+      CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+      for (int i = 0; i < 2; i++) {
+        const char *nm = i == 0 ? "A" : "B";
+        char k[48];
+        snprintf(k, sizeof k, "%s.shared_swz", nm);
+        int64_t swz = cuda_val(b.sp, cfg, k);
+        CHECK(swz == 0 || swz == 1);
+        seen[i][swz != 0]++;
+        if (!swz)
+          continue;
+        snprintf(k, sizeof k, "%s.shared_pad", nm);
+        CHECK_EQ(cuda_val(b.sp, cfg, k), 0);
+        CHECK_EQ(cuda_val(b.sp, cfg, "mma"), 1);
+        snprintf(k, sizeof k, "%s.shared_pitch", nm);
+        int64_t pitch = cuda_val(b.sp, cfg, k);
+        CHECK_MSG(pitch == 16 || pitch == 32 || pitch % 64 == 0, "pitch %lld",
+                  (long long)pitch);
+      }
+      if (n % 10)
+        continue;
+      heron__buf src = {0};
+      CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+      const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
+      for (int i = 0; i < 2; i++) {
+        int64_t swz = cuda_val(b.sp, cfg, i ? "B.shared_swz" : "A.shared_swz");
+        CHECK((strstr(body, i ? "HERON_LDMATRIX_B_SWZ("
+                              : "HERON_LDMATRIX_A_SWZ(") != NULL) ==
+              (swz == 1));
+      }
+      heron__buf_free(&src);
+    }
+    CHECK_MSG(seen[0][1] > 0 && seen[1][1] > 0 && seen[0][0] > 0,
+              "%s: swizzled A %d, B %d", cc->op, seen[0][1], seen[1][1]);
+    /* Swizzle with wmma, or with a pad: no config. */
+    for (int bad = 0; bad < 2; bad++) {
+      for (int v = 0; v < nv; v++)
+        cfg[v] = HERON_UNSET;
+      cfg[heron_space_find_var(b.sp, "A.shared_swz")] = 1;
+      if (bad == 0)
+        cfg[heron_space_find_var(b.sp, "mma")] = 0;
+      else
+        cfg[heron_space_find_var(b.sp, "A.shared_pad")] = 8;
+      CHECK(heron_space_validate(b.sp, &rng, cfg, cfg, &err) != HERON_OK);
+    }
+    free(cfg);
+    cuda_unbuild(&b);
+  }
+  /* Below sm_80 (an A100 described as sm_75): only 0. */
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "a100", 0, &err), &err);
+  cuda_unbuild(&b);
+  heron__hw hw = b.hw;
+  hw.sm = 75;
+  CHECK_OK(heron__template_build(&b.op, &hw, "cuda", &b.t, &b.sp, &err), &err);
+  int64_t lo, hi;
+  for (int i = 0; i < 2; i++) {
+    int v = heron_space_find_var(b.sp, i ? "B.shared_swz" : "A.shared_swz");
+    CHECK(heron_space_var_domain(b.sp, v, &lo, &hi, NULL, NULL) == HERON_OK);
+    CHECK(lo == 0 && hi == 0);
+  }
+  cuda_unbuild(&b);
+}
+
+/* ---- the bank census ------------------------------------------------------
+ * Each config's kernel is built as the emulation with -DHERON_EMU_BANKS and
+ * a main() that runs the grid on zero inputs; the emulation then counts,
+ * for every phase of every ldmatrix (8 lanes' 16-byte row addresses) and
+ * of every 16-byte store into shared memory (HERON_GCOPY / HERON_CP_ASYNC
+ * of 8 halves, the 8 lanes of a quarter warp at one instance of one
+ * source line), whether the 8 addresses fall into 8 distinct 16-byte bank
+ * groups (cover the 32 four-byte banks once), and prints the counts. */
+
+typedef struct bank_census {
+  long long ldm, ldm_bad, ldm_extra, st, st_bad, st_extra;
+} bank_census;
+
+static int census_of(const char *src, const char *tag, bank_census *bc) {
+  char dir[256], c[300], exe[300], log[300], cmd[2048];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/heron-banks-XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir))
+    return -1;
+  snprintf(c, sizeof c, "%s/k.c", dir);
+  snprintf(exe, sizeof exe, "%s/k", dir);
+  snprintf(log, sizeof log, "%s/k.log", dir);
+  heron__buf text = {0};
+  heron__buf_puts(&text, src);
+  heron__buf_puts(
+      &text, "\nint main(void) {\n"
+             "  void *bufs[4] = {calloc((size_t)HERON_IN0_ELEMS + 8, 2),\n"
+             "                   calloc((size_t)HERON_IN1_ELEMS + 8, 2),\n"
+             "                   calloc((size_t)HERON_OUT_ELEMS + 8, 2),\n"
+             "                   calloc((size_t)HERON_BIAS_ELEMS + 8, 2)};\n"
+             "  heron_kernel(bufs);\n"
+             "  return 0;\n"
+             "}\n");
+  heron_error err = {0};
+  int rc = heron__write_file(c, text.data, text.len, &err);
+  heron__buf_free(&text);
+  if (rc == HERON_OK) {
+    snprintf(cmd, sizeof cmd,
+             "cc -O1 -g0 -x c -std=gnu11 -DHERON_EMULATE -DHERON_EMU_BANKS "
+             "-fno-strict-aliasing -Wno-unknown-pragmas -o '%s' '%s' > '%s' "
+             "2>&1 && '%s' > '%s' 2>&1",
+             exe, c, log, exe, log);
+    rc = system(cmd) == 0 ? 0 : -1;
+  }
+  char *out = NULL;
+  size_t len = 0;
+  heron__read_file(log, &out, &len, &err);
+  const char *l = out ? strstr(out, "heron-banks:") : NULL;
+  if (rc != 0 || !l ||
+      sscanf(l,
+             "heron-banks: ldmatrix phases %lld conflicted %lld extra %lld; "
+             "stores phases %lld conflicted %lld extra %lld",
+             &bc->ldm, &bc->ldm_bad, &bc->ldm_extra, &bc->st, &bc->st_bad,
+             &bc->st_extra) != 6) {
+    fprintf(stderr, "%s: the census failed:\n%s\n", tag, out ? out : "");
+    rc = -1;
+  }
+  free(out);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "cannot remove %s\n", dir);
+  return rc;
+}
+
+/* For case c: `nswz` sampled mma configs with both operands swizzled,
+ * whose every ldmatrix and 16-byte store phase must be conflict-free (the
+ * rules' claim), and `nplain` unswizzled mma configs whose conflicts are
+ * printed, not asserted. */
+static void census_case(const cuda_case *c, int nswz, int nplain,
+                        long long *swz_phases) {
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, c, "h100", 0, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  heron_rng rng;
+  heron_rng_seed(&rng, 31);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int got[2] = {0, 0};
+  for (int n = 0; n < nswz + nplain; n++) {
+    /* Swizzled configs first, with the widest copies the index maps allow,
+     * so that the 16-byte stores are counted where there are any. */
+    int kind = n < nswz;
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[heron_space_find_var(b.sp, "mma")] = 1;
+    for (int i = 0; i < 2; i++) {
+      fix[heron_space_find_var(b.sp, i ? "B.shared_swz" : "A.shared_swz")] =
+          kind;
+      int v = heron_space_find_var(b.sp, i ? "B.shared_vec" : "A.shared_vec");
+      int64_t lo, hi;
+      CHECK(heron_space_var_domain(b.sp, v, &lo, &hi, NULL, NULL) == HERON_OK);
+      if (kind)
+        fix[v] = hi;
+    }
+    CHECK_OK(heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err),
+             &err);
+    got[kind]++;
+    heron__buf src = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+    char key[32], tag[160];
+    heron_space_key(b.sp, cfg, key, sizeof key);
+    snprintf(tag, sizeof tag,
+             "%s %s (%s, pitch A %lld B %lld, pad A %lld B %lld, vec A %lld "
+             "B %lld, pipeline %lld)",
+             c->op, key, kind ? "swizzled" : "unswizzled",
+             (long long)cuda_val(b.sp, cfg, "A.shared_pitch"),
+             (long long)cuda_val(b.sp, cfg, "B.shared_pitch"),
+             (long long)cuda_val(b.sp, cfg, "A.shared_pad"),
+             (long long)cuda_val(b.sp, cfg, "B.shared_pad"),
+             (long long)cuda_val(b.sp, cfg, "A.shared_vec"),
+             (long long)cuda_val(b.sp, cfg, "B.shared_vec"),
+             (long long)cuda_val(b.sp, cfg, "pipeline"));
+    bank_census bc;
+    CHECK_MSG(census_of(src.data, tag, &bc) == 0, "%s", tag);
+    fprintf(stderr,
+            "%s: ldmatrix %lld phases, %lld conflicted (+%lld wavefronts); "
+            "16-byte stores %lld phases, %lld conflicted (+%lld)\n",
+            tag, bc.ldm, bc.ldm_bad, bc.ldm_extra, bc.st, bc.st_bad,
+            bc.st_extra);
+    CHECK(bc.ldm > 0);
+    if (kind) {
+      CHECK_MSG(bc.ldm_bad == 0 && bc.st_bad == 0,
+                "%s: the rules claim no bank conflict", tag);
+      *swz_phases += bc.st;
+    }
+    heron__buf_free(&src);
+  }
+  CHECK_EQ(got[1], nswz);
+  free(fix);
+  free(cfg);
+  cuda_unbuild(&b);
+}
+
+TEST(swizzled_configs_have_no_bank_conflicts) {
+  static const cuda_case cases[] = {
+      {"gemm", {128, 128, 256}, 3},
+      {"gemm", {199, 151, 101}, 3},
+      {"bmm", {2, 64, 48, 96}, 4},
+      {"c2d", {2, 6, 5, 4, 8, 3, 3, 1, 1, 1}, 10},
+  };
+  long long st = 0;
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+    census_case(&cases[i], 3, 1, &st);
+  /* Some 16-byte store phases were counted (a vec-8 operand). */
+  CHECK(st > 0);
 }

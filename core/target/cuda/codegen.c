@@ -22,6 +22,7 @@ typedef struct knobs {
   int64_t sp[3][3]; /* M: b w f, N: b w f, K: o m f */
   int64_t bm, bn, kc0, kc1, warps, threads;
   int64_t at[2], pad[2], vec[2], kc[2], ld[2], bytes[2];
+  int64_t swz[2]; /* 1: the operand's tile is XOR-swizzled (heron__swz) */
   int64_t cpad, ldc, cbytes, ovec, unroll;
   int64_t stages; /* pipeline: buffers of A.shared and B.shared each */
   int64_t mma;    /* 0: wmma, 1: mma.sync m16n8k16 with ldmatrix */
@@ -55,6 +56,8 @@ static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
     k->at[i] = cfg[o->at];
     k->pad[i] = cfg[o->pad];
     k->vec[i] = cfg[o->vec];
+    /* A space without the knob (built before it) is unswizzled. */
+    k->swz[i] = o->swz >= 0 ? cfg[o->swz] : 0;
     k->kc[i] = k->at[i] == 0 ? k->kc0 : k->kc1;
     k->ld[i] = (o->k_inner ? k->kc[i] : rows) + k->pad[i];
     k->bytes[i] = 2 * (o->k_inner ? rows : k->kc[i]) * k->ld[i];
@@ -296,7 +299,12 @@ static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
        (long long)inner);
   emit(g, d, "const %s gs = %s + %s;", g->it, row0, o->k_inner ? "o" : "q");
   emit(g, d, "const %s gk = %s + %s;", g->it, k0, o->k_inner ? "q" : "o");
-  emit(g, d, "heron_half *dst = %s + o * %lld + q;", buf, (long long)k->ld[i]);
+  if (k->swz[i])
+    emit(g, d, "heron_half *dst = %s + heron__swz(o, q, %lld);", buf,
+         (long long)k->ld[i]);
+  else
+    emit(g, d, "heron_half *dst = %s + o * %lld + q;", buf,
+         (long long)k->ld[i]);
   int need[HERON__MAX_AXES];
   reads(g->op, ts, need);
   split_group(g, d, o->group, "gs", need);
@@ -417,38 +425,38 @@ static void emit_frag_loads(gen *g, int d, const char *a, const char *b,
     emit(g, d, "const int k%c = %s%s * %lld;", i == 0 ? 'a' : 'b',
          k->at[i] == 0 ? (k->sp[2][1] > 1 ? "km * CHUNK1 + " : "") : "", kf,
          (long long)k->wk);
-  emit(g, d, "#pragma unroll");
-  emit(g, d, "for (int i = 0; i < %lld; i++)", (long long)k->sp[0][2]);
-  if (s->op[0].k_inner)
-    emit(g, d + 1,
-         "%s(fa[%si], %s + (wi * %lld + i * %lld) * %lld + ka, "
-         "%lld, row);",
-         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", seta, a,
-         (long long)(k->sp[0][2] * k->wm), (long long)k->wm,
-         (long long)k->ld[0], (long long)k->ld[0]);
-  else
-    emit(g, d + 1,
-         "%s(fa[%si], %s + ka * %lld + wi * %lld + i * %lld, "
-         "%lld, col);",
-         k->mma ? "HERON_LDMATRIX_A" : "HERON_LOAD_A", seta, a,
-         (long long)k->ld[0], (long long)(k->sp[0][2] * k->wm),
-         (long long)k->wm, (long long)k->ld[0]);
-  emit(g, d, "#pragma unroll");
-  emit(g, d, "for (int j = 0; j < %lld; j++)", (long long)k->sp[1][2]);
-  if (s->op[1].k_inner)
-    emit(g, d + 1,
-         "%s(fb[%sj], %s + (wj * %lld + j * %lld) * %lld + kb, "
-         "%lld, col);",
-         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", setb, b,
-         (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
-         (long long)k->ld[1], (long long)k->ld[1]);
-  else
-    emit(g, d + 1,
-         "%s(fb[%sj], %s + kb * %lld + wj * %lld + j * %lld, "
-         "%lld, row);",
-         k->mma ? "HERON_LDMATRIX_B" : "HERON_LOAD_B", setb, b,
-         (long long)k->ld[1], (long long)(k->sp[1][2] * k->wn),
-         (long long)k->wn, (long long)k->ld[1]);
+  /* The tile's element offset in the buffer; a swizzled buffer is read
+   * through HERON_LDMATRIX_*_SWZ, which maps each lane's row with
+   * heron__swz_at from the buffer's start. */
+  for (int op = 0; op < 2; op++) {
+    const char *buf = op == 0 ? a : b;
+    const char *frag = op == 0 ? "fa" : "fb";
+    const char *set = op == 0 ? seta : setb;
+    const char *ix = op == 0 ? "i" : "j";
+    const char *w = op == 0 ? "wi" : "wj";
+    char kk = op == 0 ? 'a' : 'b';
+    int64_t f = k->sp[op][2], ws = op == 0 ? k->wm : k->wn, ld = k->ld[op];
+    int kin = s->op[op].k_inner;
+    /* A: row (K-inner) / col; B: col (K-inner) / row. */
+    const char *lay = (kin ^ (op == 1)) ? "row" : "col";
+    char off[192];
+    if (kin)
+      snprintf(off, sizeof off, "(%s * %lld + %s * %lld) * %lld + k%c", w,
+               (long long)(f * ws), ix, (long long)ws, (long long)ld, kk);
+    else
+      snprintf(off, sizeof off, "k%c * %lld + %s * %lld + %s * %lld", kk,
+               (long long)ld, w, (long long)(f * ws), ix, (long long)ws);
+    emit(g, d, "#pragma unroll");
+    emit(g, d, "for (int %s = 0; %s < %lld; %s++)", ix, ix, (long long)f, ix);
+    if (k->swz[op])
+      emit(g, d + 1, "HERON_LDMATRIX_%c_SWZ(%s[%s%s], %s, %s, %lld, %s);",
+           op == 0 ? 'A' : 'B', frag, set, ix, buf, off, (long long)ld, lay);
+    else
+      emit(g, d + 1, "%s(%s[%s%s], %s + %s, %lld, %s);",
+           k->mma ? (op == 0 ? "HERON_LDMATRIX_A" : "HERON_LDMATRIX_B")
+                  : (op == 0 ? "HERON_LOAD_A" : "HERON_LOAD_B"),
+           frag, set, ix, buf, off, (long long)ld, lay);
+  }
 }
 
 /* The mma of every (i, j) tile on the fragment set at fa[set] / fb[set]. */
@@ -871,6 +879,10 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
       "lane to C.shared;\n"
       "    with 1 < k.f <= 16 two fragment sets ping-pong: step kf+1's "
       "ldmatrix before step kf's mma.sync\n"
+      "    X.shared_swz == 1: X.shared's 16-byte chunks XOR-swizzled by row "
+      "(heron__swz), pad 0;\n"
+      "    its cooperative / cp.async stores and ldmatrix rows use the same "
+      "address function\n"
       "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
       "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
 }

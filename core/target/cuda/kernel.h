@@ -142,6 +142,17 @@
  *   HERON_LDMATRIX_B(frag, ptr, ldm, LAYOUT)  the 16 x WN tile, (k, n) at
  *       ptr[n*ldm + k] (col: .x4, .x2 for a last n8 piece) or ptr[k*ldm +
  *       n] (row: .trans)
+ *   HERON_LDMATRIX_A_SWZ(frag, base, off, ldm, LAYOUT),
+ *   HERON_LDMATRIX_B_SWZ(frag, base, off, ldm, LAYOUT)  the same tiles
+ *       from an XOR-swizzled shared buffer (the knobs A/B.shared_swz):
+ *       base is the buffer (or its pipeline slot), off the tile's
+ *       unswizzled element offset row * ldm + col in it; each lane's
+ *       row address is base + heron__swz_at(off + its row offset, ldm, 1).
+ *       heron__swz(row, col, ldm), the element offset of (row, col) in a
+ *       swizzled buffer (chunk (col / 8) ^ key of the row, key = (row /
+ *       (8 / per)) % per, per = min(ldm / 8, 8); ldm 8, 16, 32 or a
+ *       multiple of 64), is also what the generated stores into such a
+ *       buffer use: one function for every access, in both branches.
  *   HERON_MMA_SYNC(acc, a, b)     acc += a * b, one mma.sync per piece
  *       (the generator declares two sets of a and b fragments when a
  *       chunk has 2..16 k-steps, and loads step kf + 1's set before step
@@ -182,6 +193,16 @@
  * "heron-emulate: <what>" to stderr and aborts, so the CPU check reports it
  * as a runtime error.  Nothing in the emulation is global but heron_kernel,
  * so several emulated kernels can be loaded into one process.
+ *
+ * Bank census (HERON_EMULATE and HERON_EMU_BANKS): the emulation also
+ * counts, for every phase of every ldmatrix (8 lanes' 16-byte rows, taken
+ * by lane 0 of the warp) and of every 16-byte shared store (HERON_GCOPY
+ * or HERON_CP_ASYNC of 8 halves: the 8 lanes of a quarter warp at one
+ * instance of one source line between two barriers), whether the 8
+ * addresses cover the 32 four-byte banks once, and heron_kernel prints
+ * "heron-banks: ldmatrix phases P conflicted C extra E; stores phases P
+ * conflicted C extra E" to stderr when it ends (E: the extra wavefronts,
+ * the largest multiplicity of a 16-byte bank group less one, summed).
  */
 #ifndef HERON_CORE_CODEGEN_CUDA_KERNEL_H
 #define HERON_CORE_CODEGEN_CUDA_KERNEL_H

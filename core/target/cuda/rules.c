@@ -332,6 +332,8 @@ static void rule_operand_spm(ctx *c, int i) {
   int inner = o->k_inner ? o->kc : rows, outer = o->k_inner ? rows : o->kc;
   snprintf(name, sizeof name, "%s.shared_pitch", nm);
   int pitch = heron__r_sum(&c->r, name, (int[]){inner, o->pad}, 2);
+  o->pitch = pitch;
+  o->swz = -1;
   snprintf(name, sizeof name, "%s.shared_bytes", nm);
   o->bytes = heron__r_prod(&c->r, name,
                            (int[]){heron__r_const(&c->r, 2), outer, pitch}, 3);
@@ -471,6 +473,101 @@ static void rule_mma(ctx *c) {
          "mma = 0 (wmma): mma.sync m16n8k16 needs sm_80, this is sm_%d", sm);
 }
 
+/* Shared-memory layouts without bank conflicts (the knobs A.shared_swz and
+ * B.shared_swz, issue 32 step 2).  A shared tile whose row pitch is a
+ * multiple of 128 bytes puts the 8 rows that one ldmatrix phase reads in
+ * one bank group: an 8-way conflict, which the storage-align pads break
+ * only for some pitches and at the price of shared memory.  Swizzle 1
+ * stores element (row, col) in the 16-byte chunk (col / 8) ^ key of its
+ * row, key = (row / (8 / per)) % per, per = min(pitch / 8, 8) chunks
+ * (heron__swz, the one address function of the mma prelude): any 8
+ * consecutive rows at one chunk, and any 8 consecutive chunks that start
+ * at a multiple of 8 (a phase of 16-byte stores), lie in 8 distinct
+ * 16-byte bank groups.  The XOR must stay inside the row and the period
+ * must cover a 128-byte line, so the pitch is 16 or 32 halves (32- or
+ * 64-byte rows, 4 or 2 rows per line, key period 8 rows) or a multiple of
+ * 64 halves (128 bytes); a swizzled operand has pad 0.  wmma's
+ * load_matrix_sync takes a plain pitch, so swizzle needs mma == 1 (and so
+ * sm_80).  The rules claim: with swizzle 1 every ldmatrix phase and every
+ * phase of 16-byte stores of that operand is conflict-free
+ * (tests/sched/test_cuda_template.c counts the banks of the emulated
+ * kernel).  Absent value 0: old logs read back unswizzled. */
+static void rule_swizzle(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  int ok = c->t->hw.sm >= 80;
+  for (int i = 0; i < 2; i++) {
+    heron__cuda_operand *o = &s->op[i];
+    const char *nm = i == 0 ? "A" : "B";
+    char name[48], what[128];
+    snprintf(name, sizeof name, "%s.shared_swz", nm);
+    o->swz = heron__r_set(&c->r, name, 1, (const int64_t[]){0, 1}, ok ? 2 : 1);
+    if (o->swz >= 0 &&
+        heron__space_var_absent(c->r.sp, o->swz, 0) != HERON_OK && !c->r.rc)
+      c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                                "cuda template: cannot declare %s's absent "
+                                "value",
+                                name);
+    snprintf(name, sizeof name, "%s.swz.mma", nm);
+    /* Products from 0 (heron__r_prod's start at 1). */
+    int sm = heron__r_range(&c->r, name, 0, 0, 1);
+    heron__r_post(&c->r, HERON_C_PROD, sm, (int[]){o->swz, s->mma}, 2, NULL, 0,
+                  name);
+    snprintf(what, sizeof what,
+             "%s.shared_swz == 1 => mma == 1 (wmma loads no swizzled tile)",
+             nm);
+    heron__r_eq(&c->r, sm, o->swz, what);
+    snprintf(name, sizeof name, "%s.swz.pad", nm);
+    int sp = heron__r_range(&c->r, name, 0, 0, PADS[NPADS - 1]);
+    heron__r_post(&c->r, HERON_C_PROD, sp, (int[]){o->swz, o->pad}, 2, NULL, 0,
+                  name);
+    snprintf(what, sizeof what, "%s.shared_swz == 1 => %s.shared_pad == 0", nm,
+             nm);
+    heron__r_le(&c->r, sp, 0, what);
+    /* row = select(swz, 64, pitch) in {16, 32, 64, 128, 192, ...}. */
+    int64_t ub = heron__r_ub(&c->r, o->pitch);
+    if (ub < 64)
+      ub = 64;
+    if (ub > 64 * 4096)
+      ub = 64 * 4096;
+    int64_t n = 2 + ub / 64;
+    int64_t *rows = malloc((size_t)n * sizeof *rows);
+    if (!rows) {
+      if (!c->r.rc)
+        c->r.rc = heron_error_set(c->r.err, HERON_ENOMEM,
+                                  "cuda template: out of memory");
+      return;
+    }
+    rows[0] = 16;
+    rows[1] = 32;
+    for (int64_t k = 1; k <= ub / 64; k++)
+      rows[1 + k] = 64 * k;
+    snprintf(name, sizeof name, "%s.swz.row", nm);
+    int row = heron__r_range(&c->r, name, 0, 1, ub);
+    heron__r_post(&c->r, HERON_C_SELECT, row,
+                  (int[]){o->swz, heron__r_const(&c->r, 64), o->pitch}, 3, NULL,
+                  0, name);
+    snprintf(what, sizeof what,
+             "%s.shared_swz == 1 => pitch in {16, 32} or a multiple of 64 "
+             "halves",
+             nm);
+    heron__r_post(&c->r, HERON_C_IN, row, NULL, 0, rows, (int)n, what);
+    free(rows);
+  }
+  if (ok)
+    NOTE(c, "Shared-Swizzle",
+         "A.shared_swz, B.shared_swz in {0, 1}: 1 XOR-swizzles the tile's "
+         "16-byte chunks by row (period min(pitch / 8, 8) chunks), used by "
+         "the cooperative / cp.async stores and the ldmatrix rows alike; "
+         "needs mma == 1, pad 0 and a pitch of 16, 32 or a multiple of 64 "
+         "halves; claimed conflict-free: every ldmatrix phase and every "
+         "phase of 16-byte stores; old logs read as 0");
+  else
+    NOTE(c, "Shared-Swizzle",
+         "A.shared_swz = B.shared_swz = 0: the swizzle needs mma.sync "
+         "(sm_80), this is sm_%d",
+         c->t->hw.sm);
+}
+
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
                             heron_error *err) {
   const heron__op *op = &t->op;
@@ -514,6 +611,7 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     rule_unroll(c);
     rule_pipeline(c);
     rule_mma(c);
+    rule_swizzle(c);
     rc = c->r.rc;
   }
   free(c);

@@ -63,6 +63,14 @@
  * col_major), otherwise M- or N-inner, so the cooperative loads read
  * consecutive addresses.  C.shared is M-inner when the output's contiguous
  * axis is in M (convolutions), N-inner otherwise.
+ *
+ * With the knob X.shared_swz = 1 (mma path only, pad 0, a row pitch of
+ * 16, 32 or a multiple of 64 halves) the tile X.shared is XOR-swizzled:
+ * element (row, col) lies in the 16-byte chunk (col / 8) ^ key of its row
+ * (heron__swz in the mma prelude, core/target/cuda/prelude.c), which the
+ * cooperative stores and the ldmatrix row addresses both use, so that an
+ * ldmatrix phase (8 rows at one chunk) and a phase of 16-byte stores (8
+ * consecutive chunks) each cover the 32 banks once.
  */
 #ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
@@ -79,6 +87,9 @@ typedef struct heron__cuda_operand {
   int at;          /* knob: compute-at position 0 (k.o loop) or 1 (k.m) */
   int pad;         /* knob: storage-align offset in elements */
   int vec;         /* knob: halves per cooperative load (1, 2, 4, 8) */
+  int swz;         /* knob: 1 XOR-swizzles the tile's 16-byte chunks (mma
+                      only, pad 0), 0 none; -1 in a space without it */
+  int pitch;       /* aux: row pitch in elements (inner extent + pad) */
   int kc;          /* aux: K extent of the shared chunk */
   int bytes;       /* aux: bytes of the shared buffer */
   int64_t vec_max; /* widest vector the index map allows */
