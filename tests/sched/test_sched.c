@@ -486,50 +486,6 @@ TEST(sampled_configs_fit_registers_and_caches) {
   }
 }
 
-/* Whether gemm 1024^3 (B prepacked when `prepack`) accepts a config with
- * B.pack, i.t0 and j.t0 fixed; the rest is the solver's. */
-static int split_valid(int64_t bpack, int64_t it0, int64_t jt0,
-                       unsigned prepack) {
-  heron__hw hw = zen4();
-  built b;
-  heron_error err = {0};
-  memset(&b, 0, sizeof b);
-  if (heron__op_build("gemm", (int64_t[]){1024, 1024, 1024}, 3, HERON__FP32,
-                      &b.op, &err) != HERON_OK)
-    return -1;
-  b.op.prepack = prepack;
-  if (heron__template_build(&b.op, &hw, "cpu", &b.t, &b.sp, &err) != HERON_OK)
-    return -1;
-  int nv = heron_space_nvars(b.sp);
-  int64_t *part = malloc((size_t)nv * sizeof *part);
-  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
-  for (int v = 0; v < nv; v++)
-    part[v] = HERON_UNSET;
-  part[heron_space_find_var(b.sp, "B.pack")] = bpack;
-  part[heron_space_find_var(b.sp, "i.t0")] = it0;
-  part[heron_space_find_var(b.sp, "j.t0")] = jt0;
-  heron_rng rng;
-  heron_rng_seed(&rng, 9);
-  int rc = heron_space_validate(b.sp, &rng, part, cfg, &err);
-  free(part);
-  free(cfg);
-  unbuild(&b);
-  return rc == HERON_OK;
-}
-
-/* Pack-Reuse: B packed in the call is copied again by every fused tile
- * along i, so a packed B needs thread tiles of at least 256 rows (i.t0 <=
- * 4 at M = 1024); read in place, or prepacked once ahead of the calls, any
- * split is allowed.  A alike along j. */
-TEST(pack_reuse_keeps_packed_inputs_to_wide_thread_tiles) {
-  CHECK_EQ(split_valid(1, 4, 1, 0), 1);
-  CHECK_EQ(split_valid(1, 8, 1, 0), 0);
-  CHECK_EQ(split_valid(1, 16, 1, 0), 0);
-  CHECK_EQ(split_valid(0, 16, 1, 0), 1);
-  CHECK_EQ(split_valid(1, 16, 1, 1u << 1), 1);
-  CHECK_EQ(split_valid(1, 1, 16, 0), 1); /* A may still be in place */
-}
-
 TEST(an_oversized_register_tile_violates_the_space) {
   heron__hw hw = zen4();
   built b;

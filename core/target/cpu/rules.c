@@ -846,59 +846,6 @@ static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
                 "a stage only with a split reduction");
 }
 
-/* Pack-Reuse for a large task that reads no input through a window (gemm,
- * bmm): a pack is made per fused tile and reduction slice, so every fused
- * tile along an axis the input does not read copies the same elements
- * again (B is packed once per row block of the output, A once per column
- * block), and a copied element costs about what 32 multiply-adds do (two
- * 16-lane FMAs a cycle against one element moved).  So an input packed in
- * the call (not --prepack'ed) must feed at least PACK_REUSE multiply-adds
- * per element: the thread tile's extent along the axes it does not read
- * is at least that, or their whole extent.  Configs that split the output
- * into many thin tiles then read that input in place instead (with its
- * prefetch knob), which costs no copy at all. */
-#define HERON__CPU_PACK_REUSE 256
-
-static int pack_reuse_applies(const heron__template *t) {
-  const heron__op *op = &t->op;
-  int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
-  if (t->dot || t->vec_reduce || t->vec_axis < 0 ||
-      !large_task(t, lanes_max < 16 ? lanes_max : 16))
-    return 0;
-  for (int a = 0; a < op->naxes; a++)
-    if (t->has_knobs[a] && windowed(op, a))
-      return 0;
-  return 1;
-}
-
-static void pack_reuse(ctx *c, int i, int *thread_tile) {
-  heron__template *t = c->t;
-  const heron__op *op = &t->op;
-  const heron__tensor *ts = &op->in[i];
-  int xs[HERON__MAX_AXES], n = 0;
-  int64_t most = 1;
-  for (int a = 0; a < op->naxes; a++)
-    if (op->axes[a].kind == HERON__SPATIAL && t->has_knobs[a] &&
-        !heron__tensor_reads(ts, a)) {
-      xs[n++] = thread_tile_var(c, thread_tile, a);
-      most = heron__mul_sat(most, op->axes[a].extent);
-    }
-  if (n == 0 || c->r.rc)
-    return;
-  int64_t least = most < HERON__CPU_PACK_REUSE ? most : HERON__CPU_PACK_REUSE;
-  char name[48];
-  snprintf(name, sizeof name, "%s.reuse", ts->name);
-  int reuse = n == 1 ? xs[0] : heron__r_prod(&c->r, name, xs, n);
-  snprintf(name, sizeof name, "%s.reuse.need", ts->name);
-  int need = heron__r_range(&c->r, name, 0, 1, least);
-  heron__r_post(&c->r, HERON_C_SELECT, need,
-                (int[]){t->pack[i], heron__r_const(&c->r, 1),
-                        heron__r_const(&c->r, least)},
-                3, NULL, 0, name);
-  heron__r_post(&c->r, HERON_C_LE, need, &reuse, 1, NULL, 0,
-                "a packed element feeds enough multiply-adds");
-}
-
 /* ---- Add-Multi-Level-SPM: packing --------------------------------------- */
 
 /* The CPU's scratchpad is a contiguous, aligned per-thread buffer.  The
@@ -923,7 +870,6 @@ static void rule_pack(ctx *c) {
   int thread_tile[HERON__MAX_AXES]; /* levels 1..3 of each spatial axis */
   for (int a = 0; a < op->naxes; a++)
     thread_tile[a] = -1;
-  int reuse_rule = pack_reuse_applies(t);
   for (int i = 0; i < op->ninputs && !c->r.rc; i++) {
     const heron__tensor *ts = &op->in[i];
     int xs[HERON__MAX_AXES], n = 0;
@@ -962,8 +908,6 @@ static void rule_pack(ctx *c) {
                   (int[]){t->pack[i], heron__r_const(&c->r, 0), tile}, 3, NULL,
                   0, name);
     sizes[nsizes++] = t->pack_elems[i];
-    if (reuse_rule && !(op->prepack >> i & 1u))
-      pack_reuse(c, i, thread_tile);
   }
   stage_output(c, thread_tile, sizes, &nsizes);
   int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
@@ -986,17 +930,6 @@ static void rule_pack(ctx *c) {
                       "step; "
                     : "",
       (long long)t->pack_limit);
-  if (reuse_rule)
-    heron__rule_note_add(
-        t->rules, &t->nrules, "Pack-Reuse",
-        "an input packed in the call feeds >= %d multiply-adds per element: "
-        "the thread tile along the axes it does not read is >= %d (or "
-        "their extent)",
-        HERON__CPU_PACK_REUSE, HERON__CPU_PACK_REUSE);
-  else
-    heron__rule_note_add(t->rules, &t->nrules, "Pack-Reuse",
-                         "not applicable: a small task, a window or no "
-                         "outer-product micro-kernel");
 }
 
 /* ---- Tile for cache --------------------------------------------------- */
