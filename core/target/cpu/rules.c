@@ -152,35 +152,6 @@ static void rule_parallel(ctx *c) {
       (long long)need, t->hw.cores);
 }
 
-/* ---- Register-Blocking: configs that cannot be fast ----------------------
- *
- * A large task (its output holds at least 64 tiles of 8 widest vectors per
- * core: every core has far more work than one register tile) is never
- * fastest with narrow vectors, with fewer accumulators than the FMA
- * pipelines hold in flight, or with reduction slices so short that the
- * accumulators are stored and reloaded every few steps; random configs of
- * that kind are most of the trials of a search that time out or run at a
- * tenth of the best (GEMM 1024^3 on a Sapphire Rapids: 4 of the first 10
- * configs exceeded the 3 s limit, all of them scalar or 4-lane).  Small
- * tasks keep the whole space (their tiles are bounded by the extents and
- * the padded-work rule). */
-static int large_task(const heron__template *t, int64_t lanes_max) {
-  const heron__op *op = &t->op;
-  int64_t out = 1;
-  for (int a = 0; a < op->naxes; a++)
-    if (op->axes[a].kind == HERON__SPATIAL)
-      out = heron__mul_sat(out, op->axes[a].extent);
-  int64_t cores = t->hw.cores > 0 ? t->hw.cores : 1;
-  return lanes_max >= 8 && out >= cores * 64 * 8 * lanes_max;
-}
-
-/* Accumulator vectors that keep both FMA pipelines busy: 2 units times a
- * 4-cycle latency (Skylake-X to Sapphire Rapids, Zen 4 and 5). */
-#define HERON__CPU_MIN_ACC_VECS 8
-/* Reduction steps per slice below which the accumulators' loads and
- * stores at every slice cost more than an eighth of the multiply-adds. */
-#define HERON__CPU_MIN_SLICE 16
-
 /* ---- Vectorize ------------------------------------------------------------
  */
 
@@ -550,16 +521,6 @@ static void rule_vectorize(ctx *c) {
   }
   int64_t cand[5];
   int n = vector_widths(lanes_max, op->axes[a].extent, cand);
-  /* Register-Blocking: a large task whose vector axis the widest vector
-   * divides uses only that width (a narrower FMA does half the work or
-   * less in the same slot). */
-  int widest_only = !t->dot && lanes_max <= 16 &&
-                    op->axes[a].extent % lanes_max == 0 &&
-                    large_task(t, lanes_max);
-  if (widest_only) {
-    cand[0] = lanes_max;
-    n = 1;
-  }
   t->vec_axis = a;
   t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
   char qname[48];
@@ -749,53 +710,6 @@ static int thread_tile_var(ctx *c, int *thread_tile, int a) {
     thread_tile[a] = heron__r_prod(&c->r, name, &c->t->tile[a][1], 3);
   }
   return thread_tile[a];
-}
-
-/* Register-Blocking for a large fp32 task (large_task): at least
- * HERON__CPU_MIN_ACC_VECS accumulator vectors (the register rule keeps the
- * tile inside the register file, so e.g. 8 rows x 2 vectors up to 14 x 2 on
- * AVX-512), and a reduction slice (product of the reduction t1) of at least
- * HERON__CPU_MIN_SLICE steps, or the whole reduction when it is shorter.
- * Together with the widest vectors only (rule_vectorize), this leaves out
- * the configs that run at a fraction of the best and keeps every register
- * tile the hand-written BLAS kernels use. */
-static void rule_register_blocking(ctx *c) {
-  heron__template *t = c->t;
-  const heron__op *op = &t->op;
-  int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
-  if (t->dot || t->vec_reduce || t->vec_axis < 0 ||
-      !large_task(t, lanes_max < 16 ? lanes_max : 16) || c->r.rc) {
-    heron__rule_note_add(t->rules, &t->nrules, "Register-Blocking",
-                         "not applicable: %s",
-                         t->dot || t->vec_reduce || t->vec_axis < 0
-                             ? "no outer-product micro-kernel"
-                             : "a small task keeps the whole space");
-    return;
-  }
-  int64_t acc = HERON__CPU_MIN_ACC_VECS < t->acc_vec_limit
-                    ? HERON__CPU_MIN_ACC_VECS
-                    : t->acc_vec_limit;
-  heron__r_post(&c->r, HERON_C_LE, heron__r_const(&c->r, acc), &t->acc_vecs, 1,
-                NULL, 0, "acc.vecs >= pipelined FMAs");
-  int xs[HERON__MAX_AXES], n = 0;
-  int64_t steps = 1;
-  for (int a = 0; a < op->naxes; a++)
-    if (op->axes[a].kind == HERON__REDUCE && t->has_knobs[a]) {
-      xs[n++] = t->tile[a][1];
-      steps = heron__mul_sat(steps, op->axes[a].extent);
-    }
-  int64_t slice = steps < HERON__CPU_MIN_SLICE ? steps : HERON__CPU_MIN_SLICE;
-  if (n > 0 && slice > 1) {
-    int v = heron__r_prod(&c->r, "k.slice", xs, n);
-    heron__r_post(&c->r, HERON_C_LE, heron__r_const(&c->r, slice), &v, 1, NULL,
-                  0, "reduction slice >= minimum");
-  }
-  heron__rule_note_add(
-      t->rules, &t->nrules, "Register-Blocking",
-      "a large task: vec only the widest (%lld lanes) where it divides %s, "
-      "acc.vecs >= %lld, reduction slice >= %lld steps",
-      (long long)(lanes_max < 16 ? lanes_max : 16), op->axes[t->vec_axis].name,
-      (long long)acc, (long long)slice);
 }
 
 /* ---- Add-Multi-Level-SPM: the output's stage ---------------------------- */
@@ -1112,7 +1026,6 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   }
   rule_cache_stage(c, l2_sizes);
   rule_tensorize(c, c->vec_q);
-  rule_register_blocking(c);
   if (t->dot)
     rule_dot_groups(c);
   rule_tile_for_cache(c, l2_sizes, l1_sizes);
