@@ -44,7 +44,7 @@
  *
  * Tasks with a fused epilogue and ops outside the list above are listed
  * without a baseline.  Needs an NVIDIA GPU; without one it says so and exits
- * 1.  The driver is loaded as the tuner loads it (core/target/cuda/driver.c);
+ * 1.  The driver is loaded as the tuner loads it (core/targets/cuda/driver.c);
  * cuBLAS and cuDNN share its primary context.
  */
 #include <cublas_v2.h>
@@ -63,8 +63,8 @@
 #include "core/measure/measure.h"
 #include "core/measure/worker.h"
 #include "core/record/record.h"
-#include "core/target/cuda/driver.h"
-#include "core/target/replay/replay.h"
+#include "core/targets/cuda/driver.h"
+#include "core/targets/replay/replay.h"
 #include "core/task/task.h"
 #include "core/util/util.h"
 #include "cudnn_graph.h"

@@ -61,7 +61,7 @@ static const char check_c_source[] =
     "void heron_kernel(void *const *bufs) { (void)bufs; }\n";
 
 /* The check's CUDA kernel, after the launch line and the include block
- * every generated source has (core/target/cuda/kernel.h). */
+ * every generated source has (core/targets/cuda/kernel.h). */
 static const char check_cu_body[] =
     "extern \"C\" __global__ void heron_cuda_kernel(const __half *in0,\n"
     "    const __half *in1, __half *out, const __half *bias) {\n"

@@ -21,11 +21,11 @@
  * SOCK_SEQPACKET socket pair: one request, one reply per run.
  *
  * The cuda target (a bench made by heron__bench_init_cuda) builds each
- * candidate in-process with NVRTC into a cubin (core/target/cuda/nvrtc.c:
+ * candidate in-process with NVRTC into a cubin (core/targets/cuda/nvrtc.c:
  * thread safe, so the same pool of build threads runs the compiles) and
  * records ptxas' statistics; its runs load the cubin in a worker through
  * the driver API, which is dlopen'ed and initialised only there
- * (core/target/cuda/run.c), since a CUDA context does not survive fork.
+ * (core/targets/cuda/run.c), since a CUDA context does not survive fork.
  * With opts.emulate the same source is compiled by the C compiler instead
  * and its exported heron_kernel, which runs the whole grid on the CPU, is
  * run once and checked by the cpu worker.
@@ -42,7 +42,7 @@
 #define HERON_CORE_MEASURE_H
 
 #include "core/op/op.h"
-#include "core/target/cuda/kernel.h"
+#include "core/targets/cuda/kernel.h"
 #include "heron/record.h"
 #include "heron/tune.h"
 
@@ -215,7 +215,7 @@ int heron__run_candidate(heron__bench *b, const heron__candidate *c,
  */
 
 /* One NVRTC compile of a generated CUDA source (see
- * core/target/cuda/kernel.h). */
+ * core/targets/cuda/kernel.h). */
 typedef struct heron__nvrtc_result {
   void *cubin;       /* malloc'ed cubin image, NULL when the compile failed */
   size_t cubin_size; /* bytes */

@@ -16,7 +16,7 @@
  * never starts one, and the reference is computed without OpenMP.
  *
  * The parent side below serves both kinds of kernel; a cubin's worker is
- * core/target/cuda/run.c's.  A CUDA emulation (opts.emulate) is run by the
+ * core/targets/cuda/run.c's.  A CUDA emulation (opts.emulate) is run by the
  * cpu worker, but only once: its time means nothing, so it is checked and
  * reported without timing.
  *

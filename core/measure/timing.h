@@ -1,6 +1,6 @@
 /* core/measure/timing.h - the timing loop and the median every runner
- * shares: the cpu worker (run.c), the cuda worker (core/target/cuda/run.c)
- * and the replay target's build-time median (core/target/replay/replay.c).
+ * shares: the cpu worker (run.c), the cuda worker (core/targets/cuda/run.c)
+ * and the replay target's build-time median (core/targets/replay/replay.c).
  * Internal to libheron. */
 #ifndef HERON_CORE_MEASURE_TIMING_H
 #define HERON_CORE_MEASURE_TIMING_H

@@ -1,5 +1,5 @@
 /* core/measure/worker.h - what the cpu worker (run.c) and the cuda worker
- * (core/target/cuda/run.c) share: the report a worker sends back, the
+ * (core/targets/cuda/run.c) share: the report a worker sends back, the
  * output check, the worker's start and end, and the timing loop
  * (timing.h).  Internal to core/measure and the cuda target. */
 #ifndef HERON_CORE_MEASURE_WORKER_H
@@ -37,7 +37,7 @@ int heron__worker_check(const heron__bench *b, const void *out,
 /* Bytes of the op's buffer i: inputs, output (at ninputs), bias. */
 size_t heron__buffer_bytes(const heron__op *op, int i);
 
-/* The cuda worker's whole life (core/target/cuda/run.c): loads the cubin
+/* The cuda worker's whole life (core/targets/cuda/run.c): loads the cubin
  * k->path through the driver API, measures it and reports to fd.  Never
  * returns. */
 _Noreturn void heron__cuda_worker_main(heron__bench *b,

@@ -1,6 +1,6 @@
 /* core/sched/gemm_view.h - the implicit-GEMM view of an op, shared by the
  * targets that put an op on matrix units (the cuda Tensor Core template,
- * core/target/cuda/template.h, and the amx template, core/target/amx/
+ * core/targets/cuda/template.h, and the amx template, core/targets/amx/
  * amx_template.h).  Internal to libheron.
  *
  * Every op is read as a batched GEMM C = A * B whose operands are two of

@@ -2,7 +2,7 @@
  * from a template and a config.  Internal to libheron.
  *
  * heron__template_build applies the target's schedule-generation rules
- * (heron__target.rules, core/target/<name>/rules.c) to the op description
+ * (heron__target.rules, core/targets/<name>/rules.c) to the op description
  * (core/op/op.h) - for cpu: Always-Inline, Add-Cache-Stage
  * (local accumulator), Multi-Level-Tiling of spatial and reduction axes,
  * parallel over fused outer tiles, unroll pragma, vectorize - and, for every
@@ -24,7 +24,7 @@
 #define HERON_CORE_SCHED_H
 
 #include "core/op/op.h"
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 #include "core/util/util.h"
 #include "heron/space.h"
 
@@ -34,7 +34,7 @@ typedef struct heron__template heron__template;
 
 struct heron__target;
 
-/* Builds the template of `op` for target `tg` (core/target/target.h) on
+/* Builds the template of `op` for target `tg` (core/targets/target.h) on
  * `hw`, with that target's rules, and its space, frozen with
  * heron__space_finish.  HERON_EUNSUPPORTED for a target without rules or
  * an op / dtype its rules do not cover; HERON_EUNSAT when no config

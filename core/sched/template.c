@@ -1,6 +1,6 @@
 /* core/sched/template.c - building, describing and freeing schedule
  * templates: the part every target shares in front of the target's own
- * rules, describe, code generator and flags (core/target/target.h).
+ * rules, describe, code generator and flags (core/targets/target.h).
  *
  * A target without rules (replay: it rebuilds the recorded target's) is
  * refused with HERON_EUNSUPPORTED and a message naming the targets that
@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "core/space/builder.h"
-#include "core/target/cpu/template.h"
-#include "core/target/target.h"
+#include "core/targets/cpu/template.h"
+#include "core/targets/target.h"
 
 /* HERON_EUNSUPPORTED for a target without rules (or none of that name),
  * naming the targets that have them. */

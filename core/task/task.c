@@ -1,5 +1,5 @@
 /* core/task/task.c - task assembly: the spec validated, the op built, the
- * target found in the registry and asked (core/target/target.h) for its
+ * target found in the registry and asked (core/targets/target.h) for its
  * spec checks, hardware, rules and, for replay, its recorded task; the
  * memory check; the task's key and its public accessors. */
 #include "core/task/task.h"

@@ -5,8 +5,8 @@
 
 #include "core/op/op.h"
 #include "core/sched/sched.h"
-#include "core/target/hw.h"
-#include "core/target/target.h"
+#include "core/targets/hw.h"
+#include "core/targets/target.h"
 #include "heron/task.h"
 
 struct heron_task {

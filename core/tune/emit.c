@@ -58,7 +58,7 @@ int heron__emit(const heron_task *t, const heron_history *h, const char *dir,
   if (!best)
     return HERON_OK;
   /* config.json for every target, then the target's own files: the
-   * kernel's source and how to build and run it (core/target/target.h).
+   * kernel's source and how to build and run it (core/targets/target.h).
    * A T1 space has no kernel to write: its best config is the result. */
   int rc = heron__mkdirs(dir, err);
   char *cfg = rc ? NULL : config_json(t, best);

@@ -39,8 +39,8 @@
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/record/record.h"
-#include "core/target/hw.h"
-#include "core/target/replay/replay.h"
+#include "core/targets/hw.h"
+#include "core/targets/replay/replay.h"
 #include "core/task/task.h"
 #include "core/tune/measurer.h"
 #include "core/util/util.h"
@@ -726,7 +726,7 @@ static int record_one(run *r, heron_measurement *m, char *error, uint64_t key,
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   r->res->measured++;
   /* Replay: answering the trial stands for measuring it, as long as the
-   * record says that took (core/target/replay/replay.h). */
+   * record says that took (core/targets/replay/replay.h). */
   r->sim_s += cost;
   int erc = set_elapsed(r, r->hist.n - 1, run_elapsed(r), err);
   if (erc)

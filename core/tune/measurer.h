@@ -9,15 +9,15 @@
 #include <stdio.h>
 
 #include "core/measure/measure.h"
-#include "core/target/replay/replay.h"
-#include "core/target/target.h"
+#include "core/targets/replay/replay.h"
+#include "core/targets/target.h"
 #include "heron/tune.h"
 
 struct heron_measurer {
   const heron_task *task;
   heron_measure_options mo;
   int nvars;
-  /* The target that measures (core/target/target.h): the task's, or for a
+  /* The target that measures (core/targets/target.h): the task's, or for a
    * task without kernels or logs (a T1 space without its T4 file) the
    * default target, and what its measure_setup settled. */
   const heron__target *tg;

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/target/amx/amx_template.h"
+#include "core/targets/amx/amx_template.h"
 #include "core/util/util.h"
 #include "test.h"
 

@@ -21,11 +21,11 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "core/target/cpu/template.h"
+#include "core/targets/cpu/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 #include "core/util/util.h"
 
 /* Under the sanitizers every case samples a fifth as many configs: the

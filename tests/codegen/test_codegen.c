@@ -16,11 +16,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "core/target/cpu/template.h"
+#include "core/targets/cpu/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 
 /* Generated kernels are compiled the way the measure module would, with
  * the template's flags (heron__template_cflags), but at -O2: faster

@@ -1,5 +1,5 @@
 /* tests/codegen/test_cuda_prelude.c - the CUDA kernel dialect's prelude
- * (core/target/cuda/prelude.c) and the launch line.
+ * (core/targets/cuda/prelude.c) and the launch line.
  *
  * Hand-written kernels in the dialect - GEMMs on Tensor Core fragments in
  * every layout, with vector copies, guarded loads, bias and relu, and
@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/target/cuda/kernel.h"
+#include "core/targets/cuda/kernel.h"
 #include "core/util/util.h"
 
 #ifdef HERON_HAVE_NVRTC

@@ -15,7 +15,7 @@
 
 #include "core/measure/measure.h"
 #include "core/op/op.h"
-#include "core/target/cuda/driver.h"
+#include "core/targets/cuda/driver.h"
 #include "core/util/util.h"
 #include "heron/task.h"
 #include "test.h"

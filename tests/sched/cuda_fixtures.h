@@ -8,8 +8,8 @@
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
-#include "core/target/cuda/template.h"
-#include "core/target/hw.h"
+#include "core/targets/cuda/template.h"
+#include "core/targets/hw.h"
 
 typedef struct cuda_case {
   const char *op;

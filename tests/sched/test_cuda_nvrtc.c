@@ -233,7 +233,7 @@ static void compile_case(const cuda_case *c, int count, int sample) {
     over_est += r->regs > j->est_regs;
     max_regs = r->regs > max_regs ? r->regs : max_regs;
     /* HERON_NVRTC_VERBOSE=1: one line per kernel, for calibrating the
-     * register estimate of core/target/cuda/rules.c. */
+     * register estimate of core/targets/cuda/rules.c. */
     if (getenv("HERON_NVRTC_VERBOSE"))
       fprintf(stderr, "regs %d est %lld threads %lld spill %d\n", r->regs,
               (long long)j->est_regs, (long long)j->threads, r->spill_bytes);

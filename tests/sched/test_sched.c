@@ -8,8 +8,8 @@
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
-#include "core/target/cpu/template.h"
-#include "core/target/hw.h"
+#include "core/targets/cpu/template.h"
+#include "core/targets/hw.h"
 
 /* A fixed AVX-512 machine like the one the template was tuned on, so the
  * tests do not depend on where they run. */

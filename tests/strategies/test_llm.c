@@ -24,7 +24,7 @@
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/record/record.h"
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 #include "fake_server.h"
 #include "test.h"
 

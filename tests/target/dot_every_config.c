@@ -12,7 +12,7 @@
  * kernels the weight pack's strided stores were forwarded into the
  * emulated vector load with the wrong elements in lanes 1..7 (12 of the
  * 192 configs of gemm 3x16x4).  The generator now keeps both out of the
- * optimizer's reach (H_OPAQUE, H_PACKED in core/target/cpu/dot.c).  So
+ * optimizer's reach (H_OPAQUE, H_PACKED in core/targets/cpu/dot.c).  So
  * here:
  *
  *   - every valid config of each space is enumerated: a depth-first walk
@@ -49,8 +49,8 @@
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
-#include "core/target/cpu/template.h"
-#include "core/target/hw.h"
+#include "core/targets/cpu/template.h"
+#include "core/targets/hw.h"
 #include "core/util/util.h"
 
 typedef void (*kernel_fn)(void *const *bufs);

@@ -16,7 +16,7 @@
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 
 /* Builds the cpu template of op at shape in dtype on cpu-zen4 (an AVX-512
  * VNNI and BF16 description, so the result is the same on every machine);

@@ -1,5 +1,5 @@
 /* tests/target/hw_detect.c - detecting this machine's CPU. */
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 #include "core/util/util.h"
 #include "test.h"
 

@@ -5,7 +5,7 @@
  *
  * Every case sets HERON_CPU_ISA itself, so the file passes wherever it runs,
  * HERON_CPU_ISA=avx2 in the environment included. */
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 #include "test.h"
 
 /* This CPU's own description (no cap). */

@@ -4,7 +4,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include "core/target/hw.h"
+#include "core/targets/hw.h"
 #include "test.h"
 
 /* Writes `json` to a fresh temporary .json file; the path goes to path[64]. */

@@ -1,0 +1,255 @@
+/* core/targets/cuda/kernel.h - the contract of a generated CUDA kernel, shared
+ * by the code generator (core/targets/cuda/codegen.c), the prelude that
+ * gives the kernel's macros their meaning (core/targets/cuda/prelude.c), the
+ * NVRTC build and the driver-API runner (core/measure/).  Internal.
+ *
+ * One generated source is both a CUDA kernel and, compiled by the host C
+ * compiler with -DHERON_EMULATE, a C program that runs the same lowered loop
+ * nest on the CPU (the "CPU check" of docs/targets/cuda.md).  To make that
+ * possible the body is written in a small dialect of macros, every one of
+ * which has a CUDA meaning and an emulation meaning:
+ *
+ * Source layout, in this order:
+ *
+ *   line 1:  / * heron-cuda grid GX GY GZ block BX BY BZ smem BYTES * /
+ *            (without the spaces inside the comment markers, i.e. the
+ *            comment opener, one blank, "heron-cuda grid 4 4 1 block 128 1
+ *            1 smem 16384", one blank, the closer) - the launch, written by
+ *            heron__cuda_launch_format, read back by heron__cuda_launch_parse
+ *   the include block (heron__cuda_includes()): identical in every kernel,
+ *            as NVRTC's precompiled headers (-pch) would need
+ *   #define HERON_THREADS  (BX * BY * BZ)
+ *   #define HERON_GRID_X / _Y / _Z, HERON_BLOCK_X / _Y / _Z
+ *   #define HERON_SMEM_BYTES  dynamic shared bytes (the shared-memory plan)
+ *   #define HERON_WM / HERON_WN / HERON_WK   the wmma shape (e.g. 16 16 16)
+ *   #define HERON_IN0_ELEMS / HERON_IN1_ELEMS / HERON_OUT_ELEMS /
+ *           HERON_BIAS_ELEMS   element counts of the buffers (bias 0: none)
+ *   the prelude text (heron__cuda_prelude()), then, in a kernel with
+ *            asynchronous copies only, heron__cuda_prelude_async(), and
+ *            in a kernel of the mma.sync path only,
+ *            heron__cuda_prelude_mma()
+ *   HERON_KERNEL(heron_cuda_kernel) { ... body in the dialect ... }
+ *   HERON_EMU_ENTRY(heron_cuda_kernel)
+ *
+ * The kernel's parameters are always (in0, in1, out, bias): the op's two
+ * inputs, its output and the bias (NULL when the op has no bias epilogue),
+ * all `heron_half` (fp16) in the op's own layouts.  The kernel writes every
+ * output element exactly once (never accumulates onto what was there).
+ *
+ * The dialect (the body may also use plain C: int / long long arithmetic,
+ * for loops, if, float, and `#pragma unroll N` lines, which the host
+ * compiler ignores):
+ *
+ *   heron_half              fp16 storage type (__half; _Float16 on the host)
+ *   HERON_H2F(h), HERON_F2H(f)      conversions half <-> float
+ *   HERON_TX, HERON_TY, HERON_TZ    threadIdx.x/.y/.z as int
+ *   HERON_BX, HERON_BY, HERON_BZ    blockIdx.x/.y/.z as int
+ *   HERON_SYNC()                    __syncthreads()
+ *   HERON_SMEM_DECL                 first statement of the body: declares
+ *                                   `unsigned char *heron_smem`, the base of
+ *                                   the dynamic shared memory (128-byte
+ *                                   aligned, HERON_SMEM_BYTES long); written
+ *                                   with or without a trailing semicolon
+ *   The macros are valid only inside the HERON_KERNEL body (the emulation
+ *   passes the thread's state to it as a hidden parameter).
+ *
+ *   Global <-> shared copies (all pointers / indices in elements; V is an
+ *   integer constant expression, a template argument in CUDA):
+ *   HERON_GCOPY(dst, base, idx, V, ELEMS)
+ *       copies V (1, 2, 4 or 8) halves from base[idx..idx+V) to the shared
+ *       pointer dst as one access of 2V bytes; both addresses must be 2V-byte
+ *       aligned, 0 <= idx, idx+V <= ELEMS and dst[0..V) inside the shared
+ *       plan (the emulation checks all of them)
+ *   HERON_GLOAD1(dst, base, idx, ELEMS, cond)
+ *       *dst = cond ? base[idx] : 0 (base and idx are only evaluated when
+ *       cond holds, and then 0 <= idx < ELEMS must hold); dst is a local or
+ *       a shared element (then inside the plan)
+ *   HERON_GSTORE(base, idx, ELEMS, src, V)
+ *       stores V halves src[0..V) (a local heron_half array) to base[idx..)
+ *       as one 2V-byte access: the global address must be 2V-byte aligned
+ *       (src need not be), 0 <= idx, idx+V <= ELEMS, and base[idx..idx+V)
+ *       must lie inside out.  The emulation also checks that HERON_GSTORE
+ *       writes every element of out exactly once, so all of the kernel's
+ *       output goes through it.
+ *   Asynchronous copies, defined by heron__cuda_prelude_async(), which a
+ *   kernel that uses them pastes after the prelude:
+ *   HERON_CP_ASYNC(dst, base, idx, V, ELEMS, cond)
+ *       an asynchronous copy of V (2, 4 or 8) halves, 2V bytes: when cond
+ *       holds, base[idx..idx+V) to the shared dst under HERON_GCOPY's rules;
+ *       otherwise dst[0..V) = 0 and base[idx] is not read.  CUDA (sm_80+):
+ *       cp.async.ca (4, 8 bytes) or .cg (16 bytes) with src-size 0 for the
+ *       zero fill; the data is there only after HERON_CP_WAIT and visible to
+ *       other threads only after a HERON_SYNC following it.  Emulation: a
+ *       synchronous, checked copy, recorded as pending on its shared bytes
+ *       (with this thread's open group) until a HERON_CP_WAIT of this
+ *       thread completes the group; a copy onto pending bytes aborts.
+ *   HERON_CP_COMMIT()   closes the group of this thread's copies issued
+ *       since the last commit (cp.async.commit_group; a group may be
+ *       empty, and counts like any other); emulation: counts the group
+ *   HERON_CP_WAIT(N)    waits until at most N (a constant) of this thread's
+ *       committed groups are pending (cp.async.wait_group N); copies not
+ *       yet committed stay pending.  Emulation: completes this thread's
+ *       copies of every group but the N committed last.  A fragment load
+ *       (HERON_LOAD_A/_B, HERON_LDMATRIX_A/_B) reading, or a
+ *       HERON_STORE_ACC / HERON_MSTORE_ACC writing, shared bytes that
+ *       are still pending aborts ("read of shared memory whose cp.async
+ *       group is still pending"), so a wait count too loose for the
+ *       pipeline fails on the CPU.  Plain-C reads of shared memory are
+ *       not checked.
+ *   The generated pipeline with S stages (the pipeline knob) issues
+ *   chunks 0 .. S-2 (one group each) before its loop and, at chunk c,
+ *   HERON_CP_WAIT(S - 2); HERON_SYNC(); issues chunk c + S - 1 into ring
+ *   slot (c + S - 1) mod S and commits (a group per chunk when S > 2,
+ *   empty past the last chunk, so that the count S - 2 holds to the end).
+ *
+ *   Tensor Core fragments (shape HERON_WM x HERON_WN x HERON_WK; LAYOUT is
+ *   the literal token row or col, pasted onto a name, so not a macro; a
+ *   load names the layout its fragment was declared with, and NVRTC rejects
+ *   a mismatch.  The HERON_FRAG_* declarations are statements of their own:
+ *   in the emulation each is two statements, so never the body of an
+ *   unbraced if or for):
+ *   HERON_FRAG_A(name, COUNT, LAYOUT);   COUNT matrix_a fragments name[COUNT]
+ *   HERON_FRAG_B(name, COUNT, LAYOUT);   COUNT matrix_b fragments
+ *   HERON_FRAG_ACC(name, COUNT);         COUNT fp32 accumulator fragments
+ *   HERON_FILL_ZERO(acc)                 acc = 0 (one fragment, e.g. c[i])
+ *   HERON_LOAD_A(frag, ptr, ldm, LAYOUT) frag = the WM x WK tile at the
+ *       shared pointer ptr; row: element (m, k) at ptr[m*ldm + k], col: at
+ *       ptr[k*ldm + m].  ptr 32-byte aligned, ldm a multiple of 8.
+ *   HERON_LOAD_B(frag, ptr, ldm, LAYOUT) the WK x WN tile; row: (k, n) at
+ *       ptr[k*ldm + n], col: at ptr[n*ldm + k]
+ *   HERON_MMA(acc, a, b)                 acc += a * b (fp32 accumulation)
+ *   HERON_STORE_ACC(ptr, acc, ldm, LAYOUT) stores the WM x WN fp32 tile to
+ *       the shared float pointer ptr; row: (m, n) at ptr[m*ldm + n], col: at
+ *       ptr[n*ldm + m].  ptr 32-byte aligned, ldm a multiple of 4.
+ *   mma.sync path (sm_80+), defined by heron__cuda_prelude_mma(), which a
+ *   kernel that uses it pastes after the prelude (and the asynchronous
+ *   copies).  The HERON_WM x HERON_WN tile (WM 16 or 32, WN a multiple of
+ *   8, WK 16) is (WM / 16) x (WN / 8) pieces of
+ *   mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32; fragments are
+ *   per-lane registers as the PTX ISA lays them out (sections "Matrix
+ *   Fragments for mma.m16n8k16 with floating point type" and "ldmatrix"):
+ *   HERON_MFRAG_A(name, COUNT);   COUNT A fragments, WM / 16 * 4 .b32
+ *       registers per lane (a0..a7 of each m16 piece)
+ *   HERON_MFRAG_B(name, COUNT);   WN / 8 * 2 registers per lane
+ *   HERON_MFRAG_ACC(name, COUNT); WM / 16 * WN / 8 * 4 fp32 per lane; lane
+ *       l holds rows l / 4 and l / 4 + 8, columns (l % 4) * 2 and + 1 of
+ *       each m16n8 piece
+ *   HERON_MFILL_ZERO(acc)         acc = 0
+ *   HERON_LDMATRIX_A(frag, ptr, ldm, LAYOUT)  the WM x 16 tile at the
+ *       shared ptr, element (m, k) at ptr[m*ldm + k] (row: ldmatrix .x4)
+ *       or ptr[k*ldm + m] (col: .x4.trans); every 8-half row 16-byte
+ *       aligned (ptr 16-byte aligned, ldm a multiple of 8)
+ *   HERON_LDMATRIX_B(frag, ptr, ldm, LAYOUT)  the 16 x WN tile, (k, n) at
+ *       ptr[n*ldm + k] (col: .x4, .x2 for a last n8 piece) or ptr[k*ldm +
+ *       n] (row: .trans)
+ *   HERON_LDMATRIX_A_SWZ(frag, base, off, ldm, LAYOUT),
+ *   HERON_LDMATRIX_B_SWZ(frag, base, off, ldm, LAYOUT)  the same tiles
+ *       from an XOR-swizzled shared buffer (the knobs A/B.shared_swz):
+ *       base is the buffer (or its pipeline slot), off the tile's
+ *       unswizzled element offset row * ldm + col in it; each lane's
+ *       row address is base + heron__swz_at(off + its row offset, ldm, 1).
+ *       heron__swz(row, col, ldm), the element offset of (row, col) in a
+ *       swizzled buffer (chunk (col / 8) ^ key of the row, key = (row /
+ *       (8 / per)) % per, per = min(ldm / 8, 8); ldm 8, 16, 32 or a
+ *       multiple of 64), is also what the generated stores into such a
+ *       buffer use: one function for every access, in both branches.
+ *   HERON_MMA_SYNC(acc, a, b)     acc += a * b, one mma.sync per piece
+ *       (the generator declares two sets of a and b fragments when a
+ *       chunk has 2..16 k-steps, and loads step kf + 1's set before step
+ *       kf's HERON_MMA_SYNC: the ldmatrix of the next step overlaps this
+ *       one's Tensor Core work)
+ *   HERON_MSTORE_ACC(ptr, acc, ldm, LAYOUT)  each lane stores its own
+ *       floats to the shared float ptr; row: (m, n) at ptr[m*ldm + n], col:
+ *       at ptr[n*ldm + m]
+ *   The per-lane ldmatrix row address (heron__ldm_row) and accumulator
+ *   position (heron__macc_m / _n) are one text that both meanings use.
+ *   In the emulation each thread holds the registers of all 32 lanes of
+ *   its warp ([32][regs]): the arguments are warp-uniform, so it computes
+ *   every lane's row address, places each half in the lane and register
+ *   half that the ISA's ldmatrix names, and runs mma.sync from the 32
+ *   lanes' registers by the ISA's A, B and C/D layouts.
+ *   Fragment operations are warp-collective: every lane of a warp executes
+ *   them with the same arguments.  The emulation checks that every lane of
+ *   a warp runs the same fragment operations (shared pointers, ldm,
+ *   layouts, source lines) between two barriers, and that only whole warps
+ *   use fragments.
+ *
+ * Emulation (HERON_EMULATE): HERON_EMU_ENTRY defines the exported
+ *     void heron_kernel(void *const *bufs)
+ * of the cpu target's contract (core/sched/sched.h: bufs = in0, in1, out,
+ * bias), which runs the whole grid: blocks one after another, and in each
+ * block every thread as a coroutine (ucontext) that runs until its next
+ * HERON_SYNC, thread by thread; the block's shared memory is one buffer of
+ * HERON_SMEM_BYTES.  Each thread holds whole fragments and does the wmma
+ * operations in scalar code.  The shared memory is filled with 0xff bytes
+ * (NaN as fp16 and as fp32) at the start of every block and fragments are
+ * declared full of NaN, so reading what was never written shows up as a
+ * wrong result; a plain-C access just past the end of the plan faults (a
+ * guard page) and a plain-C write before its start is reported when the
+ * block ends.  A broken rule of the dialect (misaligned or out-of-range
+ * access, shared access outside the plan, threads that reach a different
+ * number of barriers, lanes of a warp that disagree on a fragment
+ * operation, an output element not written exactly once) prints
+ * "heron-emulate: <what>" to stderr and aborts, so the CPU check reports it
+ * as a runtime error.  Nothing in the emulation is global but heron_kernel,
+ * so several emulated kernels can be loaded into one process.
+ *
+ * Bank census (HERON_EMULATE and HERON_EMU_BANKS): the emulation also
+ * counts, for every phase of every ldmatrix (8 lanes' 16-byte rows, taken
+ * by lane 0 of the warp) and of every 16-byte shared store (HERON_GCOPY
+ * or HERON_CP_ASYNC of 8 halves: the 8 lanes of a quarter warp at one
+ * instance of one source line between two barriers), whether the 8
+ * addresses cover the 32 four-byte banks once, and heron_kernel prints
+ * "heron-banks: ldmatrix phases P conflicted C extra E; stores phases P
+ * conflicted C extra E" to stderr when it ends (E: the extra wavefronts,
+ * the largest multiplicity of a 16-byte bank group less one, summed).
+ */
+#ifndef HERON_CORE_CODEGEN_CUDA_KERNEL_H
+#define HERON_CORE_CODEGEN_CUDA_KERNEL_H
+
+#include <stdint.h>
+
+/* The name of the __global__ function in every generated source. */
+#define HERON__CUDA_KERNEL_NAME "heron_cuda_kernel"
+
+/* A kernel's launch geometry and dynamic shared memory. */
+typedef struct heron__cuda_launch {
+  int grid[3];
+  int block[3];
+  int64_t smem_bytes;
+} heron__cuda_launch;
+
+/* The prelude text that defines the dialect above for both CUDA (NVRTC) and
+ * the host emulation.  Static. */
+const char *heron__cuda_prelude(void);
+
+/* The definitions of HERON_CP_ASYNC / COMMIT / WAIT, for both branches;
+ * pasted right after heron__cuda_prelude() only by kernels that use them.
+ * Static. */
+const char *heron__cuda_prelude_async(void);
+
+/* The definitions of the mma.sync path (HERON_MFRAG_*, HERON_LDMATRIX_*,
+ * HERON_MMA_SYNC, HERON_MFILL_ZERO, HERON_MSTORE_ACC), for both branches;
+ * pasted after heron__cuda_prelude() (and heron__cuda_prelude_async())
+ * only by kernels that use them.  Static. */
+const char *heron__cuda_prelude_mma(void);
+
+/* The include block every generated source starts with (after line 1).
+ * Static. */
+const char *heron__cuda_includes(void);
+
+/* Reads the launch from line 1 of a generated source.  0 on success, -1
+ * when the line is missing or malformed. */
+int heron__cuda_launch_parse(const char *src, heron__cuda_launch *l);
+
+/* Writes line 1 ("/ * heron-cuda grid ... * /" and a newline, without the
+ * inner spaces) into buf[cap]; returns the length as snprintf does. */
+int heron__cuda_launch_format(const heron__cuda_launch *l, char *buf, int cap);
+
+/* The host compiler flags that build a generated source as the emulation
+ * .so (the cpu target's contract); static. */
+#define HERON__CUDA_EMU_CFLAGS                                                 \
+  "-O1 -g0 -fPIC -shared -x c -std=gnu11 -DHERON_EMULATE "                     \
+  "-fno-strict-aliasing -Wno-unknown-pragmas"
+
+#endif

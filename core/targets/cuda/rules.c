@@ -1,0 +1,619 @@
+/* core/targets/cuda/rules.c - the Tensor Core schedule template by rules, and
+ * the constraints each rule generates (core/targets/cuda/template.h has the
+ * template's shape).
+ *
+ * As for the cpu, the rules read only the op description: the implicit-GEMM
+ * view is derived from which inputs read which axes, the shared layouts and
+ * vector widths from the index maps' strides.  So every op of the suite
+ * (gemm, bmm, gemv, the convolutions, the transposed convolution, scan)
+ * gets its template from this one file.
+ *
+ * The constraint that makes every sampled config launchable is the shared
+ * memory one, computed after reuse: A.shared and B.shared are live together
+ * during the main loop, C.shared only afterwards, so C.shared reuses their
+ * space and the rule is "each live set fits", not "the sum fits" (Heron
+ * bounds each buffer alone and leaves the sum to the compiler, so some of
+ * its configs fail to build).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sched/rules.h"
+#include "core/space/builder.h"
+#include "core/targets/cuda/template.h"
+
+/* Heron's storage-align offsets, in elements (row pitch = extent + offset);
+ * all multiples of 8 so every wmma pointer stays 32-byte aligned. */
+static const int64_t PADS[] = {0, 8, 16, 24, 32, 48};
+#define NPADS ((int)(sizeof PADS / sizeof PADS[0]))
+
+/* Registers a thread needs besides its fragments: addresses, loop counters
+ * and the cooperative loads' temporaries (calibrated against ptxas'
+ * reports on the suite; see tests/sched/test_cuda_nvrtc.c). */
+#define REGS_OVERHEAD 40
+#define REGS_PER_THREAD_MAX 255
+
+typedef struct ctx {
+  heron__template *t;
+  heron__cuda_sched *s;
+  heron__rules r;
+} ctx;
+
+#define NOTE(c, name, ...)                                                     \
+  heron__rule_note_add((c)->t->rules, &(c)->t->nrules, name, __VA_ARGS__)
+
+/* ---- the implicit-GEMM view --------------------------------------------- */
+
+/* The op axis along which ts is contiguous: the axis it reads with the
+ * smallest nonzero flat coefficient, preferring a reduction axis on a tie;
+ * -1 when it reads none. */
+static int contiguous_axis(const heron__op *op, const heron__tensor *ts) {
+  int64_t fc[HERON__MAX_AXES], off;
+  heron__flat_coefs(op, ts, fc, &off);
+  int best = -1;
+  int64_t bc = 0;
+  for (int a = 0; a < op->naxes; a++) {
+    int64_t k = fc[a] < 0 ? -fc[a] : fc[a];
+    if (k == 0)
+      continue;
+    int better = best < 0 || k < bc ||
+                 (k == bc && op->axes[a].kind == HERON__REDUCE &&
+                  op->axes[best].kind != HERON__REDUCE);
+    if (better) {
+      best = a;
+      bc = k;
+    }
+  }
+  return best;
+}
+
+/* The widest vector (8, 4, 2 or 1 halves) in which tensor ts can be read
+ * or written along group g: V consecutive values of the fused index must
+ * be V consecutive, V-aligned elements.  That holds when the group's
+ * innermost axis has flat coefficient 1 and V divides its extent, or when
+ * the whole group is laid out fused (each axis' coefficient is the product
+ * of the inner extents) and V divides the group's extent; and the other
+ * axes' coefficients and the offset are multiples of V.  Bounded (padded)
+ * or divided indices are read element by element. */
+static int64_t vec_max_of(const heron__op *op, const heron__tensor *ts,
+                          const heron__gemm_group *g) {
+  if (ts->bounded || g->naxes == 0 || heron__gemm_divided(ts))
+    return 1;
+  int64_t fc[HERON__MAX_AXES], off;
+  heron__flat_coefs(op, ts, fc, &off);
+  int inner = g->axes[g->naxes - 1];
+  int fused = 1;
+  int64_t stride = 1;
+  for (int i = g->naxes - 1; i >= 0; i--) {
+    fused &= fc[g->axes[i]] == stride;
+    stride *= op->axes[g->axes[i]].extent;
+  }
+  for (int64_t v = 8; v > 1; v /= 2) {
+    int by_axis = fc[inner] == 1 && op->axes[inner].extent % v == 0;
+    int by_group = fused && g->extent % v == 0;
+    if (!by_axis && !by_group)
+      continue;
+    int ok = off % v == 0;
+    for (int a = 0; a < op->naxes && ok; a++) {
+      int in_g = 0;
+      for (int i = 0; i < g->naxes; i++)
+        in_g |= g->axes[i] == a;
+      if (a == inner || (in_g && by_group))
+        continue;
+      ok = fc[a] % v == 0;
+    }
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+/* Sorts the axes into the four groups and pads M, N and K. */
+static int build_view(ctx *c) {
+  heron__template *t = c->t;
+  heron__cuda_sched *s = c->s;
+  const heron__op *op = &t->op;
+  heron__gemm_view_group(op, 0, 1, s->g);
+  for (int i = 0; i < HERON__NGROUPS; i++)
+    s->padded[i] = s->g[i].extent;
+  /* The granule: wmma tiles are 8, 16 or 32 wide with m * n = 256, so a
+   * group of at most 8 is padded to 8 (forcing the 32x8 or 8x32 shape)
+   * and the other one then to 32; otherwise to 16.  K to 16. */
+  int64_t m = s->g[HERON__GM].extent, n = s->g[HERON__GN].extent;
+  int64_t *pm = &s->padded[HERON__GM], *pn = &s->padded[HERON__GN];
+  *pm = m <= 8 ? 8 : heron__round_up(m, 16);
+  *pn = n <= 8 ? 8 : heron__round_up(n, 16);
+  if (*pm == 8 && *pn == 8)
+    *pm = 32;
+  else if (*pn == 8)
+    *pm = heron__round_up(m, 32);
+  else if (*pm == 8)
+    *pn = heron__round_up(n, 32);
+  s->padded[HERON__GK] = heron__round_up(s->g[HERON__GK].extent, 16);
+  if (s->g[HERON__GB].extent > 65535)
+    return heron_error_set(c->r.err, HERON_EUNSUPPORTED,
+                           "cuda template: batch extent %lld exceeds the "
+                           "grid's y limit 65535",
+                           (long long)s->g[HERON__GB].extent);
+  if (s->g[HERON__GK].naxes == 0)
+    return heron_error_set(c->r.err, HERON_EUNSUPPORTED,
+                           "cuda template: op %s has no reduction to put on "
+                           "the Tensor Cores",
+                           op->name);
+
+  /* Operands and their shared layouts. */
+  for (int i = 0; i < 2; i++) {
+    heron__cuda_operand *o = &s->op[i];
+    const heron__tensor *ts = &op->in[i];
+    o->tensor = i;
+    o->group = i == 0 ? HERON__GM : HERON__GN;
+    int ca = contiguous_axis(op, ts);
+    o->k_inner = ca < 0 || op->axes[ca].kind == HERON__REDUCE;
+    o->vec_max = vec_max_of(op, ts, &s->g[o->k_inner ? HERON__GK : o->group]);
+  }
+  int oa = contiguous_axis(op, &op->out);
+  s->out_inner_axis = oa;
+  s->out_group = HERON__GN;
+  for (int k = 0; oa >= 0 && k < s->g[HERON__GM].naxes; k++)
+    if (s->g[HERON__GM].axes[k] == oa)
+      s->out_group = HERON__GM;
+  int in_out_group = 0;
+  for (int k = 0; oa >= 0 && k < s->g[s->out_group].naxes; k++)
+    in_out_group |= s->g[s->out_group].axes[k] == oa;
+  s->out_vec_max =
+      in_out_group ? vec_max_of(op, &op->out, &s->g[s->out_group]) : 1;
+  return HERON_OK;
+}
+
+/* ---- rules ----------------------------------------------------------------
+ */
+
+static void rule_always_inline(ctx *c) {
+  int epi = c->t->op.epilogue;
+  if (epi)
+    NOTE(c, "Always-Inline",
+         "the injective epilogue (%s) is inlined into the store from "
+         "C.shared to global",
+         heron__epilogue_name(epi));
+  else
+    NOTE(c, "Always-Inline",
+         "index maps (padding, stride, dilation, transposition, the "
+         "triangular mask) are inlined into the shared-memory loads");
+}
+
+/* Tensorize: the wmma shape.  m * n * k = 4096 with m, n in {8, 16, 32}
+ * and k = 16 gives Heron's three fp16 shapes 16x16x16, 32x8x16, 8x32x16. */
+static void rule_tensorize(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  static const int64_t mn[] = {8, 16, 32};
+  s->wm = heron__r_set(&c->r, "wmma_m", 1, mn, 3);
+  s->wn = heron__r_set(&c->r, "wmma_n", 1, mn, 3);
+  s->wk = heron__r_set(&c->r, "wmma_k", 1, (const int64_t[]){16}, 1);
+  heron__r_post(&c->r, HERON_C_PROD, heron__r_const(&c->r, 4096),
+                (int[]){s->wm, s->wn, s->wk}, 3, NULL, 0,
+                "wmma_m * wmma_n * wmma_k == 4096");
+  /* Alignment: a fragment pointer must be 32-byte aligned.  Along an
+   * operand's contiguous axis fragments start every wmma_m (A) or wmma_n
+   * (B) halves, so a contiguous M or N forbids the 8-wide shape there (8
+   * halves are 16 bytes); along K they start every 16 halves. */
+  static const int64_t wide[] = {16, 32};
+  if (!s->op[0].k_inner)
+    heron__r_post(&c->r, HERON_C_IN, s->wm, NULL, 0, wide, 2,
+                  "wmma_m in {16, 32}: A.shared is M-contiguous");
+  if (!s->op[1].k_inner)
+    heron__r_post(&c->r, HERON_C_IN, s->wn, NULL, 0, wide, 2,
+                  "wmma_n in {16, 32}: B.shared is N-contiguous");
+  NOTE(c, "Tensorize",
+       "wmma fragments m x n x k in {16x16x16, 32x8x16, 8x32x16}, fp16 "
+       "inputs, fp32 accumulation; fragment pointers 32-byte aligned%s%s",
+       s->op[0].k_inner ? "" : " (wmma_m >= 16: A is M-contiguous)",
+       s->op[1].k_inner ? "" : " (wmma_n >= 16: B is N-contiguous)");
+}
+
+/* Multi-Level-Tiling: M and N into block (blockIdx.x), warp (threadIdx.y)
+ * and fragments per warp, times the wmma shape; K into outer, middle and
+ * fragment steps, times wmma_k.  The tiles need not divide the padded
+ * extent: the warp and fragment counts take its divisors, powers of two and
+ * three times those (heron__r_tile_sizes), and the block (K: outer) count is
+ * the rounded-up number of tiles (heron__r_ceil_split); the guards of the
+ * global loads and stores cut the last tiles short.  The padded work, the
+ * product of the three swept extents, stays within max_padded_work_pct of
+ * the padded extents' product. */
+static void rule_tiling(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  static const char *const names[3][3] = {
+      {"i.b", "i.w", "i.f"}, {"j.b", "j.w", "j.f"}, {"k.o", "k.m", "k.f"}};
+  static const char *const dims[3] = {"M", "N", "K"};
+  const int grp[3] = {HERON__GM, HERON__GN, HERON__GK};
+  const int shape[3] = {s->wm, s->wn, s->wk};
+  int covers[3];
+  int64_t real = 1;
+  for (int d = 0; d < 3; d++) {
+    int64_t p = s->padded[grp[d]];
+    /* The tile sizes first, so that the solver fixes the count from them. */
+    for (int l = 1; l < 3; l++)
+      s->split[d][l] = heron__r_tile_sizes(&c->r, names[d][l], p);
+    s->split[d][0] = heron__r_range(&c->r, names[d][0], 1, 1, p);
+    covers[d] = heron__r_ceil_split(
+        &c->r, dims[d], p,
+        (int[]){s->split[d][0], s->split[d][1], s->split[d][2], shape[d]}, 4);
+    real = heron__mul_sat(real, p);
+  }
+  heron__r_padded_work(&c->r, c->t->hw.max_padded_work_pct, real, covers, 3);
+  s->bm = heron__r_prod(&c->r, "block.m",
+                        (int[]){s->split[0][1], s->split[0][2], s->wm}, 3);
+  s->bn = heron__r_prod(&c->r, "block.n",
+                        (int[]){s->split[1][1], s->split[1][2], s->wn}, 3);
+  s->kc1 = heron__r_prod(&c->r, "chunk.k1", (int[]){s->split[2][2], s->wk}, 2);
+  s->kc0 = heron__r_prod(&c->r, "chunk.k0", (int[]){s->split[2][1], s->kc1}, 2);
+  char m[96], n[96];
+  heron__gemm_group_names(&c->t->op, &s->g[HERON__GM], m, sizeof m);
+  heron__gemm_group_names(&c->t->op, &s->g[HERON__GN], n, sizeof n);
+  NOTE(c, "Multi-Level-Tiling",
+       "implicit GEMM M=%s (%lld, padded %lld), N=%s (%lld, padded %lld), "
+       "K=%lld (padded %lld), batch %lld: block / warp / fragment levels",
+       m, (long long)s->g[HERON__GM].extent, (long long)s->padded[HERON__GM], n,
+       (long long)s->g[HERON__GN].extent, (long long)s->padded[HERON__GN],
+       (long long)s->g[HERON__GK].extent, (long long)s->padded[HERON__GK],
+       (long long)s->g[HERON__GB].extent);
+}
+
+/* Thread binding: threadIdx.x is one warp (32), threadIdx.y the warps of
+ * the block tile; the DLA-specific limits on threads per block and per
+ * dimension, and the register file: the estimated registers per thread
+ * (accumulator fragments: 8 floats per thread each; a and b fragments:
+ * wmma_m / 4 and wmma_n / 4 registers each; plus the overhead) stay under
+ * 255 and, times the threads, under the registers of a block. */
+static void rule_threads(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  const heron__hw *hw = &c->t->hw;
+  s->warps = heron__r_prod(&c->r, "threadIdx.y",
+                           (int[]){s->split[0][1], s->split[1][1]}, 2);
+  s->threads = heron__r_prod(&c->r, "threads",
+                             (int[]){heron__r_const(&c->r, 32), s->warps}, 2);
+  int64_t max_threads =
+      hw->max_threads_per_block > 0 ? hw->max_threads_per_block : 1024;
+  int64_t max_y = hw->max_threads_dim[1] > 0 ? hw->max_threads_dim[1] : 1024;
+  heron__r_le(&c->r, s->threads, max_threads,
+              "threads <= max threads per block");
+  heron__r_le(&c->r, s->warps, max_y, "threadIdx.y <= max block dim y");
+
+  int acc = heron__r_prod(
+      &c->r, "regs.acc",
+      (int[]){heron__r_const(&c->r, 8), s->split[0][2], s->split[1][2]}, 3);
+  int fa = heron__r_prod(&c->r, "regs.a4", (int[]){s->split[0][2], s->wm}, 2);
+  int fb = heron__r_prod(&c->r, "regs.b4", (int[]){s->split[1][2], s->wn}, 2);
+  int f4 = heron__r_sum(&c->r, "regs.ab4", (int[]){fa, fb}, 2);
+  int64_t ub = heron__r_ub(&c->r, f4) / 4;
+  int fr = heron__r_range(&c->r, "regs.ab", 0, 1, ub < 1 ? 1 : ub);
+  heron__r_post(&c->r, HERON_C_PROD, f4, (int[]){heron__r_const(&c->r, 4), fr},
+                2, NULL, 0, "regs.ab");
+  s->regs = heron__r_sum(
+      &c->r, "regs", (int[]){acc, fr, heron__r_const(&c->r, REGS_OVERHEAD)}, 3);
+  heron__r_le(&c->r, s->regs, REGS_PER_THREAD_MAX, "regs <= 255 per thread");
+  s->regs_limit = hw->regs_per_block > 0 ? hw->regs_per_block : 65536;
+  int rb = heron__r_prod(&c->r, "regs.block", (int[]){s->regs, s->threads}, 2);
+  heron__r_le(&c->r, rb, s->regs_limit,
+              "regs * threads <= registers per block");
+  NOTE(c, "Thread-Binding",
+       "threadIdx.x = 32 (one warp), threadIdx.y = i.w * j.w warps; threads "
+       "<= %lld, y <= %lld; estimated registers (8 per accumulator fragment "
+       "+ a/b fragments + %d) <= 255 and x threads <= %lld",
+       (long long)max_threads, (long long)max_y, REGS_OVERHEAD,
+       (long long)s->regs_limit);
+}
+
+/* Add-Multi-Level-SPM for one operand: its shared chunk (compute-at knob:
+ * position 0 holds k.m * k.f * wmma_k of K, position 1 k.f * wmma_k), the
+ * storage-align offset, and the cooperative load's vector width, which the
+ * index map bounds (vec_max_of).  Bytes = 2 * rows * (inner + pad). */
+static void rule_operand_spm(ctx *c, int i) {
+  heron__cuda_sched *s = c->s;
+  heron__cuda_operand *o = &s->op[i];
+  const char *nm = i == 0 ? "A" : "B";
+  char name[48];
+  snprintf(name, sizeof name, "%s.shared_at", nm);
+  o->at = heron__r_range(&c->r, name, 1, 0, 1);
+  snprintf(name, sizeof name, "%s.chunk.k", nm);
+  int64_t kub = heron__r_ub(&c->r, s->kc0);
+  o->kc = heron__r_range(&c->r, name, 0, 1, kub < 1 ? 1 : kub);
+  heron__r_post(&c->r, HERON_C_SELECT, o->kc, (int[]){o->at, s->kc0, s->kc1}, 3,
+                NULL, 0, name);
+  snprintf(name, sizeof name, "%s.shared_pad", nm);
+  o->pad = heron__r_set(&c->r, name, 1, PADS, NPADS);
+  int64_t vals[4];
+  int nv = 0;
+  for (int64_t v = 1; v <= o->vec_max && v <= 8; v *= 2)
+    vals[nv++] = v;
+  snprintf(name, sizeof name, "%s.shared_vec", nm);
+  o->vec = heron__r_set(&c->r, name, 1, vals, nv);
+  int rows = i == 0 ? s->bm : s->bn;
+  int inner = o->k_inner ? o->kc : rows, outer = o->k_inner ? rows : o->kc;
+  snprintf(name, sizeof name, "%s.shared_pitch", nm);
+  int pitch = heron__r_sum(&c->r, name, (int[]){inner, o->pad}, 2);
+  o->pitch = pitch;
+  o->swz = -1;
+  snprintf(name, sizeof name, "%s.shared_bytes", nm);
+  o->bytes = heron__r_prod(&c->r, name,
+                           (int[]){heron__r_const(&c->r, 2), outer, pitch}, 3);
+}
+
+/* Add-Multi-Scope-SPM: the accumulators go through C.shared (its own
+ * storage-align offset, M-inner when the output is contiguous along M) to
+ * the global output with a vectorized, guarded store.  The memory rule,
+ * after reuse: A.shared + B.shared fit the block's shared memory during
+ * the main loop, and C.shared, which reuses their space, fits afterwards. */
+static void rule_scope_spm(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  const heron__hw *hw = &c->t->hw;
+  s->c_pad = heron__r_set(&c->r, "C.shared_pad", 1, PADS, NPADS);
+  int m_inner = s->out_group == HERON__GM;
+  int inner = m_inner ? s->bm : s->bn, outer = m_inner ? s->bn : s->bm;
+  int pitch =
+      heron__r_sum(&c->r, "C.shared_pitch", (int[]){inner, s->c_pad}, 2);
+  s->c_bytes =
+      heron__r_prod(&c->r, "C.shared_bytes",
+                    (int[]){heron__r_const(&c->r, 4), outer, pitch}, 3);
+  int64_t vals[4];
+  int nv = 0;
+  for (int64_t v = 1; v <= s->out_vec_max && v <= 8; v *= 2)
+    vals[nv++] = v;
+  s->out_vec = heron__r_set(&c->r, "out.vec", 1, vals, nv);
+  s->ab_bytes = heron__r_sum(&c->r, "AB.shared_bytes",
+                             (int[]){s->op[0].bytes, s->op[1].bytes}, 2);
+  s->smem_limit = hw->smem_per_block_optin > hw->smem_per_block
+                      ? hw->smem_per_block_optin
+                      : hw->smem_per_block;
+  if (s->smem_limit <= 0)
+    s->smem_limit = 49152;
+  heron__r_le(&c->r, s->c_bytes, s->smem_limit, "C.shared <= shared memory");
+  NOTE(c, "Add-Multi-Level-SPM",
+       "global -> A.shared (%s-inner, vec <= %lld) / B.shared (%s-inner, "
+       "vec <= %lld) at compute-at position shared_at, padded by shared_pad "
+       "-> wmma.matrix_a / matrix_b fragments",
+       s->op[0].k_inner ? "K" : "M", (long long)s->op[0].vec_max,
+       s->op[1].k_inner ? "K" : "N", (long long)s->op[1].vec_max);
+  NOTE(c, "Add-Multi-Scope-SPM",
+       "wmma.accumulator -> C.shared (%s-inner, reusing the A/B space) -> "
+       "global, out.vec <= %lld; live sets after reuse <= %lld bytes%s",
+       m_inner ? "M" : "N", (long long)s->out_vec_max, (long long)s->smem_limit,
+       s->smem_limit > 49152 ? " (dynamic, opt-in above 48 KiB)" : "");
+}
+
+/* Heron's unroll knob: v in 0..5 means auto_unroll_max_step = 4^v: the k.m
+ * loop and the cooperative copies are unrolled entirely when they have at
+ * most 4^v steps, else not at all (the fragment loops are always unrolled
+ * so fragments stay in registers). */
+static void rule_unroll(ctx *c) {
+  c->s->unroll = heron__r_range(&c->r, "unroll", 1, 0, 5);
+  NOTE(c, "Unroll",
+       "unroll in 0..5: the k.m loop and the cooperative copies are unrolled "
+       "when they have at most 4^unroll steps");
+}
+
+/* Software pipelining (the knob `pipeline`, 1 to 4 stages): with S > 1,
+ * A.shared and B.shared hold S chunks each (a ring), and the chunks of the
+ * loop the copies sit in (k.o at shared_at 0, k.m at 1) are issued S - 1
+ * ahead of the mma, as cp.async (sm_80+) copy groups that run beside the
+ * Tensor Cores.  One loop carries the pipeline, so both operands must sit
+ * at the same position.  The memory rule counts the stages:
+ * pipeline * (A.shared + B.shared) fit the block's shared memory (the
+ * opt-in limit) during the main loop.  Configs recorded before the knob
+ * existed are single-stage (its absent value, 1); 2 is the double buffer
+ * of the knob's first version, unchanged. */
+static void rule_pipeline(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  s->pipeline =
+      heron__r_set(&c->r, "pipeline", 1, (const int64_t[]){1, 2, 3, 4}, 4);
+  if (s->pipeline >= 0 &&
+      heron__space_var_absent(c->r.sp, s->pipeline, 1) != HERON_OK && !c->r.rc)
+    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                              "cuda template: cannot declare pipeline's "
+                              "absent value");
+  /* extra = pipeline - 1 (0 when single-stage); A.shared_at * extra ==
+   * B.shared_at * extra says the positions agree whenever extra > 0, as
+   * each position is 0 or 1. */
+  int extra = heron__r_range(&c->r, "pipeline.extra", 0, 0, 3);
+  heron__r_post(&c->r, HERON_C_SUM, s->pipeline,
+                (int[]){extra, heron__r_const(&c->r, 1)}, 2, NULL, 0,
+                "pipeline == pipeline.extra + 1");
+  int pa = heron__r_range(&c->r, "pipeline.A_at", 0, 0, 3);
+  int pb = heron__r_range(&c->r, "pipeline.B_at", 0, 0, 3);
+  heron__r_post(&c->r, HERON_C_PROD, pa, (int[]){s->op[0].at, extra}, 2, NULL,
+                0, "pipeline.A_at");
+  heron__r_post(&c->r, HERON_C_PROD, pb, (int[]){s->op[1].at, extra}, 2, NULL,
+                0, "pipeline.B_at");
+  heron__r_eq(&c->r, pa, pb, "pipeline > 1 => A.shared_at == B.shared_at");
+  s->ab_bytes = heron__r_prod(&c->r, "AB.shared_bytes.staged",
+                              (int[]){s->ab_bytes, s->pipeline}, 2);
+  heron__r_le(&c->r, s->ab_bytes, s->smem_limit,
+              "pipeline * (A.shared + B.shared) <= shared memory");
+  NOTE(c, "Software-Pipelining",
+       "pipeline in {1, 2, 3, 4}: S > 1 keeps S chunks of A/B.shared in a "
+       "ring and issues chunk c + S - 1 (cp.async groups; vec 1 plainly) "
+       "during chunk c's mma, after cp.async.wait_group S - 2; needs "
+       "A.shared_at == B.shared_at; pipeline * (A + B) <= %lld bytes; old "
+       "logs read as 1",
+       (long long)s->smem_limit);
+}
+
+/* The Tensor Core instruction (the knob `mma`): 0 is the wmma API (the
+ * only one before sm_80, and the kernel of every log line written before
+ * the knob existed: its absent value), 1 is mma.sync.aligned.m16n8k16 on
+ * per-lane register fragments that ldmatrix loads (.trans for an M- or
+ * N-inner shared tile) from the same shared tiles.  The wmma tile is then
+ * (wmma_m / 16) x (wmma_n / 8) m16n8k16 pieces, so mma needs wmma_m in
+ * {16, 32}: mma.wm = select(mma, 16, wmma_m) must lie in {16, 32}.  The
+ * shared layouts, pads, pipeline and epilogue are those of wmma. */
+static void rule_mma(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  int sm = c->t->hw.sm;
+  int ok = sm >= 80;
+  s->mma = heron__r_set(&c->r, "mma", 1, (const int64_t[]){0, 1}, ok ? 2 : 1);
+  if (s->mma >= 0 && heron__space_var_absent(c->r.sp, s->mma, 0) != HERON_OK &&
+      !c->r.rc)
+    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                              "cuda template: cannot declare mma's absent "
+                              "value");
+  static const int64_t m16[] = {16, 32};
+  int mw = heron__r_set(&c->r, "mma.wm", 0, m16, 2);
+  heron__r_post(&c->r, HERON_C_SELECT, mw,
+                (int[]){s->mma, heron__r_const(&c->r, 16), s->wm}, 3, NULL, 0,
+                "mma == 1 => wmma_m in {16, 32} (m16n8k16 pieces)");
+  if (ok)
+    NOTE(c, "Tensorize-mma",
+         "mma in {0, 1}: 0 wmma, 1 mma.sync.aligned.m16n8k16 on register "
+         "fragments from ldmatrix .x4/.x2 (.trans for M/N-inner tiles), "
+         "(wmma_m/16) x (wmma_n/8) pieces per tile, so wmma_m >= 16; with "
+         "1 < k.f <= 16 the next k-step's fragments load during this one's "
+         "mma.sync (two sets); old logs read as 0");
+  else
+    NOTE(c, "Tensorize-mma",
+         "mma = 0 (wmma): mma.sync m16n8k16 needs sm_80, this is sm_%d", sm);
+}
+
+/* Shared-memory layouts without bank conflicts (the knobs A.shared_swz and
+ * B.shared_swz, issue 32 step 2).  A shared tile whose row pitch is a
+ * multiple of 128 bytes puts the 8 rows that one ldmatrix phase reads in
+ * one bank group: an 8-way conflict, which the storage-align pads break
+ * only for some pitches and at the price of shared memory.  Swizzle 1
+ * stores element (row, col) in the 16-byte chunk (col / 8) ^ key of its
+ * row, key = (row / (8 / per)) % per, per = min(pitch / 8, 8) chunks
+ * (heron__swz, the one address function of the mma prelude): any 8
+ * consecutive rows at one chunk, and any 8 consecutive chunks that start
+ * at a multiple of 8 (a phase of 16-byte stores), lie in 8 distinct
+ * 16-byte bank groups.  The XOR must stay inside the row and the period
+ * must cover a 128-byte line, so the pitch is 16 or 32 halves (32- or
+ * 64-byte rows, 4 or 2 rows per line, key period 8 rows) or a multiple of
+ * 64 halves (128 bytes); a swizzled operand has pad 0.  wmma's
+ * load_matrix_sync takes a plain pitch, so swizzle needs mma == 1 (and so
+ * sm_80).  The rules claim: with swizzle 1 every ldmatrix phase and every
+ * phase of 16-byte stores of that operand is conflict-free
+ * (tests/sched/test_cuda_template.c counts the banks of the emulated
+ * kernel).  Absent value 0: old logs read back unswizzled. */
+static void rule_swizzle(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  int ok = c->t->hw.sm >= 80;
+  for (int i = 0; i < 2; i++) {
+    heron__cuda_operand *o = &s->op[i];
+    const char *nm = i == 0 ? "A" : "B";
+    char name[48], what[128];
+    snprintf(name, sizeof name, "%s.shared_swz", nm);
+    o->swz = heron__r_set(&c->r, name, 1, (const int64_t[]){0, 1}, ok ? 2 : 1);
+    if (o->swz >= 0 &&
+        heron__space_var_absent(c->r.sp, o->swz, 0) != HERON_OK && !c->r.rc)
+      c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                                "cuda template: cannot declare %s's absent "
+                                "value",
+                                name);
+    snprintf(name, sizeof name, "%s.swz.mma", nm);
+    /* Products from 0 (heron__r_prod's start at 1). */
+    int sm = heron__r_range(&c->r, name, 0, 0, 1);
+    heron__r_post(&c->r, HERON_C_PROD, sm, (int[]){o->swz, s->mma}, 2, NULL, 0,
+                  name);
+    snprintf(what, sizeof what,
+             "%s.shared_swz == 1 => mma == 1 (wmma loads no swizzled tile)",
+             nm);
+    heron__r_eq(&c->r, sm, o->swz, what);
+    snprintf(name, sizeof name, "%s.swz.pad", nm);
+    int sp = heron__r_range(&c->r, name, 0, 0, PADS[NPADS - 1]);
+    heron__r_post(&c->r, HERON_C_PROD, sp, (int[]){o->swz, o->pad}, 2, NULL, 0,
+                  name);
+    snprintf(what, sizeof what, "%s.shared_swz == 1 => %s.shared_pad == 0", nm,
+             nm);
+    heron__r_le(&c->r, sp, 0, what);
+    /* row = select(swz, 64, pitch) in {16, 32, 64, 128, 192, ...}. */
+    int64_t ub = heron__r_ub(&c->r, o->pitch);
+    if (ub < 64)
+      ub = 64;
+    if (ub > 64 * 4096)
+      ub = 64 * 4096;
+    int64_t n = 2 + ub / 64;
+    int64_t *rows = malloc((size_t)n * sizeof *rows);
+    if (!rows) {
+      if (!c->r.rc)
+        c->r.rc = heron_error_set(c->r.err, HERON_ENOMEM,
+                                  "cuda template: out of memory");
+      return;
+    }
+    rows[0] = 16;
+    rows[1] = 32;
+    for (int64_t k = 1; k <= ub / 64; k++)
+      rows[1 + k] = 64 * k;
+    snprintf(name, sizeof name, "%s.swz.row", nm);
+    int row = heron__r_range(&c->r, name, 0, 1, ub);
+    heron__r_post(&c->r, HERON_C_SELECT, row,
+                  (int[]){o->swz, heron__r_const(&c->r, 64), o->pitch}, 3, NULL,
+                  0, name);
+    snprintf(what, sizeof what,
+             "%s.shared_swz == 1 => pitch in {16, 32} or a multiple of 64 "
+             "halves",
+             nm);
+    heron__r_post(&c->r, HERON_C_IN, row, NULL, 0, rows, (int)n, what);
+    free(rows);
+  }
+  if (ok)
+    NOTE(c, "Shared-Swizzle",
+         "A.shared_swz, B.shared_swz in {0, 1}: 1 XOR-swizzles the tile's "
+         "16-byte chunks by row (period min(pitch / 8, 8) chunks), used by "
+         "the cooperative / cp.async stores and the ldmatrix rows alike; "
+         "needs mma == 1, pad 0 and a pitch of 16, 32 or a multiple of 64 "
+         "halves; claimed conflict-free: every ldmatrix phase and every "
+         "phase of 16-byte stores; old logs read as 0");
+  else
+    NOTE(c, "Shared-Swizzle",
+         "A.shared_swz = B.shared_swz = 0: the swizzle needs mma.sync "
+         "(sm_80), this is sm_%d",
+         c->t->hw.sm);
+}
+
+int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
+                            heron_error *err) {
+  const heron__op *op = &t->op;
+  if (op->ninputs != 2)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "cuda template: the implicit-GEMM view needs two "
+                           "inputs; op %s has %d",
+                           op->name, op->ninputs);
+  if (op->dtype != HERON__FP16 || op->out_dtype != HERON__FP16)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the cuda (Tensor Core) template supports fp16 "
+                           "only, not %s; use --dtype fp16",
+                           heron__dtype_name(op->dtype));
+  if (op->out.bounded)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "cuda template: op %s writes its output through a "
+                           "bounded index",
+                           op->name);
+  ctx *c = calloc(1, sizeof *c);
+  heron__cuda_sched *s = calloc(1, sizeof *s);
+  if (!c || !s) {
+    free(c);
+    free(s);
+    return heron_error_set(err, HERON_ENOMEM, "cuda template: out of memory");
+  }
+  t->cuda = s;
+  c->t = t;
+  c->s = s;
+  c->r.sp = sp;
+  c->r.err = err;
+  c->r.who = "cuda template";
+  int rc = build_view(c);
+  if (rc == HERON_OK) {
+    rule_always_inline(c);
+    rule_tensorize(c);
+    rule_tiling(c);
+    rule_threads(c);
+    rule_operand_spm(c, 0);
+    rule_operand_spm(c, 1);
+    rule_scope_spm(c);
+    rule_unroll(c);
+    rule_pipeline(c);
+    rule_mma(c);
+    rule_swizzle(c);
+    rc = c->r.rc;
+  }
+  free(c);
+  return rc;
+}

@@ -1,0 +1,159 @@
+/* core/targets/cuda/template.h - the Tensor Core (cuda) schedule template,
+ * shared by its rules (core/targets/cuda/rules.c) and the CUDA code generator
+ * (core/targets/cuda/codegen.c).  Internal to libheron.
+ *
+ * The implicit-GEMM view (docs/targets/cuda.md, core/sched/gemm_view.h)
+ * with input 0 as A and input 1 as B:
+ *
+ *   batch  the spatial axes both inputs read (bmm's b)
+ *   M      the spatial axes only input 0 reads (gemm i; a convolution's
+ *          n, oh, ow, as input 0 is its data)
+ *   N      the spatial axes only input 1 reads (gemm j; a convolution's co)
+ *   K      every reduction axis (a convolution's ci, kh, kw)
+ *
+ * Each group is one fused loop whose index is split back into the op's axes
+ * (div / mod by their extents) where a tensor is addressed.  M, N and K are
+ * padded up to the Tensor Core granule (16, or 8 for a group of at most 8,
+ * as GEMV's N is padded to the wmma width); padded rows and columns read as
+ * zero and are never stored.
+ *
+ * The memory hierarchy (Heron's: global -> shared -> wmma.matrix_a /
+ * matrix_b -> mma -> wmma.accumulator -> shared -> global) and the loop
+ * nest of one block, outermost first:
+ *
+ *   block (blockIdx.x = bi * j.b + bj, blockIdx.y = batch index)
+ *     warps (threadIdx.y = wi * j.w + wj), threads (threadIdx.x, one warp)
+ *     acc[i.f][j.f] = 0                         wmma.accumulator fragments
+ *     for ko < k.o                              reduction outer
+ *       A.shared / B.shared at position 0: the chunk of k.m * k.f * wmma_k
+ *       for km < k.m   (unrolled when k.m <= 4^unroll)
+ *         A.shared / B.shared at position 1: the chunk of k.f * wmma_k
+ *         for kf < k.f, i < i.f, j < j.f        fully unrolled
+ *           load matrix_a / matrix_b fragments, mma_sync
+ *     acc -> C.shared (reusing the A/B space) -> vectorized, guarded,
+ *     cooperative store to global with the fused epilogue
+ *
+ * With the pipeline knob at S > 1 (both operands at one position p),
+ * A.shared and B.shared are rings of S chunk buffers and the loop at p
+ * carries a software pipeline over its chunks c (k.o chunks at p 0,
+ * k.o * k.m at p 1):
+ *
+ *     issue chunks 0 .. S-2 into slots 0 .. S-2 (HERON_CP_ASYNC), one
+ *     commit each
+ *     for each chunk c
+ *       wait until at most S-2 of this thread's groups are pending (chunk
+ *       c's copies are done); barrier (chunk c complete in every thread,
+ *       every warp done with chunk c - 1)
+ *       if c + S - 1 exists: issue it into slot (c + S - 1) mod S
+ *       commit (S > 2: every chunk, empty past the last; S == 2: only
+ *       after an issue, as wait_group 0 drains all)
+ *       mma on slot c mod S
+ *
+ * so the copies of the next S - 1 chunks run beside the Tensor Core work
+ * of this one.  Copies of single halves (vec 1) are plain loads and
+ * stores into their slot (cp.async moves at least 4 bytes).  On the
+ * mma.sync path a chunk of 2..16 k-steps ping-pongs between two register
+ * fragment sets: step kf + 1 is loaded before step kf's mma.sync.
+ *
+ * The block tile is BM = i.w * i.f * wmma_m by BN = j.w * j.f * wmma_n;
+ * M = i.b * BM, N = j.b * BN, K = k.o * k.m * k.f * wmma_k (padded).
+ *
+ * Shared layouts follow global contiguity: an operand whose tensor is
+ * contiguous along K is kept K-inner (matrix_a row_major, matrix_b
+ * col_major), otherwise M- or N-inner, so the cooperative loads read
+ * consecutive addresses.  C.shared is M-inner when the output's contiguous
+ * axis is in M (convolutions), N-inner otherwise.
+ *
+ * With the knob X.shared_swz = 1 (mma path only, pad 0, a row pitch of
+ * 16, 32 or a multiple of 64 halves) the tile X.shared is XOR-swizzled:
+ * element (row, col) lies in the 16-byte chunk (col / 8) ^ key of its row
+ * (heron__swz in the mma prelude, core/targets/cuda/prelude.c), which the
+ * cooperative stores and the ldmatrix row addresses both use, so that an
+ * ldmatrix phase (8 rows at one chunk) and a phase of 16-byte stores (8
+ * consecutive chunks) each cover the 32 banks once.
+ */
+#ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
+#define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
+
+#include "core/sched/gemm_view.h"
+#include "core/targets/cpu/template.h"
+#include "core/targets/cuda/kernel.h"
+
+/* An operand of the GEMM view: A (input 0, M x K) or B (input 1, K x N). */
+typedef struct heron__cuda_operand {
+  int tensor;      /* op input index (0 or 1) */
+  int group;       /* its spatial group: HERON__GM for A, HERON__GN for B */
+  int k_inner;     /* 1: shared tile is K-contiguous, 0: M/N-contiguous */
+  int at;          /* knob: compute-at position 0 (k.o loop) or 1 (k.m) */
+  int pad;         /* knob: storage-align offset in elements */
+  int vec;         /* knob: halves per cooperative load (1, 2, 4, 8) */
+  int swz;         /* knob: 1 XOR-swizzles the tile's 16-byte chunks (mma
+                      only, pad 0), 0 none; -1 in a space without it */
+  int pitch;       /* aux: row pitch in elements (inner extent + pad) */
+  int kc;          /* aux: K extent of the shared chunk */
+  int bytes;       /* aux: bytes of the shared buffer */
+  int64_t vec_max; /* widest vector the index map allows */
+} heron__cuda_operand;
+
+/* The shared-memory plan of one config: where each buffer lives and in
+ * which phase it is live.  Buffers of the same phase never overlap; the
+ * plan's total is the dynamic shared memory of the launch. */
+typedef struct heron__cuda_smem_buf {
+  const char *name; /* "A.shared", "B.shared", "C.shared" */
+  int phase;        /* 0: main loop, 1: accumulator store */
+  int64_t offset;   /* bytes from the 128-byte aligned base */
+  int64_t bytes;
+} heron__cuda_smem_buf;
+
+typedef struct heron__cuda_smem_plan {
+  int nbufs;
+  heron__cuda_smem_buf buf[3];
+  int64_t total; /* max over phases of the end of their buffers */
+} heron__cuda_smem_plan;
+
+typedef struct heron__cuda_sched {
+  heron__gemm_group g[HERON__NGROUPS];
+  int64_t padded[HERON__NGROUPS]; /* each extent rounded up to the granule */
+  heron__cuda_operand op[2];      /* A, B */
+  int out_group;                  /* HERON__GM or HERON__GN: C.shared inner */
+  int out_inner_axis;             /* the output's contiguous op axis, or -1 */
+  int wm, wn, wk;                 /* knobs: the wmma shape */
+  int split[3][3];                /* knobs: M: i.b i.w i.f; N: j.b j.w j.f;
+                                     K: k.o k.m k.f */
+  int bm, bn;                     /* aux: block tile */
+  int kc0, kc1;                   /* aux: K chunk at position 0 and 1 */
+  int warps, threads;             /* aux: threadIdx.y and the block size */
+  int regs;                       /* aux: registers per thread, estimated */
+  int c_pad;                      /* knob: C.shared storage-align offset */
+  int c_bytes;                    /* aux: bytes of C.shared */
+  int ab_bytes;                   /* aux: pipeline * (A.shared +
+                                     B.shared), S stages */
+  int out_vec;                    /* knob: halves per vectorized store */
+  int64_t out_vec_max;
+  int unroll;         /* knob: 0..5, unroll loops of <= 4^v steps */
+  int pipeline;       /* knob: 1..4 stages of A.shared / B.shared */
+  int mma;            /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix */
+  int64_t smem_limit; /* bytes per block the plan may use */
+  int64_t regs_limit; /* registers per block */
+} heron__cuda_sched;
+
+/* The cuda rules: fill t->cuda (whose op and hw are set) and post the
+ * space.  HERON_EUNSUPPORTED for an op outside the implicit-GEMM view. */
+int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
+                            heron_error *err);
+
+/* The CUDA generator: one self-contained source (core/targets/
+ * cuda/kernel.h) for a valid config. */
+int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
+                        const int64_t *cfg, heron__buf *out, heron_error *err);
+
+/* The launch geometry and shared-memory plan of a config. */
+void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
+                           heron__cuda_launch *l);
+void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
+                              heron__cuda_smem_plan *p);
+
+/* Describe: the cuda template's loop nest and rules. */
+void heron__cuda_describe(const heron__template *t, heron__buf *out);
+
+#endif
