@@ -6,7 +6,10 @@
 # Left out of both stages: the exhaustive NVRTC sweeps (label
 # cuda_exhaustive, about 24 CPU-minutes; run them with
 #   ctest --test-dir build -L cuda_exhaustive -j2
-# ); the sanitizer stage also leaves out the no_asan tests.  Tests that
+# ); the sanitizer stage also leaves out the no_asan tests.  The sanitizer
+# build is optimized at -O1 (with -g and frame pointers): the sanitizers
+# see the same errors and the tests run several times faster than at -O0
+# (test_bo.every_proposal_is_valid_unique_and_new: 50 s at -O0, 12 s).  Tests that
 # cannot run on this machine (a CPU without AVX-512, a build without NVRTC)
 # show as "Skipped" with their reason, never as passed.  HERON_CPU_ISA=avx2
 # (or sse) in the environment makes an AVX-512 machine test like a smaller
@@ -39,7 +42,7 @@ release() {
 
 sanitized() {
   cmake -S . -B "$B-asan" -DCMAKE_BUILD_TYPE=Debug -DHERON_SANITIZE=ON \
-    >/dev/null &&
+    -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null &&
     cmake --build "$B-asan" -j"$JOBS" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
       UBSAN_OPTIONS=print_stacktrace=1 \
