@@ -47,10 +47,14 @@ enum {
 #define STAGED(mma, S) (100 + 10 * (mma) + (S))
 /* SWIZZLED(S): mma 1, S pipeline stages, A.shared or B.shared swizzled. */
 #define SWIZZLED(S) (200 + (S))
+/* BLOCK_SWIZZLED: block_swz > 1 (blocks walk groups of rows of tiles). */
+#define BLOCK_SWIZZLED 300
 
 static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
   if (which == ALL_CONFIGS)
     return 1;
+  if (which == BLOCK_SWIZZLED)
+    return cuda_val(b->sp, cfg, "block_swz") > 1;
   if (which >= 200)
     return cuda_val(b->sp, cfg, "mma") == 1 &&
            cuda_val(b->sp, cfg, "pipeline") == which - 200 &&
@@ -70,12 +74,15 @@ static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
  * min_ragged of them must have tiles that do not divide a padded extent. */
 /* How many configs of emulate_some's last call had cut-short tiles. */
 static int last_ragged;
+/* The GPU description emulate_some builds for: a configs/hw name or a
+ * file (the block-swizzle test's GPU of 2 SMs). */
+static const char *emu_gpu = "a100";
 
 static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
                          int which, int count) {
   cuda_built b;
   heron_error err = {0};
-  CHECK_OK(cuda_build(&b, c, "a100", epilogue, &err), &err);
+  CHECK_OK(cuda_build(&b, c, emu_gpu, epilogue, &err), &err);
   heron_measure_options mo;
   memset(&mo, 0, sizeof mo);
   mo.emulate = 1;
@@ -92,7 +99,9 @@ static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
   heron_rng rng;
   heron_rng_seed(&rng, 77);
   int n = 0, ragged = 0;
-  for (int tries = 0; n < count && tries < 40 * count + 1000; tries++) {
+  /* Rejection sampling: a rare selection (swizzled, 3 stages, on the prime
+   * GEMM) takes thousands of draws; a draw takes microseconds. */
+  for (int tries = 0; n < count && tries < 400 * count + 20000; tries++) {
     int64_t *cfg = cfgs + (size_t)n * (size_t)nv;
     CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
     if (!wanted(&b, cfg, which))
@@ -327,3 +336,65 @@ TEST(swz_gemm_wide_rows) {
   static const cuda_case wide = {"gemm", {64, 64, 512}, 3};
   emulate_swizzled(&wide, 0, 0);
 }
+
+/* The thread-block swizzle (block_swz = G > 1): blocks walk the grid of
+ * tiles in groups of G rows of M tiles, the last group cut short when G
+ * does not divide i.b.  Every tile is computed by exactly one block only
+ * if the mapping from blockIdx.x is a bijection: a tile no block takes
+ * stays NaN and fails the reference check.  The rules allow G > 1 only on
+ * grids of two blocks per SM, so the GPU here is an A100 of 2 SMs; the
+ * prime GEMM gives i.b that G does not divide, the padded c2d an M of
+ * three axes. */
+static void emulate_block_swizzled(const cuda_case *c, int epilogue,
+                                   int min_cut_groups) {
+  char path[] = "/tmp/heron-gpu2-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  CHECK(f != NULL);
+  fputs("{\"name\": \"A100 of 2 SMs\", \"target\": \"cuda\", \"sm\": 80, "
+        "\"sm_count\": 2, \"smem_per_block\": 49152, "
+        "\"smem_per_block_optin\": 166912, \"max_threads_per_block\": 1024, "
+        "\"max_threads_dim\": [1024, 1024, 64], \"warp_size\": 32, "
+        "\"regs_per_block\": 65536}\n",
+        f);
+  fclose(f);
+  emu_gpu = path;
+  emulate_some(c, epilogue, 0, BLOCK_SWIZZLED, CONFIGS);
+  /* How many sampled configs of the same stream cut their last group
+   * short (i.b % G != 0), counted on the same build. */
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, c, path, epilogue, &err), &err);
+  heron_rng rng;
+  heron_rng_seed(&rng, 77);
+  int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+  int cut = 0, swizzled = 0;
+  for (int n = 0; n < 2000; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    int64_t G = cuda_val(b.sp, cfg, "block_swz");
+    if (G > 1) {
+      swizzled++;
+      cut += cuda_val(b.sp, cfg, "i.b") % G != 0;
+    }
+  }
+  free(cfg);
+  cuda_unbuild(&b);
+  emu_gpu = "a100";
+  unlink(path);
+  fprintf(stderr,
+          "%s: %d of 2000 samples block-swizzled, %d with a cut-short group\n",
+          c->op, swizzled, cut);
+  CHECK_MSG(cut >= min_cut_groups, "%d cut-short groups, wanted %d", cut,
+            min_cut_groups);
+}
+TEST(block_swizzled_gemm_prime_groups_cut_short) {
+  static const cuda_case prime = {"gemm", {199, 151, 101}, 3};
+  emulate_block_swizzled(&prime, HERON__EPI_BIAS, 1);
+}
+TEST(block_swizzled_c2d_with_bias_relu) {
+  /* CUDA_SMALL's c2d has too few tiles for 2 blocks per SM. */
+  static const cuda_case c2d = {"c2d", {2, 12, 11, 4, 8, 3, 3, 1, 1, 1}, 10};
+  emulate_block_swizzled(&c2d, HERON__EPI_BIAS | HERON__EPI_RELU, 0);
+}
+TEST(block_swizzled_bmm) { emulate_block_swizzled(&CUDA_SMALL[2], 0, 0); }

@@ -530,3 +530,71 @@ TEST(bmm_swizzled_compiles) { swizzled_case(&CUDA_SUITE[1], 1); }
 TEST(gemv_swizzled_compiles) { swizzled_case(&CUDA_SUITE[2], 1); }
 TEST(c2d_swizzled_compiles) { swizzled_case(&CUDA_SUITE[4], 1); }
 TEST(t2d_swizzled_compiles) { swizzled_case(&CUDA_SUITE[7], 1); }
+
+/* The thread-block swizzle (block_swz = 8, mma 1): `n` sampled configs of
+ * case c and their row-major twins (block_swz 1, the same other knobs)
+ * compile for sm_80 and sm_90 within the register limits; the swizzled
+ * source maps blockIdx.x through the groups (bq, br, bg) and costs at most
+ * a few registers more than the twin (both printed). */
+static void block_swizzled_case(const cuda_case *c, int n) {
+  if (!heron__nvrtc_available())
+    SKIP("libheron was built without NVRTC: no %s kernel compiled", c->op);
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, c, "h100", 0, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int64_t *twin = malloc((size_t)nv * sizeof *twin);
+  int bs = heron_space_find_var(b.sp, "block_swz");
+  CHECK(bs >= 0);
+  heron_rng rng;
+  heron_rng_seed(&rng, 6161);
+  for (int got = 0; got < n; got++) {
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[heron_space_find_var(b.sp, "mma")] = 1;
+    fix[bs] = 8;
+    CHECK_OK(heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err),
+             &err);
+    for (int v = 0; v < nv; v++)
+      twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
+    twin[bs] = 1;
+    CHECK_OK(heron_space_validate(b.sp, &rng, twin, twin, &err), &err);
+    heron__buf ss = {0}, su = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &ss, &err), &err);
+    CHECK_OK(heron__codegen(b.t, b.sp, twin, &su, &err), &err);
+    CHECK(strstr(ss.data, "const int bq = HERON_BX / ") &&
+          strstr(ss.data, "br % bg") && !strstr(su.data, "br % bg"));
+    int64_t threads = 32 * cuda_val(b.sp, cfg, "threadIdx.y");
+    for (int sm_ = 80; sm_ <= 90; sm_ += 10) {
+      heron__nvrtc_result rs, ru;
+      int rc = heron__nvrtc_compile(ss.data, sm_, &rs, &err);
+      CHECK_MSG(rc == HERON_OK, "%s block-swizzled sm_%d: %s\n%.2000s", c->op,
+                sm_, err.text, rs.log ? rs.log : "");
+      CHECK_OK(heron__nvrtc_compile(su.data, sm_, &ru, &err), &err);
+      CHECK(rs.regs <= 255 && rs.regs * threads <= b.t->cuda->regs_limit);
+      fprintf(stderr,
+              "%s sm_%d (i.b %lld, j.b %lld): block_swz 8 %d registers, %d "
+              "bytes spilled; row-major twin %d, %d\n",
+              c->op, sm_, (long long)cuda_val(b.sp, cfg, "i.b"),
+              (long long)cuda_val(b.sp, cfg, "j.b"), rs.regs, rs.spill_bytes,
+              ru.regs, ru.spill_bytes);
+      CHECK_MSG(rs.regs <= ru.regs + 8 && rs.spill_bytes <= ru.spill_bytes,
+                "block swizzle costs %d registers / %d spilled bytes over "
+                "the twin's %d / %d",
+                rs.regs, rs.spill_bytes, ru.regs, ru.spill_bytes);
+      heron__nvrtc_result_free(&rs);
+      heron__nvrtc_result_free(&ru);
+    }
+    heron__buf_free(&ss);
+    heron__buf_free(&su);
+  }
+  free(fix);
+  free(cfg);
+  free(twin);
+  cuda_unbuild(&b);
+}
+
+TEST(gemm_block_swizzled_compiles) { block_swizzled_case(&CUDA_SUITE[0], 2); }
+TEST(c2d_block_swizzled_compiles) { block_swizzled_case(&CUDA_SUITE[4], 1); }

@@ -21,7 +21,7 @@ TEST(gemm_template_has_herons_knobs) {
       "A.shared_at",  "B.shared_at",  "A.shared_pad", "B.shared_pad",
       "C.shared_pad", "A.shared_vec", "B.shared_vec", "out.vec",
       "unroll",       "pipeline",     "mma",          "A.shared_swz",
-      "B.shared_swz"};
+      "B.shared_swz", "block_swz"};
   int nk = (int)(sizeof knobs / sizeof knobs[0]);
   CHECK_EQ(heron_space_nknobs(b.sp), nk);
   for (int i = 0; i < nk; i++) {
@@ -233,6 +233,17 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
   if (100 * swept > 125 * padded)
     return snprintf(why, cap, "padded work %lld of %lld", (long long)swept,
                     (long long)padded),
+           0;
+  /* The block swizzle: G rows per group, no more than the grid's rows,
+   * and G > 1 only on a grid of two blocks per SM or more. */
+  int64_t G = cuda_val(sp, cfg, "block_swz");
+  if (G != 1 && G != 2 && G != 4 && G != 8)
+    return snprintf(why, cap, "block_swz %lld", (long long)G), 0;
+  if (G > sp3[0][0] ||
+      (G > 1 && sp3[0][0] * sp3[1][0] < 2 * (int64_t)b->hw.sm_count))
+    return snprintf(why, cap, "block_swz %lld on %lld x %lld blocks, %d SMs",
+                    (long long)G, (long long)sp3[0][0], (long long)sp3[1][0],
+                    b->hw.sm_count),
            0;
   int64_t warps = sp3[0][1] * sp3[1][1];
   if (32 * warps > b->hw.max_threads_per_block ||
@@ -618,7 +629,8 @@ TEST(mma_knob_by_architecture_and_shape) {
     heron__buf src = {0};
     CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
     const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
-    int m = strstr(body, "HERON_LDMATRIX_A(fa[i]") != NULL &&
+    /* ldmatrix of a plain or a swizzled tile (HERON_LDMATRIX_A_SWZ). */
+    int m = strstr(body, "HERON_LDMATRIX_A") != NULL &&
             strstr(body, "HERON_MMA_SYNC(acc[") != NULL &&
             strstr(body, "HERON_MSTORE_ACC(Cs") != NULL;
     int w = strstr(body, "HERON_LOAD_A(fa[i]") != NULL ||
@@ -692,6 +704,7 @@ TEST(log_line_without_the_swizzle_knobs_reads_back_unswizzled) {
   CHECK_EQ(cuda_val(b.sp, cfg, "mma"), 1);
   CHECK_EQ(cuda_val(b.sp, cfg, "A.shared_swz"), 0);
   CHECK_EQ(cuda_val(b.sp, cfg, "B.shared_swz"), 0);
+  CHECK_EQ(cuda_val(b.sp, cfg, "block_swz"), 1);
   char key[32];
   CHECK_OK(heron_space_key(b.sp, cfg, key, sizeof key), NULL);
   CHECK_MSG(!strcmp(key, "2c2b06ee1a8f9057"), "key %s", key);
@@ -704,6 +717,51 @@ TEST(log_line_without_the_swizzle_knobs_reads_back_unswizzled) {
   json_decref(o);
   free(cfg);
   cuda_unbuild(&b);
+}
+
+/* The block swizzle by the rules: on GEMM 4096^3 (an H100's 132 SMs, grids
+ * of up to 256 x 256 blocks) samples take every G of {1, 2, 4, 8}, and a G
+ * > 1 config's source maps blockIdx.x through the groups; GEMM 64^3 on the
+ * same GPU (a grid of at most 16 blocks, under 2 per SM) only G = 1, whose
+ * source maps it row-major as before the knob. */
+TEST(block_swizzle_by_the_rules) {
+  static const cuda_case g4096 = {"gemm", {4096, 4096, 4096}, 3},
+                         g64 = {"gemm", {64, 64, 64}, 3};
+  for (int big = 0; big < 2; big++) {
+    cuda_built b;
+    heron_error err = {0};
+    CHECK_OK(cuda_build(&b, big ? &g4096 : &g64, "h100", 0, &err), &err);
+    heron_rng rng;
+    heron_rng_seed(&rng, 5);
+    int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+    int seen[9] = {0};
+    for (int n = 0; n < 400; n++) {
+      CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+      int64_t G = cuda_val(b.sp, cfg, "block_swz");
+      CHECK(G >= 1 && G <= 8);
+      if (seen[G]++ == 0) {
+        heron__buf src = {0};
+        CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+        const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
+        CHECK(body != NULL);
+        if (G > 1)
+          CHECK_MSG(strstr(body, "const int bq = HERON_BX /") &&
+                        strstr(body, "br % bg"),
+                    "G %lld: %s", (long long)G, body);
+        else
+          CHECK(strstr(body, "m0 = (int)(HERON_BX /") != NULL);
+        heron__buf_free(&src);
+      }
+    }
+    free(cfg);
+    cuda_unbuild(&b);
+    if (big)
+      CHECK_MSG(seen[1] && seen[2] && seen[4] && seen[8],
+                "G 1/2/4/8 seen %d/%d/%d/%d times", seen[1], seen[2], seen[4],
+                seen[8]);
+    else
+      CHECK_MSG(seen[1] == 400, "GEMM 64^3 took G > 1 %d times", 400 - seen[1]);
+  }
 }
 
 /* The swizzle knobs: {0, 1} on sm_80+, only 0 below; a swizzled operand

@@ -26,6 +26,7 @@ typedef struct knobs {
   int64_t cpad, ldc, cbytes, ovec, unroll;
   int64_t stages; /* pipeline: buffers of A.shared and B.shared each */
   int64_t mma;    /* 0: wmma, 1: mma.sync m16n8k16 with ldmatrix */
+  int64_t bswz;   /* block_swz: rows of M tiles per group of blocks */
   int m_inner;    /* C.shared is M-inner */
   /* What the tiles sweep of M, N and K (b * w * f * wmma; >= the padded
    * extent: tiles need not divide it, the last ones are cut short by the
@@ -71,6 +72,7 @@ static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
   k->stages = cfg[s->pipeline];
   /* A space without the knob (built before it) is the wmma kernel. */
   k->mma = s->mma >= 0 ? cfg[s->mma] : 0;
+  k->bswz = s->block_swz >= 0 ? cfg[s->block_swz] : 1;
 }
 
 static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
@@ -766,10 +768,25 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "const int tid = HERON_TY * 32 + HERON_TX;");
   emit(&g, 1, "const int wi = HERON_TY / %lld, wj = HERON_TY %% %lld;",
        (long long)k->sp[1][1], (long long)k->sp[1][1]);
-  emit(&g, 1, "const %s m0 = (%s)(HERON_BX / %lld) * %lld;", g.it, g.it,
-       (long long)k->sp[1][0], (long long)k->bm);
-  emit(&g, 1, "const %s n0 = (%s)(HERON_BX %% %lld) * %lld;", g.it, g.it,
-       (long long)k->sp[1][0], (long long)k->bn);
+  if (k->bswz > 1) {
+    /* Groups of bswz rows of M tiles (the last one may hold fewer). */
+    long long G = k->bswz, nbm = k->sp[0][0], nbn = k->sp[1][0];
+    emit(&g, 1, "const int bq = HERON_BX / %lld, br = HERON_BX %% %lld;",
+         G * nbn, G * nbn);
+    emit(&g, 1,
+         "const int bg = %lld - bq * %lld < %lld ? %lld - bq * %lld : "
+         "%lld;",
+         nbm, G, G, nbm, G, G);
+    emit(&g, 1, "const %s m0 = (%s)(bq * %lld + br %% bg) * %lld;", g.it, g.it,
+         G, (long long)k->bm);
+    emit(&g, 1, "const %s n0 = (%s)(br / bg) * %lld;", g.it, g.it,
+         (long long)k->bn);
+  } else {
+    emit(&g, 1, "const %s m0 = (%s)(HERON_BX / %lld) * %lld;", g.it, g.it,
+         (long long)k->sp[1][0], (long long)k->bm);
+    emit(&g, 1, "const %s n0 = (%s)(HERON_BX %% %lld) * %lld;", g.it, g.it,
+         (long long)k->sp[1][0], (long long)k->bn);
+  }
   int need[HERON__MAX_AXES];
   for (int a = 0; a < g.op->naxes; a++)
     need[a] = 1;
@@ -856,6 +873,8 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
       "loop nest:\n"
       "  blockIdx.x = (i.b, j.b), blockIdx.y = batch; threadIdx.y = (i.w, "
       "j.w) warps, threadIdx.x = 32 lanes\n"
+      "    block_swz == G > 1: blockIdx.x walks groups of G rows of M tiles, "
+      "down each group's rows first\n"
       "  acc[i.f x j.f] = 0\n"
       "  for ko < k.o\n"
       "    A.shared / B.shared <- chunk of k.m*k.f*wmma_k  (shared_at == 0)\n"

@@ -568,6 +568,55 @@ static void rule_swizzle(ctx *c) {
          c->t->hw.sm);
 }
 
+/* Thread-block swizzle for L2 reuse (the knob block_swz, issue 32 step 6):
+ * G in {1, 2, 4, 8} rows of M tiles per group of the block order
+ * (core/targets/cuda/template.h).  Any G computes the same tiles, each
+ * once; it only orders them.  Two constraints keep the space from holding
+ * orders that cannot differ: G <= i.b (a group of more rows than the grid
+ * has is the same order as G = i.b), and G > 1 only on a grid of at least
+ * two blocks per SM (i.b * j.b >= 2 * SMs): a grid that fits in one wave
+ * runs every block at once, in any order.  Absent value 1: old logs read
+ * back in row-major order, and G = 1 generates the source of before the
+ * knob. */
+static void rule_block_swizzle(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  static const int64_t g[] = {1, 2, 4, 8}, hi[] = {2, 4, 8};
+  s->block_swz = heron__r_set(&c->r, "block_swz", 1, g, 4);
+  if (s->block_swz >= 0 &&
+      heron__space_var_absent(c->r.sp, s->block_swz, 1) != HERON_OK && !c->r.rc)
+    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                              "cuda template: cannot declare block_swz's "
+                              "absent value");
+  heron__r_post(&c->r, HERON_C_LE, s->block_swz, (int[]){s->split[0][0]}, 1,
+                NULL, 0, "block_swz <= i.b");
+  /* on = (G > 1): G = select(on, 1, G'), G' in {2, 4, 8}; then the grid's
+   * floor select(on, 0, 2 * SMs) <= i.b * j.b. */
+  int on = heron__r_range(&c->r, "block_swz.on", 0, 0, 1);
+  int wide = heron__r_set(&c->r, "block_swz.wide", 0, hi, 3);
+  heron__r_post(&c->r, HERON_C_SELECT, s->block_swz,
+                (int[]){on, heron__r_const(&c->r, 1), wide}, 3, NULL, 0,
+                "block_swz.on == (block_swz > 1)");
+  int64_t sms = c->t->hw.sm_count > 0 ? c->t->hw.sm_count : 1;
+  int grid = heron__r_prod(&c->r, "grid.blocks",
+                           (int[]){s->split[0][0], s->split[1][0]}, 2);
+  int floor = heron__r_set(&c->r, "block_swz.min_grid", 0,
+                           (const int64_t[]){0, 2 * sms}, 2);
+  heron__r_post(
+      &c->r, HERON_C_SELECT, floor,
+      (int[]){on, heron__r_const(&c->r, 0), heron__r_const(&c->r, 2 * sms)}, 3,
+      NULL, 0,
+      "block_swz.min_grid == select(block_swz.on, 0, "
+      "2 * SMs)");
+  heron__r_post(&c->r, HERON_C_LE, floor, (int[]){grid}, 1, NULL, 0,
+                "block_swz > 1 => i.b * j.b >= 2 * SMs");
+  NOTE(c, "Block-Swizzle",
+       "block_swz in {1, 2, 4, 8}: blocks walk the tile grid in groups of "
+       "block_swz rows of M tiles (L2 reuse of A rows and B columns); "
+       "block_swz <= i.b, and > 1 only on a grid of >= %lld blocks (2 per "
+       "SM); old logs read as 1",
+       (long long)(2 * sms));
+}
+
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
                             heron_error *err) {
   const heron__op *op = &t->op;
@@ -612,6 +661,7 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     rule_pipeline(c);
     rule_mma(c);
     rule_swizzle(c);
+    rule_block_swizzle(c);
     rc = c->r.rc;
   }
   free(c);

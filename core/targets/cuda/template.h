@@ -71,6 +71,13 @@
  * cooperative stores and the ldmatrix row addresses both use, so that an
  * ldmatrix phase (8 rows at one chunk) and a phase of 16-byte stores (8
  * consecutive chunks) each cover the 32 banks once.
+ *
+ * With the knob block_swz = G > 1 the blocks of one batch index walk the
+ * grid of block tiles in groups of G rows of M tiles: block b of the group
+ * q = b / (G * j.b) takes M tile q * G + r % g and N tile r / g, with
+ * r = b - q * G * j.b and g = min(G, i.b - q * G) the rows of that group,
+ * so blocks launched together share G rows of A and few columns of B in
+ * L2 instead of one row of A and every column of B.
  */
 #ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
@@ -133,6 +140,9 @@ typedef struct heron__cuda_sched {
   int unroll;         /* knob: 0..5, unroll loops of <= 4^v steps */
   int pipeline;       /* knob: 1..4 stages of A.shared / B.shared */
   int mma;            /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix */
+  int block_swz;      /* knob: 1, 2, 4 or 8 rows of blocks per group of
+                         the block order (1: row-major); -1 in a space
+                         without it */
   int64_t smem_limit; /* bytes per block the plan may use */
   int64_t regs_limit; /* registers per block */
 } heron__cuda_sched;
