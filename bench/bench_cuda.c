@@ -56,7 +56,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <zlib.h>
 
 #include "cli.h"
@@ -69,6 +68,7 @@
 #include "core/util/util.h"
 #include "cudnn_graph.h"
 #include "heron/heron.h"
+#include "timing.h"
 
 enum { MAX_LOGS = 256, MAX_TASKS = 64 };
 /* cuDNN's algorithm search may use this much workspace. */
@@ -423,8 +423,10 @@ static int call_graph(side *s) {
   return 0;
 }
 
-/* Seconds of `number` calls between two events, or -1 on an error. */
-static double timed(side *s, long long number) {
+/* Seconds of `number` calls of side s between two events, or -1 on an
+ * error (a cli_runner's clock). */
+static double timed(void *self, long long number) {
+  side *s = self;
   if (!CU(drv.EventRecord(ev0, NULL)))
     return -1;
   for (long long i = 0; i < number; i++)
@@ -437,35 +439,11 @@ static double timed(side *s, long long number) {
   return ms / 1e3;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* The median seconds per call (see the top of the file), -1 on an error. */
+/* The median seconds per call (see the top of the file, and
+ * tools/timing.h), -1 on an error. */
 static double time_side(side *s, int repeat, double min_ms) {
-  if (timed(s, 3) < 0)
-    return -1;
-  long long number = 1;
-  for (;;) {
-    double t = timed(s, number);
-    if (t < 0)
-      return -1;
-    if (t * 1e3 >= min_ms || number >= (1LL << 20))
-      break;
-    long long grow = t > 0 ? (long long)(min_ms / 1e3 / t * 1.2) + 1 : 16;
-    number *= grow < 2 ? 2 : grow > 16 ? 16 : grow;
-  }
-  double per[64];
-  int r = repeat < 64 ? repeat : 64;
-  for (int i = 0; i < r; i++) {
-    double t = timed(s, number);
-    if (t < 0)
-      return -1;
-    per[i] = t / (double)number;
-  }
-  qsort(per, (size_t)r, sizeof *per, cmp_double);
-  return per[r / 2];
+  cli_runner r = {.timed = timed, .self = s};
+  return cli_time_runners(&r, 1, repeat, min_ms / 1e3, 1) ? -1 : r.seconds;
 }
 
 /* ---- The library side of each op ----------------------------------------- */
@@ -612,12 +590,6 @@ static const char *library_of(const heron__op *op) {
 
 /* ---- cuDNN's graph API --------------------------------------------------- */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Plans every engine config of heuristics mode A for the convolution geo
  * on the buffers x, w, y, runs each a few times (one warm-up call, then the
  * best of three timings of three calls) and keeps the fastest in *best.
@@ -637,10 +609,10 @@ static int graph_pick(bench_task *bt, cudnn_graph *cg, cudnn_graph_plan *best,
   }
   bt->graph_offered = cg->offered;
   bt->graph_ncfg = cg->ncfg;
-  double start = now_s(), best_s = -1;
+  double start = cli_now(), best_s = -1;
   int have = 0;
   for (int i = 0; i < cg->ncfg; i++) {
-    double spent = now_s() - start;
+    double spent = cli_now() - start;
     if ((have && spent > budget_s) || spent > 2 * budget_s)
       break;
     cudnn_graph_plan p;

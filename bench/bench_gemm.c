@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "heron/heron.h"
+#include "timing.h"
 
 void openblas_set_num_threads(int);
 
@@ -127,34 +127,12 @@ static void parse_args(settings *s, int argc, char **argv) {
 
 typedef void (*kernel_fn)(void *const *);
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of `reps` timings, each at least ~50 ms of repeated calls. */
-typedef void (*call_fn)(void *ctx);
-static double time_median(call_fn f, void *ctx, int reps) {
-  f(ctx);
-  double t = now();
-  f(ctx);
-  double one = now() - t;
-  int number = one > 0.05 ? 1 : (int)(0.05 / (one > 1e-6 ? one : 1e-6)) + 1;
-  double ts[15];
-  for (int r = 0; r < reps; r++) {
-    t = now();
-    for (int i = 0; i < number; i++)
-      f(ctx);
-    ts[r] = (now() - t) / number;
-  }
-  qsort(ts, (size_t)reps, sizeof ts[0], cmp);
-  return ts[reps / 2];
+/* Seconds per call of f(ctx): the median of `reps` repeats of at least
+ * 50 ms each (tools/timing.h). */
+static double time_median(void (*f)(void *ctx), void *ctx, int reps) {
+  cli_runner r = {.call = f, .self = ctx};
+  cli_time_runners(&r, 1, reps, 0.05, 1);
+  return r.seconds;
 }
 
 typedef struct ctx {

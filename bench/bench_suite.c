@@ -64,6 +64,7 @@
 
 #include "cli.h"
 #include "heron/heron.h"
+#include "timing.h"
 
 /* OpenBLAS's thread control and the name of the kernel set it chose when
  * it loaded; not in cblas.h on every distribution. */
@@ -767,64 +768,6 @@ static void fill_nan(float *p, int64_t n) {
     p[i] = NAN;
 }
 
-/* ---- Timing -------------------------------------------------------------- */
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* One timed thing: our kernel or a baseline. */
-typedef struct runner {
-  char name[160];
-  void (*call)(void *self);
-  void *self;
-  /* 1 for OpenBLAS: its idle threads spin for a while after a call, and
-   * would steal the cores from whatever is timed next. */
-  int spins;
-  double seconds; /* median per call */
-} runner;
-
-/* Times the runners interleaved, repeat by repeat, so that a slow phase of
- * the machine (another process, a frequency change) hits all of them alike.
- * Each repeat calls one runner for at least min_s; the median counts. */
-static void time_runners(runner *rs, int n, int reps, double min_s,
-                         int threads) {
-  int number[8];
-  double ts[8][100];
-  for (int i = 0; i < n; i++) {
-    rs[i].call(rs[i].self);
-    double t0 = now();
-    rs[i].call(rs[i].self);
-    double one = now() - t0;
-    number[i] = one >= min_s ? 1 : (int)(min_s / (one > 1e-7 ? one : 1e-7)) + 1;
-  }
-  for (int r = 0; r < reps; r++)
-    for (int i = 0; i < n; i++) {
-      int prev = (i + n - 1) % n;
-      if (threads > 1 && prev != i && (r > 0 || i > 0) && rs[prev].spins)
-        usleep(100000);
-      /* The other runners have evicted this one's data: one call warms
-       * the caches, unless a call is long enough for that not to matter. */
-      if (number[i] > 1)
-        rs[i].call(rs[i].self);
-      double t0 = now();
-      for (int c = 0; c < number[i]; c++)
-        rs[i].call(rs[i].self);
-      ts[i][r] = (now() - t0) / number[i];
-    }
-  for (int i = 0; i < n; i++) {
-    qsort(ts[i], (size_t)reps, sizeof ts[i][0], cmp_double);
-    rs[i].seconds = ts[i][reps / 2];
-  }
-}
-
 /* ---- Heron-C's kernel ---------------------------------------------------- */
 
 typedef void (*kernel_fn)(void *const *);
@@ -1315,9 +1258,9 @@ static int dnn_setup_best(dnn_ctx *c, const geom *g, int any,
     *how = ", relu apart";
     return 0;
   }
-  runner rs[2] = {{.call = dnn_call, .self = c},
-                  {.call = dnn_call, .self = &apart}};
-  time_runners(rs, 2, 3, 0.01, threads);
+  cli_runner rs[2] = {{.call = dnn_call, .self = c},
+                      {.call = dnn_call, .self = &apart}};
+  cli_time_runners(rs, 2, 3, 0.01, threads);
   if (rs[1].seconds < rs[0].seconds) {
     dnn_free(c);
     *c = apart;
@@ -1515,7 +1458,7 @@ static void set_threads(int t) {
  * --internal-openblas-child and the row's op, shape, threads, epilogue and
  * timing settings.  The child makes the same inputs (same fills, same
  * seeds), times sgemm (and sgemv where it is a candidate) with the same
- * time_runners, prints its core and the seconds per call on stdout and
+ * cli_time_runners, prints its core and the seconds per call on stdout and
  * writes its output into a file that this process compares like every
  * other baseline's.  A re-execution rather than a fork: the library is
  * linked in and already loaded, and a fork of this process (OpenMP's and
@@ -1623,7 +1566,7 @@ static int openblas_child(int argc, char **argv) {
   fill_matrix_inputs(&g, in0, in1, bias);
   blas_ctx bc = {&g, in0, in1, bias, out, (int)v[9]};
   blas_ctx vc = {&g, in0, in1, bias, out2, (int)v[9]};
-  runner rs[2];
+  cli_runner rs[2];
   memset(rs, 0, sizeof rs);
   int nr = 0;
   rs[nr].call = blas_call, rs[nr].spins = 1, rs[nr++].self = &bc;
@@ -1649,7 +1592,7 @@ static int openblas_child(int argc, char **argv) {
             argv[12]);
     return CLI_EXIT_FAILURE;
   }
-  time_runners(rs, nr, reps, (double)v[7] / 1e6, threads); /* v[7]: us */
+  cli_time_runners(rs, nr, reps, (double)v[7] / 1e6, threads); /* v[7]: us */
   printf("core %s\n", blas_core());
   printf("sgemm %.9g\n", rs[0].seconds);
   if (nr > 1)
@@ -1734,7 +1677,7 @@ static void dnn_mm_call(void *p) {
   epilogue_pass(&c->e);
 }
 
-/* fp32 gemm, bmm and gemv, after time_runners: puts the strongest baseline
+/* fp32 gemm, bmm and gemv, after cli_time_runners: puts the strongest baseline
  * in rs[1] and the other library's figure in rs[2] (*nr becomes 3, or 2
  * without a oneDNN figure).  The OpenBLAS figure is the fastest of its
  * calls (sgemm, and sgemv at ig > 0) with its own kernel set and, on an
@@ -1745,10 +1688,10 @@ static void dnn_mm_call(void *p) {
  * A failed child leaves the row with the in-process figure and says why on
  * stderr. */
 static void strongest_baseline(const settings *s, const geom *g, row *r,
-                               const char *dir, const char *own, runner *rs,
+                               const char *dir, const char *own, cli_runner *rs,
                                int *nr, int ig, int im, const float *out,
                                float *out_x, double flops) {
-  runner blas = rs[1], dnn = im > 0 ? rs[im] : rs[0];
+  cli_runner blas = rs[1], dnn = im > 0 ? rs[im] : rs[0];
   if (ig > 0 && rs[ig].seconds < blas.seconds)
     blas = rs[ig];
   double own_s = blas.seconds, avx_s = 0;
@@ -1791,7 +1734,7 @@ static void strongest_baseline(const settings *s, const geom *g, row *r,
   }
   r->blas_default_gflops = flops / own_s / 1e9;
   r->blas_avx512_gflops = avx_s > 0 ? flops / avx_s / 1e9 : 0;
-  runner best = blas;
+  cli_runner best = blas;
   if (avx_s > 0 && avx_s < own_s) {
     best.seconds = avx_s;
     snprintf(best.name, sizeof best.name,
@@ -1854,7 +1797,7 @@ static void compare_row(const settings *s, row *r) {
   hc.bufs[2] = out;
   hc.bufs[3] = bias;
 
-  runner rs[5];
+  cli_runner rs[5];
   int nr = 0;
   memset(rs, 0, sizeof rs);
   snprintf(rs[nr].name, sizeof rs[nr].name, "Heron-C");
@@ -1961,7 +1904,7 @@ static void compare_row(const settings *s, row *r) {
     r->max_err = fmax(r->max_err, compare(out, out_mm, g.out_elems, g.red));
   r->status = r->max_err <= 1 ? ROW_OK : ROW_MISMATCH;
 
-  time_runners(rs, nr, s->compare_repeat, s->compare_ms / 1e3, r->threads);
+  cli_time_runners(rs, nr, s->compare_repeat, s->compare_ms / 1e3, r->threads);
   double flops = heron_task_flops(r->ht);
   if (strong)
     strongest_baseline(s, &g, r, dir, own, rs, &nr, ig, im, out, out_x, flops);
@@ -1974,10 +1917,10 @@ static void compare_row(const settings *s, row *r) {
     if (src && dst) {
       fill_random(src, n, 4);
       copy_ctx cc = {src, dst, n};
-      runner copy = {.call = copy_call, .self = &cc};
+      cli_runner copy = {.call = copy_call, .self = &cc};
       snprintf(copy.name, sizeof copy.name, "STREAM copy");
-      time_runners(&copy, 1, s->compare_repeat, s->compare_ms / 1e3,
-                   r->threads);
+      cli_time_runners(&copy, 1, s->compare_repeat, s->compare_ms / 1e3,
+                       r->threads);
       /* STREAM counts the bytes read and written. */
       r->copy_gbs = 8.0 * (double)n / copy.seconds / 1e9;
     }
@@ -2116,7 +2059,7 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
   void *packed[2] = {NULL, NULL};
   prepack_inputs(dl, hc.bufs, packed, (const int[2]){esize, esize});
 
-  runner rs[4];
+  cli_runner rs[4];
   int nr = 0;
   memset(rs, 0, sizeof rs);
   snprintf(rs[nr].name, sizeof rs[nr].name, "Heron-C");
@@ -2266,7 +2209,7 @@ static void compare_row_lowp(const settings *s, const suite *su, row *r) {
   }
   r->status = r->max_err <= (int8 ? 0 : 1) ? ROW_OK : ROW_MISMATCH;
 
-  time_runners(rs, nr, s->compare_repeat, s->compare_ms / 1e3, r->threads);
+  cli_time_runners(rs, nr, s->compare_repeat, s->compare_ms / 1e3, r->threads);
   double flops = heron_task_flops(r->ht);
   r->heron_gflops = flops / rs[0].seconds / 1e9;
   /* The stronger of oneDNN's two figures is the baseline. */
@@ -2690,19 +2633,6 @@ static void write_csv(FILE *f, const settings *s, const suite *su,
 
 /* ---- main ---------------------------------------------------------------- */
 
-static int mkdirs(const char *path) {
-  char buf[4200];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -1;
-      *p = '/';
-    }
-  return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The weights --prepack-weights prepacks in op (the task option prepack),
  * NULL for none: a convolution's weight; in int8 and bf16 also the
  * matrix ops' weights (B; gemv's A, whose vector is the activation), as
@@ -2767,8 +2697,9 @@ int main(int argc, char **argv) {
   parse_args(&s, argc, argv);
   static suite su;
   load_suite(&s, &su);
-  if (mkdirs(s.out) != 0)
-    cli_usage("--out: cannot create '%s': %s", s.out, strerror(errno));
+  int e = cli_make_dirs(s.out);
+  if (e)
+    cli_usage("--out: cannot create '%s': %s", s.out, strerror(e));
   /* From here a SIGINT or SIGTERM ends the benchmark in order: the tuning
    * run in flight stops with its log kept, no other row is tuned, the rows
    * tuned before it are compared (a signal while comparing stops that

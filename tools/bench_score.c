@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "timing.h"
+
 /* Below this, P(none of the j-1 best drawn) adds at most 1e-18 of the
  * objective range to the expectation: the sum stops there. */
 #define TAIL_EPS 1e-18
@@ -30,11 +32,6 @@ void bench_score_settings_default(bench_score_settings *st) {
 }
 
 /* ---- the baseline ------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 double bench_score_expected_best(const bench_score_baseline *b, size_t k) {
   if (k == 0)
@@ -137,7 +134,7 @@ static int load_space(bench_score_baseline *b, const bench_score_space *sp,
   for (size_t i = 0; i < sp->n; i++)
     if (isfinite(sp->objective[i]))
       b->sorted[m++] = sp->objective[i];
-  qsort(b->sorted, b->valid, sizeof *b->sorted, cmp_double);
+  qsort(b->sorted, b->valid, sizeof *b->sorted, cli_cmp_double);
   b->n = sp->n;
   b->optimum = b->sorted[0];
   b->worst = b->sorted[b->valid - 1];

@@ -59,6 +59,7 @@
 #include "bench_score.h"
 #include "cli.h"
 #include "ranks.h"
+#include "timing.h"
 
 enum { MAX_DIMS = 32 };
 
@@ -1257,16 +1258,6 @@ static int cmp_logrun(const void *a, const void *b) {
 
 /* ---- Statistics ---------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The best a run had reached by trial t / by elapsed time x. */
 static double best_at_trial(const logrun *lr, int t) {
   double b = 0;
@@ -1369,7 +1360,8 @@ static void write_task_summary(FILE *f, const logrun *runs, int lo, int hi) {
     fprintf(f, "| %s | %d | %.3f | %.3f | %.3f | %.3f | ", runs[a].label, ns,
             mean, mn, mx, sd);
     if (reached)
-      fprintf(f, "%.1f | %.2f | ", median(tt, reached), median(ts, reached));
+      fprintf(f, "%.1f | %.2f | ", cli_median(tt, reached),
+              cli_median(ts, reached));
     else
       fprintf(f, "- | - | ");
     fprintf(f, "%d/%d | %.1f%% |\n", reached, ns,
@@ -1405,7 +1397,7 @@ static int write_plot_data(const char *path, const logrun *runs, int lo, int hi,
     for (int i = a; i < b; i++)
       for (int k = 0; k < runs[i].n; k++)
         xs[m++] = by_time ? runs[i].r[k].elapsed : runs[i].r[k].trial;
-    qsort(xs, (size_t)m, sizeof *xs, cmp_double);
+    qsort(xs, (size_t)m, sizeof *xs, cli_cmp_double);
     for (int j = 0; j < m; j++) {
       if (j > 0 && xs[j] == xs[j - 1])
         continue;

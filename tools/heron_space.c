@@ -16,9 +16,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
+#include "timing.h"
 
 enum {
   OPT_DESCRIBE = CLI_OPT_TASK_END,
@@ -188,7 +188,7 @@ static void describe_task(const heron_task *t) {
   heron_free(text);
 }
 
-/* ---- --t1 with --t4 -------------------------------------------------------- */
+/* ---- --t1 with --t4 ------------------------------------------------------ */
 
 /* The T1 restrictions must admit exactly the configs the T4 file measured:
  * says so, or lists the differences.  0 when the sets are equal. */
@@ -200,8 +200,8 @@ static int compare_t4(const heron_task *t) {
   int rc = heron_task_compare_recorded(t, &both, &only_space, &only_file,
                                        &report, &err);
   if (rc != HERON_OK)
-    cli_die(CLI_EXIT_FAILURE, rc, &err, "comparing the T1 space with its T4 "
-                                        "file");
+    cli_die(CLI_EXIT_FAILURE, rc, &err,
+            "comparing the T1 space with its T4 file");
   if (only_space == 0 && only_file == 0)
     printf("T4 file: the same %lld configs as the T1 space\n", both);
   else
@@ -297,12 +297,6 @@ static void count_space(const heron_space *sp, double limit, uint64_t seed) {
 }
 
 /* ---- --sample ------------------------------------------------------------ */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* 1 when every variable's value lies in its declared domain.  This check
  * reads only the domains, never the constraints, so it does not share a
@@ -439,7 +433,7 @@ static int sample_space(const heron_space *sp, long long n, uint64_t seed) {
   heron_error_clear(&err);
   long long got = 0, failed = 0;
   int first_rc = HERON_OK;
-  double t0 = now_s();
+  double t0 = cli_now();
   for (long long i = 0; i < n; i++) {
     int rc = heron_space_sample(sp, &rng, cfgs + got * nv, &err);
     if (rc == HERON_OK)
@@ -447,7 +441,7 @@ static int sample_space(const heron_space *sp, long long n, uint64_t seed) {
     else if (failed++ == 0)
       first_rc = rc;
   }
-  double dt = now_s() - t0;
+  double dt = cli_now() - t0;
 
   long long satisfy = 0, in_domain = 0;
   int reported = 0;

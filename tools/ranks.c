@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "timing.h"
 
 #ifdef HERON_HAVE_MPI
 #include <mpi.h>
@@ -181,12 +182,6 @@ typedef struct ident {
 } ident;
 
 static ident *idents; /* [world_size], from cli_mpi_start */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The polling waits' sleep: *delay seconds, then twice as long next time,
  * up to POLL_MAX_S.  Set *delay to POLL_MIN_S when something arrived. */
@@ -425,9 +420,9 @@ static void detected_gpu(char *out, size_t cap) {
   close(fd[1]);
   char text[HW_LEN];
   size_t have = 0;
-  double until = now_s() + 60;
+  double until = cli_now() + 60;
   for (;;) {
-    int left = (int)((until - now_s()) * 1000);
+    int left = (int)((until - cli_now()) * 1000);
     struct pollfd pf = {fd[0], POLLIN, 0};
     if (left <= 0 || poll(&pf, 1, left) <= 0) {
       if (left <= 0 || errno != EINTR) {
@@ -672,17 +667,17 @@ static void bind_rank(const heron_task *t, heron_measure_options *m) {
 /* A measuring rank: waits for rank 0's next message, polling (module
  * comment); 0 when rank 0's process has ended meanwhile. */
 static int wait_for_rank0(MPI_Status *st) {
-  double delay = POLL_MIN_S, checked = now_s();
+  double delay = POLL_MIN_S, checked = cli_now();
   for (;;) {
     int flag = 0;
     if (MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st) != MPI_SUCCESS)
       return 0;
     if (flag)
       return 1;
-    if (now_s() - checked >= 0.1) {
+    if (cli_now() - checked >= 0.1) {
       if (rank_gone(0))
         return 0;
-      checked = now_s();
+      checked = cli_now();
     }
     nap(&delay);
   }
@@ -811,7 +806,7 @@ static void send_work(int r, int index, const int64_t *cfg, int64_t *buf) {
   peer *p = &rm.peers[r];
   p->busy = 1;
   p->index = index;
-  p->since = now_s();
+  p->since = cli_now();
   MPI_Irecv(&p->res, sizeof p->res, MPI_BYTE, r, TAG_RESULT, MPI_COMM_WORLD,
             &p->req);
 }
@@ -846,15 +841,15 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
   if (!buf)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   int next = 0, left = n, rc = HERON_OK;
-  double delay = POLL_MIN_S, checked = now_s();
+  double delay = POLL_MIN_S, checked = cli_now();
   while (left > 0) {
     if (rm.stop && *rm.stop)
       break; /* the candidates out are abandoned, as a local stop does */
     int alive = 0, moved = 0;
     /* Whether the busy ranks' processes still exist, every 0.1 s. */
-    int check = now_s() - checked >= 0.1;
+    int check = cli_now() - checked >= 0.1;
     if (check)
-      checked = now_s();
+      checked = cli_now();
     for (int r = 1; r < world_size; r++) {
       peer *p = &rm.peers[r];
       if (!p->alive)
@@ -869,7 +864,7 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
           take_result(&p->res, out, errors, done, env, arrived, engine);
           left--;
           moved = 1;
-        } else if (bad || gone || now_s() - p->since > rm.timeout_s) {
+        } else if (bad || gone || cli_now() - p->since > rm.timeout_s) {
           /* Lost: its candidate fails as the environment's and the rank
            * gets nothing more.  The posted receive stays: cancelling it
            * could block on a dead peer. */
@@ -889,7 +884,7 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
                      "rank %d is gone (its process %lld on %s ended after "
                      "%.1f s on this candidate); measured again on --resume",
                      r, (long long)idents[r].pid, idents[r].host,
-                     now_s() - p->since);
+                     cli_now() - p->since);
           else
             snprintf(why, sizeof why,
                      "rank %d stopped answering (no result within %.0f s, "
@@ -926,11 +921,11 @@ static int measure_on_ranks(void *ctx, const int64_t *cfgs, int n,
   }
   /* Results of abandoned candidates may still come: wait for them briefly
    * so the ranks are free for the next round (or the stop). */
-  double until = now_s() + 5;
+  double until = cli_now() + 5;
   delay = POLL_MIN_S;
   for (int r = 1; r < world_size; r++) {
     peer *p = &rm.peers[r];
-    while (p->alive && p->busy && now_s() < until) {
+    while (p->alive && p->busy && cli_now() < until) {
       int flag = 0;
       MPI_Test(&p->req, &flag, MPI_STATUS_IGNORE);
       if (flag)
@@ -974,16 +969,16 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
     MPI_Irecv(&ready[r], sizeof *ready, MPI_BYTE, r, TAG_READY, MPI_COMM_WORLD,
               &req[r]);
   int failed = 0, gone = 0, waiting = world_size - 1;
-  double delay = POLL_MIN_S, checked = now_s();
+  double delay = POLL_MIN_S, checked = cli_now();
   int *got = calloc((size_t)world_size, sizeof *got);
   if (!got) {
     fprintf(stderr, "%s: out of memory\n", cli_prog());
     MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
   }
   while (waiting > 0) {
-    int check = now_s() - checked >= 0.1;
+    int check = cli_now() - checked >= 0.1;
     if (check)
-      checked = now_s();
+      checked = cli_now();
     for (int r = 1; r < world_size; r++) {
       if (got[r])
         continue;
@@ -1073,11 +1068,11 @@ void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
   for (int r = 1; r < world_size; r++)
     MPI_Irecv(tally[r], 3, MPI_INT32_T, r, TAG_TALLY, MPI_COMM_WORLD, &req[r]);
   int waiting = world_size - 1;
-  double delay = POLL_MIN_S, checked = now_s();
+  double delay = POLL_MIN_S, checked = cli_now();
   while (waiting > 0) {
-    int check = now_s() - checked >= 0.1;
+    int check = cli_now() - checked >= 0.1;
     if (check)
-      checked = now_s();
+      checked = cli_now();
     for (int r = 1; r < world_size; r++) {
       if (got[r])
         continue;
