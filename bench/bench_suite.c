@@ -2370,27 +2370,10 @@ static void fmt_ratio(char *buf, size_t cap, double v) {
   snprintf(buf, cap, v >= 0.1 ? "%.2f" : "%.2g", v);
 }
 
-static void cpu_name(char *buf, size_t cap) {
-  snprintf(buf, cap, "unknown CPU");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[512];
-  while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-      char *v = strchr(line, ':') + 1;
-      while (*v == ' ')
-        v++;
-      v[strcspn(v, "\n")] = '\0';
-      snprintf(buf, cap, "%s", v);
-      break;
-    }
-  if (f)
-    fclose(f);
-}
-
 static void write_markdown(FILE *f, const settings *s, const suite *su,
                            const row *rows, int n) {
   char cpu[256], stamp[64];
-  cpu_name(cpu, sizeof cpu);
+  cli_detected_cpu(cpu, sizeof cpu, NULL, 0);
   time_t t = time(NULL);
   strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", localtime(&t));
   fprintf(f, "# Heron-C against vendor libraries: %s\n\n", su->name);

@@ -351,6 +351,66 @@ const char *cli_op_dims_text(const char *op, char *buf, size_t cap) {
   return buf;
 }
 
+void cli_task_hardware(const heron_task *t, char *out, size_t cap) {
+  snprintf(out, cap, "unknown hardware");
+  char *text = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  if (heron_task_describe(t, &text, &err) == HERON_OK && text) {
+    const char *h = strstr(text, "hardware: ");
+    if (h) {
+      h += strlen("hardware: ");
+      snprintf(out, cap, "%.*s", (int)strcspn(h, "\n"), h);
+    }
+    heron_free(text);
+  }
+}
+
+int cli_detected_cpu(char *model, size_t mcap, char *isa, size_t icap) {
+  static const int64_t shape[] = {16, 16, 16};
+  heron_task_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.op = "gemm";
+  spec.shape = shape;
+  spec.nshape = 3;
+  spec.target = "cpu";
+  heron_task *probe = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  if (isa && icap)
+    isa[0] = '\0';
+  if (heron_task_create(&spec, &probe, &err) != HERON_OK) {
+    snprintf(model, mcap, "unknown CPU (%s)", err.text);
+    return -1;
+  }
+  char name[256];
+  cli_task_hardware(probe, name, sizeof name);
+  heron_task_free(probe);
+  /* "this machine (<model>, <level>)": the level begins at the first ", "
+   * followed by an ISA word, and runs to the closing parenthesis. */
+  static const char head[] = "this machine (";
+  static const char *const words[] = {"amx", "avx512", "avxvnni", "avx2",
+                                      "sse"};
+  size_t len = strlen(name);
+  const char *tag = NULL;
+  if (!strncmp(name, head, sizeof head - 1) && len && name[len - 1] == ')')
+    for (const char *c = strstr(name, ", "); c && !tag; c = strstr(c + 1, ", "))
+      for (size_t i = 0; i < sizeof words / sizeof *words && !tag; i++) {
+        size_t n = strlen(words[i]);
+        if (!strncmp(c + 2, words[i], n) && c[2 + n] && strchr(" ,)", c[2 + n]))
+          tag = c + 2;
+      }
+  if (!tag) {
+    snprintf(model, mcap, "%s", name); /* not the expected form: all of it */
+    return -1;
+  }
+  const char *m = name + sizeof head - 1;
+  snprintf(model, mcap, "%.*s", (int)(tag - 2 - m), m);
+  if (isa && icap)
+    snprintf(isa, icap, "%.*s", (int)(name + len - 1 - tag), tag);
+  return 0;
+}
+
 /* The dtypes task.h documents.  Checking them here lets the message name the
  * flag; whether a target supports a dtype is still the library's call. */
 static const char *const dtypes[] = {"fp32", "fp16", "int8", "bf16"};

@@ -168,8 +168,9 @@ int cli_tune_in_child(const heron_task *t, const heron_tune_options *o,
  * signal kills that run and ends the process at once with status 128 +
  * the signal.  A plugin call still blocked a moment after the first signal
  * does not hold the run: the plugin guard ends it with status 128 + the
- * signal and a message naming the call (core/plugin/guard.h).  Runs of cli_tune_in_child are put in their own process
- * group, so a Ctrl-C in the terminal reaches them once, through here. */
+ * signal and a message naming the call (core/plugin/guard.h).  Runs of
+ * cli_tune_in_child are put in their own process group, so a Ctrl-C in the
+ * terminal reaches them once, through here. */
 const volatile sig_atomic_t *cli_stop_on_signals(void);
 
 /* 0, or the number of the first SIGINT / SIGTERM received since
@@ -360,5 +361,21 @@ int cli_try_task(const cli_task_args *a, heron_task **out, heron_error *err);
 
 /* The op's dimension names joined by ',' ("M,N,K") into buf. */
 const char *cli_op_dims_text(const char *op, char *buf, size_t cap);
+
+/* The hardware task t was built for, the "hardware: " line of
+ * heron_task_describe (the CPU model and ISA level the library detected,
+ * the --hw description's name, or the GPU), into out; "unknown hardware"
+ * when the library does not describe it. */
+void cli_task_hardware(const heron_task *t, char *out, size_t cap);
+
+/* This machine's CPU as libheron detects it for the cpu target, whatever
+ * --hw says: from the name the library gives a task built without a
+ * description, "this machine (<model>, <ISA level>)", the model into
+ * model[mcap] (cut short where the library cuts it to fit its name) and,
+ * when isa is not NULL, the level into isa[icap] (HERON_CPU_ISA's cap
+ * included: "avx2 by HERON_CPU_ISA").  Returns 0, or -1 with the library's
+ * name whole in model (and "" in isa) when it has another form, or
+ * "unknown CPU (<why>)" when no task could be made. */
+int cli_detected_cpu(char *model, size_t mcap, char *isa, size_t icap);
 
 #endif /* HERON_TOOLS_CLI_H */

@@ -127,18 +127,6 @@ int cli_mpi_measure_for_rank0(const heron_task *t,
   return CLI_EXIT_FAILURE;
 }
 
-/* Rank 0 after a rank's process ended: tells the measuring ranks still
- * alive to end (synchronously, so the message has arrived) and ends with
- * status st, no rank calling MPI_Finalize: its fence can wait for the lost
- * rank forever (OpenMPI 4.1 under --enable-recovery, now and then). */
-static void end_after_loss(int st) {
-  for (int r = 1; r < world_size; r++)
-    if (rm.peers && rm.peers[r].alive)
-      MPI_Ssend(NULL, 0, MPI_BYTE, r, TAG_END_LOST, MPI_COMM_WORLD);
-  fflush(NULL);
-  _exit(st);
-}
-
 void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
                              double rank_timeout_s) {
   (void)o;
@@ -271,91 +259,16 @@ static int rank_gone(int r) {
 
 /* ---- The hardware of each rank ------------------------------------------- */
 
-/* The CPU model as /proc/cpuinfo names it (the library's hardware name
- * truncates it to fit 64 characters, which can cut off the model number:
- * "Intel(R) Xeon(R) Platinum" for two different Xeons). */
-static void cpu_model(char *out, size_t cap) {
-  out[0] = '\0';
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f)
-    return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0)
-      continue;
-    char *p = strchr(line, ':');
-    if (!p)
-      break;
-    p++;
-    p += strspn(p, " \t");
-    p[strcspn(p, "\n")] = '\0';
-    snprintf(out, cap, "%s", p);
-    break;
-  }
-  fclose(f);
-}
-
-/* The hardware task t was built for: "hardware: ..." of heron_task_describe
- * (the CPU model and ISA level the library detected, or the --hw
- * description's name, or the GPU). */
-static void task_hardware(const heron_task *t, char *out, size_t cap) {
-  snprintf(out, cap, "unknown hardware");
-  char *text = NULL;
-  heron_error err;
-  heron_error_clear(&err);
-  if (heron_task_describe(t, &text, &err) == HERON_OK && text) {
-    const char *h = strstr(text, "hardware: ");
-    if (h) {
-      h += strlen("hardware: ");
-      snprintf(out, cap, "%.*s", (int)strcspn(h, "\n"), h);
-    }
-    heron_free(text);
-  }
-}
-
 /* This machine's CPU as the library detects it for the cpu target, with
- * HERON_CPU_ISA's cap: "<model>, <ISA level>" ("..., avx2 by
- * HERON_CPU_ISA"), whatever --hw says.  The level is the tag of the name
- * the library gives a task built without a description, "this machine
- * (<model>, <tag>)"; the model is /proc/cpuinfo's, whole. */
+ * HERON_CPU_ISA's cap, whatever --hw says: "<model>, <ISA level>" ("...,
+ * avx2 by HERON_CPU_ISA"), or the library's words when it has no such
+ * name (cli_detected_cpu). */
 static void detected_cpu(char *out, size_t cap) {
-  static const int64_t shape[] = {16, 16, 16};
-  heron_task_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.op = "gemm";
-  spec.shape = shape;
-  spec.nshape = 3;
-  spec.target = "cpu";
-  heron_task *probe = NULL;
-  heron_error err;
-  heron_error_clear(&err);
-  char name[HW_LEN] = "";
-  if (heron_task_create(&spec, &probe, &err) == HERON_OK) {
-    task_hardware(probe, name, sizeof name);
-    heron_task_free(probe);
-  } else {
-    snprintf(out, cap, "unknown CPU (%s)", err.text);
-    return;
-  }
-  /* The tag begins at the first ", " that is followed by an ISA word. */
-  static const char *const isa[] = {"amx", "avx512", "avxvnni", "avx2", "sse"};
-  const char *tag = NULL;
-  for (const char *c = strstr(name, ", "); c && !tag; c = strstr(c + 1, ", "))
-    for (size_t i = 0; i < sizeof isa / sizeof *isa && !tag; i++) {
-      size_t n = strlen(isa[i]);
-      if (!strncmp(c + 2, isa[i], n) && strchr(" ,)", c[2 + n]))
-        tag = c + 2;
-    }
-  char model[256];
-  cpu_model(model, sizeof model);
-  if (!tag || !model[0]) {
-    snprintf(out, cap, "%s", name); /* not the expected form: all of it */
-    return;
-  }
-  size_t n = strlen(tag);
-  if (n && tag[n - 1] == ')')
-    n--;
-  snprintf(out, cap, "%s, %.*s", model, (int)n, tag);
+  char model[256], isa[64];
+  if (cli_detected_cpu(model, sizeof model, isa, sizeof isa) == 0)
+    snprintf(out, cap, "%s, %s", model, isa);
+  else
+    snprintf(out, cap, "%s", model);
 }
 
 /* The CUDA driver API calls the GPU probe makes (cuda.h is not needed). */
@@ -531,7 +444,7 @@ void cli_mpi_check_hardware(const heron_task *t, int allow_mixed) {
     return;
   wire_hw mine;
   memset(&mine, 0, sizeof mine);
-  task_hardware(t, mine.task, sizeof mine.task);
+  cli_task_hardware(t, mine.task, sizeof mine.task);
   const char *fake_rank = getenv("HERON_MPI_TEST_HW_RANK");
   if (fake_rank && atoi(fake_rank) == world_rank && getenv("HERON_MPI_TEST_HW"))
     snprintf(mine.task, sizeof mine.task, "%s", getenv("HERON_MPI_TEST_HW"));
@@ -950,31 +863,25 @@ static void end_after_loss(int st) {
   _exit(st);
 }
 
-void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
-                             double rank_timeout_s) {
-  rm.stop = o->stop;
-  rm.nvars = heron_space_nvars(heron_task_space(t));
-  rm.timeout_s =
-      rank_timeout_s > 0 ? rank_timeout_s : CLI_MPI_RANK_TIMEOUT_DEFAULT;
-  rm.peers = calloc((size_t)world_size, sizeof *rm.peers);
-  wire_ready *ready = calloc((size_t)world_size, sizeof *ready);
+/* Rank 0: one message of `size` bytes with `tag` from every measuring
+ * rank r, into buf + r * size, polled (module comment): heard(ctx, r, 1)
+ * as each arrives, heard(ctx, r, 0) for a rank whose process ended first
+ * or that MPI reports failed, in the order that happens.  Returns when
+ * every rank was heard of. */
+static void hear_from_ranks(void *buf, size_t size, int tag,
+                            void (*heard)(void *ctx, int r, int arrived),
+                            void *ctx) {
   MPI_Request *req = calloc((size_t)world_size, sizeof *req);
-  if (!rm.peers || !ready || !req) {
-    fprintf(stderr, "%s: out of memory\n", cli_prog());
-    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
-  }
-  /* Every rank's word on its measurer, polled: a rank whose process ends
-   * while it opens its measurer fails the job instead of holding it. */
-  for (int r = 1; r < world_size; r++)
-    MPI_Irecv(&ready[r], sizeof *ready, MPI_BYTE, r, TAG_READY, MPI_COMM_WORLD,
-              &req[r]);
-  int failed = 0, gone = 0, waiting = world_size - 1;
-  double delay = POLL_MIN_S, checked = cli_now();
   int *got = calloc((size_t)world_size, sizeof *got);
-  if (!got) {
+  if (!req || !got) {
     fprintf(stderr, "%s: out of memory\n", cli_prog());
     MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
   }
+  for (int r = 1; r < world_size; r++)
+    MPI_Irecv((char *)buf + (size_t)r * size, (int)size, MPI_BYTE, r, tag,
+              MPI_COMM_WORLD, &req[r]);
+  int waiting = world_size - 1;
+  double delay = POLL_MIN_S, checked = cli_now();
   while (waiting > 0) {
     int check = cli_now() - checked >= 0.1;
     if (check)
@@ -984,32 +891,62 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
         continue;
       int flag = 0;
       int bad = MPI_Test(&req[r], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
-      if (flag && !bad) {
+      if (flag || bad || (check && rank_gone(r))) {
         got[r] = 1;
         waiting--;
-        rm.peers[r].alive = ready[r].rc == HERON_OK;
-        if (ready[r].rc != HERON_OK) {
-          fprintf(stderr, "%s: rank %d cannot measure: %s: %s\n", cli_prog(), r,
-                  heron_strerror(ready[r].rc), ready[r].why);
-          failed = 1;
-        }
-      } else if (bad || (check && rank_gone(r))) {
-        got[r] = 1;
-        waiting--;
-        fprintf(stderr,
-                "%s: rank %d is gone (its process %lld on %s ended before its "
-                "measurer was ready)\n",
-                cli_prog(), r, (long long)idents[r].pid, idents[r].host);
-        failed = 1;
-        gone = 1;
+        heard(ctx, r, flag && !bad);
       }
     }
     if (waiting > 0)
       nap(&delay);
   }
-  free(got);
-  free(ready);
   free(req);
+  free(got);
+}
+
+/* What cli_mpi_search_on_ranks hears from the measuring ranks. */
+typedef struct ready_wait {
+  const wire_ready *ready; /* [world_size] */
+  int failed, gone;
+} ready_wait;
+
+static void heard_ready(void *ctx, int r, int arrived) {
+  ready_wait *w = ctx;
+  if (!arrived) {
+    fprintf(stderr,
+            "%s: rank %d is gone (its process %lld on %s ended before its "
+            "measurer was ready)\n",
+            cli_prog(), r, (long long)idents[r].pid, idents[r].host);
+    w->failed = 1;
+    w->gone = 1;
+    return;
+  }
+  rm.peers[r].alive = w->ready[r].rc == HERON_OK;
+  if (w->ready[r].rc != HERON_OK) {
+    fprintf(stderr, "%s: rank %d cannot measure: %s: %s\n", cli_prog(), r,
+            heron_strerror(w->ready[r].rc), w->ready[r].why);
+    w->failed = 1;
+  }
+}
+
+void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
+                             double rank_timeout_s) {
+  rm.stop = o->stop;
+  rm.nvars = heron_space_nvars(heron_task_space(t));
+  rm.timeout_s =
+      rank_timeout_s > 0 ? rank_timeout_s : CLI_MPI_RANK_TIMEOUT_DEFAULT;
+  rm.peers = calloc((size_t)world_size, sizeof *rm.peers);
+  wire_ready *ready = calloc((size_t)world_size, sizeof *ready);
+  if (!rm.peers || !ready) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
+  }
+  /* Every rank's word on its measurer, polled: a rank whose process ends
+   * while it opens its measurer fails the job instead of holding it. */
+  ready_wait w = {ready, 0, 0};
+  hear_from_ranks(ready, sizeof *ready, TAG_READY, heard_ready, &w);
+  free(ready);
+  int failed = w.failed, gone = w.gone;
   if (failed && gone)
     end_after_loss(CLI_EXIT_FAILURE);
   if (failed) {
@@ -1036,6 +973,33 @@ void cli_mpi_barrier(void) {
 /* heron-bench's rank 0: a rank's process ended before it reported. */
 static int bench_lost;
 
+/* What cli_mpi_bench_gather hears from the other ranks: their tallies,
+ * summed into rank 0's. */
+typedef struct tally_wait {
+  const int32_t (*tally)[3]; /* [world_size] */
+  int *reported;             /* [world_size]: 1 for a rank that reported */
+  int *complete, *failed, *stopped;
+} tally_wait;
+
+static void heard_tally(void *ctx, int r, int arrived) {
+  tally_wait *w = ctx;
+  if (!arrived) {
+    *w->failed += 1;
+    bench_lost = 1;
+    fprintf(stderr,
+            "%s: rank %d is gone (its process %lld on %s ended before it "
+            "reported): its run in flight is counted as failed; the same "
+            "command again resumes it\n",
+            cli_prog(), r, (long long)idents[r].pid, idents[r].host);
+    return;
+  }
+  w->reported[r] = 1;
+  *w->complete += w->tally[r][0];
+  *w->failed += w->tally[r][1];
+  if (w->tally[r][2] && !*w->stopped)
+    *w->stopped = w->tally[r][2];
+}
+
 void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
   if (world_size < 2)
     return;
@@ -1044,7 +1008,7 @@ void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
     /* Then rank 0's word: TAG_STOP, and MPI_Finalize (its wait sleeps),
      * or TAG_END_LOST after a rank was lost, and no MPI_Finalize (its
      * fence could wait for the lost rank forever). */
-    MPI_Send(mine, 3, MPI_INT32_T, 0, TAG_TALLY, MPI_COMM_WORLD);
+    MPI_Send(mine, sizeof mine, MPI_BYTE, 0, TAG_TALLY, MPI_COMM_WORLD);
     MPI_Status st;
     if (!wait_for_rank0(&st))
       return; /* rank 0 is gone: no MPI_Finalize either */
@@ -1059,54 +1023,19 @@ void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
    * failed run (its run in flight left a partial log that the same command
    * resumes). */
   int32_t(*tally)[3] = calloc((size_t)world_size, sizeof *tally);
-  MPI_Request *req = calloc((size_t)world_size, sizeof *req);
-  int *got = calloc((size_t)world_size, sizeof *got);
-  if (!tally || !req || !got) {
+  int *reported = calloc((size_t)world_size, sizeof *reported);
+  if (!tally || !reported) {
     fprintf(stderr, "%s: out of memory\n", cli_prog());
     MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAILURE);
   }
+  tally_wait w = {tally, reported, complete, failed, stopped};
+  hear_from_ranks(tally, sizeof *tally, TAG_TALLY, heard_tally, &w);
   for (int r = 1; r < world_size; r++)
-    MPI_Irecv(tally[r], 3, MPI_INT32_T, r, TAG_TALLY, MPI_COMM_WORLD, &req[r]);
-  int waiting = world_size - 1;
-  double delay = POLL_MIN_S, checked = cli_now();
-  while (waiting > 0) {
-    int check = cli_now() - checked >= 0.1;
-    if (check)
-      checked = cli_now();
-    for (int r = 1; r < world_size; r++) {
-      if (got[r])
-        continue;
-      int flag = 0;
-      int bad = MPI_Test(&req[r], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
-      if (flag && !bad) {
-        got[r] = 1;
-        waiting--;
-        *complete += tally[r][0];
-        *failed += tally[r][1];
-        if (tally[r][2] && !*stopped)
-          *stopped = tally[r][2];
-      } else if (bad || (check && rank_gone(r))) {
-        got[r] = 2;
-        waiting--;
-        *failed += 1;
-        bench_lost = 1;
-        fprintf(stderr,
-                "%s: rank %d is gone (its process %lld on %s ended before it "
-                "reported): its run in flight is counted as failed; the same "
-                "command again resumes it\n",
-                cli_prog(), r, (long long)idents[r].pid, idents[r].host);
-      }
-    }
-    if (waiting > 0)
-      nap(&delay);
-  }
-  for (int r = 1; r < world_size; r++)
-    if (got[r] == 1)
+    if (reported[r])
       MPI_Ssend(NULL, 0, MPI_BYTE, r, bench_lost ? TAG_END_LOST : TAG_STOP,
                 MPI_COMM_WORLD);
   free(tally);
-  free(req);
-  free(got);
+  free(reported);
 }
 
 void cli_mpi_end(void) {
