@@ -12,7 +12,7 @@
 #endif
 
 /* ---- Options --------------------------------------------------------------
- * The measuring defaults are those of bench/strategies.sh: fast but honest
+ * The measuring defaults are those of tools/strategies.sh: fast but honest
  * (every candidate is still checked); the final comparison
  * (bench_suite_compare.c) times the winner and the baselines with their
  * own, longer repeats. */

@@ -16,7 +16,7 @@
 #   tests     the CUDA test programs of the build that reach the driver
 #             (test_cuda, test_tune_cuda), each whole;
 #   baseline  the vendor libraries on the suite through PyTorch, when it is
-#             there (bench/gpu/torch_baseline.py; not in the default list);
+#             there (tools/torch_baseline.py; not in the default list);
 #   tune      for every task of each suite of SUITES, heron-bench with
 #             STRATEGY (+MODEL), NEW_TRIALS trials more than its log holds:
 #             every config built by NVRTC, launched, checked against the
@@ -200,7 +200,7 @@ fi
 if has_phase baseline && starts baseline; then
   if python3 -c 'import torch' 2>/dev/null; then
     st=0
-    timeout "$(bound 120)" python3 bench/gpu/torch_baseline.py > "$out/torch_baseline.txt" 2>&1 || st=$?
+    timeout "$(bound 120)" python3 tools/torch_baseline.py > "$out/torch_baseline.txt" 2>&1 || st=$?
     cat "$out/torch_baseline.txt"
     if [ "$st" -eq 0 ]; then status baseline ok
     elif [ "$st" -eq 124 ]; then status baseline FAILED "timed out"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/strategies_report.py: the best of all runs sets the target; each
+# tools/strategies_report.py: the best of all runs sets the target; each
 # run counts the first trial whose best-so-far reaches 95% of it; a run that
 # never does counts as its budget; failed trials never count as fast.
 . "$(dirname "$0")/../e2e_common.sh"
@@ -12,7 +12,7 @@ rec() { # trial status gflops
 # smart: 96 (>= 95) at trial 2 and at trial 1; a wrong result of 500 is ignored.
 { rec 1 wrong_result 500; rec 2 ok 96; rec 3 ok 90; rec 4 ok 1; } >"$W/smart-seed1.jsonl"
 { rec 1 ok 99; rec 2 ok 9; rec 3 ok 9; rec 4 ok 9; } >"$W/smart-seed2.jsonl"
-python3 "$HERON_SOURCE_DIR/bench/strategies_report.py" --trials 4 \
+python3 "$HERON_SOURCE_DIR/tools/strategies_report.py" --trials 4 \
   "$W/random-seed1.jsonl" "$W/random-seed2.jsonl" \
   "$W/smart-seed1.jsonl" "$W/smart-seed2.jsonl" >"$W/report.out" 2>&1 ||
   fail "report exited $?"

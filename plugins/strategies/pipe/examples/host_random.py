@@ -2,7 +2,7 @@
 """host_random.py - the smallest pipe strategy: every proposal is a random
 valid config drawn by the host (one "sample" request per round).  It
 measures the protocol's own cost against the C random strategy
-(bench/pipe_overhead.sh)."""
+(tools/pipe_overhead.sh)."""
 import os
 import sys
 

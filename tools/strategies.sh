@@ -1,13 +1,13 @@
 #!/bin/sh
-# bench/strategies.sh - how many trials each search strategy needs.
+# tools/strategies.sh - how many trials each search strategy needs.
 #
 # Tunes one task with every strategy (random is the baseline) for the same
 # trial budget and the same seeds, one JSON Lines log per run, then prints
 # the trials each run needed to reach 95% of the best throughput any run
-# found (bench/strategies_report.py).  Logs are kept, so a killed benchmark
+# found (tools/strategies_report.py).  Logs are kept, so a killed benchmark
 # resumes where it stopped (--resume) and the report can be re-made.
 #
-#   bench/strategies.sh [--op gemm] [--shape 1024,1024,1024] [--trials 100]
+#   tools/strategies.sh [--op gemm] [--shape 1024,1024,1024] [--trials 100]
 #                       [--seeds 1,2,3,4,5] [--out runs/bench-strategies]
 #                       [--strategies "random genetic+xgb becbo tsbo"]
 #                       [-- extra heron-search flags]

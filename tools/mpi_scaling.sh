@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/mpi_scaling.sh BIN_DIR [OUT_DIR] - how heron-search and heron-bench
+# tools/mpi_scaling.sh BIN_DIR [OUT_DIR] - how heron-search and heron-bench
 # scale over MPI ranks on this machine (mpirun --oversubscribe), against
 # one process measured in the same run:
 #

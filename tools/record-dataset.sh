@@ -1,5 +1,5 @@
 #!/bin/sh
-# configs/datasets/record.sh BIN_DIR OUT_DIR - records the CPU fp32 GEMM
+# tools/record-dataset.sh BIN_DIR OUT_DIR - records the CPU fp32 GEMM
 # 512^3 dataset (cpu-gemm512-fp32.jsonl.gz and its .hw.json) on this
 # machine with the heron-search of BIN_DIR, into OUT_DIR.
 #
@@ -11,12 +11,12 @@
 # when it was recorded.
 set -eu
 [ $# -eq 2 ] || {
-  echo "usage: record.sh BIN_DIR OUT_DIR" >&2
+  echo "usage: record-dataset.sh BIN_DIR OUT_DIR" >&2
   exit 2
 }
 search=$(cd "$1" && pwd)/heron-search
 [ -x "$search" ] || {
-  echo "record.sh: no heron-search in $1" >&2
+  echo "record-dataset.sh: no heron-search in $1" >&2
   exit 2
 }
 mkdir -p "$2"
@@ -28,7 +28,7 @@ run() { # run NAME TRIALS ARGS...
   shift 2
   resume=""
   [ -s "$name.jsonl" ] && resume="--resume $name.jsonl"
-  echo "record.sh: $name ($trials trials)" >&2
+  echo "record-dataset.sh: $name ($trials trials)" >&2
   # shellcheck disable=SC2086
   "$search" $common --trials "$trials" --log "$name.jsonl" $resume "$@" \
     >"$name.out" 2>&1
@@ -62,4 +62,4 @@ cat >cpu-gemm512-fp32.hw.json <<JSON
   "has_vnni": $(flag avx512_vnni)
 }
 JSON
-echo "record.sh: wrote $2/cpu-gemm512-fp32.jsonl.gz and .hw.json" >&2
+echo "record-dataset.sh: wrote $2/cpu-gemm512-fp32.jsonl.gz and .hw.json" >&2

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/pipe_compare.sh BIN_DIR OUT_DIR [SEEDS] [TRIALS] - the pipe
+# tools/pipe_compare.sh BIN_DIR OUT_DIR [SEEDS] [TRIALS] - the pipe
 # strategy's two example programs (plain-Python local search and Optuna's
 # TPE) against random sampling and genetic + xgb, with heron-bench on the
 # shipped replay dataset (GEMM 512^3 fp32, no kernel is built).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/pipe_overhead.sh BIN_DIR [TRIALS] [REPEATS] - what the pipe costs
+# tools/pipe_overhead.sh BIN_DIR [TRIALS] [REPEATS] - what the pipe costs
 # the host: heron-search on the replay target (GEMM 512^3, no kernel built)
 # with the C random strategy and with the pipe strategy running
 # examples/host_random.py, whose every proposal is a config the host
