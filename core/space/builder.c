@@ -565,8 +565,9 @@ static int holds_active(const hcon *hc, const int64_t *cfg) {
   return 0;
 }
 
-int heron__space_expr_holds(const heron_space *sp, const hcon *hc,
-                            const int64_t *cfg) {
+/* Whether EXPR constraint hc holds on the complete config cfg. */
+static int holds_expr(const heron_space *sp, const hcon *hc,
+                      const int64_t *cfg) {
   heron__value stack[64] = {{0}};
   heron__value *vals =
       hc->nnames <= 64 ? stack : malloc((size_t)hc->nnames * sizeof *vals);
@@ -597,6 +598,6 @@ int heron__space_holds(const heron_space *sp, int c, const int64_t *cfg) {
     if (cfg[hc->xs[i]] == HERON_UNSET)
       return 0;
   if (hc->kind == HERON_C_EXPR)
-    return heron__space_expr_holds(sp, hc, cfg);
+    return holds_expr(sp, hc, cfg);
   return holds_active(hc, cfg);
 }

@@ -1058,7 +1058,8 @@ static const char *type_name(const heron__value *v) {
                                        : "str";
 }
 
-int heron__value_truthy(const heron__value *v) {
+/* Python's truth value of v: nonzero numbers and non-empty strings. */
+static int truthy(const heron__value *v) {
   switch (v->kind) {
   case HERON__VAL_INT:
     return v->i != 0;
@@ -1528,7 +1529,7 @@ static int eval_node(const heron__expr *e, int32_t id, const heron__value *vals,
   case N_NOT:
     if ((rc = eval_node(e, nd->a, vals, out, err)) != HERON_OK)
       return rc;
-    set_int(out, !heron__value_truthy(out));
+    set_int(out, !truthy(out));
     return HERON_OK;
   case N_POW:
     if ((rc = eval_node(e, nd->a, vals, out, err)) != HERON_OK ||
@@ -1551,7 +1552,7 @@ static int eval_node(const heron__expr *e, int32_t id, const heron__value *vals,
     for (int k = 0; k < nd->n; k++) {
       if ((rc = eval_node(e, kid[k], vals, out, err)) != HERON_OK)
         return rc;
-      if (heron__value_truthy(out) == (nd->kind == N_OR))
+      if (truthy(out) == (nd->kind == N_OR))
         break;
     }
     return HERON_OK;
@@ -1571,6 +1572,5 @@ int heron__expr_eval(const heron__expr *e, const heron__value *vals,
 
 int heron__expr_holds(const heron__expr *e, const heron__value *vals) {
   heron__value v;
-  return eval_node(e, e->root, vals, &v, NULL) == HERON_OK &&
-         heron__value_truthy(&v);
+  return eval_node(e, e->root, vals, &v, NULL) == HERON_OK && truthy(&v);
 }

@@ -99,9 +99,6 @@ void heron__expr_names(const heron__expr *e, const int **idx, int *n);
 int heron__expr_eval(const heron__expr *e, const heron__value *vals,
                      heron__value *out, heron_error *err);
 
-/* Python's truth value of v: nonzero numbers and non-empty strings. */
-int heron__value_truthy(const heron__value *v);
-
 /* 1 when the expression holds on vals (evaluates without error to a truthy
  * value), 0 otherwise.  The solver's test. */
 int heron__expr_holds(const heron__expr *e, const heron__value *vals);

@@ -113,10 +113,6 @@ typedef struct hprop {
 
 #define HS_FAIL (-1)
 
-/* Whether EXPR constraint hc holds on the complete config cfg. */
-int heron__space_expr_holds(const heron_space *sp, const hcon *hc,
-                            const int64_t *cfg);
-
 /* The value variable x's integer v stands for, as expressions see it. */
 static inline heron__value hs_value(const heron_space *sp, int x, int64_t v) {
   const hvar *hv = &sp->v[x];

@@ -15,7 +15,9 @@ uint64_t bo_config_key(const heron_space *sp, const int64_t *cfg) {
   return strtoull(buf, NULL, 16);
 }
 
-int bo_measured(const heron_strategy_env *env, const int64_t *cfg) {
+/* 1 when cfg was measured already (heron_history_contains); 0 without a
+ * history. */
+static int bo_measured(const heron_strategy_env *env, const int64_t *cfg) {
   char buf[32];
   if (!env->history || heron_space_key(env->space, cfg, buf, sizeof buf))
     return 0;

@@ -27,10 +27,6 @@ extern "C" {
 /* heron_space_key of cfg as a number (0 when the space refuses it). */
 uint64_t bo_config_key(const heron_space *sp, const int64_t *cfg);
 
-/* 1 when cfg was measured already (heron_history_contains); 0 without a
- * history. */
-int bo_measured(const heron_strategy_env *env, const int64_t *cfg);
-
 /* An open-addressing set of 64-bit keys (0 is stored as 1, so two configs
  * whose hashes differ only there would collide: harmless for dedup). */
 typedef struct bo_keyset {

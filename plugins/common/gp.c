@@ -34,7 +34,7 @@ struct gp {
   double *Xs;        /* n x da standardised training inputs */
   double ymean, ysd; /* target standardisation (ysd 1 when unscaled) */
   gp_kernel kernel;
-  double ls, noise, lml;
+  double ls, noise;
   gsl_matrix *L;     /* lower Cholesky factor of K + (noise + jitter) I */
   gsl_vector *alpha; /* (K + noise I)^-1 ys */
 };
@@ -282,7 +282,6 @@ static int gp_select(gp *g, const gp_options *o, const gsl_vector *ys,
   if (rc == HERON_OK) {
     g->ls = best_ls;
     g->noise = best_noise;
-    g->lml = best;
     gp_kernel_matrix(g->kernel, d2, best_ls, K);
     gp_factor(K, best_noise, o->jitter, L, NULL);
     gp_lml_of(L, ys, alpha);
@@ -357,9 +356,7 @@ void gp_free(gp *g) {
 
 double gp_lengthscale(const gp *g) { return g->ls; }
 double gp_noise(const gp *g) { return g->noise; }
-double gp_log_marginal(const gp *g) { return g->lml; }
 int gp_active_dims(const gp *g) { return g->da; }
-int gp_ntrain(const gp *g) { return g->n; }
 
 /* ---- Prediction --------------------------------------------------------- */
 

@@ -118,14 +118,11 @@ int gp_fit(const double *X, const double *y, int n, int d,
 void gp_free(gp *g);
 
 /* The chosen hyper-parameters: lengthscale (standardised input units, after
- * the sqrt(d) scaling), noise variance (standardised target units), the
- * log marginal likelihood they reach, the number of features that vary on
- * the training set, and the training set's size. */
+ * the sqrt(d) scaling) and noise variance (standardised target units); and
+ * the number of features that vary on the training set. */
 double gp_lengthscale(const gp *g);
 double gp_noise(const gp *g);
-double gp_log_marginal(const gp *g);
 int gp_active_dims(const gp *g);
-int gp_ntrain(const gp *g);
 
 /* Posterior of the latent function at Xc[m * d] (same d as the fit):
  * mean[m] and var[m] in target units (var may be NULL when not wanted).

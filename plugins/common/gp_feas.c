@@ -123,7 +123,6 @@ int gp_feas_prob(const gp_feas *c, const double *Xc, int m, double *p,
 }
 
 const gp *gp_feas_model(const gp_feas *c) { return c->model; }
-double gp_feas_prior_mean(const gp_feas *c) { return c->m0; }
 
 void gp_feas_free(gp_feas *c) {
   if (!c)

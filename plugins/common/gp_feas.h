@@ -59,10 +59,8 @@ int gp_feas_fit(const double *X, const int *feasible, int n, int d,
 int gp_feas_prob(const gp_feas *c, const double *Xc, int m, double *p,
                  heron_error *err);
 
-/* The underlying regression model (lengthscale, noise for logs) and the
- * prior mean of the latent. */
+/* The underlying regression model (lengthscale, noise for logs). */
 const gp *gp_feas_model(const gp_feas *c);
-double gp_feas_prior_mean(const gp_feas *c);
 
 /* Frees the classifier; NULL is accepted. */
 void gp_feas_free(gp_feas *c);
