@@ -45,12 +45,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bo_util.h"
 #include "gp.h"
 #include "gp_feas.h"
 #include "heron/strategy.h"
+#include "plugin_util.h"
 
 /* The feasibility threshold tau moves within these bounds. */
 #define BECBO_TAU_MIN 0.05
@@ -476,11 +476,6 @@ static int becbo_pick_main(const becbo_round *r, double floor_p) {
   return best;
 }
 
-static int becbo_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The median EI of the pool (the bar a boundary pick must clear). */
 static double becbo_median_ei(const becbo_round *r) {
   int m = r->pool.n;
@@ -488,7 +483,7 @@ static double becbo_median_ei(const becbo_round *r) {
   if (!v)
     return 0;
   memcpy(v, r->ei, (size_t)m * sizeof *v);
-  qsort(v, (size_t)m, sizeof *v, becbo_cmp_double);
+  qsort(v, (size_t)m, sizeof *v, plugin_cmp_double);
   double med = v[m / 2];
   free(v);
   return med;
@@ -576,18 +571,12 @@ static int becbo_random_round(becbo *s, int want, int64_t *out, int *got,
   return HERON_OK;
 }
 
-static double becbo_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int becbo_model_round(becbo *s, int want, int64_t *out, int *got,
                              heron_error *err) {
   const heron_strategy_env *env = s->env;
   becbo_round r;
   memset(&r, 0, sizeof r);
-  double t0 = becbo_now();
+  double t0 = plugin_now();
   int *idx = malloc((size_t)s->max_train * sizeof *idx);
   int rc = idx ? HERON_OK
                : heron_error_set(err, HERON_ENOMEM, "becbo: out of memory");
@@ -595,10 +584,10 @@ static int becbo_model_round(becbo *s, int want, int64_t *out, int *got,
     rc = becbo_fit_objective(s, &r, idx, err);
   if (rc == HERON_OK)
     rc = becbo_fit_feasibility(s, &r, err);
-  double t1 = becbo_now();
+  double t1 = plugin_now();
   if (rc == HERON_OK)
     rc = becbo_build_pool(s, &r, err);
-  double t2 = becbo_now();
+  double t2 = plugin_now();
   if (rc == HERON_OK && r.pool.n == 0) {
     free(idx);
     becbo_round_free(&r);
@@ -610,7 +599,7 @@ static int becbo_model_round(becbo *s, int want, int64_t *out, int *got,
   int nb = 0;
   if (rc == HERON_OK)
     *got = becbo_pick(s, &r, want, out, &nb);
-  double t3 = becbo_now();
+  double t3 = plugin_now();
   if (rc == HERON_OK) {
     env->log(env, HERON_LOG_INFO,
              "round %d: %d proposals (%d at the boundary, tau %.2f) "

@@ -34,9 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "heron/strategy.h"
+#include "plugin_util.h"
 
 static const heron_param_spec genetic_params[] = {
     {.key = "pop",
@@ -250,12 +250,6 @@ typedef struct genetic {
   int empty; /* rounds in a row that found nothing new to propose */
   long observed;
 } genetic;
-
-static double genetic_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The numeric form of heron_space_key, the same number the history keeps. */
 static uint64_t genetic_key(const genetic *g, const int64_t *cfg) {
@@ -922,7 +916,7 @@ static int genetic_round_measured(genetic *g, int want, int64_t *out, int *n,
 static int genetic_propose(void *self, int want, int64_t *out, int *got,
                            heron_error *err) {
   genetic *g = self;
-  double t0 = genetic_now();
+  double t0 = plugin_now();
   int n = 0, rc = HERON_OK;
   *got = 0;
   if (want <= 0)
@@ -956,7 +950,7 @@ static int genetic_propose(void *self, int want, int64_t *out, int *got,
     return rc;
   *got = n;
   g->env->log(g->env, HERON_LOG_DEBUG, "round %d: propose took %.1f ms",
-              g->round, 1e3 * (genetic_now() - t0));
+              g->round, 1e3 * (plugin_now() - t0));
   /* Nothing new found (a small space measured through, or one this round's
    * search and random draws missed): propose nothing, as the other
    * strategies do; the engine ends the run cleanly (status 0) after 8 such

@@ -2,6 +2,7 @@
  * with libcurl, retries, recording and replay (see chat.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "chat.h"
+#include "plugin_util.h"
 #include "reply.h"
 
 #include <curl/curl.h>
@@ -28,12 +29,6 @@ struct llm_chat {
   char *replay_path;
   int calls;
 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sleep_s(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -197,9 +192,9 @@ static int attempt(llm_chat *c, const char *payload, llm_exchange *x) {
   /* A proxy from the environment is for the outside world; a local server
    * (llama.cpp, Ollama, vLLM on this machine) is reached directly. */
   curl_easy_setopt(h, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
-  double t0 = now_s();
+  double t0 = plugin_now();
   CURLcode rc = curl_easy_perform(h);
-  double waited = now_s() - t0;
+  double waited = plugin_now() - t0;
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   free(x->body);
@@ -288,7 +283,7 @@ static void record(llm_chat *c, json_t *request, const llm_exchange *x) {
 int llm_chat_ask(llm_chat *c, const char *system, const char *user,
                  llm_exchange *x) {
   memset(x, 0, sizeof *x);
-  double t0 = now_s();
+  double t0 = plugin_now();
   json_t *request =
       json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s}], s:f}", "model", c->model,
                 "messages", "role", "system", "content", system, "role", "user",
@@ -316,7 +311,7 @@ int llm_chat_ask(llm_chat *c, const char *system, const char *user,
         memcpy(x->retried, x->error, sizeof x->retried);
     }
   }
-  x->seconds = now_s() - t0;
+  x->seconds = plugin_now() - t0;
   record(c, request, x);
   c->calls++;
   free(payload);

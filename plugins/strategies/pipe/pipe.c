@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "heron/strategy.h"
+#include "plugin_util.h"
 #include "proc.h"
 
 /* The protocol version this host speaks; "hello" carries it and "ready"
@@ -186,7 +187,7 @@ static void pipe_stop(pipe_strategy *s, double grace_s) {
                                      : "it exited";
   s->env->log(s->env, HERON_LOG_DEBUG,
               "%s: stopped %.2f s after %s; the stop took %.2f s (%s)", s->name,
-              pipe_proc_now() - s->sent_at, s->sent, s->proc.stop_s, how);
+              plugin_now() - s->sent_at, s->sent, s->proc.stop_s, how);
 }
 
 /* Ends the conversation after a protocol failure.  `what` says what the
@@ -664,14 +665,14 @@ static int pipe_send(pipe_strategy *s, const json_t *msg) {
     return HERON_ENOMEM;
   size_t n = strlen(text);
   text[n] = '\n'; /* json_dumps' NUL becomes the line's end */
-  int rc = pipe_proc_write(&s->proc, text, n + 1, pipe_proc_now() + s->timeout);
+  int rc = pipe_proc_write(&s->proc, text, n + 1, plugin_now() + s->timeout);
   free(text);
   return rc;
 }
 
 /* Notes the host's request `during` as sent now (pipe_stop's measure). */
 static void pipe_sent(pipe_strategy *s, const char *during) {
-  s->sent_at = pipe_proc_now();
+  s->sent_at = plugin_now();
   snprintf(s->sent, sizeof s->sent, "the host sent %s", during);
 }
 
@@ -731,7 +732,7 @@ static int pipe_turn(pipe_strategy *s, json_t *msg, const char *want,
   if (pipe_proc_pending(&s->proc)) {
     char *line;
     size_t n;
-    int rc = pipe_proc_read_line(&s->proc, pipe_proc_now() + 0.2, PIPE_MAX_LINE,
+    int rc = pipe_proc_read_line(&s->proc, plugin_now() + 0.2, PIPE_MAX_LINE,
                                  &line, &n);
     if (rc != HERON_OK && rc != HERON_ETIMEOUT)
       return pipe_fail_io(s, rc, 0, during, err);
@@ -751,7 +752,7 @@ static int pipe_turn(pipe_strategy *s, json_t *msg, const char *want,
   for (;;) {
     char *line;
     size_t n;
-    rc = pipe_proc_read_line(&s->proc, pipe_proc_now() + s->timeout,
+    rc = pipe_proc_read_line(&s->proc, plugin_now() + s->timeout,
                              PIPE_MAX_LINE, &line, &n);
     if (rc != HERON_OK)
       return pipe_fail_io(s, rc, 0, during, err);
@@ -1073,7 +1074,7 @@ static int pipe_create(const heron_strategy_env *env, const heron_param *params,
   if (rc == HERON_OK)
     rc = pipe_proc_start(&s->proc, s->path, s->argv, s->name, err);
   /* Until the first request, pipe_stop measures from the start. */
-  s->sent_at = pipe_proc_now();
+  s->sent_at = plugin_now();
   snprintf(s->sent, sizeof s->sent, "the host started it");
   if (rc != HERON_OK) {
     pipe_free(s);
@@ -1196,7 +1197,7 @@ static void pipe_destroy(void *self) {
     if (text) {
       size_t n = strlen(text);
       text[n] = '\n';
-      pipe_proc_write(&s->proc, text, n + 1, pipe_proc_now() + 1.0);
+      pipe_proc_write(&s->proc, text, n + 1, plugin_now() + 1.0);
       free(text);
     }
     json_decref(bye);

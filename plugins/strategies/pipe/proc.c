@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plugin_util.h"
+
 /* The longest stderr line relayed in one piece; longer ones are cut into
  * pieces of this size, each a line of its own. */
 #define RELAY_LINE 4000
@@ -46,15 +48,9 @@ struct pipe_relay {
   int done; /* the thread reached the end of the child's stderr */
 };
 
-double pipe_proc_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Milliseconds left until `deadline`, for poll(): at least 0. */
 static int ms_left(double deadline) {
-  double left = (deadline - pipe_proc_now()) * 1e3;
+  double left = (deadline - plugin_now()) * 1e3;
   if (left <= 0)
     return 0;
   return left > 1e9 ? 1000000000 : (int)left + 1;
@@ -188,7 +184,7 @@ static void relay_wait(pipe_relay *r, double deadline) {
   if (!r)
     return;
   pthread_mutex_lock(&r->mu);
-  while (!r->done && pipe_proc_now() < deadline) {
+  while (!r->done && plugin_now() < deadline) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_nsec += 10 * 1000000;
@@ -492,7 +488,7 @@ static int reap_by(pipe_proc *p, double deadline) {
       p->wstatus = -1;
       return 1;
     }
-    if (pipe_proc_now() >= deadline)
+    if (plugin_now() >= deadline)
       return 0;
     struct timespec ts = {0, 5 * 1000000};
     nanosleep(&ts, NULL);
@@ -500,7 +496,7 @@ static int reap_by(pipe_proc *p, double deadline) {
 }
 
 void pipe_proc_exit_text(pipe_proc *p, double wait_s, char *buf, size_t cap) {
-  double deadline = pipe_proc_now() + wait_s;
+  double deadline = plugin_now() + wait_s;
   if (!reap_by(p, deadline)) {
     snprintf(buf, cap, "is still running");
     return;
@@ -527,20 +523,20 @@ static void signal_child(pipe_proc *p, int sig) {
 }
 
 void pipe_proc_stop(pipe_proc *p, double grace_s) {
-  double t0 = pipe_proc_now();
+  double t0 = plugin_now();
   close_fd(&p->in_fd);
   if (p->pid > 0) {
     p->stopped = 1;
     p->stop_signal = 0;
   }
   if (p->pid > 0 && !p->reaped) {
-    if (!reap_by(p, pipe_proc_now() + grace_s)) {
+    if (!reap_by(p, plugin_now() + grace_s)) {
       p->stop_signal = SIGTERM;
       signal_child(p, SIGTERM);
-      if (!reap_by(p, pipe_proc_now() + 1.0)) {
+      if (!reap_by(p, plugin_now() + 1.0)) {
         p->stop_signal = SIGKILL;
         signal_child(p, SIGKILL);
-        reap_by(p, pipe_proc_now() + 1e9);
+        reap_by(p, plugin_now() + 1e9);
       }
     }
   }
@@ -548,7 +544,7 @@ void pipe_proc_stop(pipe_proc *p, double grace_s) {
    * open (the relay has not seen its end yet); they go with it.  The group
    * outlives the reaped child while they exist, so its id is still ours. */
   if (p->pid > 0 && p->relay) {
-    relay_wait(p->relay, pipe_proc_now() + 0.05);
+    relay_wait(p->relay, plugin_now() + 0.05);
     pthread_mutex_lock(&p->relay->mu);
     int open = !p->relay->done;
     pthread_mutex_unlock(&p->relay->mu);
@@ -562,6 +558,6 @@ void pipe_proc_stop(pipe_proc *p, double grace_s) {
   p->buf = NULL;
   p->start = p->len = p->cap = p->scan = 0;
   if (p->pid > 0)
-    p->stop_s = pipe_proc_now() - t0;
+    p->stop_s = plugin_now() - t0;
   p->pid = 0;
 }

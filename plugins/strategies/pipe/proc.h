@@ -114,7 +114,4 @@ void pipe_proc_stop(pipe_proc *p, double grace_s);
  * Returns the bytes written, without the NUL. */
 size_t pipe_sanitize(char *out, size_t cap, const char *in, size_t n);
 
-/* Seconds on the monotonic clock. */
-double pipe_proc_now(void);
-
 #endif /* HERON_PIPE_PROC_H */

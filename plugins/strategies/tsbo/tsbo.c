@@ -43,11 +43,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bo_util.h"
 #include "gp.h"
 #include "heron/strategy.h"
+#include "plugin_util.h"
 
 static const heron_param_spec tsbo_params[] = {
     {.key = "init",
@@ -459,12 +459,6 @@ static int tsbo_candidates(tsbo *s, const int64_t *center, int want,
 /* ---- propose
  * ------------------------------------------------------------------------ */
 
-static double tsbo_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int tsbo_random_round(tsbo *s, int want, int64_t *out, int *got,
                              const char *why, heron_error *err) {
   bo_keyset taken;
@@ -506,17 +500,17 @@ static int tsbo_region_round(tsbo *s, int inc, int want, int64_t *out, int *got,
                              heron_error *err) {
   const heron_strategy_env *env = s->env;
   const heron_measurement *center = heron_history_get(env->history, inc);
-  double t0 = tsbo_now();
+  double t0 = plugin_now();
   gp *g = NULL;
   gp_joint *j = NULL;
   bo_pool pool;
   memset(&pool, 0, sizeof pool);
   int ntrain = 0, inside = 0;
   int rc = tsbo_fit(s, &g, &ntrain, err);
-  double t1 = tsbo_now();
+  double t1 = plugin_now();
   if (rc == HERON_OK)
     rc = tsbo_candidates(s, center->config, want, &pool, &inside, err);
-  double t2 = tsbo_now();
+  double t2 = plugin_now();
   if (rc == HERON_OK && pool.n == 0) {
     gp_free(g);
     bo_pool_free(&pool);
@@ -533,7 +527,7 @@ static int tsbo_region_round(tsbo *s, int inc, int want, int64_t *out, int *got,
     rc = heron_error_set(err, HERON_ENOMEM, "tsbo: out of memory");
   if (rc == HERON_OK)
     tsbo_thompson(s, j, &pool, want, out, got, f, taken);
-  double t3 = tsbo_now();
+  double t3 = plugin_now();
   if (rc == HERON_OK) {
     s->last_mode = TSBO_REGION;
     env->log(env, HERON_LOG_INFO,
