@@ -10,7 +10,9 @@
  *
  * This module parses that language once into a tree and evaluates it on
  * parameter values many times (the solver evaluates a restriction whenever
- * its parameters are assigned).  The language, a subset of Python's
+ * its parameters are assigned): expr_lex.c cuts the text into tokens,
+ * expr_parse.c builds the tree, expr_eval.c evaluates it (expr_impl.h is
+ * what they share).  The language, a subset of Python's
  * expression grammar with Python's semantics:
  *
  *   literals     integers (decimal, 0x..), floats (1.5, 1e-3), strings

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/space/expr_oracle.py - Python itself as the oracle of core/space/expr.c.
+"""tests/space/expr_oracle.py - Python itself as the oracle of core/space/expr.h.
 
     python3 expr_oracle.py CASES RESULTS
 
