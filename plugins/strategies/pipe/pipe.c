@@ -22,14 +22,15 @@
  * ended and the run stops with a message naming the problem and quoting
  * what the program sent, or, with fallback=random, goes on with random
  * valid configs after one warning.  proc.c keeps the host safe from the
- * child (deadlines, SIGPIPE, reaping); this file speaks the protocol.
+ * child (deadlines, SIGPIPE, reaping); this file speaks the protocol, with
+ * configs, results and the space in JSON from wire.c and the answers to
+ * the program's requests from ops.c (pipe.h).
  *
  * Parameters (see README.md): program, args, timeout, fallback.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,24 +39,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "heron/strategy.h"
+#include "pipe.h"
 #include "plugin_util.h"
-#include "proc.h"
-
-/* The protocol version this host speaks; "hello" carries it and "ready"
- * must repeat it. */
-#define PIPE_PROTOCOL 1
-/* The longest line the program may send: a longer one is a protocol
- * failure, refused after reading this many bytes. */
-#define PIPE_MAX_LINE ((size_t)16 << 20)
-/* Bytes of the program's output quoted on stderr, and in the (shorter)
- * error text the run ends with. */
-#define PIPE_QUOTE_LOG 200
-#define PIPE_QUOTE_ERR 60
-/* Seconds the program gets to exit after "bye" before it is terminated. */
-#define PIPE_BYE_GRACE 2.0
-/* Sampling failures tolerated in one round of random proposals. */
-#define PIPE_RETRIES 100
 
 /* ---- Parameters -----------------------------------------------------------
  * One typed table: the host checks keys and values against it before
@@ -86,38 +71,6 @@ static const heron_param_spec pipe_params[] = {
              "random valid configs"},
     {.key = NULL},
 };
-
-typedef struct pipe_strategy {
-  const heron_strategy_env *env;
-  const heron_space *sp;
-  int nvars, nknobs;
-  int *knobs;     /* variable index of each knob */
-  char name[64];  /* the program's file name, for messages */
-  char *path;     /* the program, resolved */
-  char **argv;    /* argv[0] = path, then the split args; NULL-terminated */
-  double timeout; /* seconds per message */
-  int fallback;   /* 1: random proposals after a protocol failure */
-  pipe_proc proc;
-  int live;      /* the program runs and the conversation is in order */
-  int degraded;  /* a protocol failure happened; proposals are random */
-  int arrays;    /* the program wants configs as full arrays */
-  int has_state; /* the program keeps state across --resume */
-  json_int_t next_id;
-  /* When the host sent its last request and which ("'propose' (id 4)"),
-   * for the debug line that says how long the program took to be ended
-   * after it. */
-  double sent_at;
-  char sent[128];
-  /* The start of the last line it sent (one byte more than is ever
-   * quoted) and that line's whole length, for quoting should it die before
-   * its next line. */
-  char last[PIPE_QUOTE_LOG + 1];
-  size_t last_n;
-  int64_t *cfg, *cfg2, *cfg3; /* scratch configs, nvars each */
-  int *vars;                  /* scratch variable list, nvars */
-  long proposed, observed, ops, random_proposed;
-  long proposals; /* propose() calls */
-} pipe_strategy;
 
 /* ---- Messages to the user -------------------------------------------------
  * Protocol failures and the fallback warning are written straight to stderr
@@ -277,385 +230,6 @@ static int pipe_fail_io(pipe_strategy *s, int rc, int writing,
   return pipe_fail(s, HERON_EIO, err, what, sent, n, NULL);
 }
 
-/* ---- Configs on the wire --------------------------------------------------
- * The host sends a config as an object of knob names to values (the
- * auxiliary variables follow from the knobs), or as an array of all nvars
- * values in variable order when the program asked for arrays in "ready".
- * It accepts either form from the program, whatever it asked for: an
- * object may name any variables, and those it leaves out are completed by
- * the solver. */
-
-static json_t *pipe_num(double x) {
-  return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *pipe_encode(const pipe_strategy *s, const int64_t *cfg) {
-  if (s->arrays) {
-    json_t *a = json_array();
-    for (int v = 0; v < s->nvars; v++)
-      json_array_append_new(a, json_integer((json_int_t)cfg[v]));
-    return a;
-  }
-  json_t *o = json_object();
-  for (int i = 0; i < s->nknobs; i++)
-    json_object_set_new(o, heron_space_var_name(s->sp, s->knobs[i]),
-                        json_integer((json_int_t)cfg[s->knobs[i]]));
-  return o;
-}
-
-/* Reads a config the program sent into cfg[nvars], HERON_UNSET where it
- * leaves a variable out.  Returns 0, or -1 with the reason in why. */
-static int pipe_decode(const pipe_strategy *s, const json_t *j, int64_t *cfg,
-                       char *why, size_t cap) {
-  for (int v = 0; v < s->nvars; v++)
-    cfg[v] = HERON_UNSET;
-  if (json_is_array(j)) {
-    if ((int)json_array_size(j) != s->nvars) {
-      snprintf(why, cap, "an array config needs %d values, not %zu", s->nvars,
-               json_array_size(j));
-      return -1;
-    }
-    for (int v = 0; v < s->nvars; v++) {
-      json_t *x = json_array_get(j, (size_t)v);
-      if (!json_is_integer(x)) {
-        snprintf(why, cap, "value %d of an array config is not an integer", v);
-        return -1;
-      }
-      cfg[v] = (int64_t)json_integer_value(x);
-    }
-    return 0;
-  }
-  if (!json_is_object(j)) {
-    snprintf(why, cap, "a config must be an object or an array");
-    return -1;
-  }
-  const char *k;
-  json_t *x;
-  json_object_foreach((json_t *)j, k, x) {
-    int v = heron_space_find_var(s->sp, k);
-    if (v < 0) {
-      snprintf(why, cap, "the space has no variable '%.60s'", k);
-      return -1;
-    }
-    if (!json_is_integer(x)) {
-      snprintf(why, cap, "the value of '%.60s' is not an integer", k);
-      return -1;
-    }
-    cfg[v] = (int64_t)json_integer_value(x);
-  }
-  return 0;
-}
-
-/* Completes cfg in place when it leaves variables out (the solver fills
- * them so that every constraint holds).  A full config is left as it is,
- * valid or not. */
-static int pipe_complete(pipe_strategy *s, int64_t *cfg, heron_error *e) {
-  for (int v = 0; v < s->nvars; v++)
-    if (cfg[v] == HERON_UNSET)
-      return heron_space_validate(s->sp, s->env->rng, cfg, cfg, e);
-  return HERON_OK;
-}
-
-/* Reads a list of variable names into s->vars; the count, or -1. */
-static int pipe_names(const pipe_strategy *s, const json_t *j, char *why,
-                      size_t cap) {
-  if (!json_is_array(j) || (int)json_array_size(j) > s->nvars) {
-    snprintf(why, cap, "expected an array of at most %d variable names",
-             s->nvars);
-    return -1;
-  }
-  for (size_t i = 0; i < json_array_size(j); i++) {
-    const char *name = json_string_value(json_array_get(j, i));
-    int v = name ? heron_space_find_var(s->sp, name) : -1;
-    if (v < 0) {
-      snprintf(why, cap, "'%.60s' is not a variable of the space",
-               name ? name : "(not a string)");
-      return -1;
-    }
-    s->vars[i] = v;
-  }
-  return (int)json_array_size(j);
-}
-
-/* ---- The space, for "hello" ---------------------------------------------- */
-
-static const char *pipe_kind_name(int kind) {
-  static const char *const names[] = {"",   "prod", "sum", "eq",     "ne",
-                                      "le", "lt",   "in",  "select", "expr"};
-  return kind >= HERON_C_PROD && kind <= HERON_C_EXPR ? names[kind] : "?";
-}
-
-static json_t *pipe_values(const int64_t *vals, int n) {
-  json_t *a = json_array();
-  for (int i = 0; i < n; i++)
-    json_array_append_new(a, json_integer((json_int_t)vals[i]));
-  return a;
-}
-
-static json_t *pipe_var_name(const heron_space *sp, int v) {
-  return v >= 0 ? json_string(heron_space_var_name(sp, v)) : json_null();
-}
-
-static json_t *pipe_space_json(const pipe_strategy *s) {
-  const heron_space *sp = s->sp;
-  json_t *vars = json_array(), *knobs = json_array(), *cons = json_array();
-  for (int v = 0; v < s->nvars; v++) {
-    int64_t lo = 0, hi = 0;
-    const int64_t *vals = NULL;
-    int nvals = 0;
-    heron_space_var_domain(sp, v, &lo, &hi, &vals, &nvals);
-    json_t *o =
-        json_pack("{s:s, s:b, s:I, s:I}", "name", heron_space_var_name(sp, v),
-                  "knob", heron_space_var_is_knob(sp, v) == 1, "lo",
-                  (json_int_t)lo, "hi", (json_int_t)hi);
-    if (vals)
-      json_object_set_new(o, "values", pipe_values(vals, nvals));
-    json_array_append_new(vars, o);
-  }
-  for (int i = 0; i < s->nknobs; i++)
-    json_array_append_new(knobs, pipe_var_name(sp, s->knobs[i]));
-  for (int c = 0; c < heron_space_nconstraints(sp); c++) {
-    char small[256], *text = small;
-    int need = heron_space_constraint_str(sp, c, small, sizeof small);
-    if (need >= (int)sizeof small && (text = malloc((size_t)need + 1)))
-      heron_space_constraint_str(sp, c, text, (size_t)need + 1);
-    int kind = 0, z = -1, nx = 0, cond = -1, nvals = 0;
-    const int *xs = NULL;
-    const int64_t *vals = NULL;
-    heron_space_constraint_get(sp, c, &kind, &z, &xs, &nx, &cond, &vals,
-                               &nvals);
-    json_t *xa = json_array();
-    for (int i = 0; i < nx; i++)
-      json_array_append_new(xa, pipe_var_name(sp, xs[i]));
-    json_t *o =
-        json_pack("{s:s, s:s, s:o, s:o, s:o}", "text", text ? text : small,
-                  "kind", pipe_kind_name(kind), "z", pipe_var_name(sp, z), "xs",
-                  xa, "cond", pipe_var_name(sp, cond));
-    if (kind == HERON_C_IN)
-      json_object_set_new(o, "values", pipe_values(vals, nvals));
-    json_array_append_new(cons, o);
-    if (text != small)
-      free(text);
-  }
-  return json_pack("{s:o, s:o, s:o}", "vars", vars, "knobs", knobs,
-                   "constraints", cons);
-}
-
-/* One measurement as "observe" sends it. */
-static json_t *pipe_result_json(const pipe_strategy *s,
-                                const heron_measurement *m) {
-  char key[32] = "";
-  json_t *cfg = json_null();
-  if (m->config) {
-    heron_space_key(s->sp, m->config, key, sizeof key);
-    cfg = pipe_encode(s, m->config);
-  }
-  return json_pack(
-      "{s:i, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:s, s:b}", "trial", m->trial,
-      "status", heron_meas_status_name(m->status), "config", cfg, "key", key,
-      "seconds", pipe_num(m->seconds), "gflops", pipe_num(m->gflops),
-      "build_seconds", pipe_num(m->build_seconds), "max_error",
-      pipe_num(m->max_error), "error", m->error ? m->error : "", "simulated",
-      m->simulated != 0);
-}
-
-/* ---- The program's requests (the space's operations) ---------------------
- * Each gets a "result" or an "error" answer; a bad request is the program's
- * bug, answered with an error it can read, never a protocol failure. */
-
-static json_t *pipe_op_error(const json_t *id, int code, const char *msg) {
-  return json_pack("{s:s, s:O, s:s, s:s}", "type", "error", "id",
-                   id ? id : json_null(), "code", heron_err_name(code),
-                   "message", msg);
-}
-
-static json_t *pipe_op_result(const json_t *id) {
-  return json_pack("{s:s, s:O}", "type", "result", "id", id ? id : json_null());
-}
-
-/* Decodes member `key` of req into cfg; completes it when `complete`. */
-static int pipe_op_config(pipe_strategy *s, const json_t *req, const char *key,
-                          int complete, int64_t *cfg, heron_error *e) {
-  char why[128];
-  json_t *j = json_object_get(req, key);
-  if (!j)
-    return heron_error_set(e, HERON_EINVAL, "missing \"%s\"", key);
-  if (pipe_decode(s, j, cfg, why, sizeof why) != 0)
-    return heron_error_set(e, HERON_EINVAL, "\"%s\": %s", key, why);
-  return complete ? pipe_complete(s, cfg, e) : HERON_OK;
-}
-
-static int pipe_op_sample(pipe_strategy *s, const json_t *req, json_t *res,
-                          heron_error *e) {
-  json_int_t n = 1;
-  json_t *jn = json_object_get(req, "n");
-  if (jn && (!json_is_integer(jn) || json_integer_value(jn) < 1 ||
-             json_integer_value(jn) > 65536))
-    return heron_error_set(e, HERON_EINVAL, "\"n\" must be 1 to 65536");
-  if (jn)
-    n = json_integer_value(jn);
-  int fixed = json_object_get(req, "fix") != NULL;
-  if (fixed) {
-    int rc = pipe_op_config(s, req, "fix", 0, s->cfg2, e);
-    if (rc)
-      return rc;
-  }
-  json_t *out = json_array();
-  int failures = 0;
-  heron_error last = {0};
-  while ((json_int_t)json_array_size(out) < n && failures < PIPE_RETRIES) {
-    heron_error one = {0};
-    int rc = fixed ? heron_space_sample_restricted(s->sp, s->env->rng, s->cfg2,
-                                                   NULL, s->cfg, &one)
-                   : heron_space_sample(s->sp, s->env->rng, s->cfg, &one);
-    if (rc == HERON_OK)
-      json_array_append_new(out, pipe_encode(s, s->cfg));
-    else if (rc == HERON_EUNSAT)
-      failures++, last = one;
-    else {
-      json_decref(out);
-      return heron_error_set(e, rc, "%s", one.text);
-    }
-  }
-  if (json_array_size(out) == 0) {
-    json_decref(out);
-    return heron_error_set(e, HERON_EUNSAT, "%s", last.text);
-  }
-  json_object_set_new(res, "configs", out);
-  return HERON_OK;
-}
-
-/* features and key take "config" (one answer) or "configs" (a list). */
-static int pipe_op_each(pipe_strategy *s, const json_t *req, int features,
-                        json_t *res, heron_error *e) {
-  const json_t *many = json_object_get(req, "configs");
-  if (many && !json_is_array(many))
-    return heron_error_set(e, HERON_EINVAL, "\"configs\" must be an array");
-  size_t n = many ? json_array_size(many) : 1;
-  json_t *out = json_array();
-  double *f = features ? malloc((size_t)s->nvars * sizeof *f + 1) : NULL;
-  int rc = features && !f ? HERON_ENOMEM : HERON_OK;
-  for (size_t i = 0; i < n && rc == HERON_OK; i++) {
-    char why[128];
-    const json_t *j =
-        many ? json_array_get(many, i) : json_object_get(req, "config");
-    if (!j)
-      rc = heron_error_set(e, HERON_EINVAL, "missing \"config\"");
-    else if (pipe_decode(s, j, s->cfg, why, sizeof why) != 0)
-      rc = heron_error_set(e, HERON_EINVAL, "config %zu: %s", i, why);
-    else
-      rc = pipe_complete(s, s->cfg, e);
-    if (rc)
-      break;
-    if (features) {
-      heron_space_features(s->sp, s->cfg, f);
-      json_t *a = json_array();
-      for (int k = 0; k < heron_space_nfeatures(s->sp); k++)
-        json_array_append_new(a, pipe_num(f[k]));
-      json_array_append_new(out, a);
-    } else {
-      char key[32];
-      heron_space_key(s->sp, s->cfg, key, sizeof key);
-      json_array_append_new(out, json_string(key));
-    }
-  }
-  free(f);
-  if (rc) {
-    json_decref(out);
-    return rc;
-  }
-  const char *name = features ? "features" : many ? "keys" : "key";
-  json_object_set_new(
-      res, name, many ? json_incref(out) : json_incref(json_array_get(out, 0)));
-  json_decref(out);
-  return HERON_OK;
-}
-
-static int pipe_op_violations(pipe_strategy *s, const json_t *req, json_t *res,
-                              heron_error *e) {
-  int rc = pipe_op_config(s, req, "config", 0, s->cfg, e);
-  if (rc)
-    return rc;
-  /* Variables left out are derived first; when they cannot be, the count
-   * is the partial config's, where every constraint on an unset variable
-   * is violated. */
-  heron_error ignored = {0};
-  memcpy(s->cfg2, s->cfg, (size_t)s->nvars * sizeof *s->cfg);
-  if (pipe_complete(s, s->cfg2, &ignored) == HERON_OK)
-    memcpy(s->cfg, s->cfg2, (size_t)s->nvars * sizeof *s->cfg);
-  int which[8];
-  int count = heron_space_violations(s->sp, s->cfg, which, 8);
-  if (count < 0)
-    return heron_error_set(e, count, "cannot check the config");
-  json_t *texts = json_array();
-  for (int i = 0; i < count && i < 8; i++) {
-    char buf[256];
-    heron_space_constraint_str(s->sp, which[i], buf, sizeof buf);
-    json_array_append_new(texts, json_string(buf));
-  }
-  json_object_set_new(res, "count", json_integer(count));
-  json_object_set_new(res, "violated", texts);
-  return HERON_OK;
-}
-
-/* Runs the operation `type` asked for by req into res (a "result" object)
- * or returns a status with the reason in e. */
-static int pipe_op_run(pipe_strategy *s, const char *type, const json_t *req,
-                       json_t *res, heron_error *e) {
-  const heron_space *sp = s->sp;
-  heron_rng *rng = s->env->rng;
-  char why[128];
-  int rc;
-  if (!strcmp(type, "sample"))
-    return pipe_op_sample(s, req, res, e);
-  if (!strcmp(type, "features") || !strcmp(type, "key"))
-    return pipe_op_each(s, req, type[0] == 'f', res, e);
-  if (!strcmp(type, "violations"))
-    return pipe_op_violations(s, req, res, e);
-  if (!strcmp(type, "validate") || !strcmp(type, "repair")) {
-    rc = pipe_op_config(s, req, "config", 0, s->cfg, e);
-    if (rc == HERON_OK)
-      rc = type[0] == 'v' ? heron_space_validate(sp, rng, s->cfg, s->cfg2, e)
-                          : heron_space_repair(sp, rng, s->cfg, s->cfg2, e);
-  } else if (!strcmp(type, "mutate")) {
-    int n = 0;
-    json_t *vars = json_object_get(req, "vars");
-    rc = pipe_op_config(s, req, "config", 1, s->cfg, e);
-    if (rc == HERON_OK && vars &&
-        (n = pipe_names(s, vars, why, sizeof why)) < 0)
-      rc = heron_error_set(e, HERON_EINVAL, "\"vars\": %s", why);
-    if (rc == HERON_OK)
-      rc = heron_space_mutate(sp, rng, s->cfg, s->vars, n, s->cfg2, e);
-  } else { /* crossover */
-    int n = s->nknobs;
-    json_t *keys = json_object_get(req, "keys");
-    rc = pipe_op_config(s, req, "a", 1, s->cfg, e);
-    if (rc == HERON_OK)
-      rc = pipe_op_config(s, req, "b", 1, s->cfg3, e);
-    if (rc == HERON_OK && keys &&
-        (n = pipe_names(s, keys, why, sizeof why)) < 0)
-      rc = heron_error_set(e, HERON_EINVAL, "\"keys\": %s", why);
-    if (rc == HERON_OK && !keys)
-      memcpy(s->vars, s->knobs, (size_t)n * sizeof *s->vars);
-    if (rc == HERON_OK)
-      rc = heron_space_crossover(sp, rng, s->cfg, s->cfg3, s->vars, n, s->cfg2,
-                                 e);
-  }
-  if (rc == HERON_OK)
-    json_object_set_new(res, "config", pipe_encode(s, s->cfg2));
-  return rc;
-}
-
-static int pipe_is_op(const char *type) {
-  static const char *const ops[] = {"sample",    "validate",  "repair",
-                                    "crossover", "mutate",    "features",
-                                    "key",       "violations"};
-  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-    if (!strcmp(type, ops[i]))
-      return 1;
-  return 0;
-}
-
 /* ---- The conversation ---------------------------------------------------- */
 
 /* Sends one message (a line of compact JSON). */
@@ -678,16 +252,9 @@ static void pipe_sent(pipe_strategy *s, const char *during) {
 
 /* Answers one request of the program. */
 static int pipe_serve(pipe_strategy *s, const char *type, const json_t *req) {
-  const json_t *id = json_object_get(req, "id");
-  json_t *res = pipe_op_result(id);
-  heron_error e = {0};
-  int rc = pipe_op_run(s, type, req, res, &e);
+  json_t *res = pipe_op_answer(s, type, req);
   s->ops++;
-  if (rc != HERON_OK) {
-    json_decref(res);
-    res = pipe_op_error(id, rc, e.text[0] ? e.text : heron_strerror(rc));
-  }
-  rc = pipe_send(s, res);
+  int rc = pipe_send(s, res);
   json_decref(res);
   return rc;
 }
@@ -752,8 +319,8 @@ static int pipe_turn(pipe_strategy *s, json_t *msg, const char *want,
   for (;;) {
     char *line;
     size_t n;
-    rc = pipe_proc_read_line(&s->proc, plugin_now() + s->timeout,
-                             PIPE_MAX_LINE, &line, &n);
+    rc = pipe_proc_read_line(&s->proc, plugin_now() + s->timeout, PIPE_MAX_LINE,
+                             &line, &n);
     if (rc != HERON_OK)
       return pipe_fail_io(s, rc, 0, during, err);
     /* Kept for quoting should the program die before its next line. */
