@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sched/template.h"
 #include "core/space/builder.h"
-#include "core/targets/cpu/template.h"
 #include "core/targets/target.h"
 
 /* HERON_EUNSUPPORTED for a target without rules (or none of that name),
@@ -48,7 +48,6 @@ int heron__template_build_for(const heron__op *op, const heron__hw *hw,
   t->op = *op;
   t->hw = *hw;
   t->target = tg;
-  t->vec_axis = -1;
   int rc = tg->rules(t, sp, err);
   if (rc == HERON_OK)
     rc = heron__space_finish(sp, err);

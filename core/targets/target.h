@@ -154,8 +154,8 @@ typedef struct heron__target {
 
   /* ---- template and space (core/sched/template.c) -------------------------
    * rules applies the schedule-generation rules and their constraint rules:
-   * it fills *t (whose op, hw and target are set, everything else zero but
-   * vec_axis = -1), sets t->elem_bytes and, for a target with its own
+   * it fills *t (core/sched/template.h: op, hw and target set, everything
+   * else zero), sets t->elem_bytes and, for a target with its own
    * schedule, t->sched (owned by the template, freed by free_sched), and
    * posts the variables and constraints into sp.  HERON_EUNSUPPORTED for
    * an op or dtype it does not cover, with what it does cover.  NULL: the

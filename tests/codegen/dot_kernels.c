@@ -244,7 +244,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
     int64_t *fix = malloc((size_t)nv * sizeof *fix);
     for (int v = 0; v < nv; v++)
       fix[v] = HERON_UNSET;
-    fix[t->vec] = c % 3 == 0 ? 1 : c % 3 == 1 ? 8 : 16;
+    fix[heron__cpu_sched_of(t)->vec] = c % 3 == 0 ? 1 : c % 3 == 1 ? 8 : 16;
     int got = heron_space_sample_restricted(sp, &rng, fix, NULL, cfg, &err);
     free(fix);
     /* Tight spaces (gemv's 47 rows in vectors of 8 within the padded-work
@@ -255,7 +255,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
       snprintf(why, cap, "%s config %d: %s", dc->op, c, err.text);
       bad = 1;
     }
-    vecs[cfg[t->vec] & 15]++;
+    vecs[cfg[heron__cpu_sched_of(t)->vec] & 15]++;
     blocks += src.data && prepack_has_blocks(src.data);
     regions += packs_region(src.data);
     heron__buf_printf(&all,
@@ -577,9 +577,9 @@ TEST(the_description_selects_the_dot_product_variant) {
                              &op, &err),
              &err);
     CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
-    CHECK_EQ(t->dot, want[i].dot);
+    CHECK_EQ(heron__cpu_sched_of(t)->dot, want[i].dot);
     if (want[i].dot)
-      CHECK_EQ(t->dot_group, want[i].group);
+      CHECK_EQ(heron__cpu_sched_of(t)->dot_group, want[i].group);
     heron__template_free(t);
     heron__space_free(sp);
   }
@@ -596,7 +596,7 @@ TEST(the_description_selects_the_dot_product_variant) {
                            &err),
            &err);
   CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
-  CHECK_EQ(t->dot, HERON__DOT_AVX_VNNI);
+  CHECK_EQ(heron__cpu_sched_of(t)->dot, HERON__DOT_AVX_VNNI);
   CHECK_STR_CONTAINS(heron__template_cflags(t), "-mavxvnni");
   heron__template_free(t);
   heron__space_free(sp);

@@ -215,7 +215,7 @@ static int is_ragged(const built *b, const int64_t *cfg) {
   for (int a = 0; a < b->op.naxes; a++) {
     int64_t cover = 1;
     for (int l = 0; l < heron__cpu_levels(b->t, a); l++)
-      cover *= heron__cpu_tile(b->t, cfg, a, l);
+      cover *= heron__cpu_tile(heron__cpu_sched_of(b->t), cfg, a, l);
     if (cover > b->op.axes[a].extent)
       return 1;
   }
@@ -1165,7 +1165,8 @@ TEST(conv_with_odd_rows_vectorizes_along_channels) {
     CHECK_OK(build_epi(&b, "c2d", (int64_t[]){1, 56, 56, 64, 64, 3, 3, 1, 1, 1},
                        10, 0, hws[h].hw, &err),
              &err);
-    int vaxis = b.t->vec_axis, lanes = b.hw.vector_bytes / 4;
+    int vaxis = heron__cpu_sched_of(b.t)->vec_axis,
+        lanes = b.hw.vector_bytes / 4;
     char name[64];
     snprintf(name, sizeof name, "%s",
              vaxis >= 0 ? b.op.axes[vaxis].name : "(none)");
@@ -1176,8 +1177,9 @@ TEST(conv_with_odd_rows_vectorizes_along_channels) {
     CHECK_OK(
         build_epi(&b, "gemm", (int64_t[]){64, 64, 64}, 3, 0, hws[h].hw, &err),
         &err);
+    vaxis = heron__cpu_sched_of(b.t)->vec_axis;
     snprintf(name, sizeof name, "%s",
-             b.t->vec_axis >= 0 ? b.op.axes[b.t->vec_axis].name : "(none)");
+             vaxis >= 0 ? b.op.axes[vaxis].name : "(none)");
     unbuild(&b);
     CHECK_MSG(!strcmp(name, "j"), "%s: the GEMM vectorizes along %s", hws[h].hw,
               name);
@@ -1203,7 +1205,7 @@ static int regs_within(const char *op, const int64_t *shape, int n,
     snprintf(why, cap, "%s", err.text);
     return 0;
   }
-  const heron__template *t = b.t;
+  const heron__cpu_sched *s = heron__cpu_sched_of(b.t);
   int nv = heron_space_nvars(b.sp), ok = 1, worst = 0;
   int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
   heron_rng rng;
@@ -1214,23 +1216,23 @@ static int regs_within(const char *op, const int64_t *shape, int n,
       ok = 0;
       break;
     }
-    int acc_at = (int)cfg[t->acc_at];
-    int vec = t->vec_axis >= 0 ? (int)cfg[t->vec] : 1;
+    int acc_at = (int)cfg[s->acc_at];
+    int vec = s->vec_axis >= 0 ? (int)cfg[s->vec] : 1;
     int64_t reg[HERON__MAX_AXES];
     int64_t acc = 1;
     for (int a = 0; a < b.op.naxes; a++) {
       reg[a] = 1;
       if (b.op.axes[a].kind != HERON__SPATIAL)
         continue;
-      reg[a] = cfg[t->tile[a][3]] * (acc_at ? cfg[t->tile[a][2]] : 1);
+      reg[a] = cfg[s->tile[a][3]] * (acc_at ? cfg[s->tile[a][2]] : 1);
       acc *= reg[a];
     }
     int64_t need = acc / vec, broadcast = 0;
     for (int i = 0; i < b.op.ninputs; i++) {
       const heron__tensor *ts = &b.op.in[i];
       int dep_vec = 0;
-      for (int d = 0; d < ts->ndim && t->vec_axis >= 0; d++)
-        dep_vec |= ts->index[d].coef[t->vec_axis] != 0;
+      for (int d = 0; d < ts->ndim && s->vec_axis >= 0; d++)
+        dep_vec |= ts->index[d].coef[s->vec_axis] != 0;
       if (!dep_vec) {
         broadcast = 1;
         continue;

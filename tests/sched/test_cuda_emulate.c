@@ -19,7 +19,7 @@
 /* 1 when the tiles of cfg sweep past a padded extent of M, N or K (the
  * block or K-outer count rounded up: the last tile cut short). */
 static int sweeps_past(const cuda_built *b, const int64_t *cfg) {
-  const heron__cuda_sched *s = b->t->cuda;
+  const heron__cuda_sched *s = heron__cuda_sched_of(b->t);
   const int grp[3] = {HERON__GM, HERON__GN, HERON__GK};
   const int shape[3] = {s->wm, s->wn, s->wk};
   for (int d = 0; d < 3; d++) {

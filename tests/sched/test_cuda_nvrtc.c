@@ -411,7 +411,8 @@ static void mma_case(const cuda_case *c, int n) {
       CHECK_MSG(rc == HERON_OK, "%s mma sm_%d: %s\n%.2000s", c->op, sm_,
                 err.text, rm.log ? rm.log : "");
       CHECK_OK(heron__nvrtc_compile(sw.data, sm_, &rw, &err), &err);
-      CHECK(rm.regs <= 255 && rm.regs * threads <= b.t->cuda->regs_limit);
+      CHECK(rm.regs <= 255 &&
+            rm.regs * threads <= heron__cuda_sched_of(b.t)->regs_limit);
       CHECK(rm.static_smem == 0 && rm.smem_bytes <= b.hw.smem_per_block_optin);
       fprintf(stderr,
               "%s sm_%d: mma %d registers, %d bytes spilled; wmma twin %d, "
@@ -426,7 +427,8 @@ static void mma_case(const cuda_case *c, int n) {
     CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4") ||
           strstr(ptx, "ldmatrix.sync.aligned.m8n8.x2"));
     CHECK(!strstr(ptx, "wmma."));
-    int trans = !b.t->cuda->op[0].k_inner || !b.t->cuda->op[1].k_inner;
+    int trans = !heron__cuda_sched_of(b.t)->op[0].k_inner ||
+                !heron__cuda_sched_of(b.t)->op[1].k_inner;
     CHECK_MSG((strstr(ptx, ".trans.shared.b16") != NULL) == trans,
               "%s: ldmatrix .trans in the PTX %d, an M/N-inner operand %d",
               c->op, strstr(ptx, ".trans.shared.b16") != NULL, trans);
@@ -498,7 +500,8 @@ static void swizzled_case(const cuda_case *c, int n) {
       CHECK_MSG(rc == HERON_OK, "%s swizzled sm_%d: %s\n%.2000s", c->op, sm_,
                 err.text, rs.log ? rs.log : "");
       CHECK_OK(heron__nvrtc_compile(su.data, sm_, &ru, &err), &err);
-      CHECK(rs.regs <= 255 && rs.regs * threads <= b.t->cuda->regs_limit);
+      CHECK(rs.regs <= 255 &&
+            rs.regs * threads <= heron__cuda_sched_of(b.t)->regs_limit);
       CHECK(rs.static_smem == 0 && rs.smem_bytes <= b.hw.smem_per_block_optin);
       fprintf(stderr,
               "%s sm_%d (pipeline %lld, pitch A %lld B %lld): swizzled %d "
@@ -573,7 +576,8 @@ static void block_swizzled_case(const cuda_case *c, int n) {
       CHECK_MSG(rc == HERON_OK, "%s block-swizzled sm_%d: %s\n%.2000s", c->op,
                 sm_, err.text, rs.log ? rs.log : "");
       CHECK_OK(heron__nvrtc_compile(su.data, sm_, &ru, &err), &err);
-      CHECK(rs.regs <= 255 && rs.regs * threads <= b.t->cuda->regs_limit);
+      CHECK(rs.regs <= 255 &&
+            rs.regs * threads <= heron__cuda_sched_of(b.t)->regs_limit);
       fprintf(stderr,
               "%s sm_%d (i.b %lld, j.b %lld): block_swz 8 %d registers, %d "
               "bytes spilled; row-major twin %d, %d\n",

@@ -67,8 +67,8 @@ TEST(gemv_pads_n_to_eight_and_forces_the_32x8_shape) {
   cuda_built b;
   heron_error err = {0};
   CHECK_OK(cuda_build(&b, &CUDA_SUITE[2], "a100", 0, &err), &err);
-  CHECK_EQ(b.t->cuda->g[HERON__GN].extent, 1);
-  CHECK_EQ(b.t->cuda->padded[HERON__GN], 8);
+  CHECK_EQ(heron__cuda_sched_of(b.t)->g[HERON__GN].extent, 1);
+  CHECK_EQ(heron__cuda_sched_of(b.t)->padded[HERON__GN], 8);
   heron_rng rng;
   heron_rng_seed(&rng, 3);
   int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
@@ -85,7 +85,7 @@ TEST(convolutions_are_implicit_gemms_over_their_axes) {
   cuda_built b;
   heron_error err = {0};
   CHECK_OK(cuda_build(&b, &CUDA_SUITE[4], "a100", 0, &err), &err);
-  const heron__cuda_sched *s = b.t->cuda;
+  const heron__cuda_sched *s = heron__cuda_sched_of(b.t);
   /* c2d: M = n*oh*ow (the data's axes), N = co, K = ci*kh*kw. */
   CHECK_EQ(s->g[HERON__GM].extent, 16 * 56 * 56);
   CHECK_EQ(s->g[HERON__GN].extent, 64);
@@ -200,7 +200,7 @@ static int vector_ok(const heron__op *op, const heron__cuda_sched *s,
 static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
                      char *why, size_t cap) {
   const heron_space *sp = b->sp;
-  const heron__cuda_sched *s = b->t->cuda;
+  const heron__cuda_sched *s = heron__cuda_sched_of(b->t);
   const heron__op *op = &b->op;
   int64_t wm = cuda_val(sp, cfg, "wmma_m"), wn = cuda_val(sp, cfg, "wmma_n"),
           wk = cuda_val(sp, cfg, "wmma_k");
@@ -476,7 +476,7 @@ TEST(pipeline_multiplies_the_operand_buffers_within_the_limit) {
         int64_t abS = S * (p.buf[1].offset + p.buf[1].bytes);
         int same_at = cuda_val(b.sp, cfg, "A.shared_at") ==
                       cuda_val(b.sp, cfg, "B.shared_at");
-        CHECK_MSG(!same_at || abS > b.t->cuda->smem_limit,
+        CHECK_MSG(!same_at || abS > heron__cuda_sched_of(b.t)->smem_limit,
                   "%s: pipeline %lld refused within the limit: %s",
                   CUDA_SUITE[i].op, (long long)S, e2.text);
         over[S] += same_at;
@@ -491,8 +491,9 @@ TEST(pipeline_multiplies_the_operand_buffers_within_the_limit) {
       CHECK_EQ(qS.buf[1].bytes, S * q1.buf[1].bytes);
       CHECK_EQ(qS.buf[1].offset, qS.buf[0].bytes);
       CHECK_EQ(qS.buf[2].bytes, q1.buf[2].bytes);
-      CHECK(qS.buf[1].offset + qS.buf[1].bytes <= b.t->cuda->smem_limit);
-      CHECK(qS.total <= b.t->cuda->smem_limit);
+      CHECK(qS.buf[1].offset + qS.buf[1].bytes <=
+            heron__cuda_sched_of(b.t)->smem_limit);
+      CHECK(qS.total <= heron__cuda_sched_of(b.t)->smem_limit);
     }
     for (int S = 2; S <= 4; S++)
       CHECK_MSG(staged[S] >= 5, "%s: %d configs with pipeline %d",

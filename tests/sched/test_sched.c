@@ -110,7 +110,8 @@ static int vec_domain(const char *op, const int64_t *shape, int n,
   for (int i = 0; i < nv && i < cap; i++)
     vals[i] = v[i];
   static char name[16];
-  snprintf(name, sizeof name, "%s", b.op.axes[b.t->vec_axis].name);
+  snprintf(name, sizeof name, "%s",
+           b.op.axes[heron__cpu_sched_of(b.t)->vec_axis].name);
   *axis = name;
   unbuild(&b);
   return nv;
@@ -357,7 +358,8 @@ static int config_within_limits(const built *b, const heron__hw *hw,
       acc0 *= t[3];
       acc1 *= t[2] * t[3];
     }
-    if (spatial && a == b->t->vec_axis && t[3] % vec != 0) {
+    if (spatial && a == heron__cpu_sched_of(b->t)->vec_axis &&
+        t[3] % vec != 0) {
       snprintf(why, cap, "vec %lld does not divide %s.t3 = %lld",
                (long long)vec, op->axes[a].name, (long long)t[3]);
       return 0;

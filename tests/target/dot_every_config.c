@@ -49,7 +49,6 @@
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
-#include "core/targets/cpu/template.h"
 #include "core/targets/hw.h"
 #include "core/util/util.h"
 

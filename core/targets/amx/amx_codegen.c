@@ -530,7 +530,7 @@ static void emit_kernel(gen *g) {
 
 int heron__amx_codegen(const heron__template *t, const heron_space *sp,
                        const int64_t *cfg, heron__buf *out, heron_error *err) {
-  const heron__amx_sched *s = t->amx;
+  const heron__amx_sched *s = heron__amx_sched_of(t);
   int nviol = heron_space_violations(sp, cfg, NULL, 0);
   if (nviol != 0)
     return heron_error_set(err, HERON_EINVAL,

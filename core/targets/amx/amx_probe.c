@@ -170,7 +170,7 @@ int heron__amx_setup_run(const heron__template *t, int compile_only,
   heron__amx_support s;
   heron__amx_probe(&s);
   char why[256];
-  int kind = t && t->amx ? t->amx->kind : HERON__AMX_INT8;
+  int kind = t && t->sched ? heron__amx_sched_of(t)->kind : HERON__AMX_INT8;
   if (heron__amx_native_ok(&s, kind, why, sizeof why))
     return HERON_OK;
   return heron_error_set(err, HERON_EUNSUPPORTED,

@@ -323,7 +323,7 @@ int heron__amx_rules_apply(heron__template *t, heron_space *sp,
     free(s);
     return heron_error_set(err, HERON_ENOMEM, "amx template: out of memory");
   }
-  t->amx = s;
+  t->sched = s;
   s->kind = kind;
   s->esize = kind == HERON__AMX_INT8 ? 1 : 2;
   s->vnni = kind == HERON__AMX_INT8 ? 4 : 2;
@@ -351,7 +351,7 @@ int heron__amx_rules_apply(heron__template *t, heron_space *sp,
 
 void heron__amx_tilecfg_of(const heron__template *t, const int64_t *cfg,
                            heron__amx_tilecfg *tc) {
-  const heron__amx_sched *s = t->amx;
+  const heron__amx_sched *s = heron__amx_sched_of(t);
   memset(tc, 0, sizeof *tc);
   int am = (int)cfg[s->am], an = (int)cfg[s->an];
   tc->nc = am * an;
@@ -374,7 +374,7 @@ void heron__amx_tilecfg_of(const heron__template *t, const int64_t *cfg,
 /* ---- describe ------------------------------------------------------------ */
 
 void heron__amx_describe(const heron__template *t, heron__buf *out) {
-  const heron__amx_sched *s = t->amx;
+  const heron__amx_sched *s = heron__amx_sched_of(t);
   const heron__op *op = &t->op;
   char gb[96], gm[96], gn[96], gk[96];
   heron__gemm_group_names(op, &s->g[HERON__GB], gb, sizeof gb);

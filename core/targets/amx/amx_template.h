@@ -56,7 +56,7 @@
 #include <stdint.h>
 
 #include "core/sched/gemm_view.h"
-#include "core/targets/cpu/template.h"
+#include "core/sched/template.h"
 
 /* Palette 1, the one palette AMX hardware has so far. */
 #define HERON__AMX_TILES 8      /* tile registers */
@@ -90,7 +90,13 @@ typedef struct heron__amx_sched {
   int64_t buf_limit; /* what the buffers may take: the L2 of a core */
 } heron__amx_sched;
 
-/* The amx rules: fill t->amx (t->op and t->hw set) and post the space.
+/* The amx schedule of a template the amx rules built (t->sched). */
+static inline heron__amx_sched *heron__amx_sched_of(const heron__template *t) {
+  return (heron__amx_sched *)t->sched;
+}
+
+/* The amx rules: hang a heron__amx_sched on t->sched, fill it (t->op and
+ * t->hw set) and post the space.
  * HERON_EUNSUPPORTED naming the reason for an op or dtype outside the view
  * (one input, an output written through a bounded or divided index, an
  * fp32 or fp16 op). */

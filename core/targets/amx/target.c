@@ -58,7 +58,7 @@ static const char *amx_cflags(const heron__template *t) {
   return HERON__AMX_CFLAGS;
 }
 
-static void amx_free_sched(heron__template *t) { free(t->amx); }
+static void amx_free_sched(heron__template *t) { free(t->sched); }
 
 /* Compile-only and emulated runs need nothing of this machine; a native
  * run needs AMX in the CPU, the OS and the kernel's permission, and stops

@@ -58,9 +58,9 @@ static void emit_header(gen *g, const heron_space *sp) {
   heron__buf_printf(o,
                     "\n * derived: fused = %lld, acc.floats = %lld, "
                     "acc.vecs = %lld\n */\n",
-                    (long long)g->cfg[g->t->fused],
-                    (long long)g->cfg[g->t->acc_floats],
-                    (long long)g->cfg[g->t->acc_vecs]);
+                    (long long)g->cfg[g->s->fused],
+                    (long long)g->cfg[g->s->acc_floats],
+                    (long long)g->cfg[g->s->acc_vecs]);
   heron__buf_puts(o, "#include <stdint.h>\n#include <stdlib.h>\n");
   if (any_buffer(g))
     heron__buf_puts(o, "#include <omp.h>\n");
@@ -190,7 +190,7 @@ static void emit_header(gen *g, const heron_space *sp) {
  * number of braces to close. */
 static int emit_parallel(gen *g, int depth) {
   const heron__op *op = g->op;
-  int64_t fused = g->cfg[g->t->fused];
+  int64_t fused = g->cfg[g->s->fused];
   int packs = any_buffer(g);
   if (fused <= 1) {
     heron__cpu_emit_pack_alloc(g, depth);
@@ -271,39 +271,42 @@ static int check_config(const heron__template *t, const heron_space *sp,
  * so those stay GCC's (a 1 x 8 tile is 1.35x faster unpinned). */
 static int bcast_pinned(const gen *g) {
   const heron__template *t = g->t;
+  const heron__cpu_sched *s = g->s;
   if (!g->fma_asm || g->rvec || g->vaxis < 0)
     return 0;
   int64_t regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
-  int64_t need = g->cfg[t->regs_need];
-  int64_t weight_vecs = need - g->cfg[t->acc_vecs] - 1;
+  int64_t need = g->cfg[s->regs_need];
+  int64_t weight_vecs = need - g->cfg[s->acc_vecs] - 1;
   return weight_vecs >= 2 || need >= regs - 1;
 }
 
 int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                        const int64_t *cfg, heron__buf *out, heron_error *err) {
+  const heron__cpu_sched *s = heron__cpu_sched_of(t);
   /* int8 and bf16 have their own micro-kernel and packs (dot.c). */
-  if (t->dot)
+  if (s->dot)
     return heron__cpu_dot_codegen(t, sp, cfg, out, err);
   int rc = check_config(t, sp, cfg, err);
   if (rc != HERON_OK)
     return rc;
   gen g = {0};
   g.t = t;
+  g.s = s;
   g.op = &t->op;
   g.cfg = cfg;
   g.o = out;
-  g.acc_at = (int)cfg[t->acc_at];
-  int64_t u = cfg[t->unroll];
+  g.acc_at = (int)cfg[s->acc_at];
+  int64_t u = cfg[s->unroll];
   g.unroll = (int)(u > 0 ? 4 * u : 1);
-  g.prefetch = (int)cfg[t->prefetch];
+  g.prefetch = (int)cfg[s->prefetch];
   g.pf_axis = -1;
-  g.vaxis = t->vec_axis;
-  g.vec = t->vec_axis >= 0 ? (int)cfg[t->vec] : 1;
-  g.rvec = t->vec_reduce && g.vec > 1;
+  g.vaxis = s->vec_axis;
+  g.vec = s->vec_axis >= 0 ? (int)cfg[s->vec] : 1;
+  g.rvec = s->vec_reduce && g.vec > 1;
   for (int a = 0; a < g.op->naxes; a++) {
     int levels = heron__cpu_levels(t, a);
     for (int l = 0; l < levels; l++)
-      g.len[a][l] = heron__cpu_tile(t, cfg, a, l);
+      g.len[a][l] = heron__cpu_tile(s, cfg, a, l);
     for (int l = levels; l < HERON__CPU_SPATIAL_LEVELS; l++)
       g.len[a][l] = 1;
     g.reg[a] = g.op->axes[a].kind == HERON__SPATIAL
@@ -323,14 +326,14 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
     g.prefetch = 0;
   g.reg_from = g.acc_at ? 2 : 3;
   g.fma =
-      (g.vec == 16 && t->fma_isa == 512) || (g.vec == 8 && t->fma_isa >= 256);
+      (g.vec == 16 && s->fma_isa == 512) || (g.vec == 8 && s->fma_isa >= 256);
   g.masked = g.fma && g.vaxis >= 0 && !g.rvec && g.ragged[g.vaxis];
-  g.fma_asm = g.fma && g.vec == 8 && t->fma_isa == 256;
+  g.fma_asm = g.fma && g.vec == 8 && s->fma_isa == 256;
   g.fmab = g.fma && g.vec == 16 && !g.rvec && g.op->ninputs == 2;
   g.bcv = bcast_pinned(&g);
   /* The stage only matters with reduction-outer steps (its constraint
    * makes it so; a hand-made config is not trusted to). */
-  for (int a = 0; a < g.op->naxes && t->stage >= 0 && cfg[t->stage]; a++)
+  for (int a = 0; a < g.op->naxes && s->stage >= 0 && cfg[s->stage]; a++)
     if (g.op->axes[a].kind == HERON__REDUCE && g.len[a][0] > 1)
       g.stage = 1;
   heron__cpu_index_maps(&g);

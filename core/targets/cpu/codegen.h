@@ -21,6 +21,7 @@
 /* The state of generating one config's source. */
 typedef struct gen {
   const heron__template *t;
+  const heron__cpu_sched *s; /* t's cpu schedule */
   const heron__op *op;
   const int64_t *cfg;
   heron__buf *o;

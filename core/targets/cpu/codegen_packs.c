@@ -28,7 +28,7 @@ void heron__cpu_setup_packing(gen *g) {
     if (op->axes[a].kind == HERON__REDUCE)
       g->ki *= g->len[a][1];
   for (int ti = 0; ti < op->ninputs; ti++) {
-    g->packed[ti] = (int)g->cfg[g->t->pack[ti]];
+    g->packed[ti] = (int)g->cfg[g->s->pack[ti]];
     g->prepacked[ti] = g->packed[ti] && (op->prepack >> ti & 1u);
     memset(g->rstride[ti], 0, sizeof g->rstride[ti]);
     const heron__tensor *ts = &op->in[ti];
@@ -232,10 +232,10 @@ void heron__cpu_emit_pack_alloc(gen *g, int depth) {
       continue;
     char name[16];
     snprintf(name, sizeof name, "h_pk%d", ti);
-    emit_take(g, depth, name, ti, g->cfg[g->t->pack_elems[ti]]);
+    emit_take(g, depth, name, ti, g->cfg[g->s->pack_elems[ti]]);
   }
   if (g->stage)
-    emit_take(g, depth, "h_stg", g->op->ninputs, g->cfg[g->t->stage_elems]);
+    emit_take(g, depth, "h_stg", g->op->ninputs, g->cfg[g->s->stage_elems]);
 }
 
 void heron__cpu_emit_pack_free(gen *g, int depth) {

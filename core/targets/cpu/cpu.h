@@ -1,10 +1,11 @@
 /* core/targets/cpu/cpu.h - what the cpu target's files share besides its
  * template (template.h): the descriptor's members that live in their own
- * files.  Internal to core/targets/cpu/. */
+ * files.  Internal to core/targets/cpu/ and to the amx target, whose --emit
+ * is the cpu's. */
 #ifndef HERON_CORE_TARGET_CPU_CPU_H
 #define HERON_CORE_TARGET_CPU_CPU_H
 
-#include "core/targets/cpu/template.h"
+#include "core/sched/sched.h"
 #include "core/targets/target.h"
 
 /* describe.c: the template's rules, stages and loop nest. */

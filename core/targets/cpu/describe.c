@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "core/targets/cpu/cpu.h"
+#include "core/targets/cpu/template.h"
 
 /* Appends an affine index as text: "2*oh + kh - 1". */
 static void affine_text(const heron__op *op, const heron__affine *ix,
@@ -58,9 +59,10 @@ static void line(heron__buf *out, int depth, const char *fmt, ...) {
 static void loop_line(const heron__template *t, heron__buf *out, int depth,
                       int kind, int level, const char *what) {
   const heron__op *op = &t->op;
+  const heron__cpu_sched *s = heron__cpu_sched_of(t);
   heron__buf b = {0};
   for (int a = 0; a < op->naxes; a++) {
-    if (op->axes[a].kind != kind || !t->has_knobs[a])
+    if (op->axes[a].kind != kind || !s->has_knobs[a])
       continue;
     heron__buf_printf(&b, "%s%s.%d < %s.t%d", b.len ? ", " : "",
                       op->axes[a].name, level, op->axes[a].name, level);
@@ -72,6 +74,7 @@ static void loop_line(const heron__template *t, heron__buf *out, int depth,
 
 void heron__cpu_describe(const heron__template *t, heron__buf *out) {
   const heron__op *op = &t->op;
+  const heron__cpu_sched *s = heron__cpu_sched_of(t);
   heron__buf_printf(out, "cpu template for %s (fp32) on %s\n", op->name,
                     t->hw.name[0] ? t->hw.name : "this machine");
   heron__buf_puts(out, "axes:");
@@ -126,11 +129,11 @@ void heron__cpu_describe(const heron__template *t, heron__buf *out) {
       heron__buf_puts(&b, " * ");
     tensor_text(op, &op->in[i], &b);
   }
-  if (t->vec_axis >= 0)
+  if (s->vec_axis >= 0)
     heron__buf_printf(&b, "  (fully unrolled, vec lanes along %s)",
-                      op->axes[t->vec_axis].name);
+                      op->axes[s->vec_axis].name);
   line(out, d, "%s", b.data ? b.data : "");
-  if (!t->vec_reduce)
+  if (!s->vec_reduce)
     line(out, d,
          "prefetch what each load reads `prefetch` steps of the innermost "
          "reduction loop ahead  (0: none)");
@@ -139,7 +142,7 @@ void heron__cpu_describe(const heron__template *t, heron__buf *out) {
   tensor_text(op, &op->out, &b);
   line(out, d, "%s = (first reduction-outer step ? 0 : %s) + %s.local",
        b.data ? b.data : "", b.data ? b.data : "", op->out.name);
-  if (t->stage >= 0)
+  if (s->stage >= 0)
     line(out, d,
          "(%s.stage == 1: the steps before the last keep %s.local's sums in "
          "a per-thread buffer of the thread's output tile, as vectors; the "

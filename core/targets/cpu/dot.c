@@ -183,6 +183,7 @@ static int open_level(dgen *g, int l, int depth) {
 int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
                            const int64_t *cfg, heron__buf *out,
                            heron_error *err) {
+  const heron__cpu_sched *s = heron__cpu_sched_of(t);
   int which = -1;
   int nv = heron_space_violations(sp, cfg, &which, 1);
   if (nv != 0) {
@@ -197,17 +198,18 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
   dgen g;
   memset(&g, 0, sizeof g);
   g.t = t;
+  g.s = s;
   g.op = &t->op;
   g.o = out;
-  g.vaxis = t->vec_axis;
-  g.vec = (int)cfg[t->vec];
-  g.group = t->dot_group;
-  g.act = t->dot_act;
-  g.wt = t->dot_weight;
+  g.vaxis = s->vec_axis;
+  g.vec = (int)cfg[s->vec];
+  g.group = s->dot_group;
+  g.act = s->dot_act;
+  g.wt = s->dot_weight;
   g.int8 = t->op.dtype == HERON__INT8;
   g.prepacked = (t->op.prepack >> g.wt & 1u) != 0;
-  int acc_at = (int)cfg[t->acc_at];
-  int64_t u = cfg[t->unroll];
+  int acc_at = (int)cfg[s->acc_at];
+  int64_t u = cfg[s->unroll];
   g.unroll = (int)(u > 0 ? 4 * u : 1);
   const heron__op *op = g.op;
   if (g.vaxis < 0)
@@ -219,7 +221,7 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
     int levels = heron__cpu_levels(t, a);
     int64_t cover = 1;
     for (int l = 0; l < HERON__CPU_SPATIAL_LEVELS; l++) {
-      g.len[a][l] = l < levels ? heron__cpu_tile(t, cfg, a, l) : 1;
+      g.len[a][l] = l < levels ? heron__cpu_tile(s, cfg, a, l) : 1;
       cover *= g.len[a][l];
     }
     g.ragged[a] = cover > op->axes[a].extent;
@@ -261,12 +263,12 @@ int heron__cpu_dot_codegen(const heron__template *t, const heron_space *sp,
                       ctype(op, ti), buf_tensor(op, ti)->name, cst,
                       ctype(op, ti), ti);
   }
-  int64_t fused = cfg[t->fused];
+  int64_t fused = cfg[s->fused];
   int64_t pa_elems = g.pa_elems, pw_elems = g.pw_pts * g.rip * g.tv;
   heron__buf_puts(out, "  int h_fail = 0;\n#pragma omp parallel\n  {\n");
   heron__buf_printf(
       out, "    %s *h_pa = aligned_alloc(64, %lld);\n", act_pack_type(&g),
-      (long long)((pa_elems * (g.int8 && t->dot != HERON__DOT_I8_AVX2 ? 1 : 2) +
+      (long long)((pa_elems * (g.int8 && s->dot != HERON__DOT_I8_AVX2 ? 1 : 2) +
                    63) /
                   64 * 64));
   /* A prepacked weight needs no per-thread pack (h_pw points into the

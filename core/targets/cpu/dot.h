@@ -22,6 +22,7 @@
 /* The state of generating one config's source. */
 typedef struct dgen {
   const heron__template *t;
+  const heron__cpu_sched *s; /* t's cpu schedule */
   const heron__op *op;
   heron__buf *o;
   int64_t len[HERON__MAX_AXES][HERON__CPU_SPATIAL_LEVELS];
@@ -95,7 +96,7 @@ static inline const char *ctype(const heron__op *op, int ti) {
 /* The element type of the activation pack: the AVX2 int8 form reads s16
  * pairs, the others the input's own elements. */
 static inline const char *act_pack_type(const dgen *g) {
-  if (g->t->dot == HERON__DOT_I8_AVX2)
+  if (g->s->dot == HERON__DOT_I8_AVX2)
     return "int16_t";
   return ctype(g->op, g->act);
 }

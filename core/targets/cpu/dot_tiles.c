@@ -157,7 +157,7 @@ typedef struct isa {
 
 static isa pick_isa(const dgen *g) {
   int v16 = g->vec == 16;
-  switch (g->t->dot) {
+  switch (g->s->dot) {
   case HERON__DOT_VNNI:
   case HERON__DOT_AVX_VNNI:
     return (isa){
@@ -169,7 +169,7 @@ static isa pick_isa(const dgen *g) {
         v16 ? "_mm512_set1_epi32(%s)" : "_mm256_set1_epi32(%s)",
         v16 ? "__m512i" : "__m256i",
         v16                            ? "H_DPBUSD512(%1$s, %2$s, %3$s);"
-        : g->t->dot == HERON__DOT_VNNI ? "H_DPBUSD256(%1$s, %2$s, %3$s);"
+        : g->s->dot == HERON__DOT_VNNI ? "H_DPBUSD256(%1$s, %2$s, %3$s);"
                                        : "H_DPBUSD256_AVX(%1$s, %2$s, %3$s);",
         v16 ? "_mm512_storeu_si512(%s, %s);"
             : "_mm256_storeu_si256((__m256i *)(%s), %s);",

@@ -59,42 +59,43 @@ static void rule_always_inline(ctx *c) {
  * cannot change anything. */
 static void rule_multi_level_tiling(ctx *c) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
   int covers[HERON__MAX_AXES], ncovers = 0;
   int64_t real = 1;
   for (int a = 0; a < op->naxes && !c->r.rc; a++) {
     int levels = heron__cpu_levels(t, a);
     int64_t ext = op->axes[a].extent;
-    t->has_knobs[a] = ext > 1;
-    t->cover[a] = -1;
+    s->has_knobs[a] = ext > 1;
+    s->cover[a] = -1;
     /* The tile sizes are created (and so decided by the solver) before the
      * outer count, which they then fix by propagation. */
     for (int i = 1; i <= levels; i++) {
       int l = i % levels;
       if (ext == 1) {
-        t->tile[a][l] = heron__r_const(&c->r, 1);
+        s->tile[a][l] = heron__r_const(&c->r, 1);
         continue;
       }
       char name[40];
       snprintf(name, sizeof name, "%s.t%d", op->axes[a].name, l);
-      t->tile[a][l] = l == 0 ? heron__r_range(&c->r, name, 1, 1, ext)
+      s->tile[a][l] = l == 0 ? heron__r_range(&c->r, name, 1, 1, ext)
                              : heron__r_tile_sizes(&c->r, name, ext);
     }
     if (ext > 1) {
-      t->cover[a] =
-          heron__r_ceil_split(&c->r, op->axes[a].name, ext, t->tile[a], levels);
-      covers[ncovers++] = t->cover[a];
+      s->cover[a] =
+          heron__r_ceil_split(&c->r, op->axes[a].name, ext, s->tile[a], levels);
+      covers[ncovers++] = s->cover[a];
       real = heron__mul_sat(real, ext);
     }
   }
   int pct = t->hw.max_padded_work_pct > 0 ? t->hw.max_padded_work_pct : 125;
-  t->padded_limit =
+  s->padded_limit =
       real >= HERON__BOUND_MAX / pct ? HERON__BOUND_MAX : real * pct / 100;
-  if (t->padded_limit < real)
-    t->padded_limit = real;
-  t->padded = heron__r_prod(&c->r, "padded", covers, ncovers);
-  heron__r_post(&c->r, HERON_C_LE, t->padded,
-                (int[]){heron__r_const(&c->r, t->padded_limit)}, 1, NULL, 0,
+  if (s->padded_limit < real)
+    s->padded_limit = real;
+  s->padded = heron__r_prod(&c->r, "padded", covers, ncovers);
+  heron__r_post(&c->r, HERON_C_LE, s->padded,
+                (int[]){heron__r_const(&c->r, s->padded_limit)}, 1, NULL, 0,
                 "padded work");
   char sp[96], rd[96];
   heron__axis_list(op, HERON__SPATIAL, sp, sizeof sp);
@@ -115,17 +116,18 @@ static void rule_multi_level_tiling(ctx *c) {
  * has that many elements. */
 static void rule_parallel(ctx *c) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   int xs[HERON__MAX_AXES], n = 0;
   for (int a = 0; a < t->op.naxes; a++)
-    if (t->op.axes[a].kind == HERON__SPATIAL && t->has_knobs[a])
-      xs[n++] = t->tile[a][0];
+    if (t->op.axes[a].kind == HERON__SPATIAL && s->has_knobs[a])
+      xs[n++] = s->tile[a][0];
   if (n == 0) {
-    t->fused = heron__r_const(&c->r, 1);
+    s->fused = heron__r_const(&c->r, 1);
     heron__rule_note_add(t->rules, &t->nrules, "Parallel",
                          "not applicable: no spatial axis longer than 1");
     return;
   }
-  t->fused = heron__r_prod(&c->r, "fused", xs, n);
+  s->fused = heron__r_prod(&c->r, "fused", xs, n);
   /* Thread-count rule (DLA-specific, like threads per block on a GPU): when
    * the output has enough tiles, the parallel loop must give every core
    * work.  Configs that leave cores idle are legal C but never the
@@ -137,7 +139,7 @@ static void rule_parallel(ctx *c) {
       tiles = heron__mul_sat(tiles, t->op.axes[a].extent);
   int64_t need = t->hw.cores < tiles ? t->hw.cores : tiles;
   if (need > 1)
-    heron__r_post(&c->r, HERON_C_LE, heron__r_const(&c->r, need), &t->fused, 1,
+    heron__r_post(&c->r, HERON_C_LE, heron__r_const(&c->r, need), &s->fused, 1,
                   NULL, 0, "cores <= fused");
   heron__rule_note_add(
       t->rules, &t->nrules, "Parallel",
@@ -303,24 +305,25 @@ static int vector_widths(int64_t lanes_max, int64_t extent, int64_t *cand) {
  * is the product vec * vec.q == t3. */
 static void rule_vectorize(ctx *c) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
-  if (t->dot) {
+  if (s->dot) {
     heron__cpu_rule_vectorize_dot(c);
     return;
   }
   int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
   int contiguous = find_vector_axis(op);
   int a = choose_vector_axis(op, (int)(lanes_max < 16 ? lanes_max : 16));
-  t->vec_axis = -1;
+  s->vec_axis = -1;
   int r = lanes_max >= 4 ? reduction_vector_axis(op, a) : -1;
   if (r >= 0) {
     int64_t cand[5];
     int n = vector_widths(lanes_max, op->axes[r].extent, cand);
-    t->vec_axis = r;
-    t->vec_reduce = 1;
-    t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
+    s->vec_axis = r;
+    s->vec_reduce = 1;
+    s->vec = heron__r_set(&c->r, "vec", 1, cand, n);
     int q = heron__r_range(&c->r, "vec.q", 0, 1, op->axes[r].extent);
-    heron__r_post(&c->r, HERON_C_PROD, t->tile[r][1], (int[]){t->vec, q}, 2,
+    heron__r_post(&c->r, HERON_C_PROD, s->tile[r][1], (int[]){s->vec, q}, 2,
                   NULL, 0, "vec divides the reduction-inner tile");
     heron__rule_note_add(
         t->rules, &t->nrules, "Vectorize",
@@ -333,7 +336,7 @@ static void rule_vectorize(ctx *c) {
     return;
   }
   if (a < 0 || op->axes[a].extent == 1) {
-    t->vec = heron__r_const(&c->r, 1);
+    s->vec = heron__r_const(&c->r, 1);
     heron__rule_note_add(
         t->rules, &t->nrules, "Vectorize",
         "not applicable: no output-contiguous spatial axis longer than 1");
@@ -341,13 +344,13 @@ static void rule_vectorize(ctx *c) {
   }
   int64_t cand[5];
   int n = vector_widths(lanes_max, op->axes[a].extent, cand);
-  t->vec_axis = a;
-  t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
+  s->vec_axis = a;
+  s->vec = heron__r_set(&c->r, "vec", 1, cand, n);
   char qname[48];
   snprintf(qname, sizeof qname, "vec.q");
   int q = heron__r_range(&c->r, qname, 0, 1, op->axes[a].extent);
   c->vec_q = q;
-  heron__r_post(&c->r, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL,
+  heron__r_post(&c->r, HERON_C_PROD, s->tile[a][3], (int[]){s->vec, q}, 2, NULL,
                 0, "vec divides the register-inner tile");
   char list[48] = "";
   size_t len = 0;
@@ -376,16 +379,17 @@ static void rule_vectorize(ctx *c) {
  * from..3) as a variable; a reduction axis' inner tile is its level 1. */
 static int axis_tile_var(ctx *c, int a, int from, const char *suffix) {
   heron__template *t = c->t;
-  if (!t->has_knobs[a])
-    return t->tile[a][0];
+  heron__cpu_sched *s = c->s;
+  if (!s->has_knobs[a])
+    return s->tile[a][0];
   if (t->op.axes[a].kind == HERON__REDUCE)
-    return t->tile[a][1];
+    return s->tile[a][1];
   int levels = HERON__CPU_SPATIAL_LEVELS;
   if (from == levels - 1)
-    return t->tile[a][from];
+    return s->tile[a][from];
   char name[40];
   snprintf(name, sizeof name, "%s.%s", t->op.axes[a].name, suffix);
-  return heron__r_prod(&c->r, name, &t->tile[a][from], levels - from);
+  return heron__r_prod(&c->r, name, &s->tile[a][from], levels - from);
 }
 
 /* cache_write: the output tile is accumulated in a local buffer that lives
@@ -397,32 +401,33 @@ static int axis_tile_var(ctx *c, int a, int from, const char *suffix) {
  * registers the loads need. */
 static void rule_cache_stage(ctx *c, int *l2_sizes) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
   int inner[HERON__MAX_AXES], outer[HERON__MAX_AXES], n = 0;
   for (int a = 0; a < op->naxes; a++) {
-    if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a])
+    if (op->axes[a].kind != HERON__SPATIAL || !s->has_knobs[a])
       continue;
-    inner[n] = t->tile[a][3];
+    inner[n] = s->tile[a][3];
     outer[n] = l2_sizes[a];
     n++;
   }
   int at0 = heron__r_prod(&c->r, "acc.tile0", inner, n);
   int at1 = heron__r_prod(&c->r, "acc.tile1", outer, n);
-  t->acc_at = heron__r_range(&c->r, "acc_at", 1, 0, 1);
+  s->acc_at = heron__r_range(&c->r, "acc_at", 1, 0, 1);
   int64_t ub = heron__r_ub(&c->r, at1);
-  t->acc_floats = heron__r_range(&c->r, "acc.floats", 0, 1, ub < 1 ? 1 : ub);
-  heron__r_post(&c->r, HERON_C_SELECT, t->acc_floats,
-                (int[]){t->acc_at, at0, at1}, 3, NULL, 0, "acc.floats");
+  s->acc_floats = heron__r_range(&c->r, "acc.floats", 0, 1, ub < 1 ? 1 : ub);
+  heron__r_post(&c->r, HERON_C_SELECT, s->acc_floats,
+                (int[]){s->acc_at, at0, at1}, 3, NULL, 0, "acc.floats");
   int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
-  t->acc_vec_limit = regs - 2;
-  t->acc_vecs = heron__r_range(&c->r, "acc.vecs", 0, 1, t->acc_vec_limit);
+  s->acc_vec_limit = regs - 2;
+  s->acc_vecs = heron__r_range(&c->r, "acc.vecs", 0, 1, s->acc_vec_limit);
   /* Along a reduction axis every accumulator is a whole vector. */
-  if (t->vec_reduce)
-    heron__r_post(&c->r, HERON_C_PROD, t->acc_floats, (int[]){t->acc_vecs}, 1,
+  if (s->vec_reduce)
+    heron__r_post(&c->r, HERON_C_PROD, s->acc_floats, (int[]){s->acc_vecs}, 1,
                   NULL, 0, "acc.vecs");
   else
-    heron__r_post(&c->r, HERON_C_PROD, t->acc_floats,
-                  (int[]){t->vec, t->acc_vecs}, 2, NULL, 0, "acc.vecs");
+    heron__r_post(&c->r, HERON_C_PROD, s->acc_floats,
+                  (int[]){s->vec, s->acc_vecs}, 2, NULL, 0, "acc.vecs");
   heron__rule_note_add(
       t->rules, &t->nrules, "Add-Cache-Stage",
       "cache_write: local accumulator in registers at acc_at (0: t3 tile, "
@@ -447,26 +452,27 @@ static void rule_cache_stage(ctx *c, int *l2_sizes) {
  * generator emits _mm512_fmadd_ps, with FMA and vec 8 _mm256_fmadd_ps. */
 static void rule_tensorize(ctx *c, int vec_q) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
   int regs = t->hw.vector_regs > 0 ? t->hw.vector_regs : 16;
   int terms[HERON__MAX_TENSORS + 2], nterms = 0, broadcast = 0;
-  terms[nterms++] = t->acc_vecs;
+  terms[nterms++] = s->acc_vecs;
   for (int i = 0; i < op->ninputs && !c->r.rc; i++) {
     const heron__tensor *ts = &op->in[i];
-    if (t->vec_axis < 0 || !heron__tensor_reads(ts, t->vec_axis)) {
+    if (s->vec_axis < 0 || !heron__tensor_reads(ts, s->vec_axis)) {
       broadcast = 1;
       continue;
     }
     int in0[HERON__MAX_AXES], in1[HERON__MAX_AXES], n = 0;
     for (int a = 0; a < op->naxes; a++) {
-      if (op->axes[a].kind != HERON__SPATIAL || !t->has_knobs[a] ||
+      if (op->axes[a].kind != HERON__SPATIAL || !s->has_knobs[a] ||
           !heron__tensor_reads(ts, a))
         continue;
-      int inner = a == t->vec_axis ? vec_q : t->tile[a][3];
+      int inner = a == s->vec_axis ? vec_q : s->tile[a][3];
       in0[n] = inner;
       char name[48];
       snprintf(name, sizeof name, "%s.reg1.%s", ts->name, op->axes[a].name);
-      in1[n] = heron__r_prod(&c->r, name, (int[]){t->tile[a][2], inner}, 2);
+      in1[n] = heron__r_prod(&c->r, name, (int[]){s->tile[a][2], inner}, 2);
       n++;
     }
     char name[48];
@@ -476,20 +482,20 @@ static void rule_tensorize(ctx *c, int vec_q) {
     int r1 = heron__r_prod(&c->r, name, in1, n);
     snprintf(name, sizeof name, "%s.vregs", ts->name);
     int r = heron__r_range(&c->r, name, 0, 1, regs);
-    heron__r_post(&c->r, HERON_C_SELECT, r, (int[]){t->acc_at, r0, r1}, 3, NULL,
+    heron__r_post(&c->r, HERON_C_SELECT, r, (int[]){s->acc_at, r0, r1}, 3, NULL,
                   0, name);
     terms[nterms++] = r;
   }
   if (broadcast)
     terms[nterms++] = heron__r_const(&c->r, 1);
-  t->regs_need = heron__r_sum(&c->r, "regs.need", terms, nterms);
-  heron__r_post(&c->r, HERON_C_LE, t->regs_need,
+  s->regs_need = heron__r_sum(&c->r, "regs.need", terms, nterms);
+  heron__r_post(&c->r, HERON_C_LE, s->regs_need,
                 (int[]){heron__r_const(&c->r, regs)}, 1, NULL, 0,
                 "regs.need <= vector registers");
-  t->fma_isa = t->hw.has_avx512                  ? 512
+  s->fma_isa = t->hw.has_avx512                  ? 512
                : t->hw.has_fma && t->hw.has_avx2 ? 256
                                                  : 0;
-  if (t->dot) {
+  if (s->dot) {
     static const char *const kernels[] = {
         [HERON__DOT_VNNI] =
             "_mm512_dpbusd_epi32 at vec 16, _mm256_dpbusd_epi32 "
@@ -508,15 +514,15 @@ static void rule_tensorize(ctx *c, int vec_q) {
         "dot-product micro-kernel on the register tile, %d reduction steps "
         "per 32-bit lane: %s; accumulators + weight vectors + 1 broadcast "
         "<= %d registers",
-        t->dot_group, kernels[t->dot], regs);
+        s->dot_group, kernels[s->dot], regs);
     return;
   }
   heron__rule_note_add(
       t->rules, &t->nrules, "Tensorize",
       "outer-product micro-kernel on the register tile: %s; accumulators + "
       "loaded vectors + 1 broadcast <= %d registers",
-      t->fma_isa == 512   ? "_mm512_fmadd_ps at vec 16, _mm256 at vec 8"
-      : t->fma_isa == 256 ? "_mm256_fmadd_ps at vec 8"
+      s->fma_isa == 512   ? "_mm512_fmadd_ps at vec 16, _mm256 at vec 8"
+      : s->fma_isa == 256 ? "_mm256_fmadd_ps at vec 8"
                           : "vector-extension multiply-adds",
       regs);
 }
@@ -527,7 +533,7 @@ static int thread_tile_var(ctx *c, int *thread_tile, int a) {
   if (thread_tile[a] < 0) {
     char name[48];
     snprintf(name, sizeof name, "%s.P", c->t->op.axes[a].name);
-    thread_tile[a] = heron__r_prod(&c->r, name, &c->t->tile[a][1], 3);
+    thread_tile[a] = heron__r_prod(&c->r, name, &c->s->tile[a][1], 3);
   }
   return thread_tile[a];
 }
@@ -546,37 +552,38 @@ static int thread_tile_var(ctx *c, int *thread_tile, int a) {
  * toward the packs' cache share (its elements appended to sizes[]). */
 static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
-  t->stage = t->stage_elems = -1;
+  s->stage = s->stage_elems = -1;
   int splits[HERON__MAX_AXES], ns = 0;
   for (int a = 0; a < op->naxes; a++)
-    if (op->axes[a].kind == HERON__REDUCE && t->has_knobs[a])
-      splits[ns++] = t->tile[a][0];
-  if (t->dot || t->vec_reduce || t->vec_axis < 0 || ns == 0 ||
-      reads_contiguously(op, &op->out, t->vec_axis) || c->r.rc)
+    if (op->axes[a].kind == HERON__REDUCE && s->has_knobs[a])
+      splits[ns++] = s->tile[a][0];
+  if (s->dot || s->vec_reduce || s->vec_axis < 0 || ns == 0 ||
+      reads_contiguously(op, &op->out, s->vec_axis) || c->r.rc)
     return;
   int xs[HERON__MAX_AXES], n = 0;
   for (int a = 0; a < op->naxes; a++) {
-    if (op->axes[a].kind == HERON__SPATIAL && t->has_knobs[a])
+    if (op->axes[a].kind == HERON__SPATIAL && s->has_knobs[a])
       xs[n++] = thread_tile_var(c, thread_tile, a);
   }
   char name[48];
   snprintf(name, sizeof name, "%s.stage", op->out.name);
-  t->stage = heron__r_range(&c->r, name, 1, 0, 1);
+  s->stage = heron__r_range(&c->r, name, 1, 0, 1);
   snprintf(name, sizeof name, "%s.stage.tile", op->out.name);
   int tile = heron__r_prod(&c->r, name, xs, n);
   snprintf(name, sizeof name, "%s.stage.elems", op->out.name);
   int64_t ub = heron__r_ub(&c->r, tile);
-  t->stage_elems = heron__r_range(&c->r, name, 0, 0, ub);
-  heron__r_post(&c->r, HERON_C_SELECT, t->stage_elems,
-                (int[]){t->stage, heron__r_const(&c->r, 0), tile}, 3, NULL, 0,
+  s->stage_elems = heron__r_range(&c->r, name, 0, 0, ub);
+  heron__r_post(&c->r, HERON_C_SELECT, s->stage_elems,
+                (int[]){s->stage, heron__r_const(&c->r, 0), tile}, 3, NULL, 0,
                 name);
-  sizes[(*nsizes)++] = t->stage_elems;
+  sizes[(*nsizes)++] = s->stage_elems;
   int rsplit = heron__r_prod(&c->r, "rsplit", splits, ns);
   int m1 = heron__r_range(&c->r, "rsplit.m1", 0, 0, heron__r_ub(&c->r, rsplit));
   heron__r_post(&c->r, HERON_C_SUM, rsplit,
                 (int[]){m1, heron__r_const(&c->r, 1)}, 2, NULL, 0, "rsplit");
-  heron__r_post(&c->r, HERON_C_LE, t->stage, &m1, 1, NULL, 0,
+  heron__r_post(&c->r, HERON_C_LE, s->stage, &m1, 1, NULL, 0,
                 "a stage only with a split reduction");
 }
 
@@ -593,13 +600,14 @@ static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
  * one step together fit the core's share of the last-level cache. */
 static void rule_pack(ctx *c) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
   int64_t l3 = t->hw.l3_bytes > 0 ? t->hw.l3_bytes : 8 << 20;
   int cores = t->hw.cores > 0 ? t->hw.cores : 1;
   int64_t share = l3 / cores;
   if (t->hw.l2_bytes > share)
     share = t->hw.l2_bytes;
-  t->pack_limit = share / t->elem_bytes;
+  s->pack_limit = share / t->elem_bytes;
   int sizes[HERON__MAX_TENSORS], nsizes = 0;
   int thread_tile[HERON__MAX_AXES]; /* levels 1..3 of each spatial axis */
   for (int a = 0; a < op->naxes; a++)
@@ -611,10 +619,10 @@ static void rule_pack(ctx *c) {
      * reduction axes the input does not read, so that the micro-kernel
      * walks all packs with one step counter. */
     for (int a = 0; a < op->naxes; a++) {
-      if (!t->has_knobs[a])
+      if (!s->has_knobs[a])
         continue;
       if (op->axes[a].kind == HERON__REDUCE) {
-        xs[n++] = t->tile[a][1];
+        xs[n++] = s->tile[a][1];
         continue;
       }
       if (heron__tensor_reads(ts, a))
@@ -624,46 +632,46 @@ static void rule_pack(ctx *c) {
     snprintf(name, sizeof name, "%s.pack", ts->name);
     /* The pack layout puts a spatial vector axis innermost; with lanes
      * along the reduction, inputs are read in place. */
-    if (t->vec_reduce) {
-      t->pack[i] = t->pack_elems[i] = heron__r_const(&c->r, 0);
-      sizes[nsizes++] = t->pack_elems[i];
+    if (s->vec_reduce) {
+      s->pack[i] = s->pack_elems[i] = heron__r_const(&c->r, 0);
+      sizes[nsizes++] = s->pack_elems[i];
       continue;
     }
     /* A dot-product kernel always packs both inputs: its layouts (groups
      * of reduction steps per 32-bit lane) exist only in the packs. */
-    t->pack[i] = t->dot ? heron__r_const(&c->r, 1)
+    s->pack[i] = s->dot ? heron__r_const(&c->r, 1)
                         : heron__r_range(&c->r, name, 1, 0, 1);
     snprintf(name, sizeof name, "%s.pack.tile", ts->name);
     int tile = heron__r_prod(&c->r, name, xs, n);
     snprintf(name, sizeof name, "%s.pack.elems", ts->name);
     int64_t ub = heron__r_ub(&c->r, tile);
-    t->pack_elems[i] = heron__r_range(&c->r, name, 0, 0, ub);
-    heron__r_post(&c->r, HERON_C_SELECT, t->pack_elems[i],
-                  (int[]){t->pack[i], heron__r_const(&c->r, 0), tile}, 3, NULL,
+    s->pack_elems[i] = heron__r_range(&c->r, name, 0, 0, ub);
+    heron__r_post(&c->r, HERON_C_SELECT, s->pack_elems[i],
+                  (int[]){s->pack[i], heron__r_const(&c->r, 0), tile}, 3, NULL,
                   0, name);
-    sizes[nsizes++] = t->pack_elems[i];
+    sizes[nsizes++] = s->pack_elems[i];
   }
   stage_output(c, thread_tile, sizes, &nsizes);
   int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
   heron__r_post(&c->r, HERON_C_LE, total,
-                (int[]){heron__r_const(&c->r, t->pack_limit)}, 1, NULL, 0,
+                (int[]){heron__r_const(&c->r, s->pack_limit)}, 1, NULL, 0,
                 "pack.elems <= cache share");
   heron__rule_note_add(
       t->rules, &t->nrules, "Add-Multi-Level-SPM",
       "X.pack in {0, 1} per input: copy the thread's tile x reduction slice "
       "into a contiguous aligned buffer in micro-kernel order; %s%sall "
       "packs <= %lld elements (last-level cache share)",
-      t->dot ? "with int8 and bf16 both inputs always (X.pack = 1), the "
+      s->dot ? "with int8 and bf16 both inputs always (X.pack = 1), the "
                "weights in groups of k per 32-bit lane; "
-      : t->stage >= 0 ? op->out.name
+      : s->stage >= 0 ? op->out.name
                       : "",
-      t->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
+      s->stage >= 0 ? ".stage in {0, 1}: partial sums of a split "
                       "reduction kept in a per-thread buffer of the "
                       "output's tile as whole vectors (its lanes lie a "
                       "stride apart), the output written at the last "
                       "step; "
                     : "",
-      (long long)t->pack_limit);
+      (long long)s->pack_limit);
 }
 
 /* ---- Tile for cache --------------------------------------------------- */
@@ -679,7 +687,7 @@ static int dim_footprint(ctx *c, const heron__affine *ix, const int *sizes,
   int64_t coef_sum = 0;
   for (int a = 0; a < op->naxes; a++) {
     int64_t k = ix->coef[a] < 0 ? -ix->coef[a] : ix->coef[a];
-    if (k == 0 || !c->t->has_knobs[a])
+    if (k == 0 || !c->s->has_knobs[a])
       continue;
     coef_sum += k;
     single = a;
@@ -752,17 +760,18 @@ static void working_set(ctx *c, const int *sizes, const char *level,
 static void rule_tile_for_cache(ctx *c, const int *l2_sizes,
                                 const int *l1_sizes) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   int64_t l1 = t->hw.l1_bytes > 0 ? t->hw.l1_bytes : 32768;
   int64_t l2 = t->hw.l2_bytes > 0 ? t->hw.l2_bytes : 1048576;
-  t->l1_limit = l1 / t->elem_bytes;
-  t->l2_limit = l2 / t->elem_bytes;
-  working_set(c, l2_sizes, "L2", t->l2_limit);
-  working_set(c, l1_sizes, "L1", t->l1_limit);
+  s->l1_limit = l1 / t->elem_bytes;
+  s->l2_limit = l2 / t->elem_bytes;
+  working_set(c, l2_sizes, "L2", s->l2_limit);
+  working_set(c, l1_sizes, "L1", s->l1_limit);
   heron__rule_note_add(
       t->rules, &t->nrules, "Tile-For-Cache",
       "footprint of the cache tile (levels 2..3) x reduction inner <= L2 "
       "(%lld elements); of the register tile (level 3) <= L1 (%lld)",
-      (long long)t->l2_limit, (long long)t->l1_limit);
+      (long long)s->l2_limit, (long long)s->l1_limit);
 }
 
 /* ---- Unroll pragma --------------------------------------------------------
@@ -772,7 +781,7 @@ static void rule_tile_for_cache(ctx *c, const int *l2_sizes,
  * max(1, 4 * v), emitted as `#pragma GCC unroll` on the reduction-inner
  * loop (the register tile itself is always fully unrolled). */
 static void rule_unroll(ctx *c) {
-  c->t->unroll = heron__r_range(&c->r, "unroll", 1, 0, 5);
+  c->s->unroll = heron__r_range(&c->r, "unroll", 1, 0, 5);
   heron__rule_note_add(
       c->t->rules, &c->t->nrules, "Unroll",
       "unroll in 0..5: #pragma GCC unroll max(1, 4*unroll) on the "
@@ -794,16 +803,17 @@ static void rule_unroll(ctx *c) {
  * sequential stream and the knob is a constant 0. */
 static void rule_prefetch(ctx *c) {
   heron__template *t = c->t;
-  if (t->dot) {
-    t->prefetch = heron__r_const(&c->r, 0);
+  heron__cpu_sched *s = c->s;
+  if (s->dot) {
+    s->prefetch = heron__r_const(&c->r, 0);
     heron__rule_note_add(
         t->rules, &t->nrules, "Prefetch",
         "not applicable: the dot-product kernels read only their packs "
         "(sequential streams)");
     return;
   }
-  if (t->vec_reduce) {
-    t->prefetch = heron__r_const(&c->r, 0);
+  if (s->vec_reduce) {
+    s->prefetch = heron__r_const(&c->r, 0);
     heron__rule_note_add(
         t->rules, &t->nrules, "Prefetch",
         "not applicable: lanes run along the reduction (sequential "
@@ -811,7 +821,7 @@ static void rule_prefetch(ctx *c) {
     return;
   }
   static const int64_t dist[] = {0, 2, 4, 8, 16};
-  t->prefetch = heron__r_set(&c->r, "prefetch", 1, dist, 5);
+  s->prefetch = heron__r_set(&c->r, "prefetch", 1, dist, 5);
   heron__rule_note_add(
       t->rules, &t->nrules, "Prefetch",
       "prefetch in {0, 2, 4, 8, 16}: every vector load of the micro-kernel "
@@ -821,15 +831,23 @@ static void rule_prefetch(ctx *c) {
 
 int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
                            heron_error *err) {
+  /* The cpu schedule, owned by t from here on (the descriptor's
+   * free_sched frees it). */
+  heron__cpu_sched *s = calloc(1, sizeof *s);
+  if (!s)
+    return heron_error_set(err, HERON_ENOMEM, "cpu template: out of memory");
+  s->vec_axis = -1;
+  t->sched = s;
   ctx *c = calloc(1, sizeof *c);
   if (!c)
     return heron_error_set(err, HERON_ENOMEM, "cpu template: out of memory");
   c->t = t;
+  c->s = s;
   c->r.sp = sp;
   c->r.err = err;
   c->r.who = "cpu template";
   c->vec_q = -1;
-  heron__cpu_dot_setup(t);
+  heron__cpu_dot_setup(c);
 
   rule_always_inline(c);
   rule_multi_level_tiling(c);
@@ -846,7 +864,7 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   }
   rule_cache_stage(c, l2_sizes);
   rule_tensorize(c, c->vec_q);
-  if (t->dot)
+  if (s->dot)
     heron__cpu_rule_dot_groups(c);
   rule_tile_for_cache(c, l2_sizes, l1_sizes);
   rule_pack(c);

@@ -10,13 +10,14 @@
  * template being filled, and the vector axis' quotient variable. */
 typedef struct ctx {
   heron__template *t;
+  heron__cpu_sched *s; /* t's cpu schedule, being filled */
   heron__rules r;
   int vec_q; /* t3 / vec of the vector axis, or -1 */
 } ctx;
 
 /* rules_dot.c: the micro-kernel variant from the description's ISA flags
  * and the reduction steps one 32-bit lane sums (HERON__DOT_NONE for fp32). */
-void heron__cpu_dot_setup(heron__template *t);
+void heron__cpu_dot_setup(ctx *c);
 /* rules_dot.c: Vectorize for a dot-product kernel. */
 void heron__cpu_rule_vectorize_dot(ctx *c);
 /* rules_dot.c: the reduction slice rounded up to whole groups, at most a

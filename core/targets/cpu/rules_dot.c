@@ -12,25 +12,27 @@
 
 /* The micro-kernel variant from the description's ISA flags (the
  * strongest it has) and the reduction steps one 32-bit lane sums. */
-void heron__cpu_dot_setup(heron__template *t) {
+void heron__cpu_dot_setup(ctx *c) {
+  const heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__hw *hw = &t->hw;
-  t->dot = HERON__DOT_NONE;
+  s->dot = HERON__DOT_NONE;
   if (t->op.dtype == HERON__INT8)
-    t->dot = hw->has_avx512 && hw->has_vnni     ? HERON__DOT_VNNI
+    s->dot = hw->has_avx512 && hw->has_vnni     ? HERON__DOT_VNNI
              : hw->has_avx2 && hw->has_avx_vnni ? HERON__DOT_AVX_VNNI
              : hw->has_avx2                     ? HERON__DOT_I8_AVX2
                                                 : HERON__DOT_SCALAR;
   else if (t->op.dtype == HERON__BF16)
-    t->dot = hw->has_avx512 && hw->has_avx512_bf16 ? HERON__DOT_BF16
+    s->dot = hw->has_avx512 && hw->has_avx512_bf16 ? HERON__DOT_BF16
              : hw->has_avx2 && hw->has_fma         ? HERON__DOT_BF16_AVX2
                                                    : HERON__DOT_SCALAR;
-  t->dot_group = t->op.dtype == HERON__INT8 && (t->dot == HERON__DOT_VNNI ||
-                                                t->dot == HERON__DOT_AVX_VNNI ||
-                                                t->dot == HERON__DOT_SCALAR)
+  s->dot_group = t->op.dtype == HERON__INT8 && (s->dot == HERON__DOT_VNNI ||
+                                                s->dot == HERON__DOT_AVX_VNNI ||
+                                                s->dot == HERON__DOT_SCALAR)
                      ? 4
                      : 2;
-  t->dot_act = t->op.act_input;
-  t->dot_weight = 1 - t->op.act_input;
+  s->dot_act = t->op.act_input;
+  s->dot_weight = 1 - t->op.act_input;
 }
 
 /* The vector axis of a dot-product kernel: the spatial axis (longer than
@@ -38,14 +40,15 @@ void heron__cpu_dot_setup(heron__template *t) {
  * the activations do not, so that one broadcast activation group meets a
  * vector of weight groups (gemm's and bmm's j, gemv's i, a convolution's
  * output channels); -1 when the op has none. */
-static int dot_vector_axis(const heron__template *t) {
-  const heron__op *op = &t->op;
+static int dot_vector_axis(const ctx *c) {
+  const heron__op *op = &c->t->op;
+  const heron__cpu_sched *s = c->s;
   if (op->ninputs != 2)
     return -1;
   for (int a = op->naxes - 1; a >= 0; a--)
     if (op->axes[a].kind == HERON__SPATIAL && op->axes[a].extent > 1 &&
-        heron__tensor_reads(&op->in[t->dot_weight], a) &&
-        !heron__tensor_reads(&op->in[t->dot_act], a))
+        heron__tensor_reads(&op->in[s->dot_weight], a) &&
+        !heron__tensor_reads(&op->in[s->dot_act], a))
       return a;
   return -1;
 }
@@ -56,16 +59,17 @@ static int dot_vector_axis(const heron__template *t) {
  * with N = 1 and M > 1 (the same product, vectorized along M; in int8 its
  * matrix A is the s8 operand and x the u8 one), else fp32.  Short enough
  * for heron_error's 159 characters at ordinary shapes. */
-static int no_vector_axis(const heron__template *t, heron_error *err) {
-  const heron__op *op = &t->op;
+static int no_vector_axis(const ctx *c, heron_error *err) {
+  const heron__op *op = &c->t->op;
+  const heron__cpu_sched *s = c->s;
   const char *what = "needs an output axis the weights read and the "
                      "activations do not, for its vectors";
   const char *dt = heron__dtype_name(op->dtype);
   int short_axis = -1;
   for (int a = op->naxes - 1; a >= 0 && short_axis < 0; a--)
     if (op->ninputs == 2 && op->axes[a].kind == HERON__SPATIAL &&
-        heron__tensor_reads(&op->in[t->dot_weight], a) &&
-        !heron__tensor_reads(&op->in[t->dot_act], a))
+        heron__tensor_reads(&op->in[s->dot_weight], a) &&
+        !heron__tensor_reads(&op->in[s->dot_act], a))
       short_axis = a;
   if (short_axis < 0)
     return heron_error_set(err, HERON_EUNSUPPORTED,
@@ -92,16 +96,17 @@ static int no_vector_axis(const heron__template *t, heron_error *err) {
  * register-inner tile of the vector axis, as for fp32. */
 void heron__cpu_rule_vectorize_dot(ctx *c) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
-  int a = dot_vector_axis(t);
-  t->vec_axis = a;
+  int a = dot_vector_axis(c);
+  s->vec_axis = a;
   if (a < 0) {
-    t->vec = heron__r_const(&c->r, 1);
+    s->vec = heron__r_const(&c->r, 1);
     if (!c->r.rc)
-      c->r.rc = no_vector_axis(t, c->r.err);
+      c->r.rc = no_vector_axis(c, c->r.err);
     return;
   }
-  int wide = t->dot == HERON__DOT_VNNI || t->dot == HERON__DOT_BF16;
+  int wide = s->dot == HERON__DOT_VNNI || s->dot == HERON__DOT_BF16;
   int64_t ext = op->axes[a].extent, cand[3];
   int pct = t->hw.max_padded_work_pct > 0 ? t->hw.max_padded_work_pct : 125;
   int n = 0;
@@ -115,23 +120,23 @@ void heron__cpu_rule_vectorize_dot(ctx *c) {
   int64_t ws[2];
   int nw = 0;
   for (int64_t w = 8; w <= (wide ? 16 : 8); w *= 2)
-    if (t->dot != HERON__DOT_SCALAR && ext >= w &&
+    if (s->dot != HERON__DOT_SCALAR && ext >= w &&
         (ext + w - 1) / w * w * 100 <= ext * pct)
       ws[nw++] = w;
   if (nw == 0 || ext < ws[0] * cores)
     cand[n++] = 1;
   for (int i = 0; i < nw; i++)
     cand[n++] = ws[i];
-  t->vec = heron__r_set(&c->r, "vec", 1, cand, n);
+  s->vec = heron__r_set(&c->r, "vec", 1, cand, n);
   int q = heron__r_range(&c->r, "vec.q", 0, 1, op->axes[a].extent);
   c->vec_q = q;
-  heron__r_post(&c->r, HERON_C_PROD, t->tile[a][3], (int[]){t->vec, q}, 2, NULL,
+  heron__r_post(&c->r, HERON_C_PROD, s->tile[a][3], (int[]){s->vec, q}, 2, NULL,
                 0, "vec divides the register-inner tile");
   heron__rule_note_add(
       t->rules, &t->nrules, "Vectorize",
       "register-inner loop of %s (read by the weights %s, not by the "
       "activations %s), vec in {%lld%s%s} 32-bit lanes dividing %s.t3",
-      op->axes[a].name, op->in[t->dot_weight].name, op->in[t->dot_act].name,
+      op->axes[a].name, op->in[s->dot_weight].name, op->in[s->dot_act].name,
       (long long)cand[0], n > 1 ? (cand[1] == 8 ? ", 8" : ", 16") : "",
       n > 2 ? ", 16" : "", op->axes[a].name);
 }
@@ -149,14 +154,15 @@ void heron__cpu_rule_vectorize_dot(ctx *c) {
  * short odd ones (1, 2, 3, 5, 6, 7 in int8's groups of 4). */
 void heron__cpu_rule_dot_groups(ctx *c) {
   heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
   int xs[HERON__MAX_AXES], n = 0;
   for (int a = 0; a < op->naxes; a++)
-    if (op->axes[a].kind == HERON__REDUCE && t->has_knobs[a])
-      xs[n++] = t->tile[a][1];
+    if (op->axes[a].kind == HERON__REDUCE && s->has_knobs[a])
+      xs[n++] = s->tile[a][1];
   if (n == 0 || c->r.rc)
     return;
-  int64_t G = t->dot_group;
+  int64_t G = s->dot_group;
   int slice = heron__r_prod(&c->r, "k.slice", xs, n);
   int64_t ub = heron__r_ub(&c->r, slice);
   int groups = heron__r_range(&c->r, "k.groups", 0, 1, (ub + G - 1) / G);

@@ -3,9 +3,11 @@
  * worker forked by the runner (core/measure/).  Its rules are rules.c, its
  * code generator codegen.c, its text describe.c, its --emit emit.c. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/measure/measure.h"
 #include "core/targets/cpu/cpu.h"
+#include "core/targets/cpu/template.h"
 #include "core/task/task.h"
 
 /* --sm picks a GPU architecture: it applies to the GPU targets only. */
@@ -61,6 +63,8 @@ static int cpu_rules(heron__template *t, heron_space *sp, heron_error *err) {
   return heron__cpu_rules_apply(t, sp, err);
 }
 
+static void cpu_free_sched(heron__template *t) { free(t->sched); }
+
 /* The cpu template's flags, one static string per instruction-set case.
  * -march=native tunes for the building machine, and the -m flags after it
  * follow the hardware description, not that machine: an AVX-512
@@ -86,7 +90,7 @@ static int cpu_rules(heron__template *t, heron_space *sp, heron_error *err) {
 static const char *cpu_cflags(const heron__template *t) {
   const heron__hw *hw = &t->hw;
   /* The int8 and bf16 micro-kernels add their dot-product extensions. */
-  switch (t->dot) {
+  switch (heron__cpu_sched_of(t)->dot) {
   case HERON__DOT_VNNI:
     return CPU_CFLAGS("-mavx512f -mavx512vl -mavx512vnni -mavx2 -mfma");
   case HERON__DOT_AVX_VNNI:
@@ -164,6 +168,7 @@ static const heron__target cpu_target = {
     .describe = heron__cpu_describe,
     .codegen = heron__cpu_codegen,
     .cflags = cpu_cflags,
+    .free_sched = cpu_free_sched,
     .measure_setup = cpu_measure_setup,
     .bench_init = cpu_bench_init,
     .emit = heron__cpu_emit,

@@ -45,10 +45,9 @@
 #ifndef HERON_CORE_CODEGEN_CPU_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CPU_TEMPLATE_H
 
-#include "core/sched/rules.h"
-#include "core/sched/sched.h"
+#include "core/sched/template.h"
 
-/* The micro-kernel variants of int8 and bf16 (heron__template.dot).  Every
+/* The micro-kernel variants of int8 and bf16 (heron__cpu_sched.dot).  Every
  * one has the same packs and scalar code at vec 1; the instructions at vec
  * 16 (zmm) and 8 (ymm):
  *   VNNI       AVX512-VNNI: _mm512_dpbusd_epi32, _mm256_dpbusd_epi32 (VL)
@@ -78,11 +77,11 @@ enum {
 #define HERON__CPU_SPATIAL_LEVELS 4
 #define HERON__CPU_REDUCE_LEVELS 2
 
-struct heron__template {
-  heron__op op;   /* a copy: the template outlives nobody's op */
-  heron__hw hw;   /* a copy of the hardware the limits came from */
-  int elem_bytes; /* bytes of one element of every tensor (fp32: 4) */
-
+/* The cpu target's schedule: its extension of the template
+ * (core/sched/template.h), which the cpu rules allocate into t->sched and
+ * the descriptor's free_sched frees (core/targets/cpu/target.c).  Read it
+ * with heron__cpu_sched_of. */
+typedef struct heron__cpu_sched {
   /* tile[a][l]: variable index of loop level l of op axis a. */
   int tile[HERON__MAX_AXES][HERON__CPU_SPATIAL_LEVELS];
   int has_knobs[HERON__MAX_AXES]; /* 0 for extent-1 axes (all levels 1) */
@@ -112,7 +111,7 @@ struct heron__template {
    * constraint).  stage_elems: aux, the buffer's elements (0 when off). */
   int stage;
   int stage_elems;
-  int regs_need;     /* aux: vector registers the micro-kernel needs */
+  int regs_need; /* aux: vector registers the micro-kernel needs */
   /* int8 and bf16 (Tensorize with a dot-product instruction; fp32 has
    * HERON__DOT_NONE and none of what follows).  Each 32-bit accumulator
    * lane sums dot_group consecutive reduction steps at once: 4 u8 x s8
@@ -149,25 +148,17 @@ struct heron__template {
   int acc_vec_limit; /* the register-file bound on acc_vecs */
   int64_t l1_limit;  /* element bounds of the two working sets */
   int64_t l2_limit;
+} heron__cpu_sched;
 
-  int nrules;
-  heron__rule_note rules[HERON__MAX_RULES];
-
-  /* The target whose rules built it (core/targets/target.h), and that
-   * target's own schedule when it keeps one (the fields above are the cpu
-   * template's; cuda's is core/targets/cuda/template.h), owned. */
-  const struct heron__target *target;
-  union {
-    void *sched;
-    struct heron__cuda_sched *cuda;
-    struct heron__amx_sched *amx; /* core/targets/amx/amx_template.h */
-  };
-};
+/* The cpu schedule of a template the cpu rules built. */
+static inline heron__cpu_sched *heron__cpu_sched_of(const heron__template *t) {
+  return (heron__cpu_sched *)t->sched;
+}
 
 /* The value of loop level l of axis a in config cfg. */
-static inline int64_t heron__cpu_tile(const heron__template *t,
+static inline int64_t heron__cpu_tile(const heron__cpu_sched *s,
                                       const int64_t *cfg, int a, int l) {
-  return cfg[t->tile[a][l]];
+  return cfg[s->tile[a][l]];
 }
 
 /* Number of loop levels of axis a (4 spatial, 2 reduction). */
@@ -176,8 +167,9 @@ static inline int heron__cpu_levels(const heron__template *t, int a) {
                                               : HERON__CPU_REDUCE_LEVELS;
 }
 
-/* The cpu rules (core/targets/cpu/rules.c): fills *t (whose op, hw and
- * elem_bytes are set) and posts its variables and constraints into sp. */
+/* The cpu rules (core/targets/cpu/rules.c): hangs a heron__cpu_sched on
+ * t->sched, fills it and t's notes (t's op, hw and elem_bytes are set), and
+ * posts its variables and constraints into sp. */
 int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
                            heron_error *err);
 
@@ -186,8 +178,8 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
                        const int64_t *cfg, heron__buf *out, heron_error *err);
 
 /* The int8 and bf16 generator (core/targets/cpu/dot.c), which
- * heron__cpu_codegen calls for templates with t->dot set.  Its source
- * builds natively with the template's flags, or anywhere with
+ * heron__cpu_codegen calls for templates whose cpu schedule has dot set.  Its
+ * source builds natively with the template's flags, or anywhere with
  * -DHERON_EMULATE_ISA, where scalar C definitions of every intrinsic it
  * uses replace <immintrin.h> (the same kernel, emulated).  A prelude
  * (includes and those definitions) comes first under an include guard, so

@@ -35,7 +35,7 @@ typedef struct knobs {
 } knobs;
 
 static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
-  const heron__cuda_sched *s = t->cuda;
+  const heron__cuda_sched *s = heron__cuda_sched_of(t);
   k->wm = cfg[s->wm];
   k->wn = cfg[s->wn];
   k->wk = cfg[s->wk];
@@ -98,7 +98,7 @@ void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
                            heron__cuda_launch *l) {
   knobs k;
   read_knobs(t, cfg, &k);
-  const heron__cuda_sched *s = t->cuda;
+  const heron__cuda_sched *s = heron__cuda_sched_of(t);
   heron__cuda_smem_plan p;
   heron__cuda_smem_plan_of(t, cfg, &p);
   l->grid[0] = (int)(k.sp[0][0] * k.sp[1][0]);
@@ -528,13 +528,11 @@ static void emit_header(gen *g, const int64_t *cfg) {
       "warps.  Shared memory plan: A.shared [0, %lld), "
       "B.shared [%lld, %lld)%s, then C.shared [0, %lld) reusing "
       "them. */\n",
-      op->name, (long long)t->cuda->g[HERON__GM].extent,
-      (long long)t->cuda->g[HERON__GN].extent,
-      (long long)t->cuda->g[HERON__GK].extent,
-      (long long)t->cuda->g[HERON__GB].extent,
-      (long long)t->cuda->padded[HERON__GM],
-      (long long)t->cuda->padded[HERON__GN],
-      (long long)t->cuda->padded[HERON__GK],
+      op->name, (long long)g->s->g[HERON__GM].extent,
+      (long long)g->s->g[HERON__GN].extent,
+      (long long)g->s->g[HERON__GK].extent,
+      (long long)g->s->g[HERON__GB].extent, (long long)g->s->padded[HERON__GM],
+      (long long)g->s->padded[HERON__GN], (long long)g->s->padded[HERON__GK],
       k->mma ? "mma.sync m16n8k16 (ldmatrix) tiles" : "wmma", (long long)k->wm,
       (long long)k->wn, (long long)k->wk, (long long)k->bm, (long long)k->bn,
       (long long)k->warps, (long long)(k->stages * k->bytes[0]),
@@ -722,6 +720,7 @@ static void emit_pipelined(gen *g) {
  * twice the padded one), with room for the guards' out-of-range values. */
 static int small_indices(const heron__template *t) {
   const heron__op *op = &t->op;
+  const heron__cuda_sched *s = heron__cuda_sched_of(t);
   int64_t lim = (int64_t)1 << 30;
   for (int i = 0; i <= op->ninputs; i++) {
     const heron__tensor *ts = i < op->ninputs ? &op->in[i] : &op->out;
@@ -729,7 +728,7 @@ static int small_indices(const heron__template *t) {
       return 0;
   }
   for (int q = 0; q < HERON__NGROUPS; q++)
-    if (2 * t->cuda->padded[q] >= lim)
+    if (2 * s->padded[q] >= lim)
       return 0;
   return 1;
 }
@@ -737,7 +736,7 @@ static int small_indices(const heron__template *t) {
 int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
                         const int64_t *cfg, heron__buf *out, heron_error *err) {
   (void)sp;
-  gen g = {.t = t, .op = &t->op, .s = t->cuda, .out = out};
+  gen g = {.t = t, .op = &t->op, .s = heron__cuda_sched_of(t), .out = out};
   read_knobs(t, cfg, &g.k);
   g.it = small_indices(t) ? "int" : "long long";
   {
@@ -752,7 +751,7 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
     g.regs_free = cap - frags - 48;
   }
   const knobs *k = &g.k;
-  const heron__cuda_sched *s = t->cuda;
+  const heron__cuda_sched *s = heron__cuda_sched_of(t);
   if (k->bytes[0] % 128 || k->bytes[1] % 128)
     return heron_error_set(err, HERON_EINVAL,
                            "cuda codegen: shared buffers of %lld and %lld "
@@ -854,7 +853,7 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
 
 void heron__cuda_describe(const heron__template *t, heron__buf *out) {
   const heron__op *op = &t->op;
-  const heron__cuda_sched *s = t->cuda;
+  const heron__cuda_sched *s = heron__cuda_sched_of(t);
   heron__buf_printf(out, "cuda (Tensor Core) template for %s (fp16) on %s\n",
                     op->name, t->hw.name[0] ? t->hw.name : "the GPU");
   static const char *const gname[] = {"batch", "M", "N", "K"};

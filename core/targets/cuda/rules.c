@@ -642,7 +642,7 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     free(s);
     return heron_error_set(err, HERON_ENOMEM, "cuda template: out of memory");
   }
-  t->cuda = s;
+  t->sched = s;
   c->t = t;
   c->s = s;
   c->r.sp = sp;

@@ -112,7 +112,7 @@ static const char *cuda_cflags(const heron__template *t) {
   return HERON__CUDA_EMU_CFLAGS;
 }
 
-static void cuda_free_sched(heron__template *t) { free(t->cuda); }
+static void cuda_free_sched(heron__template *t) { free(t->sched); }
 
 /* A cubin for sm_XY runs on devices of the same major version and a minor
  * version of at least Y, never across major versions. */

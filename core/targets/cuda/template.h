@@ -83,7 +83,7 @@
 #define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 
 #include "core/sched/gemm_view.h"
-#include "core/targets/cpu/template.h"
+#include "core/sched/template.h"
 #include "core/targets/cuda/kernel.h"
 
 /* An operand of the GEMM view: A (input 0, M x K) or B (input 1, K x N). */
@@ -147,8 +147,15 @@ typedef struct heron__cuda_sched {
   int64_t regs_limit; /* registers per block */
 } heron__cuda_sched;
 
-/* The cuda rules: fill t->cuda (whose op and hw are set) and post the
- * space.  HERON_EUNSUPPORTED for an op outside the implicit-GEMM view. */
+/* The cuda schedule of a template the cuda rules built (t->sched). */
+static inline heron__cuda_sched *
+heron__cuda_sched_of(const heron__template *t) {
+  return (heron__cuda_sched *)t->sched;
+}
+
+/* The cuda rules: hang a heron__cuda_sched on t->sched, fill it (t's op and
+ * hw are set) and post the space.  HERON_EUNSUPPORTED for an op outside the
+ * implicit-GEMM view. */
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
                             heron_error *err);
 
