@@ -16,10 +16,10 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "core/measure/measure.h"
 #include "core/measure/worker.h"
 #include "core/record/record.h"
 #include "core/targets/cuda/driver.h"
+#include "core/targets/cuda/toolchain.h"
 #include "core/targets/replay/replay.h"
 #include "core/task/task.h"
 #include "core/util/util.h"

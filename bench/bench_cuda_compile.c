@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "core/measure/measure.h"
+#include "core/targets/cuda/toolchain.h"
 #include "core/util/util.h"
 #include "heron/heron.h"
 

@@ -15,10 +15,6 @@
  * every resumed run, checks kernels against exactly the same data. */
 #define BENCH_SEED 0x484552304e31ull /* "HER0N1" */
 
-/* Flags used when the template gives none: a position-independent shared
- * object with OpenMP, optimised for this machine, as docs/targets/cpu.md says. */
-#define BENCH_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC -shared"
-
 void heron__measure_defaults(heron_measure_options *o) {
   /* Only zero (or negative, which is meaningless) fields are filled, so a
    * caller's explicit choice always survives. */
@@ -74,27 +70,26 @@ static size_t out_bytes(const heron__op *op) {
          (size_t)heron__dtype_size(op->out_dtype);
 }
 
-/* Both inits: everything the runner needs is set before it is forked,
- * since its copy of the bench never sees later changes. */
-static int bench_init(heron__bench *b, const heron__op *op, const char *cflags,
-                      const heron_measure_options *opts, int cuda_sm,
-                      heron_error *err) {
+/* Everything the runner needs is set before it is forked, since its copy
+ * of the bench never sees later changes. */
+int heron__bench_init(heron__bench *b, const heron__op *op,
+                      const heron__toolchain *tc,
+                      const heron_measure_options *opts, heron_error *err) {
   memset(b, 0, sizeof *b);
   b->op = op;
   b->runner_fd = -1;
   if (opts)
     b->opts = *opts;
   heron__measure_defaults(&b->opts);
-  b->cuda_sm = cuda_sm;
+  b->tc = tc ? *tc : heron__toolchain_host(NULL);
   if (b->opts.emulate) {
     /* An emulation is run once and checked, never timed: its speed says
-     * nothing about the GPU, so number and repeat are 1 and there is no
-     * minimum repeat time. */
+     * nothing about the machine it stands for, so number and repeat are 1
+     * and there is no minimum repeat time. */
     b->opts.number = 1;
     b->opts.repeat = 1;
     b->opts.min_repeat_ms = 0;
   }
-  b->cflags = (cflags && *cflags) ? cflags : BENCH_DEFAULT_CFLAGS;
   int rc = make_work_dir(b, err);
   if (rc == HERON_OK)
     rc = heron__runner_start(b, err);
@@ -104,29 +99,6 @@ static int bench_init(heron__bench *b, const heron__op *op, const char *cflags,
     b->op = NULL;
   }
   return rc;
-}
-
-int heron__bench_init(heron__bench *b, const heron__op *op, const char *cflags,
-                      const heron_measure_options *opts, heron_error *err) {
-  return bench_init(b, op, cflags, opts, 0, err);
-}
-
-int heron__bench_init_cuda(heron__bench *b, const heron__op *op,
-                           const char *emu_cflags,
-                           const heron_measure_options *opts, int sm,
-                           heron_error *err) {
-  int emulate = opts && opts->emulate;
-  if (!emulate && sm <= 0) {
-    memset(b, 0, sizeof *b);
-    b->runner_fd = -1;
-    return heron_error_set(err, HERON_EINVAL,
-                           "cuda bench: no SM to build for (got %d); the "
-                           "task's hardware must give one",
-                           sm);
-  }
-  /* An emulated kernel is a C program built by the C compiler: the bench
-   * then works as the cpu target's, only with the emulation's flags. */
-  return bench_init(b, op, emu_cflags, opts, emulate ? 0 : sm, err);
 }
 
 int heron__bench_prepare_data(heron__bench *b, heron_error *err) {

@@ -1,16 +1,20 @@
-/* core/measure/build.c - compiling candidates into shared objects.
+/* core/measure/build.c - building candidates, and the host toolchain's
+ * builds: compiling C into shared objects.
  *
- * Each candidate's source is written to <work_dir>/k<seq>.c and compiled
- * with `<cc> <cflags> -o k<seq>.so k<seq>.c`, its diagnostics going to
- * k<seq>.log.  Up to build_jobs compilers run at once: a small pool of
- * threads takes candidates from a shared counter, and each thread
- * posix_spawns the compiler in its own process group and polls it until it
- * exits or the timeout passes, when the whole group (the compiler driver and
- * the cc1/as/ld it started) is killed.  A failing candidate never fails the
- * batch, and neither does the machinery: a source or log that cannot be
- * written is that candidate's failure.  Every thread is joined before
- * heron__build_all returns, because the runs that follow fork and must do so
- * from a single-threaded process.
+ * Each candidate's source is written to <work_dir>/k<seq> with the
+ * toolchain's source extension and built by the toolchain into k<seq> with
+ * its artifact extension, its diagnostics going to k<seq>.log.  Up to
+ * build_jobs builds run at once: a small pool of threads takes candidates
+ * from a shared counter.  A failing candidate never fails the batch, and
+ * neither does the machinery: a source or log that cannot be written is
+ * that candidate's failure.  Every thread is joined before heron__build_all
+ * returns, because the runs that follow fork and must do so from a
+ * single-threaded process.
+ *
+ * The host toolchain compiles k<seq>.c with `<cc> <cflags> -o k<seq>.so
+ * k<seq>.c`: each build thread posix_spawns the compiler in its own
+ * process group and polls it until it exits or the timeout passes, when the
+ * whole group (the compiler driver and the cc1/as/ld it started) is killed.
  *
  * A failure that says nothing about the config - the compiler cannot be
  * started, a file cannot be written, the compiler's diagnostics blame the
@@ -19,12 +23,8 @@
  * heron__bench_check_toolchain builds a trivial kernel the same way, to
  * tell before the first trial (and after a round of compile errors) that
  * the toolchain works at all.
- *
- * A cuda bench (cuda_sm > 0) writes k<seq>.cu instead and its threads
- * compile in-process with NVRTC (nvrtc.c) into k<seq>.cubin; the pool, the
- * numbering and the statuses are the same.
  */
-#include "core/measure/measure.h"
+#include "core/measure/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,32 +48,23 @@ extern char **environ;
 #define LOG_TAIL_BYTES 2048
 #define MAX_ARGS 128
 
-/* The toolchain check's files, <work_dir>/toolchain-check.{c,so,log} (or
- * .cu and .cubin): named apart from the candidates' k<seq>, whose numbering
- * it leaves alone. */
+/* The toolchain check's files, <work_dir>/toolchain-check-<pid><ext>. */
 #define CHECK_NAME "toolchain-check"
 
-/* The check's C kernel: the smallest one the cpu worker could load, with a
- * prototype so that strict warning flags in the template's cflags pass. */
+/* The host check's kernel: the smallest one the host worker could load,
+ * with a prototype so that strict warning flags in the template's cflags
+ * pass. */
 static const char check_c_source[] =
     "/* heron toolchain check: a trivial kernel, built as candidates are */\n"
     "void heron_kernel(void *const *bufs);\n"
     "void heron_kernel(void *const *bufs) { (void)bufs; }\n";
 
-/* The check's CUDA kernel, after the launch line and the include block
- * every generated source has (core/targets/cuda/kernel.h). */
-static const char check_cu_body[] =
-    "extern \"C\" __global__ void heron_cuda_kernel(const __half *in0,\n"
-    "    const __half *in1, __half *out, const __half *bias) {\n"
-    "  if (threadIdx.x == 0 && out) out[0] = in0[0];\n"
-    "}\n";
-
-/* Phrases of a compiler's (or NVRTC's) diagnostics that blame the machine
- * rather than the source: a full disk or quota, a read-only or forbidden
- * folder, temporary files, missing parts of the toolchain (headers,
- * libraries, cc1), exhausted processes or descriptors, and NVRTC's refusal
- * of the target's architecture.  A generated source never names files or
- * libraries of its own, so none of these can come from a config. */
+/* Phrases of a compiler's diagnostics that blame the machine rather than
+ * the source: a full disk or quota, a read-only or forbidden folder,
+ * temporary files, missing parts of the toolchain (headers, libraries,
+ * cc1), exhausted processes or descriptors.  A generated source never
+ * names files or libraries of its own, so none of these can come from a
+ * config. */
 static const char *const env_phrases[] = {
     "No space left on device",
     "Disk quota exceeded",
@@ -89,7 +80,6 @@ static const char *const env_phrases[] = {
     "No such file or directory",
     "cannot find -l",
     "cannot open source file",
-    "invalid value for --gpu-architecture",
 };
 
 /* Shared by the pool's threads: the work list and the next index to take. */
@@ -212,6 +202,14 @@ static void work_dir_error(const heron__bench *b, const char *path, int e,
            slash ? slash + 1 : path);
 }
 
+int heron__work_write(const heron__bench *b, const char *path, const void *data,
+                      size_t len, char *why, size_t cap) {
+  int e = write_all(path, data, len);
+  if (e != 0)
+    work_dir_error(b, path, e, why, cap);
+  return e;
+}
+
 /* Records a failure message for candidate `c` (malloc'ed; on allocation
  * failure the status alone has to do). */
 static void set_error(heron__candidate *c, int status, const char *fmt, ...)
@@ -256,7 +254,7 @@ static void run_compiler(const heron__bench *b, const char *src,
   char *argv[MAX_ARGS];
   int argc = split_words(b->opts.cc, store, sizeof store, &used, argv, 0);
   if (argc > 0)
-    argc = split_words(b->cflags, store, sizeof store, &used, argv, argc);
+    argc = split_words(b->tc.cflags, store, sizeof store, &used, argv, argc);
   if (argc <= 0) {
     r->end = CC_NO_COMMAND;
     r->seconds = heron__now() - t0;
@@ -362,7 +360,7 @@ static void no_run_reason(const heron__bench *b, const cc_run *r,
   switch (r->end) {
   case CC_NO_COMMAND:
     snprintf(out, cap, "compiler command too long or empty: '%s' '%s'",
-             b->opts.cc, b->cflags);
+             b->opts.cc, b->tc.cflags);
     return;
   case CC_NO_LOG:
     work_dir_error(b, logp, r->code, out, cap);
@@ -391,12 +389,13 @@ static void no_run_reason(const heron__bench *b, const cc_run *r,
 /* 1 when `path` exists. */
 static int exists(const char *path) { return access(path, F_OK) == 0; }
 
-/* Compiles candidate `c` (source `src`, log `logp`): fills status, error,
- * build_seconds and env_failure. */
-static void compile_one(const heron__bench *b, heron__candidate *c,
-                        const char *src, const char *logp) {
+/* The host toolchain's build: compiles candidate `c` (source `src`, log
+ * `logp`) into c->art.path; fills status, error, build_seconds and
+ * env_failure. */
+static void host_build(const heron__bench *b, heron__candidate *c,
+                       const char *src, const char *logp) {
   cc_run r;
-  run_compiler(b, src, c->so_path, logp, &r);
+  run_compiler(b, src, c->art.path, logp, &r);
   c->build_seconds = r.seconds;
   if (r.end == CC_TIMED_OUT) {
     set_error(c, HERON_MEAS_TIMEOUT, "build exceeded the %.1f s timeout",
@@ -411,13 +410,13 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
     return;
   }
   if (r.end == CC_EXITED && r.code == 0) {
-    if (exists(c->so_path)) {
+    if (exists(c->art.path)) {
       c->status = HERON_MEAS_OK;
       return;
     }
     set_error(c, HERON_MEAS_COMPILE_ERROR,
               "the compiler '%s' exited with status 0 but wrote no %s", r.argv0,
-              c->so_path);
+              c->art.path);
     c->env_failure = 1;
     return;
   }
@@ -440,21 +439,14 @@ static void compile_one(const heron__bench *b, heron__candidate *c,
   c->env_failure = 1;
 }
 
-/* Derives the candidate's file names from its output path (k<seq>.so or
- * k<seq>.cubin). */
-static void sibling_path(const char *so, const char *ext, char *out,
-                         size_t cap) {
-  size_t n = strlen(so);
-  if (n >= 3 && strcmp(so + n - 3, ".so") == 0)
-    n -= 3;
-  else if (n >= 6 && strcmp(so + n - 6, ".cubin") == 0)
-    n -= 6;
-  snprintf(out, cap, "%.*s%s", (int)n, so, ext);
-}
-
-/* The source's extension: NVRTC reads CUDA C++, the C compiler C. */
-static const char *source_ext(const heron__bench *b) {
-  return b->cuda_sm > 0 ? ".cu" : ".c";
+/* Derives a candidate's file names from its artifact's path (k<seq> and
+ * the toolchain's artifact extension). */
+static void sibling_path(const heron__bench *b, const char *art,
+                         const char *ext, char *out, size_t cap) {
+  size_t n = strlen(art), e = strlen(b->tc.ops->artifact_ext);
+  if (n >= e && strcmp(art + n - e, b->tc.ops->artifact_ext) == 0)
+    n -= e;
+  snprintf(out, cap, "%.*s%s", (int)n, art, ext);
 }
 
 /* One pool thread: takes candidates until none are left.  A candidate
@@ -471,12 +463,9 @@ static void *build_worker(void *arg) {
     if (c->env_failure)
       continue;
     char src[620], logp[620];
-    sibling_path(c->so_path, source_ext(p->b), src, sizeof src);
-    sibling_path(c->so_path, ".log", logp, sizeof logp);
-    if (p->b->cuda_sm > 0)
-      heron__nvrtc_build_one(p->b, c, logp);
-    else
-      compile_one(p->b, c, src, logp);
+    sibling_path(p->b, c->art.path, p->b->tc.ops->source_ext, src, sizeof src);
+    sibling_path(p->b, c->art.path, ".log", logp, sizeof logp);
+    p->b->tc.ops->build(p->b, c, src, logp);
   }
 }
 
@@ -492,9 +481,7 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
     c[i].build_seconds = 0;
     c[i].error = NULL;
     c[i].env_failure = 0;
-    c[i].so_path[0] = '\0';
-    memset(&c[i].launch, 0, sizeof c[i].launch);
-    c[i].entry[0] = '\0';
+    memset(&c[i].art, 0, sizeof c[i].art);
     c[i].regs = c[i].spill_bytes = 0;
     c[i].smem_bytes = 0;
   }
@@ -505,17 +492,16 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
   for (int i = 0; i < n; i++) {
     int seq = b->seq++;
     char src[620];
-    snprintf(c[i].so_path, sizeof c[i].so_path, "%s/k%d%s", b->work_dir, seq,
-             b->cuda_sm > 0 ? ".cubin" : ".so");
-    snprintf(src, sizeof src, "%s/k%d%s", b->work_dir, seq, source_ext(b));
-    /* A shared object left by an earlier batch in a reused work dir must
-     * not pass for this candidate's when its compiler fails silently. */
-    unlink(c[i].so_path);
+    snprintf(c[i].art.path, sizeof c[i].art.path, "%s/k%d%s", b->work_dir, seq,
+             b->tc.ops->artifact_ext);
+    snprintf(src, sizeof src, "%s/k%d%s", b->work_dir, seq,
+             b->tc.ops->source_ext);
+    /* An artifact left by an earlier batch in a reused work dir must not
+     * pass for this candidate's when its compiler fails silently. */
+    unlink(c[i].art.path);
     const char *text = c[i].source ? c[i].source : "";
-    int e = write_all(src, text, strlen(text));
-    if (e != 0) {
-      char why[768];
-      work_dir_error(b, src, e, why, sizeof why);
+    char why[768];
+    if (heron__work_write(b, src, text, strlen(text), why, sizeof why) != 0) {
       set_error(&c[i], HERON_MEAS_COMPILE_ERROR, "%s", why);
       c[i].env_failure = 1;
     }
@@ -547,10 +533,8 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
 
 /* ---- the toolchain check ------------------------------------------------ */
 
-/* The check's file <work_dir>/toolchain-check-<pid><ext>. */
-static void check_path(const heron__bench *b, const char *ext, char *out,
+void heron__check_path(const heron__bench *b, const char *ext, char *out,
                        size_t cap) {
-  /* The pid keeps two runs given one --work-dir from sharing the file. */
   snprintf(out, cap, "%s/" CHECK_NAME "-%ld%s", b->work_dir, (long)getpid(),
            ext);
 }
@@ -575,19 +559,17 @@ void heron__telling_line(const char *log, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-/* The check for builds by the C compiler; fills why[] on failure and
- * returns 1 when the trivial kernel built. */
-static int check_cc(const heron__bench *b, char *why, size_t cap) {
+/* The host toolchain's check; fills why[] on failure and returns 1 when the
+ * trivial kernel built. */
+static int host_check(const heron__bench *b, char *why, size_t cap) {
   char src[600], so[600], logp[600];
-  check_path(b, ".c", src, sizeof src);
-  check_path(b, ".so", so, sizeof so);
-  check_path(b, ".log", logp, sizeof logp);
+  heron__check_path(b, ".c", src, sizeof src);
+  heron__check_path(b, ".so", so, sizeof so);
+  heron__check_path(b, ".log", logp, sizeof logp);
   unlink(so);
-  int e = write_all(src, check_c_source, strlen(check_c_source));
-  if (e != 0) {
-    work_dir_error(b, src, e, why, cap);
+  if (heron__work_write(b, src, check_c_source, strlen(check_c_source), why,
+                        cap) != 0)
     return 0;
-  }
   cc_run r;
   run_compiler(b, src, so, logp, &r);
   int ok = 0;
@@ -629,61 +611,32 @@ static int check_cc(const heron__bench *b, char *why, size_t cap) {
   return ok;
 }
 
-/* The check for NVRTC builds: the same source files and cubin as a
- * candidate's, compiled for the bench's SM. */
-static int check_nvrtc(const heron__bench *b, char *why, size_t cap) {
-  char src[600], cubin[600];
-  check_path(b, ".cu", src, sizeof src);
-  check_path(b, ".cubin", cubin, sizeof cubin);
-  heron__buf s = {0};
-  char launch[160];
-  heron__cuda_launch l = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
-  heron__cuda_launch_format(&l, launch, (int)sizeof launch);
-  heron__buf_puts(&s, launch);
-  heron__buf_puts(&s, heron__cuda_includes());
-  heron__buf_puts(&s, check_cu_body);
-  char *text = heron__buf_take(&s);
-  if (!text) {
-    snprintf(why, cap, "out of memory for the toolchain check");
-    return 0;
-  }
-  int ok = 0;
-  int e = write_all(src, text, strlen(text));
-  if (e != 0) {
-    work_dir_error(b, src, e, why, cap);
-  } else {
-    heron__nvrtc_result r;
-    heron_error ne;
-    heron_error_clear(&ne);
-    if (heron__nvrtc_compile(text, b->cuda_sm, &r, &ne) != HERON_OK) {
-      /* NVRTC's messages start "NVRTC (sm_XX): "; the prefix is said once. */
-      const char *msg = ne.text;
-      if (strncmp(msg, "NVRTC (", 7) == 0 && strstr(msg, "): "))
-        msg = strstr(msg, "): ") + 3;
-      snprintf(why, cap, "NVRTC cannot build a trivial kernel for sm_%d: %s",
-               b->cuda_sm, msg);
-    } else if ((e = write_all(cubin, r.cubin, r.cubin_size)) != 0) {
-      work_dir_error(b, cubin, e, why, cap);
-    } else {
-      ok = 1;
-    }
-    heron__nvrtc_result_free(&r);
-  }
-  free(text);
-  if (!b->opts.keep_files) {
-    unlink(src);
-    unlink(cubin);
-  }
-  return ok;
-}
-
 int heron__bench_check_toolchain(heron__bench *b, heron_error *err) {
   if (!b || !b->op || !b->work_dir[0])
     return heron_error_set(err, HERON_EINVAL,
                            "toolchain check: the bench is not initialised");
   char why[768];
   why[0] = '\0';
-  int ok = b->cuda_sm > 0 ? check_nvrtc(b, why, sizeof why)
-                          : check_cc(b, why, sizeof why);
+  int ok = b->tc.ops->check(b, why, sizeof why);
   return ok ? HERON_OK : heron_error_set(err, HERON_EBUILD, "%s", why);
+}
+
+/* ---- the host toolchain ------------------------------------------------- */
+
+/* Flags used when the target gives none: a position-independent shared
+ * object with OpenMP, optimised for this machine. */
+#define HOST_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC -shared"
+
+const heron__toolchain_ops heron__host_cc = {
+    .source_ext = ".c",
+    .artifact_ext = ".so",
+    .build = host_build,
+    .check = host_check,
+    .run = heron__host_run,
+};
+
+heron__toolchain heron__toolchain_host(const char *cflags) {
+  return (heron__toolchain){.ops = &heron__host_cc,
+                            .cflags = cflags && *cflags ? cflags
+                                                        : HOST_DEFAULT_CFLAGS};
 }

@@ -1,6 +1,7 @@
 /* core/measure/run.c - running one built kernel in an isolated worker.
  *
- * The parent forks a worker for every run.  The worker loads the kernel
+ * The parent forks a worker for every run, which runs the toolchain's run
+ * function (toolchain.h).  The host toolchain's worker loads the kernel
  * with dlopen, fills the output with NaN (so a kernel that writes nothing
  * fails the check), warms up once, checks the output against the reference,
  * times `repeat` repeats of `number` calls (growing `number` until a repeat
@@ -15,10 +16,9 @@
  * must have no other threads: the parent is the runner (runner.c), which
  * never starts one, and the reference is computed without OpenMP.
  *
- * The parent side below serves both kinds of kernel; a cubin's worker is
- * core/targets/cuda/run.c's.  A CUDA emulation (opts.emulate) is run by the
- * cpu worker, but only once: its time means nothing, so it is checked and
- * reported without timing.
+ * The parent side below serves every toolchain's worker.  An emulated
+ * kernel (opts.emulate) is run by the host worker, but only once: its time
+ * means nothing, so it is checked and reported without timing.
  *
  * A worker's stdout is a second pipe, which the parent drains whenever it
  * waits (for the report, for the worker's exit), so a kernel that prints -
@@ -238,9 +238,9 @@ static int prepack_inputs(void *lib, const heron__op *op, void **kbufs,
   return 1;
 }
 
-/* The worker's whole life; never returns. */
-_Noreturn static void worker_main(heron__bench *b, const char *so_path,
-                                  int fd) {
+/* The host worker's whole life (worker.h); never returns. */
+void heron__host_run(heron__bench *b, const heron__artifact *a, int fd) {
+  const char *so_path = a->path;
   double t_start = heron__now();
   run_report r;
   memset(&r, 0, sizeof r);
@@ -306,7 +306,7 @@ _Noreturn static void worker_main(heron__bench *b, const char *so_path,
   t_call = heron__now() - t_call;
   if (!heron__worker_check(b, out, "after the first call", &r))
     heron__worker_finish(fd, &r);
-  /* An emulated CUDA kernel is checked, never timed (seconds stay 0). */
+  /* An emulated kernel is checked, never timed (seconds stay 0). */
   if (b->opts.emulate)
     heron__worker_finish(fd, &r);
   /* A kernel so slow that the timed repeats cannot end within the timeout
@@ -589,7 +589,7 @@ static int worker_stdout(int report, const int out[2]) {
   return report;
 }
 
-int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
+int heron__run_in_worker(heron__bench *b, const heron__artifact *a,
                          double flops, heron_measurement *m, char **error,
                          heron_error *err) {
   m->status = HERON_MEAS_RUNTIME_ERROR;
@@ -626,9 +626,7 @@ int heron__run_in_worker(heron__bench *b, const heron__kernel_ref *k,
   if (pid == 0) {
     close(fds[0]);
     int report = worker_stdout(fds[1], out);
-    if (k->cubin)
-      heron__cuda_worker_main(b, k, report);
-    worker_main(b, k->path, report);
+    b->tc.ops->run(b, a, report);
     _exit(127); /* not reached */
   }
   close(fds[1]);

@@ -16,9 +16,8 @@
  * a dead peer is an error code rather than a SIGPIPE.  The runner ends when
  * the tuner closes its end (or dies: the kernel closes it then), so it can
  * never outlive the tuner by more than the run in progress.  A request
- * names the kernel (a .so, or a cubin with its entry point and launch),
- * and the worker that runs a cubin is the only process that initialises
- * the CUDA driver.
+ * names the kernel: its artifact, the file and the toolchain's meta
+ * (toolchain.h), which the toolchain's run in the worker reads.
  */
 #include "core/measure/measure.h"
 
@@ -32,7 +31,7 @@
 #include <unistd.h>
 
 typedef struct runner_request {
-  heron__kernel_ref kernel;
+  heron__artifact art;
   double flops;
 } runner_request;
 
@@ -73,7 +72,7 @@ static void serve(heron__bench *b, const runner_request *q, runner_reply *a) {
   memset(&m, 0, sizeof m);
   char *text = NULL;
   if (rc == HERON_OK)
-    rc = heron__run_in_worker(b, &q->kernel, q->flops, &m, &text, &err);
+    rc = heron__run_in_worker(b, &q->art, q->flops, &m, &text, &err);
   a->rc = rc;
   if (rc != HERON_OK) {
     snprintf(a->rc_text, sizeof a->rc_text, "%s", err.text);
@@ -98,8 +97,7 @@ static void runner_main(heron__bench *b) {
     ssize_t r = recv_one(b->runner_fd, &q, sizeof q);
     if (r != (ssize_t)sizeof q)
       _exit(0); /* end of file (or a broken tuner): nothing more to do */
-    q.kernel.path[sizeof q.kernel.path - 1] = '\0';
-    q.kernel.entry[sizeof q.kernel.entry - 1] = '\0';
+    q.art.path[sizeof q.art.path - 1] = '\0';
     serve(b, &q, &a);
     if (send_all(b->runner_fd, &a, sizeof a) != (ssize_t)sizeof a)
       _exit(0);
@@ -149,7 +147,7 @@ void heron__runner_stop(heron__bench *b) {
 }
 
 /* Sends one run request to the runner and waits for its reply. */
-static int run_kernel(heron__bench *b, const heron__kernel_ref *k, double flops,
+static int run_kernel(heron__bench *b, const heron__artifact *art, double flops,
                       heron_measurement *m, char **error, heron_error *err) {
   m->status = HERON_MEAS_RUNTIME_ERROR;
   m->seconds = m->gflops = m->max_error = 0;
@@ -160,7 +158,7 @@ static int run_kernel(heron__bench *b, const heron__kernel_ref *k, double flops,
     return heron_error_set(err, HERON_ERUN, "the measurement runner is gone");
   runner_request q;
   memset(&q, 0, sizeof q);
-  q.kernel = *k;
+  q.art = *art;
   q.flops = flops;
   runner_reply *a = malloc(sizeof *a);
   if (!a)
@@ -192,34 +190,22 @@ static int run_kernel(heron__bench *b, const heron__kernel_ref *k, double flops,
   return rc;
 }
 
-int heron__run_one(heron__bench *b, const char *so_path, double flops,
+int heron__run_one(heron__bench *b, const char *path, double flops,
                    heron_measurement *m, char **error, heron_error *err) {
-  heron__kernel_ref k;
-  memset(&k, 0, sizeof k);
-  if (strlen(so_path) >= sizeof k.path) {
+  heron__artifact a;
+  memset(&a, 0, sizeof a);
+  if (strlen(path) >= sizeof a.path) {
     m->status = HERON_MEAS_RUNTIME_ERROR;
     m->error = "";
     *error = NULL;
-    return heron_error_set(err, HERON_EINVAL, "kernel path too long: %s",
-                           so_path);
+    return heron_error_set(err, HERON_EINVAL, "kernel path too long: %s", path);
   }
-  strcpy(k.path, so_path);
-  return run_kernel(b, &k, flops, m, error, err);
+  strcpy(a.path, path);
+  return run_kernel(b, &a, flops, m, error, err);
 }
 
 int heron__run_candidate(heron__bench *b, const heron__candidate *c,
                          double flops, heron_measurement *m, char **error,
                          heron_error *err) {
-  if (b->cuda_sm <= 0 || b->opts.emulate)
-    return heron__run_one(b, c->so_path, flops, m, error, err);
-  heron__kernel_ref k;
-  memset(&k, 0, sizeof k);
-  k.cubin = 1;
-  k.launch = c->launch;
-  /* Both fields have the same size as their sources (heron__candidate). */
-  memcpy(k.path, c->so_path, sizeof k.path);
-  memcpy(k.entry, c->entry, sizeof k.entry);
-  k.path[sizeof k.path - 1] = '\0';
-  k.entry[sizeof k.entry - 1] = '\0';
-  return run_kernel(b, &k, flops, m, error, err);
+  return run_kernel(b, &c->art, flops, m, error, err);
 }

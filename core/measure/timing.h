@@ -1,6 +1,6 @@
 /* core/measure/timing.h - the timing loop and the median every runner
- * shares: the cpu worker (run.c), the cuda worker (core/targets/cuda/run.c)
- * and the replay target's build-time median (core/targets/replay/replay.c).
+ * shares: the host worker (run.c), a toolchain's own worker and the
+ * replay target's build-time median (core/targets/replay/replay.c).
  * Internal to libheron. */
 #ifndef HERON_CORE_MEASURE_TIMING_H
 #define HERON_CORE_MEASURE_TIMING_H
@@ -12,7 +12,7 @@
 #define HERON__NUMBER_MAX 1000000000LL
 
 /* Seconds that `number` back-to-back calls of the kernel took (the runner's
- * own clock: wall time on the CPU, events on the GPU).  ctx is the
+ * own clock: wall time, or the events of a device).  ctx is the
  * caller's. */
 typedef double (*heron__timed_calls_fn)(void *ctx, long long number);
 

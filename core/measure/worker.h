@@ -1,7 +1,7 @@
-/* core/measure/worker.h - what the cpu worker (run.c) and the cuda worker
- * (core/targets/cuda/run.c) share: the report a worker sends back, the
- * output check, the worker's start and end, and the timing loop
- * (timing.h).  Internal to core/measure and the cuda target. */
+/* core/measure/worker.h - what every toolchain's worker (the host's in
+ * run.c, a target's in its folder) shares: the report a worker sends back,
+ * the output check, the worker's start and end, and the timing loop
+ * (timing.h).  Internal to core/measure and the toolchains. */
 #ifndef HERON_CORE_MEASURE_WORKER_H
 #define HERON_CORE_MEASURE_WORKER_H
 
@@ -37,10 +37,10 @@ int heron__worker_check(const heron__bench *b, const void *out,
 /* Bytes of the op's buffer i: inputs, output (at ninputs), bias. */
 size_t heron__buffer_bytes(const heron__op *op, int i);
 
-/* The cuda worker's whole life (core/targets/cuda/run.c): loads the cubin
- * k->path through the driver API, measures it and reports to fd.  Never
- * returns. */
-_Noreturn void heron__cuda_worker_main(heron__bench *b,
-                                       const heron__kernel_ref *k, int fd);
+/* The host toolchain's run (heron__host_cc): dlopens the shared object
+ * a->path, calls its heron_kernel as run.c describes and reports to fd.
+ * Never returns. */
+_Noreturn void heron__host_run(heron__bench *b, const heron__artifact *a,
+                               int fd);
 
 #endif

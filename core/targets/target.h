@@ -7,8 +7,10 @@
  * emulated on the CPU) and `replay` (no kernels of its own: measurements
  * are answered from recorded logs or a T4 file).  Each lives in its own
  * folder, core/targets/<name>/, whose target.c defines one `static const`
- * heron__target descriptor and one function returning it; the registry
- * (core/targets/registry.c) lists those functions in a static const table.
+ * heron__target descriptor and one function returning it (and, when its
+ * kernels are not built and run as the host's, its toolchain:
+ * core/measure/toolchain.h); the registry (core/targets/registry.c) lists
+ * those functions in a static const table.
  * Nothing else in libheron or in the tools compares a target's name: the
  * task, the template, the engine and --emit ask the descriptor (a flag or a
  * member), and the tools ask the public heron_target_* functions
@@ -30,9 +32,10 @@
  *     template->target->describe / codegen / cflags
  *   heron__template_free -> template->target->free_sched
  *   heron_tune (core/tune/engine.c), once per run, before any fork
- *     measure_setup      checks compile-only / emulate, probes the device
- *     bench_init         starts the runner (not for recorded targets: the
- *                        engine opens the replay instead)
+ *     measure_setup      checks compile-only / emulate, probes the device,
+ *                        picks the toolchain the bench is started with
+ *                        (not for recorded targets: the engine opens the
+ *                        replay instead)
  *   heron__emit (core/tune/emit.c), after the run, when --emit is given
  *     emit               writes the kernel and how to build and run it
  *
@@ -47,6 +50,7 @@
 
 #include <stddef.h>
 
+#include "core/measure/toolchain.h"
 #include "core/op/op.h"
 #include "core/targets/hw.h"
 #include "core/util/util.h"
@@ -56,7 +60,6 @@
 #include "heron/tune.h"
 
 struct heron__template;
-struct heron__bench;
 
 /* What a target is, as flags (heron__target.flags).  Callers test flags
  * where they used to compare names. */
@@ -86,7 +89,9 @@ enum {
 /* What measure_setup settles for a run: filled by the target, read by the
  * engine.  The engine zeroes it before the call. */
 typedef struct heron__measure_plan {
-  int sm; /* the SM kernels are built for (cuda); 0 for other targets */
+  /* How the kernels are built and run (core/measure/toolchain.h): the
+   * host's with the template's flags, or the target's own. */
+  heron__toolchain toolchain;
   /* A line for the progress stream once the device is known ("cuda device
    * 0: ..."), "" for none. */
   char device[256];
@@ -179,16 +184,12 @@ typedef struct heron__target {
    * measure_setup runs once per heron_tune, before anything is forked: it
    * refuses options that do not apply (compile-only, emulate), checks that
    * this machine can run the kernels, probes the device (in a child
-   * process) and fills *plan.  NULL: nothing to settle. */
+   * process) and fills *plan, its toolchain above all (cpu: the host
+   * compiler with the template's flags; cuda: NVRTC for the device's SM,
+   * or the host compiler for --emulate), which the measurer starts the
+   * bench with (core/measure/measure.h).  NULL: nothing to settle. */
   int (*measure_setup)(const heron_task *t, const heron_measure_options *mo,
                        heron__measure_plan *plan, heron_error *err);
-  /* Starts the bench for the task's kernels (core/measure/measure.h):
-   * the runner process, built with the template's flags, and for cuda
-   * NVRTC builds for plan->sm or the CPU emulation.  The caller frees it
-   * with heron__bench_free.  NULL for a recorded target. */
-  int (*bench_init)(struct heron__bench *b, const heron_task *t,
-                    const heron_measure_options *mo,
-                    const heron__measure_plan *plan, heron_error *err);
 
   /* ---- --emit (core/tune/emit.c) -------------------------------------------
    * Writes into dir (which exists, config.json already in it) the best

@@ -62,7 +62,7 @@ int heron__measurer_init(heron_measurer *ms, const heron_task *t,
   if (!rc && ms->replay)
     rc = open_replay(ms, seed, progress, err);
   else if (!rc) {
-    rc = ms->tg->bench_init(&ms->bench, t, mo, &ms->plan, err);
+    rc = heron__bench_init(&ms->bench, &t->op, &ms->plan.toolchain, mo, err);
     ms->bench_ready = rc == HERON_OK;
   }
   /* The toolchain is not the config: a compiler that cannot build a
@@ -184,7 +184,7 @@ int heron__measurer_round(heron_measurer *ms, const int64_t *cfgs, int n,
       errors[idx[b]] = c[b].error;
       c[b].error = NULL;
       if (c[b].status == HERON_MEAS_OK && !ms->mo.keep_files)
-        unlink(c[b].so_path);
+        unlink(c[b].art.path);
       continue;
     }
     char *rerr = NULL;
@@ -192,12 +192,12 @@ int heron__measurer_round(heron_measurer *ms, const int64_t *cfgs, int n,
                               m, &rerr, err);
     errors[idx[b]] = rerr;
     if (!ms->mo.keep_files)
-      unlink(c[b].so_path);
+      unlink(c[b].art.path);
   }
   for (int b = 0; c && b < nb; b++) {
     free(c[b].error);
     if (!done[idx[b]] && !ms->mo.keep_files)
-      unlink(c[b].so_path);
+      unlink(c[b].art.path);
   }
   for (int i = 0; srcs && i < n; i++)
     free(srcs[i]);

@@ -16,6 +16,7 @@
 #include "core/measure/measure.h"
 #include "core/op/op.h"
 #include "core/targets/cuda/driver.h"
+#include "core/targets/cuda/toolchain.h"
 #include "core/util/util.h"
 #include "heron/task.h"
 #include "test.h"
@@ -186,6 +187,25 @@ static heron_measure_options quick_options(void) {
   return o;
 }
 
+/* A cuda task's bench: the toolchain heron__cuda_toolchain picks (NVRTC
+ * for sm_<sm>, or under o->emulate the host compiler with emu_cflags),
+ * then the bench with it. */
+static int cuda_bench_init(heron__bench *b, const heron__op *op,
+                           const char *emu_cflags,
+                           const heron_measure_options *o, int sm,
+                           heron_error *err) {
+  heron__toolchain tc;
+  int rc = heron__cuda_toolchain(o, sm, emu_cflags, &tc, err);
+  return rc ? rc : heron__bench_init(b, op, &tc, o, err);
+}
+
+/* The launch and entry an NVRTC build left in candidate c's artifact. */
+static heron__cuda_artifact meta_of(const heron__candidate *c) {
+  heron__cuda_artifact m;
+  heron__cuda_artifact_get(&c->art, &m);
+  return m;
+}
+
 static int make_op(heron__op *op, int bias) {
   const int64_t shape[3] = {32, 24, 16};
   heron_error err = {0};
@@ -244,16 +264,17 @@ static void run_on_fake(const char *mode, int bias, enum host_variant v,
     return;
   heron_measure_options o = quick_options();
   heron__bench b;
-  if (heron__bench_init_cuda(&b, &op, NULL, &o, 80, &out->err) != HERON_OK)
+  if (cuda_bench_init(&b, &op, NULL, &o, 80, &out->err) != HERON_OK)
     return;
   heron__candidate c;
   memset(&c, 0, sizeof c);
-  snprintf(c.so_path, sizeof c.so_path, "%s/fake.cubin", b.work_dir);
-  snprintf(c.entry, sizeof c.entry, "heron_cuda_kernel");
+  snprintf(c.art.path, sizeof c.art.path, "%s/fake.cubin", b.work_dir);
+  heron__cuda_artifact meta = {{{4, 3, 1}, {8, 8, 1}, smem},
+                               "heron_cuda_kernel"};
+  heron__cuda_artifact_set(&c.art, &meta);
   c.status = HERON_MEAS_OK;
-  c.launch = (heron__cuda_launch){{4, 3, 1}, {8, 8, 1}, smem};
   char *src = host_kernel(&op, v, 1);
-  if (src && build_host(src, b.work_dir, c.so_path) == 0)
+  if (src && build_host(src, b.work_dir, c.art.path) == 0)
     out->rc =
         heron__run_candidate(&b, &c, op.flops, &out->m, &out->error, &out->err);
   free(src);
@@ -421,7 +442,7 @@ TEST(build_all_compiles_cuda_candidates_on_two_jobs_with_their_own_results) {
   o.build_jobs = 2;
   heron__bench b;
   heron_error err = {0};
-  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  CHECK_OK(cuda_bench_init(&b, &op, NULL, &o, 80, &err), &err);
   heron__candidate c[5];
   memset(c, 0, sizeof c);
   const char *src[5] = {good_cu, syntax_error_cu, spilling_cu, good_cu,
@@ -442,14 +463,14 @@ TEST(build_all_compiles_cuda_candidates_on_two_jobs_with_their_own_results) {
     /* On the H200 host (2026-11-28) this found 0 registers while the
      * direct compile of the same source gave some: the log says why. */
     CHECK_MSG(c[i].regs > 0, "candidate %d: regs %d; NVRTC log: %s", i,
-              c[i].regs, build_log_of(c[i].so_path));
+              c[i].regs, build_log_of(c[i].art.path));
     CHECK(c[i].build_seconds > 0);
-    CHECK_STR_CONTAINS(c[i].so_path, ".cubin");
-    CHECK(file_size(c[i].so_path) > 100);
-    CHECK(!strcmp(c[i].entry, "heron_cuda_kernel"));
+    CHECK_STR_CONTAINS(c[i].art.path, ".cubin");
+    CHECK(file_size(c[i].art.path) > 100);
+    CHECK(!strcmp(meta_of(&c[i]).entry, "heron_cuda_kernel"));
   }
   CHECK_EQ(c[0].smem_bytes, 1536);
-  CHECK_EQ(c[0].launch.block[0], 64);
+  CHECK_EQ(meta_of(&c[0]).launch.block[0], 64);
   CHECK(c[2].spill_bytes > 0);
   CHECK_EQ(c[1].regs, 0);
   /* A bad source and a missing launch line are the configs' failures. */
@@ -476,7 +497,7 @@ TEST(cuda_build_longer_than_the_timeout_is_recorded_as_timeout_afterwards) {
   o.timeout_s = 1e-6; /* any real compile takes longer */
   heron__bench b;
   heron_error err = {0};
-  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  CHECK_OK(cuda_bench_init(&b, &op, NULL, &o, 80, &err), &err);
   heron__candidate c;
   memset(&c, 0, sizeof c);
   c.source = good_cu;
@@ -486,7 +507,7 @@ TEST(cuda_build_longer_than_the_timeout_is_recorded_as_timeout_afterwards) {
   CHECK_STR_CONTAINS(c.error, "cannot be stopped");
   /* The statistics of the finished build are kept. */
   CHECK_MSG(c.regs > 0, "regs %d; NVRTC log: %s", c.regs,
-            build_log_of(c.so_path));
+            build_log_of(c.art.path));
   free(c.error);
   heron__bench_free(&b);
 }
@@ -498,14 +519,14 @@ TEST(toolchain_check_of_a_cuda_bench_builds_a_trivial_kernel_with_nvrtc) {
   heron_measure_options o = quick_options();
   heron__bench b;
   heron_error err = {0}, *ep = &err;
-  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  CHECK_OK(cuda_bench_init(&b, &op, NULL, &o, 80, &err), &err);
   int rc80 = heron__bench_check_toolchain(&b, &err);
   /* An architecture this NVRTC does not know fails every candidate. */
-  b.cuda_sm = 12;
+  b.tc.arch = 12;
   heron_error e12 = {0};
   int rc12 = heron__bench_check_toolchain(&b, &e12);
   /* So do CUDA headers that are not where NVRTC looks. */
-  b.cuda_sm = 80;
+  b.tc.arch = 80;
   setenv("HERON_CUDA_INCLUDE", "/nonexistent/cuda/include", 1);
   heron_error einc = {0};
   int rcinc = heron__bench_check_toolchain(&b, &einc);
@@ -528,9 +549,8 @@ TEST(toolchain_check_of_an_emulating_cuda_bench_uses_the_c_compiler) {
   o.emulate = 1;
   heron__bench b;
   heron_error err = {0}, *ep = &err;
-  CHECK_OK(
-      heron__bench_init_cuda(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 80, &err),
-      &err);
+  CHECK_OK(cuda_bench_init(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 80, &err),
+           &err);
   int rc = heron__bench_check_toolchain(&b, &err);
   heron_error e2 = {0};
   b.opts.cc = "/nonexistent/gcc";
@@ -548,7 +568,7 @@ TEST(nvrtc_build_without_the_cuda_headers_is_an_environment_failure) {
   heron_measure_options o = quick_options();
   heron__bench b;
   heron_error err = {0};
-  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  CHECK_OK(cuda_bench_init(&b, &op, NULL, &o, 80, &err), &err);
   heron__candidate c[2];
   memset(c, 0, sizeof c);
   c[0].source = good_cu;
@@ -572,16 +592,16 @@ TEST(cuda_bench_without_an_sm_is_einval_unless_emulated) {
   heron__op op;
   CHECK_OK(make_op(&op, 0), NULL);
   heron_measure_options o = quick_options();
-  heron__bench b;
+  heron__toolchain tc;
   heron_error err = {0};
-  CHECK_EQ(heron__bench_init_cuda(&b, &op, NULL, &o, 0, &err), HERON_EINVAL);
+  CHECK_EQ(heron__cuda_toolchain(&o, 0, NULL, &tc, &err), HERON_EINVAL);
   CHECK_STR_CONTAINS(err.text, "SM");
-  heron__bench_free(&b); /* harmless after a failed init */
   o.emulate = 1;
   heron_error_clear(&err);
-  CHECK_OK(heron__bench_init_cuda(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 0, &err),
-           &err);
-  CHECK_EQ(b.cuda_sm, 0); /* emulation builds with the C compiler */
+  heron__bench b;
+  CHECK_OK(cuda_bench_init(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 0, &err), &err);
+  /* Emulation builds with the C compiler. */
+  CHECK(b.tc.ops == &heron__host_cc);
   CHECK_EQ(b.opts.number, 1);
   CHECK_EQ(b.opts.repeat, 1);
   heron__bench_free(&b);
@@ -766,12 +786,13 @@ TEST(cubin_run_without_a_driver_is_runtime_error_naming_libcuda) {
   heron_measure_options o = quick_options();
   heron__bench b;
   heron_error err = {0};
-  CHECK_OK(heron__bench_init_cuda(&b, &op, NULL, &o, 80, &err), &err);
+  CHECK_OK(cuda_bench_init(&b, &op, NULL, &o, 80, &err), &err);
   unsetenv("HERON_LIBCUDA");
   heron__candidate c;
   memset(&c, 0, sizeof c);
-  snprintf(c.so_path, sizeof c.so_path, "%s/none.cubin", b.work_dir);
-  c.launch = (heron__cuda_launch){{1, 1, 1}, {32, 1, 1}, 0};
+  snprintf(c.art.path, sizeof c.art.path, "%s/none.cubin", b.work_dir);
+  heron__cuda_artifact meta = {{{1, 1, 1}, {32, 1, 1}, 0}, ""};
+  heron__cuda_artifact_set(&c.art, &meta);
   heron_measurement m;
   char *text = NULL;
   int rc = heron__run_candidate(&b, &c, op.flops, &m, &text, &err);
@@ -843,9 +864,8 @@ TEST(emulated_kernel_is_built_by_cc_run_once_checked_and_not_timed) {
   setenv("HERON_TEST_CALLS", calls, 1);
   heron__bench b;
   heron_error err = {0};
-  CHECK_OK(
-      heron__bench_init_cuda(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 80, &err),
-      &err);
+  CHECK_OK(cuda_bench_init(&b, &op, HERON__CUDA_EMU_CFLAGS, &o, 80, &err),
+           &err);
   char *src[2] = {host_kernel(&op, HOST_COUNTED, 0),
                   host_kernel(&op, HOST_NO_WRITE, 0)};
   heron__candidate c[2];
@@ -854,7 +874,7 @@ TEST(emulated_kernel_is_built_by_cc_run_once_checked_and_not_timed) {
   c[1].source = src[1];
   CHECK_OK(heron__build_all(&b, c, 2, &err), &err);
   CHECK_EQ(c[0].status, HERON_MEAS_OK);
-  CHECK_STR_CONTAINS(c[0].so_path, ".so");
+  CHECK_STR_CONTAINS(c[0].art.path, ".so");
   CHECK_EQ(c[0].regs, 0);
   heron_measurement m[2];
   char *text[2] = {NULL, NULL};

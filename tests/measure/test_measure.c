@@ -214,7 +214,7 @@ static int measure_variant(heron__bench *b, enum variant v, outcome *out) {
     return HERON_OK;
   heron_error err = {0};
   double t0 = heron__now();
-  rc = heron__run_one(b, c.so_path, b->op->flops, &out->m, &out->run_error,
+  rc = heron__run_one(b, c.art.path, b->op->flops, &out->m, &out->run_error,
                       &err);
   out->run_wall_s = heron__now() - t0;
   if (rc != HERON_OK)
@@ -232,7 +232,8 @@ static int bench_up(heron__bench *b, heron__op *op,
   heron_error err = {0};
   if (make_gemm(op) != HERON_OK)
     return HERON_EINVAL;
-  int rc = heron__bench_init(b, op, TEST_CFLAGS, o, &err);
+  heron__toolchain tc = heron__toolchain_host(TEST_CFLAGS);
+  int rc = heron__bench_init(b, op, &tc, o, &err);
   if (rc != HERON_OK)
     fprintf(stderr, "bench_init: %s\n", err.text);
   return rc;
@@ -419,8 +420,8 @@ TEST(crashing_kernel_is_runtime_error_naming_sigsegv_and_next_still_runs) {
   int rc0 = HERON_EINTERNAL, rc1 = HERON_EINTERNAL;
   if (rc == HERON_OK && c[0].status == HERON_MEAS_OK &&
       c[1].status == HERON_MEAS_OK) {
-    rc0 = heron__run_one(&b, c[0].so_path, op.flops, &m[0], &e[0], &err);
-    rc1 = heron__run_one(&b, c[1].so_path, op.flops, &m[1], &e[1], &err);
+    rc0 = heron__run_one(&b, c[0].art.path, op.flops, &m[0], &e[0], &err);
+    rc1 = heron__run_one(&b, c[1].art.path, op.flops, &m[1], &e[1], &err);
   }
   free_variants(c, src, 2);
   heron__bench_free(&b);
@@ -563,11 +564,11 @@ TEST(parallel_build_gives_each_candidate_its_own_status) {
     bsec[i] = c[i].build_seconds;
     run_status[i] = -1;
     for (int j = 0; j < i; j++)
-      distinct &= strcmp(c[i].so_path, c[j].so_path) != 0;
+      distinct &= strcmp(c[i].art.path, c[j].art.path) != 0;
     if (rc == HERON_OK && c[i].status == HERON_MEAS_OK && run_rc == HERON_OK) {
       heron_measurement m;
       char *e = NULL;
-      run_rc = heron__run_one(&b, c[i].so_path, op.flops, &m, &e, &err);
+      run_rc = heron__run_one(&b, c[i].art.path, op.flops, &m, &e, &err);
       run_status[i] = m.status;
       free(e);
     }

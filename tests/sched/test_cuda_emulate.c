@@ -9,7 +9,7 @@
  * where there is no GPU. */
 #include "cuda_fixtures.h"
 
-#include "core/measure/measure.h"
+#include "core/targets/cuda/toolchain.h"
 
 /* Half as many under the sanitizers: the kernels are built by cc without
  * them, so the Release stage's 50 already check the kernels, and 25 take
@@ -87,10 +87,12 @@ static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
   memset(&mo, 0, sizeof mo);
   mo.emulate = 1;
   mo.timeout_s = 60;
+  heron__toolchain tc;
+  CHECK_OK(
+      heron__cuda_toolchain(&mo, 80, heron__template_cflags(b.t), &tc, &err),
+      &err);
   heron__bench bench;
-  CHECK_OK(heron__bench_init_cuda(&bench, &b.op, heron__template_cflags(b.t),
-                                  &mo, 80, &err),
-           &err);
+  CHECK_OK(heron__bench_init(&bench, &b.op, &tc, &mo, &err), &err);
   int nv = heron_space_nvars(b.sp);
   int64_t *cfgs = malloc((size_t)count * (size_t)nv * sizeof *cfgs);
   char(*keys)[64] = calloc((size_t)count, sizeof *keys);

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/measure/measure.h"
+#include "core/targets/cuda/toolchain.h"
 
 /* What a compiling child reports for one kernel (in shared memory). */
 typedef struct result {

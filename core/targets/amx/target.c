@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/measure/measure.h"
 #include "core/targets/amx/amx_template.h"
 #include "core/targets/cpu/cpu.h"
 #include "core/targets/target.h"
@@ -51,8 +50,8 @@ static int amx_rules(heron__template *t, heron_space *sp, heron_error *err) {
   return heron__amx_rules_apply(t, sp, err);
 }
 
-/* The native flags: the emulation's are the bench's choice under
- * --emulate (amx_bench_init). */
+/* The native flags: the emulation's are the toolchain's under --emulate
+ * (amx_measure_setup). */
 static const char *amx_cflags(const heron__template *t) {
   (void)t;
   return HERON__AMX_CFLAGS;
@@ -62,26 +61,18 @@ static void amx_free_sched(heron__template *t) { free(t->sched); }
 
 /* Compile-only and emulated runs need nothing of this machine; a native
  * run needs AMX in the CPU, the OS and the kernel's permission, and stops
- * before the first trial with what is missing. */
+ * before the first trial with what is missing.  The kernels are C shared
+ * objects run by the host toolchain, as the cpu target's; emulated ones are
+ * built with the emulation's flags and, as for cuda, run once and checked
+ * (the bench sees opts.emulate). */
 static int amx_measure_setup(const heron_task *t,
                              const heron_measure_options *mo,
                              heron__measure_plan *plan, heron_error *err) {
   snprintf(plan->compile_only, sizeof plan->compile_only,
            "compile only: C compiler builds with the AMX flags, no runs\n");
+  plan->toolchain = heron__toolchain_host(
+      mo->emulate ? HERON__AMX_EMU_CFLAGS : heron__template_cflags(t->tmpl));
   return heron__amx_setup_run(t->tmpl, mo->compile_only, mo->emulate, err);
-}
-
-/* The cpu target's bench: the kernels are C shared objects run by the same
- * worker; emulated ones are built with the emulation's flags and, as for
- * cuda, run once and checked (the bench sees opts.emulate). */
-static int amx_bench_init(heron__bench *b, const heron_task *t,
-                          const heron_measure_options *mo,
-                          const heron__measure_plan *plan, heron_error *err) {
-  (void)plan;
-  return heron__bench_init(b, &t->op,
-                           mo->emulate ? HERON__AMX_EMU_CFLAGS
-                                       : heron__template_cflags(t->tmpl),
-                           mo, err);
 }
 
 static const heron__target amx_target = {
@@ -103,7 +94,6 @@ static const heron__target amx_target = {
     .cflags = amx_cflags,
     .free_sched = amx_free_sched,
     .measure_setup = amx_measure_setup,
-    .bench_init = amx_bench_init,
     .emit = heron__cpu_emit,
 };
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/measure/measure.h"
 #include "core/targets/cpu/cpu.h"
 #include "core/targets/cpu/template.h"
 #include "core/task/task.h"
@@ -120,7 +119,10 @@ static const char *cpu_cflags(const heron__template *t) {
  * but cannot run; the int8 and bf16 ones can instead be emulated (each
  * checked once, untimed), since every dot-product intrinsic they use has a
  * scalar definition.  fp32 kernels use only what every x86-64 compiler
- * and CPU of their description have, so they have no emulation. */
+ * and CPU of their description have, so they have no emulation.  The
+ * kernels are built by the host toolchain with the template's flags (NULL
+ * template, a T1 space measured as the default target: this machine's),
+ * or the emulation's. */
 static int cpu_measure_setup(const heron_task *t,
                              const heron_measure_options *mo,
                              heron__measure_plan *plan, heron_error *err) {
@@ -141,18 +143,9 @@ static int cpu_measure_setup(const heron_task *t,
                            "cannot run here; use --compile-only to build "
                            "them, or a description of this machine",
                            t->hw.name, missing);
+  plan->toolchain = heron__toolchain_host(
+      mo->emulate ? CPU_EMU_CFLAGS : heron__template_cflags(t->tmpl));
   return HERON_OK;
-}
-
-/* The C compiler with the template's flags; NULL template (a T1 space
- * measured as the default target): this machine's. */
-static int cpu_bench_init(heron__bench *b, const heron_task *t,
-                          const heron_measure_options *mo,
-                          const heron__measure_plan *plan, heron_error *err) {
-  (void)plan;
-  return heron__bench_init(
-      b, &t->op, mo->emulate ? CPU_EMU_CFLAGS : heron__template_cflags(t->tmpl),
-      mo, err);
 }
 
 static const heron__target cpu_target = {
@@ -170,7 +163,6 @@ static const heron__target cpu_target = {
     .cflags = cpu_cflags,
     .free_sched = cpu_free_sched,
     .measure_setup = cpu_measure_setup,
-    .bench_init = cpu_bench_init,
     .emit = heron__cpu_emit,
 };
 

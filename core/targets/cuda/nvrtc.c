@@ -4,10 +4,9 @@
  * option its program log reports, per entry function, the registers per
  * thread, the spill traffic and the static shared memory: the statistics
  * a search without a GPU can still look at (docs/targets/cuda.md).  NVRTC
- * is thread safe, so heron__build_all runs these compiles on its pool of
- * build threads, one program per call.  It cannot be interrupted, so a
- * compile that takes longer than the timeout is only recorded as a timeout
- * after it returns.
+ * is thread safe, so the toolchain's builds (toolchain.c) run these
+ * compiles on heron__build_all's pool of build threads, one program per
+ * call.
  *
  * Without the CUDA toolkit at build time (HERON_HAVE_NVRTC undefined) the
  * functions still exist and every compile fails with one clear message.
@@ -17,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/measure/measure.h"
+#include "core/targets/cuda/toolchain.h"
 #include "core/util/util.h"
 
 #ifdef HERON_HAVE_NVRTC
@@ -293,64 +292,4 @@ int heron__nvrtc_ptx(const char *src, int sm, char **ptx, heron_error *err) {
   return heron_error_set(err, HERON_EUNSUPPORTED,
                          "libheron was built without NVRTC");
 #endif
-}
-
-void heron__nvrtc_build_one(const heron__bench *b, heron__candidate *c,
-                            const char *logp) {
-  heron__nvrtc_result r;
-  heron_error e;
-  heron_error_clear(&e);
-  double t0 = heron__now();
-  int rc = heron__nvrtc_compile(c->source, b->cuda_sm, &r, &e);
-  /* The log is kept next to the source whatever happened, as the C
-   * compiler's is. */
-  if (r.log)
-    heron__write_file(logp, r.log, strlen(r.log), NULL);
-  if (rc == HERON_OK) {
-    heron_error we;
-    heron_error_clear(&we);
-    if (heron__write_file(c->so_path, r.cubin, r.cubin_size, &we) != HERON_OK) {
-      rc = HERON_EIO;
-      snprintf(e.text, sizeof e.text, "%s", we.text);
-    }
-  }
-  c->build_seconds = heron__now() - t0;
-  free(c->error);
-  c->error = NULL;
-  c->launch = r.launch;
-  if (rc == HERON_OK) {
-    c->status = HERON_MEAS_OK;
-    snprintf(c->entry, sizeof c->entry, "%s", r.entry);
-    c->regs = r.regs;
-    c->spill_bytes = r.spill_bytes;
-    c->smem_bytes = r.smem_bytes;
-    /* NVRTC cannot be interrupted, so an over-long compile is only caught
-     * here, after it returned; it still counts as the build timeout. */
-    if (b->opts.timeout_s > 0 && r.seconds > b->opts.timeout_s) {
-      c->status = HERON_MEAS_TIMEOUT;
-      heron__buf m = {0};
-      heron__buf_printf(&m,
-                        "build exceeded the %.1f s timeout (NVRTC took %.1f s; "
-                        "it cannot be stopped early)",
-                        b->opts.timeout_s, r.seconds);
-      c->error = heron__buf_take(&m);
-    }
-  } else {
-    c->status = HERON_MEAS_COMPILE_ERROR;
-    /* Not the config's failures: a cubin that cannot be written, a
-     * libheron without NVRTC, no memory, or NVRTC blaming the toolkit
-     * (missing headers, an architecture it does not know). */
-    c->env_failure =
-        rc == HERON_EIO || rc == HERON_EUNSUPPORTED || rc == HERON_ENOMEM ||
-        (rc == HERON_EBUILD && heron__env_diagnostic(r.log) != NULL);
-    /* NVRTC's own log says most; messages of ours (no launch line, no
-     * NVRTC, a file that cannot be written) are the error text. */
-    if (r.log && rc == HERON_EBUILD && strncmp(e.text, "NVRTC (", 7) == 0) {
-      c->error = r.log;
-      r.log = NULL;
-    } else {
-      c->error = strdup(e.text[0] ? e.text : heron_strerror(rc));
-    }
-  }
-  heron__nvrtc_result_free(&r);
 }

@@ -1,6 +1,7 @@
-/* core/targets/cuda/run.c - the worker that runs one cubin on the GPU.
+/* core/targets/cuda/run.c - the worker that runs one cubin on the GPU: the
+ * run of the NVRTC toolchain (toolchain.h).
  *
- * Forked by the runner like a cpu worker (core/measure/run.c owns the
+ * Forked by the runner like the host worker (core/measure/run.c owns the
  * parent side: the report pipe, the timeout, the crash report and the
  * capture of what the worker prints on stdout), it is the only kind of process
  * that initialises the CUDA driver: a context does not survive fork, so the
@@ -30,6 +31,7 @@
 
 #include "core/measure/worker.h"
 #include "core/targets/cuda/driver.h"
+#include "core/targets/cuda/toolchain.h"
 #include "core/util/util.h"
 
 /* The L2 flush buffer when the device does not say its L2 size. */
@@ -38,7 +40,8 @@
 /* Everything one cuda worker holds. */
 typedef struct cuda_worker {
   heron__bench *b;
-  const heron__kernel_ref *k;
+  const char *path;       /* the cubin */
+  heron__cuda_artifact k; /* its launch and entry */
   int fd;
   heron__run_report r;
   heron__cuda_driver d;
@@ -88,12 +91,12 @@ static void load_kernel(cuda_worker *w) {
 
   char *image = NULL;
   size_t len = 0;
-  if (heron__read_file(w->k->path, &image, &len, &e) != HERON_OK)
+  if (heron__read_file(w->path, &image, &len, &e) != HERON_OK)
     fail(w, "cannot read the cubin: %s", e.text);
   heron__cu_module mod;
   check_cu(w, w->d.ModuleLoadData(&mod, image), "cuModuleLoadData");
   free(image);
-  const char *entry = w->k->entry[0] ? w->k->entry : HERON__CUDA_KERNEL_NAME;
+  const char *entry = w->k.entry[0] ? w->k.entry : HERON__CUDA_KERNEL_NAME;
   heron__cu_result gr = w->d.ModuleGetFunction(&w->fn, mod, entry);
   if (gr != HERON__CUDA_SUCCESS) {
     char text[200];
@@ -102,7 +105,7 @@ static void load_kernel(cuda_worker *w) {
   }
   /* Beyond 48 KiB of dynamic shared memory a kernel must opt in, up to
    * the device's opt-in limit; a plan over that limit fails here. */
-  int64_t smem = w->k->launch.smem_bytes;
+  int64_t smem = w->k.launch.smem_bytes;
   if (smem > HERON__CUDA_SMEM_DEFAULT_LIMIT)
     check_cu(w,
              w->d.FuncSetAttribute(
@@ -137,7 +140,7 @@ static void upload(cuda_worker *w) {
 }
 
 static void launch(cuda_worker *w) {
-  const heron__cuda_launch *l = &w->k->launch;
+  const heron__cuda_launch *l = &w->k.launch;
   check_cu(w,
            w->d.LaunchKernel(w->fn, (unsigned)l->grid[0], (unsigned)l->grid[1],
                              (unsigned)l->grid[2], (unsigned)l->block[0],
@@ -212,7 +215,7 @@ static void before_repeat(void *ctx, int r) {
            "cuMemsetD8 (cache flush)");
 }
 
-/* The repeats, as the cpu worker times them (core/measure/timing.c): a
+/* The repeats, as the host worker times them (core/measure/timing.c): a
  * repeat shorter than min_repeat_ms does not count, `number` grows and it
  * runs again. */
 static double time_kernel(cuda_worker *w) {
@@ -228,13 +231,14 @@ static double time_kernel(cuda_worker *w) {
   return median;
 }
 
-void heron__cuda_worker_main(heron__bench *b, const heron__kernel_ref *k,
+void heron__cuda_worker_main(heron__bench *b, const heron__artifact *a,
                              int fd) {
   double t_start = heron__now();
   static cuda_worker w; /* static: the worker is a process of its own */
   memset(&w, 0, sizeof w);
   w.b = b;
-  w.k = k;
+  w.path = a->path;
+  heron__cuda_artifact_get(a, &w.k);
   w.fd = fd;
   w.r.status = HERON_MEAS_OK;
   heron__worker_prepare(b);
@@ -246,7 +250,7 @@ void heron__cuda_worker_main(heron__bench *b, const heron__kernel_ref *k,
 
   double t_call = timed_launches(&w, 1);
   download_and_check(&w, "after the first launch");
-  /* As on the cpu: a kernel too slow for the repeats to end within the
+  /* As on the host: a kernel too slow for the repeats to end within the
    * timeout is stopped now rather than killed at the deadline. */
   const heron_measure_options *o = &b->opts;
   double left = o->timeout_s - (heron__now() - t_start);

@@ -1,15 +1,16 @@
 /* core/targets/cuda/target.c - the cuda target's descriptor: generated CUDA
  * for the Tensor Cores (rules.c, codegen.c, in the dialect of kernel.h and
  * prelude.c), built by NVRTC (nvrtc.c) for the device's SM and run through
- * the driver API loaded with dlopen (driver.c, run.c), or built by the host
- * compiler and checked on the CPU as the emulation. */
+ * the driver API loaded with dlopen (driver.c, run.c): its toolchain
+ * (toolchain.c), or built by the host compiler and checked on the CPU as
+ * the emulation. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/measure/measure.h"
 #include "core/targets/cuda/driver.h"
 #include "core/targets/cuda/template.h"
+#include "core/targets/cuda/toolchain.h"
 #include "core/targets/target.h"
 #include "core/task/task.h"
 
@@ -120,17 +121,19 @@ static int cubin_runs_on(int built, int device) {
   return built / 10 == device / 10 && built % 10 <= device % 10;
 }
 
-/* Settles how a cuda task is measured and for which SM.  On the GPU path
- * the device is probed in a child process (heron__cuda_probe_isolated):
- * no GPU stops the run at once with what to do instead ("target cuda: no
- * GPU (...)"), and so does a probe that failed otherwise, saying so
- * ("target cuda: the GPU probe failed (...)"). */
+/* Settles how a cuda task is measured and for which SM, and picks the
+ * toolchain (toolchain.c).  On the GPU path the device is probed in a
+ * child process (heron__cuda_probe_isolated): no GPU stops the run at once
+ * with what to do instead ("target cuda: no GPU (...)"), and so does a
+ * probe that failed otherwise, saying so ("target cuda: the GPU probe
+ * failed (...)"). */
 static int cuda_measure_setup(const heron_task *t,
                               const heron_measure_options *mo,
                               heron__measure_plan *plan, heron_error *err) {
-  plan->sm = t->hw.sm;
+  int sm = t->hw.sm;
+  const char *emu_cflags = heron__template_cflags(t->tmpl);
   if (mo->compile_only || mo->emulate) {
-    if (mo->compile_only && plan->sm <= 0)
+    if (mo->compile_only && sm <= 0)
       return heron_error_set(err, HERON_EINVAL,
                              "target cuda: compile-only needs the SM to build "
                              "for; the task's hardware (%s) gives none",
@@ -138,8 +141,8 @@ static int cuda_measure_setup(const heron_task *t,
     snprintf(plan->compile_only, sizeof plan->compile_only,
              "compile only: NVRTC builds for sm_%d with ptxas statistics, "
              "no runs\n",
-             plan->sm);
-    return HERON_OK;
+             sm);
+    return heron__cuda_toolchain(mo, sm, emu_cflags, &plan->toolchain, err);
   }
   heron__hw dev;
   memset(&dev, 0, sizeof dev);
@@ -156,24 +159,17 @@ static int cuda_measure_setup(const heron_task *t,
                            "target cuda: the GPU probe failed (%s); "
                            "--compile-only, --emulate need no GPU",
                            perr.text);
-  if (plan->sm <= 0)
-    plan->sm = dev.sm;
-  if (!cubin_runs_on(plan->sm, dev.sm))
+  if (sm <= 0)
+    sm = dev.sm;
+  if (!cubin_runs_on(sm, dev.sm))
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "target cuda: the task is for sm_%d but device 0 "
                            "(%s) is sm_%d and cannot run its cubins",
-                           plan->sm, dev.name, dev.sm);
+                           sm, dev.name, dev.sm);
   snprintf(plan->device, sizeof plan->device,
            "cuda device 0: %s (sm_%d, %d SMs)\n", dev.name, dev.sm,
            dev.sm_count);
-  return HERON_OK;
-}
-
-static int cuda_bench_init(heron__bench *b, const heron_task *t,
-                           const heron_measure_options *mo,
-                           const heron__measure_plan *plan, heron_error *err) {
-  return heron__bench_init_cuda(b, &t->op, heron__template_cflags(t->tmpl), mo,
-                                plan->sm, err);
+  return heron__cuda_toolchain(mo, sm, emu_cflags, &plan->toolchain, err);
 }
 
 static int write_in(const char *dir, const char *name, const char *text,
@@ -236,7 +232,6 @@ static const heron__target cuda_target = {
     .cflags = cuda_cflags,
     .free_sched = cuda_free_sched,
     .measure_setup = cuda_measure_setup,
-    .bench_init = cuda_bench_init,
     .emit = cuda_emit,
 };
 
