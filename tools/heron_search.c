@@ -391,7 +391,7 @@ static void apply_flags(int argc, char **argv, settings *s) {
         s->rank_timeout = cli_double("--rank-timeout", val, 1, 1e7);
       break;
     case OPT_REPLAY_DELAY:
-      /* Read by the measuring code of every rank (core/tune/measurer.c). */
+      /* Read by the measuring code of every rank (core/replay/meter.c). */
       setenv("HERON_REPLAY_DELAY_MS",
              cli_printf("%g", cli_double("--replay-delay", val, 0, 1e7)), 1);
       break;

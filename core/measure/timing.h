@@ -1,7 +1,7 @@
 /* core/measure/timing.h - the timing loop and the median every runner
  * shares: the host worker (run.c), a toolchain's own worker and the
- * replay target's build-time median (core/targets/replay/replay.c).
- * Internal to libheron. */
+ * recorded meter's build-time median (core/replay/replay.c).  Internal to
+ * libheron. */
 #ifndef HERON_CORE_MEASURE_TIMING_H
 #define HERON_CORE_MEASURE_TIMING_H
 

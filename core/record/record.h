@@ -1,8 +1,8 @@
 /* core/record/record.h - the measurements of a task: the history that
  * holds them and the JSON Lines log they are written to and read back
  * from.  Internal to libheron: the engine (core/tune/) keeps its history
- * and log here, and the replay target (core/targets/replay/) reads recorded
- * logs with the same parser, so neither depends on the other. */
+ * and log here, and the recorded meter (core/replay/) reads recorded logs
+ * with the same parser, so neither depends on the other. */
 #ifndef HERON_CORE_RECORD_RECORD_H
 #define HERON_CORE_RECORD_RECORD_H
 

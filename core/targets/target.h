@@ -1,20 +1,22 @@
 /* core/targets/target.h - a target as one internal interface, and the
  * registry of targets.  Internal to libheron.
  *
- * A target is what a task's kernels are made for and measured on: `cpu`
- * (generated C, built by the system compiler, run in a forked worker),
- * `cuda` (generated CUDA, built by NVRTC, run through the driver API, or
- * emulated on the CPU) and `replay` (no kernels of its own: measurements
- * are answered from recorded logs or a T4 file).  Each lives in its own
- * folder, core/targets/<name>/, whose target.c defines one `static const`
+ * A target is what a task's kernels are made for: `cpu` (generated C,
+ * built by the system compiler, run in a forked worker), `cuda` (generated
+ * CUDA, built by NVRTC, run through the driver API, or emulated on the
+ * CPU) and `amx` (C with AMX tiles).  Each lives in its own folder,
+ * core/targets/<name>/, whose target.c defines one `static const`
  * heron__target descriptor and one function returning it (and, when its
  * kernels are not built and run as the host's, its toolchain:
  * core/measure/toolchain.h); the registry (core/targets/registry.c) lists
- * those functions in a static const table.
- * Nothing else in libheron or in the tools compares a target's name: the
- * task, the template, the engine and --emit ask the descriptor (a flag or a
- * member), and the tools ask the public heron_target_* functions
- * (include/heron/task.h), which read the same descriptors.
+ * those functions in a static const table.  One more descriptor, `replay`,
+ * makes no kernels: it is the public name of a task answered from recorded
+ * logs or a T4 file, and lives with the meter that answers it in
+ * core/replay/.  Nothing else in libheron or in the tools compares a
+ * target's name: the task, the template, the meters and --emit ask the
+ * descriptor (a flag or a member), and the tools ask the public
+ * heron_target_* functions (include/heron/task.h), which read the same
+ * descriptors.
  *
  * Who calls what, in the life of a task:
  *
@@ -31,11 +33,10 @@
  *   heron_task_describe / heron_task_source / heron_task_cflags
  *     template->target->describe / codegen / cflags
  *   heron__template_free -> template->target->free_sched
- *   heron_tune (core/tune/engine.c), once per run, before any fork
+ *   heron__meter_open (core/measure/meter.c), once per run, before any
+ *   fork, for a task measured here (the local meter, core/measure/local.c)
  *     measure_setup      checks compile-only / emulate, probes the device,
- *                        picks the toolchain the bench is started with
- *                        (not for recorded targets: the engine opens the
- *                        replay instead)
+ *                        picks the toolchain the bench builds and runs with
  *   heron__emit (core/tune/emit.c), after the run, when --emit is given
  *     emit               writes the kernel and how to build and run it
  *
@@ -71,9 +72,9 @@ enum {
   /* A hardware description file may name it ("target": "cpu"); a recorded
    * log's task may be of it, so replay can rebuild its space. */
   HERON__TARGET_HW_FILE = 1u << 1,
-  /* Measures nothing: heron_tune answers every config from the task's
-   * recorded logs (heron_task.replay), the task's key ends in its name and
-   * its tensors need no memory check. */
+  /* Measures nothing: the recorded meter answers every config from the
+   * task's recorded logs (heron_task.recorded), the task's key ends in its
+   * name and its tensors need no memory check. */
   HERON__TARGET_RECORDED = 1u << 2,
   /* Builds the tasks of T1 spaces (heron_task_spec.t1) in t1_task. */
   HERON__TARGET_T1 = 1u << 3,
@@ -87,7 +88,7 @@ enum {
 };
 
 /* What measure_setup settles for a run: filled by the target, read by the
- * engine.  The engine zeroes it before the call. */
+ * local meter.  The meter zeroes it before the call. */
 typedef struct heron__measure_plan {
   /* How the kernels are built and run (core/measure/toolchain.h): the
    * host's with the template's flags, or the target's own. */
@@ -180,14 +181,14 @@ typedef struct heron__target {
    * when the target keeps nothing there. */
   void (*free_sched)(struct heron__template *t);
 
-  /* ---- measuring (core/tune/engine.c) --------------------------------------
-   * measure_setup runs once per heron_tune, before anything is forked: it
-   * refuses options that do not apply (compile-only, emulate), checks that
-   * this machine can run the kernels, probes the device (in a child
-   * process) and fills *plan, its toolchain above all (cpu: the host
-   * compiler with the template's flags; cuda: NVRTC for the device's SM,
-   * or the host compiler for --emulate), which the measurer starts the
-   * bench with (core/measure/measure.h).  NULL: nothing to settle. */
+  /* ---- measuring (core/measure/local.c) -----------------------------------
+   * measure_setup runs once when the local meter opens, before anything is
+   * forked: it refuses options that do not apply (compile-only, emulate),
+   * checks that this machine can run the kernels, probes the device (in a
+   * child process) and fills *plan, its toolchain above all (cpu: the host
+   * compiler with the template's flags; cuda: NVRTC for the device's SM, or
+   * the host compiler for --emulate).  Every target with rules has one;
+   * NULL for a target whose tasks are not measured here (replay). */
   int (*measure_setup)(const heron_task *t, const heron_measure_options *mo,
                        heron__measure_plan *plan, heron_error *err);
 

@@ -48,7 +48,7 @@ static int check_memory(const heron__op *op, heron_error *err) {
  * rebuilt task's key can be compared with the recorded one), then the
  * task's own. */
 static void make_key(heron_task *t) {
-  const heron__target *named = t->nreplay ? t->target : t->base;
+  const heron__target *named = t->nrecorded ? t->target : t->base;
   heron__buf b = {0};
   heron__buf_printf(&b, "%s/", t->op.name);
   for (int i = 0; i < t->op.nshape; i++)
@@ -178,9 +178,9 @@ HERON_API void heron_task_free(heron_task *t) {
   heron__template_free(t->tmpl);
   heron__space_free(t->space);
   heron__t1_free(t->t1);
-  for (int i = 0; t->replay && i < t->nreplay; i++)
-    free(t->replay[i]);
-  free(t->replay);
+  for (int i = 0; t->recorded && i < t->nrecorded; i++)
+    free(t->recorded[i]);
+  free(t->recorded);
   free(t);
 }
 

@@ -1,8 +1,7 @@
 /* core/tune/emit.c - --emit DIR: the best kernel's config, then what its
- * target writes (heron__target.emit): the source and a standalone driver
- * that builds and times it without libheron (cpu: kernel.c, driver.c,
- * build.sh), or the source and how to launch it (cuda: kernel.cu,
- * README.txt). */
+ * target writes (heron__target.emit): the kernel's source and what builds
+ * and runs it without libheron (a standalone driver and build script, or
+ * how to launch it). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>

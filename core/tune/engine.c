@@ -7,20 +7,15 @@
  * The engine alone enforces the budget (trials, wall time), so every
  * strategy is judged under the same rules.
  *
- * A task of the cuda target is measured in one of three ways: on the GPU
- * (NVRTC builds, runs through the driver API; a device is probed when the
- * run starts, in a child process, so the tuner never initialises CUDA and
- * can still fork), compile-only (NVRTC builds with their ptxas statistics,
- * no runs) or emulated (each kernel checked once on the CPU, not timed).
- *
- * A task of the replay target is measured by nobody: heron__replay
- * answers each config from recorded logs, or from a surrogate model fitted
- * on them (marked simulated), without a runner or a compiler.  Its log's
- * "elapsed" is simulated wall time: the run's real time (strategy and
- * model work) plus each answered trial's build_seconds and 3 x its seconds,
- * what measuring it would have cost; the time limit applies to that
- * simulated time, so strategies compared by replay spend the budget a real
- * run would.  Every run logs "elapsed", continued across --resume. */
+ * A round is measured by the meter the task gets (core/measure/meter.h):
+ * here, by building and running each kernel; from recorded measurements;
+ * or elsewhere, by o->remote.  The engine does not ask which.  It asks the
+ * meter's properties: on a simulated clock (HERON__METER_SIMULATED) each
+ * answer costs the seconds the meter reports, what measuring it would have
+ * taken, and the log's "elapsed" and the time limit count real time
+ * (strategy and model work) plus those costs, so strategies compared on
+ * records spend the budget a real run would.  Every run logs "elapsed",
+ * continued across --resume. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -34,15 +29,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/measure/measure.h"
+#include "core/measure/meter.h"
 #include "core/plugin/guard.h"
 #include "core/plugin/param_table.h"
 #include "core/plugin/plugin.h"
 #include "core/record/record.h"
 #include "core/targets/hw.h"
-#include "core/targets/replay/replay.h"
 #include "core/task/task.h"
-#include "core/tune/measurer.h"
 #include "core/util/util.h"
 #include "heron/tune.h"
 
@@ -79,9 +72,8 @@ typedef struct run {
   void *strat_self;
   heron_strategy_env env;
   heron_model *model;
-  /* How configs are measured here (core/tune/measurer.h); only its flags
-   * are set when o->remote measures them elsewhere. */
-  heron_measurer ms;
+  /* What measures the rounds (core/measure/meter.h). */
+  heron__meter *meter;
   FILE *log;
   int log_fd; /* the log, open and locked (flock) from before the resume
                  until the end, or -1 */
@@ -98,17 +90,17 @@ typedef struct run {
   char strategy_name[64];
   double t0;
   heron_tune_result *res;
-  /* Copies of the measurer's flags (r->ms). */
   int compile_only; /* build, never run (o->measure.compile_only) */
-  int emulate;      /* cuda kernels checked on the CPU (o->measure.emulate) */
-  int replay;       /* the task holds recorded logs: answered, not measured */
+  int emulate;      /* kernels checked once, untimed (o->measure.emulate) */
+  int simulated;    /* the meter's clock is simulated (meter.h) */
   /* "elapsed" of each history record (by history index); elapsed_base is
    * the last resumed one, sim_s the simulated measuring time so far. */
   double *elapsed;
   int elapsed_cap;
   double elapsed_base;
   double sim_s;
-  double *costs; /* replay: simulated seconds of each answer of a round */
+  double *costs; /* simulated seconds of each answer of a round (0 on a
+                    real clock) */
   /* The round in flight, for candidates recorded as they arrive from a
    * remote measurement (o->remote's `arrived`): its arrays, indexed as
    * the remote function's, and pre[i], the stored record of candidate i
@@ -125,8 +117,8 @@ typedef struct run {
 } run;
 
 /* Seconds since the run started as the log counts them (DESIGN: the
- * convergence against wall time): real time plus, for replay, the
- * simulated measuring time, continuing a resumed log's. */
+ * convergence against wall time): real time plus, on a simulated clock,
+ * the simulated measuring time, continuing a resumed log's. */
 static double run_elapsed(const run *r) {
   return r->elapsed_base + (heron__now() - r->t0) + r->sim_s;
 }
@@ -182,11 +174,11 @@ static int stopping(const run *r) { return r->o->stop && *r->o->stop; }
 static double call_limit(const run *r) {
   double lim = r->o->plugin_timeout_s > 0 ? r->o->plugin_timeout_s
                                           : HERON_PLUGIN_TIMEOUT_DEFAULT;
-  /* A replay run's budget is simulated time, checked between rounds: a
-   * strategy call that runs past it only overshoots by that call (and a
-   * scorer reads the run up to the budget), so it is not killed for it, as
-   * a slow Python strategy near the end of a heron-bench budget would be. */
-  if (r->o->time_limit_s > 0 && !r->replay) {
+  /* A budget of simulated time is checked between rounds: a strategy call
+   * that runs past it only overshoots by that call (and a scorer reads the
+   * run up to the budget), so it is not killed for it, as a slow Python
+   * strategy near the end of a heron-bench budget would be. */
+  if (r->o->time_limit_s > 0 && !r->simulated) {
     double left = r->o->time_limit_s - (heron__now() - r->t0 + r->sim_s);
     if (left < 1)
       left = 1;
@@ -653,30 +645,18 @@ static int filter(run *r, int64_t *props, int got, uint64_t *keys) {
 
 static void arrived(void *engine, int i);
 
-/* Measures configs cfgs[0..n): here (core/tune/measurer.h) or, when the
- * options say so, elsewhere (o->remote).  done[i], env[i] and *env_why as
- * heron__measurer_round says; env[i] = 2: lost with a process measuring
- * elsewhere. */
+/* Measures configs cfgs[0..n) with the meter: done[i], env[i] and
+ * *env_why as heron__meter_ops.round says.  A candidate the remote meter
+ * reported as it arrived is recorded already; a failure to record it ends
+ * the run. */
 static int measure_round(run *r, const int64_t *cfgs, int n,
                          heron_measurement *out, char **errors, int *done,
                          int *env, char *env_why, size_t why_cap,
                          heron_error *err) {
-  if (!r->o->remote)
-    return heron__measurer_round(&r->ms, cfgs, n, out, errors, done, env,
-                                 env_why, why_cap, r->costs, err);
-  for (int i = 0; i < n; i++) {
-    done[i] = env[i] = 0;
-    memset(&out[i], 0, sizeof out[i]);
-    out[i].config = cfgs + (size_t)i * (size_t)r->nvars;
-    r->costs[i] = 0; /* remote replay answers count real time only */
-  }
-  int rc = r->o->remote(r->o->remote_ctx, cfgs, n, out, errors, done, env,
-                        arrived, r, err);
+  int rc = heron__meter_round(r->meter, cfgs, n, out, errors, done, env,
+                              env_why, why_cap, r->costs, err);
   if (rc == HERON_OK && r->rd.rc)
     rc = r->rd.rc;
-  for (int i = 0; i < n; i++)
-    if (done[i] && env[i] == 1 && !env_why[0])
-      snprintf(env_why, why_cap, "%s", errors[i] ? errors[i] : "");
   return rc;
 }
 
@@ -713,9 +693,9 @@ static void print_progress(run *r, int round_ok, int round_failed) {
 
 /* Records a round's measurements: history, log (flushed), counters. */
 /* Records one measurement: into the history (the next trial number, after
- * every one of a resumed log), its
- * elapsed time (cost: its simulated seconds, replay), the verbose line and
- * the log line (not flushed).  *stored gets the history's record. */
+ * every one of a resumed log), its elapsed time (cost: its simulated
+ * seconds, 0 on a real clock), the verbose line and the log line (not
+ * flushed).  *stored gets the history's record. */
 static int record_one(run *r, heron_measurement *m, char *error, uint64_t key,
                       int env, double cost, const heron_measurement **stored,
                       heron_error *err) {
@@ -725,8 +705,8 @@ static int record_one(run *r, heron_measurement *m, char *error, uint64_t key,
   if (!*stored)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
   r->res->measured++;
-  /* Replay: answering the trial stands for measuring it, as long as the
-   * record says that took (core/targets/replay/replay.h). */
+  /* On a simulated clock answering the trial stands for measuring it, as
+   * long as the meter says that took. */
   r->sim_s += cost;
   int erc = set_elapsed(r, r->hist.n - 1, run_elapsed(r), err);
   if (erc)
@@ -768,8 +748,8 @@ static int record_round(run *r, heron_measurement *ms, char **errors, int n,
     if (pre[i])
       stored[i] = pre[i];
     else {
-      int rc = record_one(r, &ms[i], errors[i], keys[i], env[i],
-                          r->replay ? r->costs[i] : 0, &stored[i], err);
+      int rc = record_one(r, &ms[i], errors[i], keys[i], env[i], r->costs[i],
+                          &stored[i], err);
       if (rc)
         return rc;
     }
@@ -941,11 +921,11 @@ static int tune_loop(run *r, heron_error *err) {
                : heron_error_set(err, HERON_ENOMEM, "out of memory");
   int empty = 0;
   while (rc == HERON_OK && r->hist.n < r->o->trials && !stopping(r)) {
-    /* Real time, plus the simulated measuring time of a replay run.  A
-     * replay run's budget is its simulated clock, which a resumed run
+    /* Real time, plus the simulated measuring time on a simulated clock.
+     * Such a run's budget is its simulated clock, which a resumed run
      * continues: resuming one must not grant a second budget (heron-bench
      * scores T1/T4 runs against exactly that clock). */
-    double spent = r->replay ? run_elapsed(r) : heron__now() - r->t0;
+    double spent = r->simulated ? run_elapsed(r) : heron__now() - r->t0;
     if (r->o->time_limit_s > 0 && spent >= r->o->time_limit_s) {
       progress(r, "time limit of %.0f s reached\n", r->o->time_limit_s);
       break;
@@ -989,7 +969,7 @@ static int tune_loop(run *r, heron_error *err) {
 static int warm_start(run *r, heron_error *err) {
   if (r->hist.n == 0)
     return HERON_OK;
-  /* The strategy's generator would otherwise replay the stream that
+  /* The strategy's generator would otherwise repeat the stream that
    * produced the resumed trials, and a strategy that draws from it (random
    * sampling above all) would propose them all again: every one a dropped
    * duplicate, round after round, until the run gives up.  Mixing in the
@@ -1053,7 +1033,7 @@ static void run_free(run *r) {
   heron__model_close(r->model);
   heron__guard_close(r->guard);
   free(r->retry);
-  heron__measurer_fini(&r->ms);
+  heron__meter_close(r->meter);
   free(r->costs);
   free(r->rd.pre);
   free(r->elapsed);
@@ -1090,26 +1070,31 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   r.log_ctx.task_key = heron_task_key(t);
   r.log_ctx.strategy = sname;
   r.log_ctx.seed = o->seed;
-  /* Before anything is forked or loaded: a cuda run without a GPU stops
-   * here, and the probe's child is forked from a thread-free process.  The
-   * measurement runner is forked first, while this process has no
-   * threads: a model plugin may start a thread pool as soon as it is
-   * loaded or fitted, and workers must not be forked from such a process
-   * (core/measure/measure.h).  It costs a fork; the inputs and reference
-   * are only computed when the first kernel is run.  A run measured
-   * elsewhere (o->remote) starts none of it. */
-  if (o->remote)
-    heron__measurer_flags(&r.ms, t, &o->measure);
-  else
-    rc = heron__measurer_init(&r.ms, t, &o->measure, o->seed, o->progress, err);
-  r.ms.stop = o->stop;
-  r.compile_only = r.ms.compile_only;
-  r.emulate = r.ms.emulate;
-  r.replay = r.ms.replay;
+  /* The meter opens before anything is forked or loaded: a target whose
+   * device is missing stops here, and a device probe's child is forked
+   * from a thread-free process.  The measurement runner is forked first,
+   * while this process has no threads: a model plugin may start a thread
+   * pool as soon as it is loaded or fitted, and workers must not be forked
+   * from such a process (core/measure/measure.h).  It costs a fork; the
+   * inputs and reference are only computed when the first kernel is run.
+   * A meter that measures elsewhere or answers from records starts none
+   * of it. */
+  heron__meter_options mo = {.measure = &o->measure,
+                             .seed = o->seed,
+                             .progress = o->progress,
+                             .stop = o->stop,
+                             .remote = o->remote,
+                             .remote_ctx = o->remote_ctx,
+                             .arrived = arrived,
+                             .engine = &r};
+  rc = heron__meter_open(t, &mo, &r.meter, err);
+  r.compile_only = o->measure.compile_only != 0;
+  r.emulate = o->measure.emulate != 0;
   r.log_ctx.untimed = r.compile_only || r.emulate;
-  /* A replay of cuda logs answers with their ptxas statistics. */
-  r.log_ctx.build_stats =
-      t->base && (t->base->flags & HERON__TARGET_BUILD_STATS) ? 1 : 0;
+  if (r.meter) {
+    r.simulated = (r.meter->props & HERON__METER_SIMULATED) != 0;
+    r.log_ctx.build_stats = (r.meter->props & HERON__METER_BUILD_STATS) != 0;
+  }
   /* Crashes and hangs in plugin calls end the run with their name.  The
    * guard's watchdog is a thread, so it starts after the runner's fork. */
   {
@@ -1154,7 +1139,7 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
              o->model ? o->model : "", o->trials, o->batch,
              (unsigned long long)o->seed);
     if (r.compile_only)
-      progress(&r, "%s", r.ms.plan.compile_only);
+      progress(&r, "%s", r.meter->compile_only);
     else if (r.emulate)
       progress(&r, "emulate: each kernel checked once on the CPU, not "
                    "timed\n");

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "core/targets/replay/replay.h"
+#include "core/replay/replay.h"
 #include "core/task/task.h"
 #include "test.h"
 

@@ -1,8 +1,8 @@
-/* core/targets/replay/replay.h - the replay target: measurements answered from
- * recorded logs instead of hardware, internal to libheron.
+/* core/replay/replay.h - the store of recorded measurements the recorded
+ * meter (meter.c) answers from instead of hardware, internal to libheron.
  *
  * A replay task (heron_task_spec.replay) names logs of real runs.  When
- * heron_tune starts, heron__replay_open reads every record of every log
+ * the meter opens, heron__replay_open reads every record of every log
  * (plain JSON Lines or gzip-compressed, through zlib), keeps the records
  * whose config is valid in the task's space, indexes them by
  * heron_space_key and fits the surrogate model (the xgb plugin) once on the

@@ -1,7 +1,7 @@
-/* core/targets/replay/replay.c - the replay target: answers measurements from
+/* core/replay/replay.c - the store of recorded measurements: answers from
  * recorded logs, and from a surrogate model fitted on them for configs no
- * log holds (core/targets/replay/replay.h). */
-#include "core/targets/replay/replay.h"
+ * log holds (replay.h). */
+#include "core/replay/replay.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -261,8 +261,8 @@ static int read_log(heron__replay *rp, const char *path, heron_rng *rng,
     }
     heron_measurement m;
     int valid = 0;
-    rc = heron__log_parse(o, rp->sp, rp->task->replay_key, rng, &m, cfg, &valid,
-                          NULL, lineno, path, err);
+    rc = heron__log_parse(o, rp->sp, rp->task->recorded_key, rng, &m, cfg,
+                          &valid, NULL, lineno, path, err);
     st->records += rc == HERON_OK;
     /* An untimed record (compile-only, emulated) or one the environment
      * failed says nothing of the config: not an answer to replay. */
@@ -807,7 +807,7 @@ static int open_store(const heron_task *t, uint64_t seed, int collect,
                       heron_error *err) {
   *out = NULL;
   memset(stats, 0, sizeof *stats);
-  if (t->nreplay < 1)
+  if (t->nrecorded < 1)
     return heron_error_set(err, HERON_EINVAL,
                            "target replay needs --replay LOG");
   heron__replay *rp = calloc(1, sizeof *rp);
@@ -825,14 +825,14 @@ static int open_store(const heron_task *t, uint64_t seed, int collect,
   memset(&tr, 0, sizeof tr);
   /* A T1 task's T4 file holds the whole space: answers, never guesses. */
   rp->full = t->t1 != NULL;
-  rp->full_path = t->nreplay > 0 ? t->replay[0] : "";
+  rp->full_path = t->nrecorded > 0 ? t->recorded[0] : "";
   /* The model is opened before the (slow) reading, so a missing plugin
    * fails at once. */
   int rc = rp->full ? HERON_OK : open_model(rp, seed, err);
-  for (int i = 0; !rc && i < t->nreplay; i++, stats->logs++)
-    rc = heron__replay_is_t4(t->replay[i])
-             ? read_t4(rp, t->replay[i], &tr, stats, err)
-             : read_log(rp, t->replay[i], &rng, &tr, stats, err);
+  for (int i = 0; !rc && i < t->nrecorded; i++, stats->logs++)
+    rc = heron__replay_is_t4(t->recorded[i])
+             ? read_t4(rp, t->recorded[i], &tr, stats, err)
+             : read_log(rp, t->recorded[i], &rng, &tr, stats, err);
   stats->distinct = (int)rp->used;
   stats->ok = tr.n;
   if (!rc && rp->full && rp->used == 0)
@@ -970,7 +970,7 @@ HERON_API int heron_task_recorded_space(const heron_task *t, double **seconds,
                                         heron_error *err) {
   *seconds = *cost = NULL;
   *n = 0;
-  if (!t || !t->t1 || t->nreplay < 1)
+  if (!t || !t->t1 || t->nrecorded < 1)
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "task %s has no whole recorded space: only a T1 "
                            "task with its T4 file has",
@@ -1058,7 +1058,7 @@ HERON_API int heron_task_compare_recorded(const heron_task *t, long long *both,
                                           heron_error *err) {
   *both = *only_space = *only_file = 0;
   *report = NULL;
-  if (!t || !t->t1 || t->nreplay < 1)
+  if (!t || !t->t1 || t->nrecorded < 1)
     return heron_error_set(err, HERON_EUNSUPPORTED,
                            "only a T1 task with its T4 file can be compared");
   heron__replay *rp = NULL;

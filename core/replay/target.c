@@ -1,18 +1,20 @@
-/* core/targets/replay/target.c - the replay target's descriptor: a task
- * that measures nothing itself.  heron_tune answers its configs from the
+/* core/replay/target.c - the replay target's descriptor: the public name
+ * (--target replay) of a task that makes no kernels and measures nothing
+ * itself.  The recorded meter (meter.c) answers its configs from the
  * recorded logs of a cpu or cuda run (replay.c), or from a T4 file of a T1
  * space (core/space/t1.c), so strategies can be compared without the
  * hardware.  Its template and space are the recorded target's, rebuilt
  * from the spec (prepare names that target, finish checks the rebuilt key
- * against the recorded one); a T1 task's space comes from its file. */
+ * against the recorded one); a T1 task's space comes from its file.  The
+ * registry (core/targets/registry.c) lists it with the targets. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/replay/replay.h"
 #include "core/space/t1.h"
-#include "core/targets/replay/replay.h"
 #include "core/targets/target.h"
 #include "core/task/task.h"
 
@@ -78,14 +80,14 @@ static int replay_finish(heron_task *t, const heron_task_spec *spec,
                            "replay log %s: the recorded task is '%s', not "
                            "the spec's '%s'",
                            spec->replay[0], d->key, t->key);
-  t->replay = calloc((size_t)spec->nreplay, sizeof *t->replay);
-  if (!t->replay)
+  t->recorded = calloc((size_t)spec->nreplay, sizeof *t->recorded);
+  if (!t->recorded)
     return heron_error_set(err, HERON_ENOMEM, "out of memory");
-  t->nreplay = spec->nreplay;
+  t->nrecorded = spec->nreplay;
   for (int i = 0; i < spec->nreplay; i++)
-    if (!(t->replay[i] = strdup(spec->replay[i])))
+    if (!(t->recorded[i] = strdup(spec->replay[i])))
       return heron_error_set(err, HERON_ENOMEM, "out of memory");
-  snprintf(t->replay_key, sizeof t->replay_key, "%s", d->key);
+  snprintf(t->recorded_key, sizeof t->recorded_key, "%s", d->key);
   return HERON_OK;
 }
 
@@ -139,36 +141,22 @@ static int replay_t1_task(const heron_task_spec *spec, heron_task **out,
       t4_stem(spec->t4, stem, sizeof stem);
     snprintf(t->key, sizeof t->key, "t1/%.100s/%.100s/%s", t->t1->name, stem,
              self->name);
-    snprintf(t->replay_key, sizeof t->replay_key, "%s", t->key);
+    snprintf(t->recorded_key, sizeof t->recorded_key, "%s", t->key);
     /* The hardware is whatever measured the T4 file: named after it. */
     snprintf(t->hw.name, sizeof t->hw.name, "recorded in %.48s", stem);
   }
   if (!rc && spec->t4) {
-    t->replay = calloc(1, sizeof *t->replay);
-    if (!t->replay || !(t->replay[0] = strdup(spec->t4)))
+    t->recorded = calloc(1, sizeof *t->recorded);
+    if (!t->recorded || !(t->recorded[0] = strdup(spec->t4)))
       rc = heron_error_set(err, HERON_ENOMEM, "out of memory");
     else
-      t->nreplay = 1;
+      t->nrecorded = 1;
   }
   if (rc) {
     heron_task_free(t);
     return rc;
   }
   *out = t;
-  return HERON_OK;
-}
-
-/* Recorded measurements were timed once, on their hardware: building only
- * or emulating has nothing to do here. */
-static int replay_measure_setup(const heron_task *t,
-                                const heron_measure_options *mo,
-                                heron__measure_plan *plan, heron_error *err) {
-  if (mo->compile_only || mo->emulate)
-    return heron_error_set(err, HERON_EINVAL,
-                           "%s applies to measured targets; task %s is "
-                           "answered from recorded logs",
-                           mo->compile_only ? "compile-only" : "emulate",
-                           heron_task_key(t));
   return HERON_OK;
 }
 
@@ -182,7 +170,6 @@ static const heron__target replay_target = {
     .prepare = replay_prepare,
     .finish = replay_finish,
     .t1_task = replay_t1_task,
-    .measure_setup = replay_measure_setup,
 };
 
 const heron__target *heron__target_replay(void) { return &replay_target; }
