@@ -310,7 +310,7 @@ static bench_score_agg random_aggregate(int per_space) {
       uint64_t rng = (uint64_t)seed * 104729 + (uint64_t)sp;
       shuffle(idx, s.n, &rng);
       double score = score_order(&b, &s, idx, s.n, NULL);
-      char name[16];
+      char name[32];
       snprintf(name, sizeof name, "space%d", sp);
       bench_score_table_add(t, name, "random", seed, score, NULL, &err);
     }
