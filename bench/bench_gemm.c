@@ -200,7 +200,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_gemm: no kernel succeeded\n");
     return 1;
   }
-  char cmd[8192], so[4200];
+  char cmd[8192], so[CLI_PATH_BUF];
   snprintf(so, sizeof so, "%s/kernel.so", dir);
   snprintf(cmd, sizeof cmd,
            "cc -O3 -march=native -fopenmp -fPIC -shared -o %s %s/kernel.c", so,

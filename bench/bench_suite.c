@@ -67,7 +67,7 @@ static void interrupt_row(row *r, const char *before) {
  * file) and records the outcome; a child that dies is a failed row, not a
  * failed benchmark. */
 static void tune_row(const settings *s, row *r) {
-  char log[4200], dir[4200];
+  char log[CLI_PATH_BUF], dir[CLI_PATH_BUF];
   snprintf(log, sizeof log, "%s/%s.jsonl", s->out, r->file);
   snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
   heron_tune_options o;
@@ -135,7 +135,7 @@ static void tune_row(const settings *s, row *r) {
 
 /* For --no-tune: what the emitted config says about the search. */
 static void read_emitted(const settings *s, row *r) {
-  char path[4200];
+  char path[CLI_PATH_BUF];
   snprintf(path, sizeof path, "%s/%s/config.json", s->out, r->file);
   json_t *o = json_load_file(path, 0, NULL);
   if (o) {
@@ -338,7 +338,7 @@ int main(int argc, char **argv) {
   }
   set_threads(cpu_count());
 
-  char path[4200];
+  char path[CLI_PATH_BUF];
   snprintf(path, sizeof path, "%s/results.md", s.out);
   FILE *md = fopen(path, "w");
   snprintf(path, sizeof path, "%s/results.csv", s.out);

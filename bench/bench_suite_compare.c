@@ -134,7 +134,7 @@ void compare_row(const settings *s, row *r) {
     r->status = ROW_FAILED;
     return;
   }
-  char dir[4200];
+  char dir[CLI_PATH_BUF];
   snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
   void *dl = NULL;
   heron_ctx hc = {0};

@@ -37,7 +37,8 @@ void shell_quote(char *out, size_t cap, const char *s) {
  * and loads it. */
 kernel_fn load_kernel(const char *dir, const char *cflags, void **dl, char *why,
                       size_t cap) {
-  char src[4200], so[4200], log[4200], qsrc[8600], qso[8600], qlog[8600];
+  char src[CLI_PATH_BUF], so[CLI_PATH_BUF], log[CLI_PATH_BUF], qsrc[8600],
+      qso[8600], qlog[8600];
   snprintf(src, sizeof src, "%s/kernel.c", dir);
   snprintf(so, sizeof so, "%s/kernel.so", dir);
   snprintf(log, sizeof log, "%s/kernel-build.log", dir);

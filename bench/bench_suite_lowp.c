@@ -74,7 +74,7 @@ void compare_row_lowp(const settings *s, const suite *su, row *r) {
     return;
   }
   int int8 = !strcmp(su->dtype, "int8");
-  char dir[4200];
+  char dir[CLI_PATH_BUF];
   snprintf(dir, sizeof dir, "%s/%s", s->out, r->file);
   void *dl = NULL, *dl32 = NULL;
   heron_ctx hc = {0}, h32 = {0};
@@ -179,7 +179,7 @@ void compare_row_lowp(const settings *s, const suite *su, row *r) {
   /* Our own fp32 kernel of the same task, from an fp32 run's folder, on
    * the same values widened to fp32. */
   if (s->fp32_dir) {
-    char dir32[4200];
+    char dir32[CLI_PATH_BUF];
     snprintf(dir32, sizeof dir32, "%s/%s", s->fp32_dir, r->file);
     heron_task *t32 = NULL;
     heron_error err;

@@ -56,7 +56,11 @@ double bench_score_expected_best(const bench_score_baseline *b, size_t k) {
   return e;
 }
 
-double bench_score_baseline_at(const bench_score_baseline *b, double x) {
+/* The baseline at a point of the axis.  Draws axis: E[best_floor(x)], as a
+ * run is sampled after floor(x) trials.  Time axis: x / mean_cost draws,
+ * linear between the whole draws around it (a run's draws at a time are a
+ * random whole number whose mean is about that). */
+static double baseline_at(const bench_score_baseline *b, double x) {
   if (b->settings.axis == BENCH_SCORE_AXIS_DRAWS) {
     double d = floor(x + FLOOR_EPS);
     return bench_score_expected_best(b, d <= 0 ? 0 : (size_t)fmin(d, b->n));
@@ -172,7 +176,7 @@ static void set_window(bench_score_baseline *b) {
     b->x[i] = b->points == 1 ? hi : lo + (hi - lo) * i / (b->points - 1);
   b->x[b->points - 1] = hi; /* exactly, whatever the rounding */
   for (int i = 0; i < b->points; i++)
-    b->curve[i] = bench_score_baseline_at(b, b->x[i]);
+    b->curve[i] = baseline_at(b, b->x[i]);
 }
 
 int bench_score_baseline_init(bench_score_baseline *b,

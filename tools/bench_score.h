@@ -217,12 +217,6 @@ void bench_score_baseline_free(bench_score_baseline *b);
  * below 1e-18.  k = 0 gives v_V. */
 double bench_score_expected_best(const bench_score_baseline *b, size_t k);
 
-/* The baseline at a point of the axis.  Draws axis: E[best_floor(x)], as a
- * run is sampled after floor(x) trials.  Time axis: x / mean_cost draws,
- * linear between the whole draws around it (a run's draws at a time are a
- * random whole number whose mean is about that). */
-double bench_score_baseline_at(const bench_score_baseline *b, double x);
-
 /* One evaluation of a run, in the order the run made them. */
 typedef struct bench_score_trial {
   double x;         /* time axis: seconds since the start when the result

@@ -1,5 +1,5 @@
 /* tools/cli.c - command-line helpers shared by the heron-* tools. */
-/* fopencookie for cli_prefixed_stderr. */
+/* fopencookie for prefixed_stderr. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -143,7 +143,8 @@ static const cli_option *lookup(const cli_option *opts, const char *name,
   return NULL;
 }
 
-cli_option *cli_find(cli_option *opts, const char *name) {
+/* Finds an option by name in a table (NULL when absent). */
+static cli_option *find_option(cli_option *opts, const char *name) {
   return (cli_option *)lookup(opts, name, strlen(name));
 }
 
@@ -679,7 +680,7 @@ int cli_make_dirs(const char *dir) {
 }
 
 void cli_set_default(cli_option *opts, const char *name, const char *fmt, ...) {
-  cli_option *o = cli_find(opts, name);
+  cli_option *o = find_option(opts, name);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(o->def, sizeof o->def, fmt, ap);
@@ -695,6 +696,13 @@ void cli_measure_defaults(cli_option *opts, const heron_measure_options *d) {
   cli_set_default(opts, "threads", "%d", d->threads);
 }
 
+/* A stream that copies its lines to stderr with `prefix` in front of each
+ * (a tuning run's progress lines, so interleaved runs stay readable). */
+typedef struct cli_prefix {
+  char prefix[256];
+  int bol; /* at the beginning of a line */
+} cli_prefix;
+
 static ssize_t prefix_write(void *cookie, const char *buf, size_t n) {
   cli_prefix *p = cookie;
   for (size_t i = 0; i < n; i++) {
@@ -706,7 +714,9 @@ static ssize_t prefix_write(void *cookie, const char *buf, size_t n) {
   return (ssize_t)n;
 }
 
-FILE *cli_prefixed_stderr(cli_prefix *p, const char *prefix) {
+/* Opens the stream over *p (which must outlive it), line-buffered; NULL
+ * when it cannot be made.  Close it with fclose. */
+static FILE *prefixed_stderr(cli_prefix *p, const char *prefix) {
   snprintf(p->prefix, sizeof p->prefix, "%s", prefix);
   p->bol = 1;
   FILE *f = fopencookie(p, "w", (cookie_io_functions_t){.write = prefix_write});
@@ -777,7 +787,7 @@ static void tune_child(const heron_task *t, const heron_tune_options *opts,
   cli_prefix po;
   FILE *progress = NULL;
   if (progress_prefix)
-    o.progress = progress = cli_prefixed_stderr(&po, progress_prefix);
+    o.progress = progress = prefixed_stderr(&po, progress_prefix);
   cli_tune_report rep;
   memset(&rep, 0, sizeof rep);
   heron_error_clear(&rep.err);

@@ -69,10 +69,6 @@ void cli_parser_init(cli_parser *p, const cli_option *opts, int argc,
  * takes none.  "-h" is read as "--help" when the table has "help". */
 int cli_next(cli_parser *p, const char **value, const cli_option **opt);
 
-/* Finds an option by name in a table (NULL when absent), so a tool can set
- * its `def` text. */
-cli_option *cli_find(cli_option *opts, const char *name);
-
 /* Prints the table as --help lines: "  --trials N   help (default: 200)". */
 void cli_print_options(FILE *out, const cli_option *opts);
 
@@ -130,17 +126,6 @@ void cli_set_default(cli_option *opts, const char *name, const char *fmt, ...)
  * (CLI_MEASURE_OPTIONS) from `d`, normally heron_tune_options_init's. */
 void cli_measure_defaults(cli_option *opts, const heron_measure_options *d);
 
-/* A stream that copies its lines to stderr with `prefix` in front of each
- * (a tuning run's progress lines, so interleaved runs stay readable). */
-typedef struct cli_prefix {
-  char prefix[256];
-  int bol; /* at the beginning of a line */
-} cli_prefix;
-
-/* Opens the stream over *p (which must outlive it), line-buffered; NULL
- * when it cannot be made.  Close it with fclose. */
-FILE *cli_prefixed_stderr(cli_prefix *p, const char *prefix);
-
 /* What a tuning run in a child process reports to its parent. */
 typedef struct cli_tune_report {
   int rc; /* heron_tune's status */
@@ -196,6 +181,11 @@ const char *cli_signal_name(int sig);
 
 /* 1 when s[0, len) follows CLI_NAME_RULE. */
 int cli_name_ok(const char *s, size_t len);
+
+/* A buffer for a file path (PATH_MAX, 4096 bytes on Linux) and a little
+ * more: a suffix, or a file name after a folder.  libheron's own is
+ * HERON__PATH_BUF (core/util/util.h), which the tools do not include. */
+#define CLI_PATH_BUF 4200
 
 /* A JSON file a tool reads whole (--config, --suite): exits through
  * cli_usage, naming `flag` and the path, when it is missing, not a regular

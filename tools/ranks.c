@@ -126,8 +126,6 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
 
 void cli_mpi_finish(int status) { (void)status; }
 
-int cli_mpi_lost(void) { return 0; }
-
 void cli_mpi_barrier(void) {}
 
 void cli_mpi_bench_gather(int *complete, int *failed, int *stopped) {
@@ -478,8 +476,6 @@ typedef struct remote {
 } remote;
 
 static remote rm;
-
-int cli_mpi_lost(void) { return rm.lost; }
 
 static void send_work(int r, int index, const int64_t *cfg, int64_t *buf) {
   buf[0] = index;

@@ -79,9 +79,6 @@ void cli_mpi_search_on_ranks(heron_tune_options *o, const heron_task *t,
  * rank that stopped answering may still be running) with MPI_Abort. */
 void cli_mpi_finish(int status);
 
-/* How many candidates were lost with ranks that stopped answering. */
-int cli_mpi_lost(void);
-
 /* This process's rank (0 when not distributed). */
 int cli_mpi_rank(void);
 

@@ -1,7 +1,7 @@
 /* core/measure/meter.h - the meter: what measures a round of configs of
  * one task.  Internal to libheron.
  *
- * heron_tune's rounds (core/tune/engine.c) and the public heron_measurer
+ * heron_tune's rounds (core/tune/engine_round.c) and the public heron_measurer
  * (heron/tune.h, meter.c) measure through one interface, whatever does the
  * measuring:
  *

@@ -4,7 +4,8 @@
 
 #include <stdlib.h>
 
-int heron__cmp_double(const void *a, const void *b) {
+/* qsort's comparison of two doubles, ascending. */
+static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
@@ -12,7 +13,7 @@ int heron__cmp_double(const void *a, const void *b) {
 double heron__median(double *v, int n) {
   if (n <= 0)
     return 0;
-  qsort(v, (size_t)n, sizeof(double), heron__cmp_double);
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

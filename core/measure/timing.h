@@ -34,7 +34,4 @@ double heron__time_repeats(const heron_measure_options *o,
 /* The median of v[0..n) (sorts v); 0 for n <= 0. */
 double heron__median(double *v, int n);
 
-/* qsort's comparison of two doubles, ascending. */
-int heron__cmp_double(const void *a, const void *b);
-
 #endif

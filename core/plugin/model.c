@@ -212,7 +212,7 @@ int heron__model_open_guarded(const char *name, const heron_param *params,
 /* Saves to a temporary sibling, then renames it over `path`, so a run
  * killed mid-save leaves the previous model whole. */
 static int save_atomically(heron_model *m, const char *path, heron_error *err) {
-  char tmp[4200];
+  char tmp[HERON__PATH_BUF];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   int rc = heron__model_save(m, tmp, err);
   if (rc == HERON_OK && rename(tmp, path) != 0)

@@ -208,8 +208,8 @@ int heron__log_flags(json_t *o, const heron_measurement *m) {
 int heron__log_read(const char *path, const heron_space *sp,
                     const char *task_key, heron_history *h, heron_rng *rng,
                     int *dropped_tail, long *valid_bytes, heron_error *err) {
-  return heron__log_read_elapsed(path, sp, task_key, h, rng, dropped_tail,
-                                 valid_bytes, NULL, err);
+  return heron__log_read_resume(path, sp, task_key, h, rng, dropped_tail,
+                                valid_bytes, NULL, NULL, err);
 }
 
 /* Appends x to the growing array *a of *n entries. */
@@ -224,15 +224,6 @@ static int push_double(double **a, int *n, int *cap, double x) {
   }
   (*a)[(*n)++] = x;
   return HERON_OK;
-}
-
-int heron__log_read_elapsed(const char *path, const heron_space *sp,
-                            const char *task_key, heron_history *h,
-                            heron_rng *rng, int *dropped_tail,
-                            long *valid_bytes, double **elapsed,
-                            heron_error *err) {
-  return heron__log_read_resume(path, sp, task_key, h, rng, dropped_tail,
-                                valid_bytes, elapsed, NULL, err);
 }
 
 /* Sets cfg aside in retry, once per config. */

@@ -93,18 +93,12 @@ int heron__log_read(const char *path, const heron_space *sp,
                     const char *task_key, heron_history *h, heron_rng *rng,
                     int *dropped_tail, long *valid_bytes, heron_error *err);
 
-/* heron__log_read that also returns each record's "elapsed" (0 when a line
- * has none, as in older logs) in a malloc'ed array *elapsed of one entry
- * per record added to h (NULL when none was; free it). */
-int heron__log_read_elapsed(const char *path, const heron_space *sp,
-                            const char *task_key, heron_history *h,
-                            heron_rng *rng, int *dropped_tail,
-                            long *valid_bytes, double **elapsed,
-                            heron_error *err);
-
-/* heron__log_read_elapsed for a resume: records `retry` describes are set
- * aside into retry->cfgs instead of the history (retry may be NULL: keep
- * every record). */
+/* heron__log_read for a resume: it also returns each record's "elapsed" (0
+ * when a line has none, as in older logs) in a malloc'ed array *elapsed of
+ * one entry per record added to h (NULL when none was; free it; elapsed
+ * may be NULL: not wanted), and sets the records `retry` describes aside
+ * into retry->cfgs instead of the history (retry may be NULL: keep every
+ * record). */
 int heron__log_read_resume(const char *path, const heron_space *sp,
                            const char *task_key, heron_history *h,
                            heron_rng *rng, int *dropped_tail, long *valid_bytes,

@@ -329,7 +329,7 @@ int heron__replay_read_t4(heron__replay *rp, const char *path, train *tr,
   const json_t *r;
   if (!rc && json_is_array(results))
     json_array_foreach(results, i, r) {
-      char what[4200];
+      char what[HERON__PATH_BUF];
       snprintf(what, sizeof what, "%s: result %zu", path, i + 1);
       st->records++;
       int skip;
@@ -427,7 +427,7 @@ int heron__replay_read_t4(heron__replay *rp, const char *path, train *tr,
   int ncache = 0;
   if (!rc && json_is_object(cache))
     json_object_foreach((json_t *)cache, ckey, r) {
-      char what[4200];
+      char what[HERON__PATH_BUF];
       snprintf(what, sizeof what, "%s: cache entry \"%.60s\"", path, ckey);
       st->records++;
       ncache++;

@@ -16,7 +16,7 @@ int64_t heron__mul_sat(int64_t a, int64_t b) {
   return a * b;
 }
 
-int64_t heron__add_sat(int64_t a, int64_t b) {
+static int64_t add_sat(int64_t a, int64_t b) {
   return a + b > HERON__BOUND_MAX ? HERON__BOUND_MAX : a + b;
 }
 
@@ -46,15 +46,6 @@ int heron__r_const(heron__rules *r, int64_t value) {
     return -1;
   int v = check(r, heron__space_const(r->sp, value), "a constant");
   set_ub(r, v, value);
-  return v;
-}
-
-int heron__r_divisors(heron__rules *r, const char *name, int is_knob,
-                      int64_t n) {
-  if (r->rc)
-    return -1;
-  int v = check(r, heron__space_var_divisors(r->sp, name, is_knob, n), name);
-  set_ub(r, v, n);
   return v;
 }
 
@@ -148,7 +139,7 @@ int heron__r_sum(heron__rules *r, const char *name, const int *xs, int n) {
     return -1;
   int64_t ub = 0;
   for (int i = 0; i < n; i++)
-    ub = heron__add_sat(ub, heron__r_ub(r, xs[i]));
+    ub = add_sat(ub, heron__r_ub(r, xs[i]));
   /* From 0: a sum of terms that may all be 0 (the pack sizes when no input
    * is packed) is 0. */
   int z = heron__r_range(r, name, 0, 0, ub < 1 ? 1 : ub);

@@ -38,7 +38,6 @@ typedef struct heron__rule_note {
 } heron__rule_note;
 
 int64_t heron__mul_sat(int64_t a, int64_t b);
-int64_t heron__add_sat(int64_t a, int64_t b);
 
 /* The bound recorded for variable v (HERON__BOUND_MAX when unknown). */
 int64_t heron__r_ub(const heron__rules *r, int v);
@@ -46,10 +45,8 @@ int64_t heron__r_ub(const heron__rules *r, int v);
 /* The shared constant variable of `value`. */
 int heron__r_const(heron__rules *r, int64_t value);
 
-/* A variable (knob when is_knob) with the divisors of n, an explicit set,
- * or the range [lo, hi] as its domain.  -1 after a failure. */
-int heron__r_divisors(heron__rules *r, const char *name, int is_knob,
-                      int64_t n);
+/* A variable (knob when is_knob) with an explicit set, or the range
+ * [lo, hi], as its domain.  -1 after a failure. */
 int heron__r_set(heron__rules *r, const char *name, int is_knob,
                  const int64_t *vals, int n);
 int heron__r_range(heron__rules *r, const char *name, int is_knob, int64_t lo,

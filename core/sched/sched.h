@@ -74,7 +74,4 @@ void heron__codegen_driver(const heron__op *op, heron__buf *out);
  * machine's defaults for NULL.  Static string. */
 const char *heron__template_cflags(const heron__template *t);
 
-/* The target whose rules built t (NULL for NULL). */
-const struct heron__target *heron__template_target(const heron__template *t);
-
 #endif

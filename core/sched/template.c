@@ -81,10 +81,6 @@ void heron__template_free(heron__template *t) {
   free(t);
 }
 
-const heron__target *heron__template_target(const heron__template *t) {
-  return t ? t->target : NULL;
-}
-
 const char *heron__template_cflags(const heron__template *t) {
   /* No template (a caller asking for the defaults): this machine's ISA. */
   if (!t || !t->target->cflags)

@@ -253,7 +253,8 @@ void heron__hw_detect_cpu(heron__hw *hw) {
 static int lacks(const heron__hw *need, const heron__hw *have, int dtype,
                  char *missing, size_t cap) {
   /* int8 and bf16 kernels use the dot-product extension the template picks
-   * from the description (core/sched/cpu_rules.c, dot_setup). */
+   * from the description (core/targets/cpu/rules_dot.c, heron__cpu_dot_setup).
+   */
   int vnni = dtype == HERON__INT8 && need->has_avx512 && need->has_vnni;
   int avx_vnni =
       dtype == HERON__INT8 && !vnni && need->has_avx2 && need->has_avx_vnni;

@@ -81,10 +81,6 @@ enum {
   /* Its builds report ptxas statistics (registers, spills, shared memory),
    * which log lines carry ("regs", "spill_bytes", "smem_bytes"). */
   HERON__TARGET_BUILD_STATS = 1u << 4,
-  /* Has an emulation (--emulate): its kernels' special instructions have
-   * scalar C definitions, so each kernel can be built for this CPU and
-   * checked once against the reference on any x86-64 machine, untimed. */
-  HERON__TARGET_EMULATE = 1u << 5,
 };
 
 /* What measure_setup settles for a run: filled by the target, read by the
@@ -110,7 +106,7 @@ typedef struct heron__task_draft {
   /* The hardware description to use in place of spec->hw (may be NULL:
    * the base target's detection); points into side[] or into the spec. */
   const char *hw;
-  char side[4200];
+  char side[HERON__PATH_BUF];
   /* The task key the recorded logs carry, for finish to compare. */
   char key[256];
 } heron__task_draft;

@@ -296,7 +296,7 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
   /* Crashes and hangs in plugin calls end the run with their name.  The
    * guard's watchdog is a thread, so it starts after the runner's fork. */
   {
-    char where[4200];
+    char where[HERON__PATH_BUF];
     if (o->log_path && !o->dry_run)
       snprintf(where, sizeof where,
                "The log %s holds every trial measured before this round.",

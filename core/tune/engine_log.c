@@ -24,7 +24,7 @@ static int set_aside(const char *path, run *r, heron_error *err) {
   struct stat st;
   if (stat(path, &st) != 0 || st.st_size == 0)
     return HERON_OK;
-  char aside[4200];
+  char aside[HERON__PATH_BUF];
   for (int i = 1; i < 10000; i++) {
     snprintf(aside, sizeof aside, "%s.%d", path, i);
     if (access(aside, F_OK) != 0)

@@ -359,7 +359,7 @@ static int run_round(run *r, int64_t *props, uint64_t *keys,
                            env_why[0] ? env_why : "the toolchain is broken",
                            nenv, nenv > 1 ? "s" : "");
   rc = n > 0 ? learn(r, stored, n, err) : HERON_OK;
-  char sp[4200];
+  char sp[HERON__PATH_BUF];
   if (rc == HERON_OK && n > 0 && HERON__PLUGIN_HAS(r->strat, save_state) &&
       state_path(r, sp, sizeof sp)) {
     heron_error serr;
@@ -459,7 +459,7 @@ int heron__tune_warm_start(run *r, heron_error *err) {
   /* The state was saved beside the log being resumed, which need not be
    * the log this run writes (--resume A --log B): read A.state, and save
    * to B.state from the next round on. */
-  char sp[4200];
+  char sp[HERON__PATH_BUF];
   int have_state = 0;
   if (rc == HERON_OK && HERON__PLUGIN_HAS(r->strat, load_state) &&
       r->o->resume_path) {

@@ -11,6 +11,11 @@
 
 #define HERON__HIDDEN __attribute__((visibility("hidden")))
 
+/* A buffer for a file path (PATH_MAX, 4096 bytes on Linux) and a little
+ * more: a suffix or prefix (".state", ".1", "-I", "/kernel.c") or the few
+ * words of a message naming it. */
+#define HERON__PATH_BUF 4200
+
 /* A growable, always NUL-terminated string. Zero-initialise before use.
  * On allocation failure `failed` is set and further appends do nothing. */
 typedef struct heron__buf {

@@ -5,15 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin_util.h"
+
 /* ---- Keys -----------------------------------------------------------------
  */
-
-uint64_t bo_config_key(const heron_space *sp, const int64_t *cfg) {
-  char buf[32];
-  if (heron_space_key(sp, cfg, buf, sizeof buf) != HERON_OK)
-    return 0;
-  return strtoull(buf, NULL, 16);
-}
 
 /* 1 when cfg was measured already (heron_history_contains); 0 without a
  * history. */
@@ -199,7 +194,7 @@ int bo_pool_add(bo_pool *p, const heron_strategy_env *env, const int64_t *cfg,
                 int origin) {
   if (p->n >= p->cap)
     return 0;
-  uint64_t key = bo_config_key(env->space, cfg);
+  uint64_t key = plugin_config_key(env->space, cfg);
   if (bo_keyset_has(&p->keys, key) || bo_measured(env, cfg))
     return 0;
   if (bo_keyset_add(&p->keys, key) < 0)
@@ -246,7 +241,7 @@ int bo_propose_random(const heron_strategy_env *env, int want, int64_t *out,
       misses++;
       continue;
     }
-    int fresh = bo_keyset_add(taken, bo_config_key(env->space, cfg));
+    int fresh = bo_keyset_add(taken, plugin_config_key(env->space, cfg));
     if (fresh < 0)
       return heron_error_set(err, HERON_ENOMEM, "out of memory");
     if (fresh == 0) {

@@ -22,10 +22,7 @@ extern "C" {
 #endif
 
 /* ---- Keys -----------------------------------------------------------------
- */
-
-/* heron_space_key of cfg as a number (0 when the space refuses it). */
-uint64_t bo_config_key(const heron_space *sp, const int64_t *cfg);
+ * A config's key is plugin_config_key's (plugin_util.h). */
 
 /* An open-addressing set of 64-bit keys (0 is stored as 1, so two configs
  * whose hashes differ only there would collide: harmless for dedup). */

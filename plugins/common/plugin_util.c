@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plugin_util.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 double plugin_now(void) {
@@ -14,4 +15,11 @@ double plugin_now(void) {
 int plugin_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+uint64_t plugin_config_key(const heron_space *sp, const int64_t *cfg) {
+  char buf[32];
+  if (heron_space_key(sp, cfg, buf, sizeof buf) != HERON_OK)
+    return 0;
+  return strtoull(buf, NULL, 16);
 }

@@ -85,7 +85,6 @@ static const heron__target amx_target = {
     /* Not HERON__TARGET_HW_FILE: its descriptions are CPU ones ("target":
      * "cpu", configs/hw/sapphire-rapids.json), and its logs are not
      * replayed yet. */
-    .flags = HERON__TARGET_EMULATE,
     .check_spec = amx_check_spec,
     .resolve_hw = amx_resolve_hw,
     .rules = amx_rules,

@@ -9,10 +9,11 @@
 
 #include "core/targets/cpu/cpu.h"
 #include "core/task/task.h"
+#include "core/util/util.h"
 
 static int write_in(const char *dir, const char *name, const char *text,
                     heron_error *err) {
-  char path[4200];
+  char path[HERON__PATH_BUF];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   return heron__write_file(path, text, strlen(text), err);
 }
@@ -47,7 +48,7 @@ int heron__cpu_emit(const heron_task *t, const heron_measurement *best,
                       "./bench \"$@\"\n",
                       t->key, best->trial, best->gflops, flags);
     char *sh = heron__buf_take(&b);
-    char path[4200];
+    char path[HERON__PATH_BUF];
     snprintf(path, sizeof path, "%s/build.sh", dir);
     rc = sh ? heron__write_file(path, sh, strlen(sh), err)
             : heron_error_set(err, HERON_ENOMEM, "out of memory");

@@ -154,7 +154,7 @@ static const heron__target cpu_target = {
                "vector FMA micro-kernel; built by the system C compiler",
     .default_dtype = "fp32",
     .dtypes = "fp32, int8 or bf16",
-    .flags = HERON__TARGET_HW_FILE | HERON__TARGET_EMULATE,
+    .flags = HERON__TARGET_HW_FILE,
     .check_spec = cpu_check_spec,
     .resolve_hw = cpu_resolve_hw,
     .rules = cpu_rules,

@@ -174,7 +174,7 @@ static int compile_program(const char *src, int sm, heron__nvrtc_result *r,
    * it extern "C"; a source without the kernel fails to compile. */
   nvrtcAddNameExpression(prog, HERON__CUDA_KERNEL_NAME);
 
-  char arch[48], inc[4200];
+  char arch[48], inc[HERON__PATH_BUF];
   snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
   snprintf(inc, sizeof inc, "-I%s", include_dir());
   /* No --use_fast_math: kernels are checked against an exact reference,
@@ -264,7 +264,7 @@ int heron__nvrtc_ptx(const char *src, int sm, char **ptx, heron_error *err) {
       NVRTC_SUCCESS)
     return heron_error_set(err, HERON_EBUILD, "NVRTC cannot create a program");
   /* The virtual architecture: NVRTC then stops at PTX. */
-  char arch[48], inc[4200];
+  char arch[48], inc[HERON__PATH_BUF];
   snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d", sm);
   snprintf(inc, sizeof inc, "-I%s", include_dir());
   const char *opts[] = {arch, inc, "-default-device", "-std=c++17"};

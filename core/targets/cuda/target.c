@@ -13,6 +13,7 @@
 #include "core/targets/cuda/toolchain.h"
 #include "core/targets/target.h"
 #include "core/task/task.h"
+#include "core/util/util.h"
 
 /* Prepacked inputs are a layout rewrite of the cpu kernels only. */
 static int cuda_check_spec(const heron_task_spec *spec, const heron__op *op,
@@ -174,7 +175,7 @@ static int cuda_measure_setup(const heron_task *t,
 
 static int write_in(const char *dir, const char *name, const char *text,
                     heron_error *err) {
-  char path[4200];
+  char path[HERON__PATH_BUF];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   return heron__write_file(path, text, strlen(text), err);
 }
@@ -222,8 +223,8 @@ static const heron__target cuda_target = {
                "the driver API or emulated on the CPU",
     .default_dtype = "fp16",
     .dtypes = "fp16",
-    .flags = HERON__TARGET_GPU | HERON__TARGET_HW_FILE |
-             HERON__TARGET_BUILD_STATS | HERON__TARGET_EMULATE,
+    .flags =
+        HERON__TARGET_GPU | HERON__TARGET_HW_FILE | HERON__TARGET_BUILD_STATS,
     .check_spec = cuda_check_spec,
     .resolve_hw = cuda_resolve_hw,
     .rules = cuda_rules,

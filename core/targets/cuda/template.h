@@ -67,7 +67,7 @@
  * With the knob X.shared_swz = 1 (mma path only, pad 0, a row pitch of
  * 16, 32 or a multiple of 64 halves) the tile X.shared is XOR-swizzled:
  * element (row, col) lies in the 16-byte chunk (col / 8) ^ key of its row
- * (heron__swz in the mma prelude, core/targets/cuda/prelude.c), which the
+ * (heron__swz in the mma prelude, core/targets/cuda/prelude_mma.c), which the
  * cooperative stores and the ldmatrix row addresses both use, so that an
  * ldmatrix phase (8 rows at one chunk) and a phase of 16-byte stores (8
  * consecutive chunks) each cover the 32 banks once.

@@ -542,7 +542,7 @@ static int becbo_pick(becbo *s, becbo_round *r, int want, int64_t *out,
       b++;
       bo_keyset_add(
           &s->boundary_keys,
-          bo_config_key(s->env->space, r->pool.cfg + (size_t)j * s->nvars));
+          plugin_config_key(s->env->space, r->pool.cfg + (size_t)j * s->nvars));
     }
     n++;
   }
@@ -649,7 +649,7 @@ static int becbo_observe(void *self, const heron_measurement *results, int n,
     const heron_measurement *m = &results[i];
     if (!m->config || s->boundary_keys.n == 0 ||
         !bo_keyset_has(&s->boundary_keys,
-                       bo_config_key(s->env->space, m->config)))
+                       plugin_config_key(s->env->space, m->config)))
       continue;
     tried++;
     failed += bo_is_failure(m);

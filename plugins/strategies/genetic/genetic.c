@@ -409,7 +409,7 @@ static int genetic_load_state(void *self, const char *path, heron_error *err) {
     if (!why && heron_space_violations(g->sp, cfg, NULL, 0) != 0)
       why = "a config violates this space's constraints";
     if (!why)
-      genetic_pool_push(p, cfg, genetic_key(g, cfg), 0);
+      genetic_pool_push(p, cfg, plugin_config_key(g->sp, cfg), 0);
   }
   fclose(f);
   if (why) {

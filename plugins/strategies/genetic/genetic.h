@@ -86,9 +86,6 @@ typedef struct genetic {
   long observed;
 } genetic;
 
-/* The numeric form of heron_space_key, the same number the history keeps. */
-uint64_t genetic_key(const genetic *g, const int64_t *cfg);
-
 /* 1 when the config of that key was measured (the history holds it). */
 int genetic_measured(const genetic *g, uint64_t key);
 

@@ -79,13 +79,6 @@ int genetic_set_add(genetic_set *s, uint64_t key) {
   return 1;
 }
 
-uint64_t genetic_key(const genetic *g, const int64_t *cfg) {
-  char buf[32];
-  if (heron_space_key(g->sp, cfg, buf, sizeof buf) != HERON_OK)
-    return 0;
-  return strtoull(buf, NULL, 16);
-}
-
 int genetic_measured(const genetic *g, uint64_t key) {
   if (!g->env->history)
     return 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "genetic.h"
+#include "plugin_util.h"
 
 /* ---- Selection ----------------------------------------------------------- */
 static int genetic_rank_cmp(const void *a, const void *b) {
@@ -200,7 +201,7 @@ static int genetic_add_samples(genetic *g, genetic_pool *p, int n,
     }
     if (rc != HERON_OK)
       return heron_error_set(err, rc, "genetic: sampling failed: %s", e.text);
-    uint64_t key = genetic_key(g, cfg);
+    uint64_t key = plugin_config_key(g->sp, cfg);
     if (genetic_set_add(&g->seen, key))
       genetic_pool_push(p, cfg, key, 0);
   }
@@ -259,7 +260,7 @@ static int genetic_seed_population(genetic *g, heron_error *err) {
     return ntop;
   for (int i = 0; i < ntop; i++) {
     const int64_t *cfg = heron_history_get(g->env->history, top[i])->config;
-    uint64_t key = genetic_key(g, cfg);
+    uint64_t key = plugin_config_key(g->sp, cfg);
     if (genetic_set_add(&g->seen, key))
       genetic_pool_push(w, cfg, key, 0);
   }
@@ -301,7 +302,7 @@ static int genetic_generation(genetic *g, int gen, heron_error *err) {
       continue;
     if (rc != HERON_OK)
       return rc;
-    uint64_t key = genetic_key(g, child);
+    uint64_t key = plugin_config_key(g->sp, child);
     if (genetic_set_add(&g->seen, key))
       genetic_pool_push(next, child, key, 0);
   }
@@ -382,7 +383,7 @@ static int genetic_fill_random(genetic *g, int want, int64_t *out, int *n,
     int rc = heron_space_sample(g->sp, g->env->rng, cfg, &e);
     if (rc != HERON_OK && rc != HERON_EUNSAT)
       return heron_error_set(err, rc, "genetic: sampling failed: %s", e.text);
-    uint64_t key = rc == HERON_OK ? genetic_key(g, cfg) : 0;
+    uint64_t key = rc == HERON_OK ? plugin_config_key(g->sp, cfg) : 0;
     if (rc != HERON_OK || genetic_measured(g, key) ||
         !genetic_set_add(&g->batch, key)) {
       fails++;
@@ -436,7 +437,7 @@ static int genetic_population_from_history(genetic *g, heron_error *err) {
     const heron_measurement *m = heron_history_get(g->env->history, top[i]);
     int good = m->status == HERON_MEAS_OK;
     ok += good;
-    genetic_pool_push(&g->popl, m->config, genetic_key(g, m->config),
+    genetic_pool_push(&g->popl, m->config, plugin_config_key(g->sp, m->config),
                       good ? m->gflops : 0.0);
   }
   free(top);
@@ -465,7 +466,7 @@ int genetic_round_measured(genetic *g, int want, int64_t *out, int *n,
         continue;
       if (rc != HERON_OK)
         return rc;
-      uint64_t key = genetic_key(g, child);
+      uint64_t key = plugin_config_key(g->sp, child);
       if (genetic_measured(g, key) || !genetic_set_add(&g->batch, key))
         continue;
       (*n)++;
