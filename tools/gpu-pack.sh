@@ -23,11 +23,11 @@ for f in $tools $tests; do
   [ -x "$build/bin/$f" ] || { echo "gpu-pack.sh: no $build/bin/$f: build first" >&2; exit 1; }
 done
 rm -rf .devbuild .devlibs .devlibs.tar.xz
-mkdir -p .devbuild/bin .devbuild/tests/measure .devlibs
+mkdir -p .devbuild/bin .devbuild/tests/targets/cuda .devlibs
 for f in $tools $tests; do cp "$build/bin/$f" .devbuild/bin/; done
 cp -r "$build/lib" "$build/plugins" "$build/CMakeCache.txt" .devbuild/
 # test_cuda's fake drivers, at the path the build compiled into it.
-cp "$build"/tests/measure/*.so .devbuild/tests/measure/
+cp "$build"/tests/targets/cuda/*.so .devbuild/tests/targets/cuda/
 # The libraries of the tools and plugins that a bare CUDA image lacks:
 # JSON, GSL, XGBoost, zlib, curl, OpenBLAS, oneDNN and OpenMPI's (the tools
 # link it; MPI is only started under mpirun).  glibc, the compiler runtime

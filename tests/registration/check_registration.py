@@ -6,7 +6,7 @@ sources is a ctest, and every ctest of a C test file is one of its TESTs.
     check_registration.py --self-test
 
 tests/CMakeLists.txt (heron_add_test_file) registers each TEST(name) of a
-file tests/<module>/<file>.c as the ctest <file>.<name>, running the file's
+file tests/**/<file>.c as the ctest <file>.<name>, running the file's
 executable with the argument <name>.  This reads every tests/**/*.c with a
 small C tokenizer (comments, string and character literals and preprocessor
 lines removed, so "#define TEST(fn_)", a TEST in a comment or in a string
@@ -124,7 +124,7 @@ def tests_in(text):
 
 
 def exe_of(stem):
-    """The executable heron_add_test_file builds for tests/<m>/<stem>.c."""
+    """The executable heron_add_test_file builds for tests/**/<stem>.c."""
     return stem if stem.startswith("test_") else "test_" + stem
 
 

@@ -32,7 +32,7 @@
  *               turn; the tiles do not (C = 1 plus two products of 2^-24
  *               gives 1 + 2^-23 there, 1 in the SDM's order), and this
  *               order matched them bit for bit on 100,000 random dot
- *               products (tests/amx/test_amx_prelude.c, natively);
+ *               products (tests/targets/amx/test_amx_prelude.c, natively);
  *               bf16 inputs that are denormal count as zero (DAZ) and a
  *               denormal sum is flushed to zero (FTZ), as the SDM states
  *               for this instruction (MXCSR is neither read nor written);

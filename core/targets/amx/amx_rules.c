@@ -15,8 +15,8 @@
  * a row = 4 x B rows).  They are posted over aux variables named after the
  * tile fields (A.rows, A.colsb, ...), so that every config the space admits
  * is a configuration LDTILECFG accepts and every TDPBUSD / TDPBF16PS of the
- * kernel is well formed; tests/amx checks that on sampled configs with its
- * own reading of the ISA.
+ * kernel is well formed; tests/targets/amx checks that on sampled configs with
+ * its own reading of the ISA.
  */
 #include <stdio.h>
 #include <stdlib.h>

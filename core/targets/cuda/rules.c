@@ -30,7 +30,7 @@ static const int64_t PADS[] = {0, 8, 16, 24, 32, 48};
 
 /* Registers a thread needs besides its fragments: addresses, loop counters
  * and the cooperative loads' temporaries (calibrated against ptxas'
- * reports on the suite; see tests/sched/test_cuda_nvrtc.c). */
+ * reports on the suite; see tests/targets/cuda/test_cuda_nvrtc.c). */
 #define REGS_OVERHEAD 40
 #define REGS_PER_THREAD_MAX 255
 
@@ -490,7 +490,7 @@ static void rule_mma(ctx *c) {
  * load_matrix_sync takes a plain pitch, so swizzle needs mma == 1 (and so
  * sm_80).  The rules claim: with swizzle 1 every ldmatrix phase and every
  * phase of 16-byte stores of that operand is conflict-free
- * (tests/sched/test_cuda_template.c counts the banks of the emulated
+ * (tests/targets/cuda/test_cuda_template.c counts the banks of the emulated
  * kernel).  Absent value 0: old logs read back unswizzled. */
 static void rule_swizzle(ctx *c) {
   heron__cuda_sched *s = c->s;

@@ -1,4 +1,4 @@
-/* tests/target/dot_no_vector_axis.c - an int8 or bf16 task the cpu
+/* tests/targets/cpu/dot_no_vector_axis.c - an int8 or bf16 task the cpu
  * template's dot-product kernels cannot vectorize (gemm with N = 1, a
  * convolution with CO = 1) is refused with a message that says what the
  * kernels need, which axis is too short, and what to use instead; and what

@@ -1,5 +1,5 @@
-/* tests/sched/test_cuda_template.c - the Tensor Core template: its knobs,
- * the implicit-GEMM view of every suite op, and properties of sampled
+/* tests/targets/cuda/test_cuda_template.c - the Tensor Core template: its
+ * knobs, the implicit-GEMM view of every suite op, and properties of sampled
  * configs checked independently of the rules (splits, threads, the shared
  * memory plan after reuse, vector widths against the index maps). */
 #include "cuda_fixtures.h"

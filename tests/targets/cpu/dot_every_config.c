@@ -1,8 +1,8 @@
-/* tests/target/dot_every_config.c - every config of the int8 and bf16
+/* tests/targets/cpu/dot_every_config.c - every config of the int8 and bf16
  * spaces of small, odd operators computes the right result, built as the
  * measurements build it.
  *
- * tests/codegen/dot_kernels.c samples 50 configs per op and builds them at
+ * tests/targets/cpu/dot_kernels.c samples 50 configs per op and builds them at
  * -O0.  Issue 30 found configs that compute wrong results (3 of 16 random
  * bf16 configs of gemm 3x5x7, at vec 1), and this test found more: both
  * were GCC 12 -O3 miscompiling code that is right at -O0 and -O2.  The

@@ -1,4 +1,4 @@
-/* tests/measure/fake_libcuda_partial.c - a "driver" that exports cuInit
+/* tests/targets/cuda/fake_libcuda_partial.c - a "driver" that exports cuInit
  * and nothing else, to check that loading names the first missing entry
  * point instead of crashing when it would be called. */
 #define EXPORT __attribute__((visibility("default")))

@@ -1,4 +1,4 @@
-/* tests/tune/test_log.c - the JSON Lines log's cuda fields: lines of a cuda
+/* tests/record/test_log.c - the JSON Lines log's cuda fields: lines of a cuda
  * task carry the ptxas statistics ("regs", "spill_bytes", "smem_bytes") and
  * a resumed history gets them back; cpu lines stay without them; a bad
  * value is a parse error naming the field. */

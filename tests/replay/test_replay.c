@@ -1,4 +1,4 @@
-/* tests/tune/test_replay.c - the replay target: recorded configs are
+/* tests/replay/test_replay.c - the replay target: recorded configs are
  * answered exactly from the log, other configs by the xgb surrogate and
  * marked simulated, runs are deterministic for a seed, bad logs are named,
  * the sidecar hardware description is used and "elapsed" grows.
@@ -52,7 +52,7 @@ static const char *fixture_dir(void) {
   const char *isa = getenv("HERON_CPU_ISA");
   snprintf(dir, sizeof dir,
            HERON_BINARY_DIR
-           "/tests/tune/replay_fixture_gemm64_random30_%016llx%s%s",
+           "/tests/replay/replay_fixture_gemm64_random30_%016llx%s%s",
            (unsigned long long)h, isa && *isa ? "_isa_" : "",
            isa && *isa ? isa : "");
   return dir;

@@ -1,4 +1,4 @@
-/* tests/target/hw_isa_cap.c - HERON_CPU_ISA caps what detection finds (it
+/* tests/targets/hw_isa_cap.c - HERON_CPU_ISA caps what detection finds (it
  * lowers, never raises, and an unknown value is ignored and named), and
  * heron__hw_cpu_lacks names the instructions a cpu description needs that
  * this machine - cap included - lacks.

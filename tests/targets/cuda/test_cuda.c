@@ -1,4 +1,4 @@
-/* tests/measure/test_cuda.c - the cuda target's measurement without a GPU:
+/* tests/targets/cuda/test_cuda.c - the cuda target's measurement without a GPU:
  * NVRTC builds and their ptxas statistics, the parallel build of cuda
  * candidates, the driver loaded with dlopen and the device probe, the
  * cuda worker's run against a fake driver, and the CPU emulation path.

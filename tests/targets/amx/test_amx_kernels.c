@@ -1,4 +1,5 @@
-/* tests/amx/test_amx_kernels.c - generated AMX kernels compute their op.
+/* tests/targets/amx/test_amx_kernels.c - generated AMX kernels compute their
+ * op.
  *
  * For every op (all nine go through the GEMM view), in int8 (u8 x s8 -> s32,
  * checked exactly) and bf16 (-> fp32, checked with the op's tolerance), at

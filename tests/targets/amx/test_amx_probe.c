@@ -1,5 +1,5 @@
-/* tests/amx/test_amx_probe.c - what a native amx run needs, and the exact
- * reason it gives when something is missing.
+/* tests/targets/amx/test_amx_probe.c - what a native amx run needs, and the
+ * exact reason it gives when something is missing.
  *
  * Every branch of heron__amx_native_ok is driven with a made-up probe
  * result (a CPU without the instructions, an OS without the tile state, a

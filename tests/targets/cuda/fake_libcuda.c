@@ -1,5 +1,5 @@
-/* tests/measure/fake_libcuda.c - a stand-in for libcuda.so.1, loaded by the
- * tests through HERON_LIBCUDA, so the driver loading, the probe and the
+/* tests/targets/cuda/fake_libcuda.c - a stand-in for libcuda.so.1, loaded by
+ * the tests through HERON_LIBCUDA, so the driver loading, the probe and the
  * cuda worker's whole run (allocations, copies, the launch and its
  * arguments, events, the output check) are exercised on machines without a
  * GPU.

@@ -1,5 +1,5 @@
-/* tests/sched/cuda_fixtures.h - the Tensor Core suite and small shapes of
- * every op, shared by the cuda template tests (rules, NVRTC, CPU check). */
+/* tests/targets/cuda/cuda_fixtures.h - the Tensor Core suite and small shapes
+ * of every op, shared by the cuda template tests (rules, NVRTC, CPU check). */
 #ifndef HERON_TESTS_CUDA_FIXTURES_H
 #define HERON_TESTS_CUDA_FIXTURES_H
 

@@ -1,4 +1,4 @@
-/* tests/target/hw_load.c - loading hardware descriptions from JSON: every
+/* tests/targets/hw_load.c - loading hardware descriptions from JSON: every
  * shipped file loads with its real limits, and malformed files are refused
  * with a message naming the problem. */
 #include <dirent.h>

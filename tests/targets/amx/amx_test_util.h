@@ -1,5 +1,5 @@
-/* tests/amx/amx_test_util.h - what the amx tests share: a scratch folder,
- * building C sources into one shared object with one compiler call, and
+/* tests/targets/amx/amx_test_util.h - what the amx tests share: a scratch
+ * folder, building C sources into one shared object with one compiler call, and
  * running code in a forked child whose stderr comes back. */
 #ifndef HERON_TESTS_AMX_UTIL_H
 #define HERON_TESTS_AMX_UTIL_H

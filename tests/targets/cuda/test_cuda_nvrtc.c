@@ -1,5 +1,5 @@
-/* tests/sched/test_cuda_nvrtc.c - every suite op's generated kernels compile
- * with NVRTC for sm_80 and sm_90, and ptxas' statistics stay inside the
+/* tests/targets/cuda/test_cuda_nvrtc.c - every suite op's generated kernels
+ * compile with NVRTC for sm_80 and sm_90, and ptxas' statistics stay inside the
  * limits the constraints claim: registers per thread <= 255, registers x
  * threads <= the block's register file, no static shared memory (the plan
  * is all dynamic) and the dynamic plan <= the GPU's opt-in limit.
@@ -265,7 +265,7 @@ TEST(dil_sample_compiles) { compile_case(&CUDA_SUITE[6], SAMPLE, 1); }
 TEST(t2d_sample_compiles) { compile_case(&CUDA_SUITE[7], SAMPLE, 1); }
 TEST(scan_sample_compiles) { compile_case(&CUDA_SUITE[8], SAMPLE, 1); }
 
-/* The sweep (label cuda_exhaustive, see tests/sched/CMakeLists.txt). */
+/* The sweep (label cuda_exhaustive, see tests/targets/cuda/CMakeLists.txt). */
 TEST(gemm_compiles_exhaustive) { compile_case(&CUDA_SUITE[0], nconfigs(), 0); }
 TEST(bmm_compiles_exhaustive) { compile_case(&CUDA_SUITE[1], nconfigs(), 0); }
 TEST(gemv_compiles_exhaustive) { compile_case(&CUDA_SUITE[2], nconfigs(), 0); }

@@ -1,4 +1,4 @@
-/* tests/target/hw_detect.c - detecting this machine's CPU. */
+/* tests/targets/hw_detect.c - detecting this machine's CPU. */
 #include "core/targets/hw.h"
 #include "core/util/util.h"
 #include "test.h"

@@ -1,4 +1,4 @@
-/* tests/sched/test_cuda_emulate.c - the CPU check of the Tensor Core
+/* tests/targets/cuda/test_cuda_emulate.c - the CPU check of the Tensor Core
  * kernels: for every suite op at small, odd shapes, 50 (25 under ASan) random
  * valid configs are generated, compiled by the host compiler as the emulation
  * (blocks and threads run one by one, barriers switch threads, wmma in

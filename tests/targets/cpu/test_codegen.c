@@ -1,4 +1,4 @@
-/* tests/codegen/test_codegen.c - generated cpu kernels compile, run and
+/* tests/targets/cpu/test_codegen.c - generated cpu kernels compile, run and
  * match the op's reference for random valid configs of every op at small,
  * odd shapes (primes, strides, padding, dilation), overwrite their output,
  * and invalid configs are refused.
@@ -16,10 +16,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "core/targets/cpu/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
+#include "core/targets/cpu/template.h"
 #include "core/targets/hw.h"
 
 /* Generated kernels are compiled the way the measure module would, with
@@ -122,8 +122,9 @@ static int prepack_copies(void *h, const heron__op *op, void **kbufs,
   void *pe = dlsym(h, "heron_prepacked_elems");
   void *pk = dlsym(h, "heron_prepack");
   if (!pe != !pk) {
-    snprintf(why, cap, "kernel exports only one of heron_prepacked_elems "
-                       "and heron_prepack");
+    snprintf(why, cap,
+             "kernel exports only one of heron_prepacked_elems "
+             "and heron_prepack");
     return 0;
   }
   if (!pe)
@@ -582,9 +583,8 @@ TEST(suite_scan_5x13x11_50_configs_match_reference) {
  * edge tiles along i (4 rows into 37) and a short last reduction slice
  * (8 into 29); the other knobs sampled, packs on and off. */
 TEST(gemm_prime_37x41x29_edge_tiles_match_reference) {
-  case_opts o = {.fix_name = {"i.t3", "k.t1"},
-                 .fix_val = {4, 8},
-                 .min_ragged = 20};
+  case_opts o = {
+      .fix_name = {"i.t3", "k.t1"}, .fix_val = {4, 8}, .min_ragged = 20};
   CHECK(run_case_opts("gemm", (const int64_t[]){37, 41, 29}, 3, 31, &o));
 }
 
@@ -666,9 +666,8 @@ TEST(c2d_stem_odd_image_edge_tiles_bias_relu_match_reference) {
  * address lies past it; the prefetch must neither fault nor be taken for
  * an access (the sanitizer stage builds these kernels with ASan). */
 TEST(gemm_prefetch_past_the_last_rows_matches_reference) {
-  case_opts o = {.fix_name = {"prefetch", "B.pack"},
-                 .fix_val = {16, 0},
-                 .min_ragged = 10};
+  case_opts o = {
+      .fix_name = {"prefetch", "B.pack"}, .fix_val = {16, 0}, .min_ragged = 10};
   CHECK(run_case_opts("gemm", (const int64_t[]){31, 67, 37}, 3, 38, &o));
   case_opts p = {.fix_name = {"prefetch", "B.pack"}, .fix_val = {4, 1}};
   CHECK(run_case_opts("gemm", (const int64_t[]){31, 67, 37}, 3, 39, &p));
@@ -703,9 +702,8 @@ TEST(conv_family_staged_output_matches_reference) {
                       12, 45, &o));
   CHECK(run_case_opts("dil", (const int64_t[]){1, 11, 9, 6, 16, 3, 3, 1, 2, 2},
                       10, 46, &o));
-  CHECK(run_case_opts("t2d",
-                      (const int64_t[]){1, 5, 6, 7, 16, 3, 3, 2, 1, 1, 1}, 11,
-                      47, &o));
+  CHECK(run_case_opts(
+      "t2d", (const int64_t[]){1, 5, 6, 7, 16, 3, 3, 2, 1, 1, 1}, 11, 47, &o));
 }
 
 /* ---- Inputs packed ahead of the calls (prepack) ------------------------- */
@@ -738,9 +736,8 @@ TEST(conv_family_prepacked_weight_matches_reference) {
                       12, 63, &o));
   CHECK(run_case_opts("dil", (const int64_t[]){1, 11, 9, 6, 17, 3, 3, 1, 2, 2},
                       10, 64, &o));
-  CHECK(run_case_opts("t2d",
-                      (const int64_t[]){1, 5, 6, 7, 13, 3, 3, 2, 1, 1, 1}, 11,
-                      65, &o));
+  CHECK(run_case_opts(
+      "t2d", (const int64_t[]){1, 5, 6, 7, 13, 3, 3, 2, 1, 1, 1}, 11, 65, &o));
 }
 
 /* Both operands of a prime GEMM packed ahead (a constant A too), and B
@@ -779,7 +776,6 @@ TEST(gemm_prepacked_b_vec8_on_avx2_matches_reference) {
 }
 
 /* ---- Packing, the micro-kernel and the epilogue ------------------------- */
-
 
 /* Every input packed, vectorized at 16 lanes: the _mm512 micro-kernel of
  * an AVX-512 description (compiled everywhere, run where the CPU has

@@ -1,6 +1,6 @@
-/* tests/codegen/dot_kernels.c - the int8 (u8 x s8 -> s32) and bf16 (-> fp32)
- * kernels of the cpu template: for every op at small and odd shapes, random
- * valid configs are generated, built emulated (-DHERON_EMULATE_ISA: the
+/* tests/targets/cpu/dot_kernels.c - the int8 (u8 x s8 -> s32) and bf16 (->
+ * fp32) kernels of the cpu template: for every op at small and odd shapes,
+ * random valid configs are generated, built emulated (-DHERON_EMULATE_ISA: the
  * scalar definitions of every intrinsic, on this machine's own flags) and
  * checked against the reference on every machine, exactly for int8; where
  * the CPU has the description's instructions they are also built natively
@@ -21,10 +21,10 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "core/targets/cpu/template.h"
 #include "core/op/op.h"
 #include "core/sched/sched.h"
 #include "core/space/builder.h"
+#include "core/targets/cpu/template.h"
 #include "core/targets/hw.h"
 #include "core/util/util.h"
 
@@ -191,8 +191,8 @@ static int prepack_has_blocks(const char *src) {
  * description hw (NULL: this machine). */
 static int case_template(const dcase *dc, int dtype, const char *hw,
                          int epilogue, int prewt, heron__op *op,
-                         heron__hw *desc, heron__template **t,
-                         heron_space **sp, heron_error *err) {
+                         heron__hw *desc, heron__template **t, heron_space **sp,
+                         heron_error *err) {
   heron__hw_detect_cpu(desc);
   int rc = hw ? heron__hw_load(hw, desc, err) : HERON_OK;
   if (!rc)
@@ -709,8 +709,8 @@ TEST(convolutions_with_whole_channel_groups_pack_activations_as_regions) {
       heron__template *t = NULL;
       heron_space *sp = NULL;
       heron_error err = {0};
-      CHECK_OK(case_template(&cases[i], dtype, NULL, 0, 0, &op, &desc, &t,
-                             &sp, &err),
+      CHECK_OK(case_template(&cases[i], dtype, NULL, 0, 0, &op, &desc, &t, &sp,
+                             &err),
                &err);
       heron_rng rng;
       heron_rng_seed(&rng, 5 + i);
@@ -728,8 +728,8 @@ TEST(convolutions_with_whole_channel_groups_pack_activations_as_regions) {
       if (i + 4 >= ncase)
         CHECK_MSG(regions > 0, "%s %s: %d of %d configs packed regions",
                   cases[i].op, heron__dtype_name(dtype), regions, n);
-      else if (!strcmp(o, "gemm") || !strcmp(o, "bmm") ||
-               !strcmp(o, "gemv") || !strcmp(o, "t2d"))
+      else if (!strcmp(o, "gemm") || !strcmp(o, "bmm") || !strcmp(o, "gemv") ||
+               !strcmp(o, "t2d"))
         CHECK_MSG(regions == 0, "%s %s: %d of %d configs packed regions",
                   cases[i].op, heron__dtype_name(dtype), regions, n);
       heron__template_free(t);

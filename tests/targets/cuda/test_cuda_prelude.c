@@ -1,4 +1,4 @@
-/* tests/codegen/test_cuda_prelude.c - the CUDA kernel dialect's prelude
+/* tests/targets/cuda/test_cuda_prelude.c - the CUDA kernel dialect's prelude
  * (core/targets/cuda/prelude.c) and the launch line.
  *
  * Hand-written kernels in the dialect - GEMMs on Tensor Core fragments in

@@ -1,4 +1,4 @@
-/* tests/amx/test_amx_prelude.c - the AMX prelude (core/targets/amx/
+/* tests/targets/amx/test_amx_prelude.c - the AMX prelude (core/targets/amx/
  * amx_prelude.c): its scalar emulation of the tile instructions against
  * this file's own reference (the Intel SDM's pseudocode, but for
  * TDPBF16PS's order of additions, which follows the hardware: see

@@ -1,5 +1,5 @@
-/* tests/amx/test_amx_rules.c - the amx template's space admits only tile
- * configurations the hardware accepts.
+/* tests/targets/amx/test_amx_rules.c - the amx template's space admits only
+ * tile configurations the hardware accepts.
  *
  * The checker here reads the palette-1 rules and the TDPBUSD / TDPBF16PS
  * shape rules from the Intel SDM on its own, from the knobs alone (tile.m,

@@ -1,4 +1,4 @@
-/* tests/tune/test_tune_cuda.c - the engine on the cuda target without a
+/* tests/targets/cuda/test_tune_cuda.c - the engine on the cuda target without a
  * GPU: a run that needs one stops at once and says what to use instead;
  * compile-only records NVRTC builds with their statistics (log, progress,
  * emit); emulate checks kernels on the CPU; and the options are refused
