@@ -1,5 +1,5 @@
 /* tests/targets/cuda/test_cuda_prelude.c - the CUDA kernel dialect's prelude
- * (core/targets/cuda/prelude.c) and the launch line.
+ * (core/targets/cuda/prelude*.c) and the launch line (launch.c).
  *
  * Hand-written kernels in the dialect - GEMMs on Tensor Core fragments in
  * every layout, with vector copies, guarded loads, bias and relu, and
