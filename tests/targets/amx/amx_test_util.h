@@ -1,6 +1,7 @@
-/* tests/targets/amx/amx_test_util.h - what the amx tests share: a scratch
- * folder, building C sources into one shared object with one compiler call, and
- * running code in a forked child whose stderr comes back. */
+/* tests/targets/amx/amx_test_util.h - what the amx tests share: building C
+ * sources into one shared object with one compiler call, and running code in a
+ * forked child whose stderr comes back (their scratch folder is
+ * tests/targets/kernel_check.h's). */
 #ifndef HERON_TESTS_AMX_UTIL_H
 #define HERON_TESTS_AMX_UTIL_H
 
@@ -16,13 +17,6 @@
 #include "core/targets/amx/amx_template.h"
 #include "core/util/util.h"
 #include "test.h"
-
-/* A fresh folder under $TMPDIR into dir[cap]; 0, or -1 on failure. */
-static int amx_scratch(char *dir, size_t cap) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, cap, "%s/heron-amx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  return mkdtemp(dir) ? 0 : -1;
-}
 
 /* Writes srcs[0..n) to dir/<stem><i>.c and builds them, with `cflags`, in
  * one compiler call into dir/<stem>.so (path in so[cap]).  The compiler's

@@ -21,6 +21,7 @@
 #include "amx_test_util.h"
 #include "core/task/task.h"
 #include "heron/rng.h"
+#include "targets/kernel_check.h"
 
 typedef void (*kernel_fn)(void *const *bufs);
 
@@ -46,15 +47,8 @@ typedef struct run_arg {
   const char *const *what; /* a line per kernel: its config */
 } run_arg;
 
-/* Symbol `base`_i of h (each source renames its exports). */
-static void *sym_at(void *h, const char *base, int i) {
-  char name[64];
-  snprintf(name, sizeof name, "%s_%d", base, i);
-  return dlsym(h, name);
-}
-
 static kernel_fn kernel_at(void *h, int i) {
-  void *sym = sym_at(h, "heron_kernel", i);
+  void *sym = kc_sym(h, "heron_kernel", i);
   kernel_fn fn;
   memcpy(&fn, &sym, sizeof fn);
   return fn;
@@ -65,8 +59,8 @@ static kernel_fn kernel_at(void *h, int i) {
 static int call_kernel(void *h, int i, const heron__op *op, void *const *bufs) {
   void *kbufs[HERON__MAX_TENSORS + 2], *copies[HERON__MAX_TENSORS] = {0};
   memcpy(kbufs, bufs, sizeof(void *) * (size_t)heron__op_nbufs(op));
-  void *pe = sym_at(h, "heron_prepacked_elems", i);
-  void *pk = sym_at(h, "heron_prepack", i);
+  void *pe = kc_sym(h, "heron_prepacked_elems", i);
+  void *pk = kc_sym(h, "heron_prepack", i);
   int ok = 1;
   if (op->prepack && (!pe || !pk)) {
     fprintf(stderr, "kernel %d lacks heron_prepack for a prepacked input\n", i);
@@ -197,12 +191,7 @@ static int check_shape(const char *opname, const char *dtype,
     n_direct_c +=
         strstr(src, "C tiles accumulate in the output in place") != NULL;
     heron__buf b = {0}, w = {0};
-    heron__buf_printf(&b,
-                      "#define heron_kernel heron_kernel_%d\n"
-                      "#define heron_prepack heron_prepack_%d\n"
-                      "#define heron_prepacked_elems heron_prepacked_elems_%d\n"
-                      "%s",
-                      nk, nk, nk, src);
+    kc_append_renamed(&b, nk, src);
     heron_free(src);
     for (int k = 0; k < heron_space_nknobs(sp); k++) {
       int v = heron_space_knob(sp, k);
@@ -214,7 +203,7 @@ static int check_shape(const char *opname, const char *dtype,
     what[nk++] = heron__buf_take(&w);
   }
   char dir[512], emu_so[600], nat_so[600];
-  if (!rc && amx_scratch(dir, sizeof dir) != 0)
+  if (!rc && kc_scratch(dir, sizeof dir, "amx") != 0)
     rc = -1;
   int have_dir = !rc;
   if (!rc)

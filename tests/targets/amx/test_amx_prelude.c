@@ -16,6 +16,7 @@
 
 #include "amx_test_util.h"
 #include "heron/rng.h"
+#include "targets/kernel_check.h"
 
 /* The test's kernels: one dot product on tiles 0 (C), 1 (A), 2 (B), and
  * the broken uses the emulation must refuse. */
@@ -250,7 +251,7 @@ static tile_dp_fn load_dp(const char *so, void **h) {
 
 TEST(emulated_dot_products_follow_the_reference_bit_for_bit) {
   char dir[512], so[600];
-  CHECK(amx_scratch(dir, sizeof dir) == 0);
+  CHECK(kc_scratch(dir, sizeof dir, "amx") == 0);
   CHECK(build(dir, "emu", HERON__AMX_EMU_CFLAGS, so, sizeof so) == 0);
   void *h;
   tile_dp_fn fn = load_dp(so, &h);
@@ -266,7 +267,7 @@ TEST(emulated_dot_products_follow_the_reference_bit_for_bit) {
 TEST(native_dot_products_match_the_emulation) {
   char why[256];
   char dir[512], so_emu[600], so_nat[600];
-  CHECK(amx_scratch(dir, sizeof dir) == 0);
+  CHECK(kc_scratch(dir, sizeof dir, "amx") == 0);
   /* The native build needs only the compiler: it is checked everywhere. */
   CHECK(build(dir, "nat", HERON__AMX_CFLAGS, so_nat, sizeof so_nat) == 0);
   CHECK(build(dir, "emu", HERON__AMX_EMU_CFLAGS, so_emu, sizeof so_emu) == 0);
@@ -326,7 +327,7 @@ TEST(emulation_faults_where_the_hardware_does) {
       {"bad_multiple_of_4", "colsb not a multiple of 4"},
   };
   char dir[512], so[600], err[4096];
-  CHECK(amx_scratch(dir, sizeof dir) == 0);
+  CHECK(kc_scratch(dir, sizeof dir, "amx") == 0);
   CHECK(build(dir, "emu", HERON__AMX_EMU_CFLAGS, so, sizeof so) == 0);
   int ok = 1;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

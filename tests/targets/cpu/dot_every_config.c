@@ -51,6 +51,7 @@
 #include "core/space/builder.h"
 #include "core/targets/hw.h"
 #include "core/util/util.h"
+#include "targets/kernel_check.h"
 
 typedef void (*kernel_fn)(void *const *bufs);
 
@@ -126,22 +127,6 @@ static uint64_t fnv(const char *s) {
   return h;
 }
 
-static int scratch(char *dir, size_t cap) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, cap, "%s/heron-every-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-/* Builds dir/all.c into dir/<name>.so with cflags (the measurements' own,
- * -O3 included) and extra; diagnostics in dir/<name>.err. */
-static int compile(const char *dir, const char *name, const char *cflags,
-                   const char *extra) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "cd '%s' && cc %s %s all.c -o %s.so 2> %s.err", dir,
-           cflags, extra, name, name);
-  return system(cmd) == 0;
-}
-
 /* "i.t1=1 i.t2=3 ... vec=1": the knobs of cfg. */
 static void knob_text(const heron_space *sp, const int64_t *cfg, char *b,
                       size_t cap) {
@@ -190,22 +175,14 @@ typedef struct eresult {
  * not. */
 static int every_config(const ecase *ec, eresult *res) {
   memset(res, 0, sizeof *res);
-  heron__op op;
-  heron__hw desc;
-  heron__template *t = NULL;
-  heron_space *sp = NULL;
+  kc_cpu kb;
   heron_error err = {0};
-  heron__hw_detect_cpu(&desc);
-  int rc = heron__hw_load(ec->hw, &desc, &err);
-  if (!rc)
-    rc = heron__op_build(ec->op, ec->shape, ec->n, ec->dtype, &op, &err);
-  if (!rc)
-    rc = heron__template_build(&op, &desc, "cpu", &t, &sp, &err);
-  if (rc) {
+  if (kc_cpu_build(&kb, ec->op, ec->shape, ec->n, ec->dtype, 0, NULL, ec->hw,
+                   &err)) {
     snprintf(res->why, sizeof res->why, "%s", err.text);
     return 1;
   }
-  int bad = 0, nv = heron_space_nvars(sp);
+  int bad = 0, nv = heron_space_nvars(kb.sp);
   cfglist l = {.nv = nv};
   int64_t *fix = malloc((size_t)nv * sizeof *fix);
   int64_t *out = malloc((size_t)nv * sizeof *out);
@@ -215,13 +192,13 @@ static int every_config(const ecase *ec, eresult *res) {
   heron_rng_seed(&rng, 7);
   double count = 0;
   int exact = 0;
-  if (heron_space_count(sp, &rng, MAX_CONFIGS, &count, &exact, &err) ||
+  if (heron_space_count(kb.sp, &rng, MAX_CONFIGS, &count, &exact, &err) ||
       !exact) {
     snprintf(res->why, sizeof res->why,
              "no exact count of at most %d configs (%g) %s", MAX_CONFIGS, count,
              err.text);
     bad = 1;
-  } else if (walk(sp, &rng, 0, fix, out, &l) || l.n != (int64_t)count) {
+  } else if (walk(kb.sp, &rng, 0, fix, out, &l) || l.n != (int64_t)count) {
     snprintf(res->why, sizeof res->why,
              "the walk found %lld configs, heron_space_count %g",
              (long long)l.n, count);
@@ -240,9 +217,9 @@ static int every_config(const ecase *ec, eresult *res) {
   int64_t np = 0;
   for (int64_t c = 0; c < l.n && !bad; c++) {
     heron__buf b = {0};
-    if (heron__codegen(t, sp, l.v + c * nv, &b, &err) != HERON_OK) {
+    if (heron__codegen(kb.t, kb.sp, l.v + c * nv, &b, &err) != HERON_OK) {
       char k[400];
-      knob_text(sp, l.v + c * nv, k, sizeof k);
+      knob_text(kb.sp, l.v + c * nv, k, sizeof k);
       snprintf(res->why, sizeof res->why, "codegen of %s: %s", k, err.text);
       heron__buf_free(&b);
       bad = 1;
@@ -287,17 +264,14 @@ static int every_config(const ecase *ec, eresult *res) {
   heron__buf all = {0};
   for (int64_t p = 0; p < np; p++) {
     if (runs[p]) {
-      heron__buf_printf(&all,
-                        "#define heron_kernel heron_kernel_%lld\n%s"
-                        "#undef heron_kernel\n",
-                        (long long)p, src[p]);
+      kc_append_renamed(&all, (int)p, src[p]);
       res->ran++;
     }
     free(src[p]);
   }
   free(src);
   char dir[256] = "", path[300];
-  if (!bad && scratch(dir, sizeof dir)) {
+  if (!bad && kc_scratch(dir, sizeof dir, "every")) {
     snprintf(res->why, sizeof res->why, "no scratch folder");
     bad = 1;
   }
@@ -309,28 +283,27 @@ static int every_config(const ecase *ec, eresult *res) {
     }
   }
   heron__buf_free(&all);
-  int lacks = heron__hw_cpu_lacks_for(&desc, ec->dtype, res->missing,
+  int lacks = heron__hw_cpu_lacks_for(&kb.hw, ec->dtype, res->missing,
                                       sizeof res->missing);
   /* The emulated build takes this machine's flags, as --emulate does (the
    * description's -m flags could let the compiler use instructions this
    * CPU lacks in the scalar definitions). */
-  if (!bad && !compile(dir, "emu", heron__template_cflags(NULL),
-                       "-DHERON_EMULATE_ISA")) {
+  if (!bad && !kc_compile_all_c(dir, "emu", heron__template_cflags(NULL),
+                                "-DHERON_EMULATE_ISA")) {
     snprintf(res->why, sizeof res->why,
              "the emulated build failed (%s/emu.err)", dir);
     bad = 1;
   }
-  if (!bad && !compile(dir, "nat", heron__template_cflags(t), "")) {
+  if (!bad && !kc_compile_all_c(dir, "nat", heron__template_cflags(kb.t), "")) {
     snprintf(res->why, sizeof res->why,
              "the native build failed (%s/nat.err, %s)", dir,
-             heron__template_cflags(t));
+             heron__template_cflags(kb.t));
     bad = 1;
   }
   void *bufs[HERON__MAX_TENSORS + 2], *ref[HERON__MAX_TENSORS + 2];
   int have_bufs = 0;
   if (!bad) {
-    if (heron__op_alloc_buffers(&op, bufs, &err) ||
-        heron__op_alloc_buffers(&op, ref, &err)) {
+    if (kc_inputs(&kb.op, bufs, ref, 11, &err)) {
       snprintf(res->why, sizeof res->why, "%s", err.text);
       bad = 1;
     } else {
@@ -338,15 +311,9 @@ static int every_config(const ecase *ec, eresult *res) {
     }
   }
   void *lib[2] = {NULL, NULL};
+  if (!bad && kc_hold_libgomp(res->why, sizeof res->why))
+    bad = 1;
   if (!bad) {
-    heron__op_fill_inputs(&op, bufs, 11);
-    heron__op_fill_inputs(&op, ref, 11);
-    heron__op_reference_full(&op, ref);
-    /* The kernels' OpenMP runtime, loaded globally for them. */
-    if (!dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL)) {
-      snprintf(res->why, sizeof res->why, "dlopen libgomp: %s", dlerror());
-      bad = 1;
-    }
     /* A library that was built must load: a failure to is a failure,
      * never a skip. */
     for (int k = 0; k < 2 - lacks && !bad; k++) {
@@ -363,22 +330,21 @@ static int every_config(const ecase *ec, eresult *res) {
     for (int k = 0; k < 2 && runs[p]; k++) {
       if (!lib[k])
         continue;
-      char sym[64];
-      snprintf(sym, sizeof sym, "heron_kernel_%lld", (long long)p);
-      kernel_fn fn = (kernel_fn)(uintptr_t)dlsym(lib[k], sym);
+      kernel_fn fn =
+          (kernel_fn)(uintptr_t)kc_sym(lib[k], "heron_kernel", (int)p);
       if (!fn) {
-        snprintf(res->why, sizeof res->why, "no %s in %s.so", sym,
-                 k ? "nat" : "emu");
+        snprintf(res->why, sizeof res->why, "no heron_kernel_%lld in %s.so",
+                 (long long)p, k ? "nat" : "emu");
         bad = 1;
         break;
       }
       double max_err = 0;
       int64_t at = -1;
-      if (run_matches(fn, &op, bufs, ref, &max_err, &at))
+      if (run_matches(fn, &kb.op, bufs, ref, &max_err, &at))
         continue;
       if (!res->wrong) {
         char kt[400];
-        knob_text(sp, l.v + rep[p] * nv, kt, sizeof kt);
+        knob_text(kb.sp, l.v + rep[p] * nv, kt, sizeof kt);
         snprintf(res->why, sizeof res->why,
                  "%s run: element %lld wrong (max error %g) with %s",
                  k ? "native" : "emulated", (long long)at, max_err, kt);
@@ -390,10 +356,8 @@ static int every_config(const ecase *ec, eresult *res) {
   for (int k = 0; k < 2; k++)
     if (lib[k])
       dlclose(lib[k]);
-  if (have_bufs) {
-    heron__op_free_buffers(&op, bufs);
-    heron__op_free_buffers(&op, ref);
-  }
+  if (have_bufs)
+    kc_inputs_free(&kb.op, bufs, ref);
   if (dir[0] && !bad && !res->wrong && !getenv("HERON_KEEP_DOT"))
     heron__rmtree(dir);
   else if (dir[0])
@@ -406,8 +370,7 @@ static int every_config(const ecase *ec, eresult *res) {
   free(of);
   free(runs);
   free(l.v);
-  heron__template_free(t);
-  heron__space_free(sp);
+  kc_cpu_free(&kb);
   return bad;
 }
 

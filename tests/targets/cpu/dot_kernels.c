@@ -27,6 +27,7 @@
 #include "core/targets/cpu/template.h"
 #include "core/targets/hw.h"
 #include "core/util/util.h"
+#include "targets/kernel_check.h"
 
 /* Under the sanitizers every case samples a fifth as many configs: the
  * kernels are built without them, so the generator is what is tested. */
@@ -71,37 +72,16 @@ static int packs_region(const char *src) {
   return src && strstr(src, "activations as a region") != NULL;
 }
 
-/* A fresh scratch folder under TMPDIR, removed by the caller. */
-static int scratch(char *dir, size_t cap) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, cap, "%s/heron-dot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-/* Builds dir/all.c into dir/<name>.so with cflags and extra, at -O0 (a
- * third of -O1's time on these sources; the instructions are the
- * intrinsics either way); diagnostics to dir/<name>.err.  Returns 1 when
- * the library was made. */
-static int compile(const char *dir, const char *name, const char *cflags,
-                   const char *extra) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "cd '%s' && cc %s -O0 %s all.c -o %s.so 2> %s.err",
-           dir, cflags, extra, name, name);
-  return system(cmd) == 0;
-}
+/* dir/all.c's kernels are built at -O0 (a third of -O1's time on these
+ * sources; the instructions are the intrinsics either way): -O0 after the
+ * template's flags. */
+#define DOT_OPT "-O0"
 
 static void show_err(const char *dir, const char *name) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "head -c 1500 '%s/%s.err' >&2", dir, name);
   if (system(cmd) != 0)
     fprintf(stderr, "(no diagnostics)\n");
-}
-
-/* Symbol `what`_<c> of library h, or NULL. */
-static void *sym_of(void *h, const char *what, int c) {
-  char sym[64];
-  snprintf(sym, sizeof sym, "%s_%d", what, c);
-  return dlsym(h, sym);
 }
 
 /* The prepacked copies of kernel c of library h: for each input its
@@ -112,8 +92,8 @@ static void *sym_of(void *h, const char *what, int c) {
  * why filled in when the kernel breaks that. */
 static int prepack_copies(void *h, int c, const heron__op *op, void **kbufs,
                           void **copies, char *why, size_t cap) {
-  void *pe = sym_of(h, "heron_prepacked_elems", c);
-  void *pk = sym_of(h, "heron_prepack", c);
+  void *pe = kc_sym(h, "heron_prepacked_elems", c);
+  void *pk = kc_sym(h, "heron_prepack", c);
   if (!op->prepack)
     return pe || pk ? (snprintf(why, cap, "exports heron_prepack unasked"), 0)
                     : 1;
@@ -152,7 +132,7 @@ static int prepack_copies(void *h, int c, const heron__op *op, void **kbufs,
  * output copied into a new buffer, or NULL with why filled in. */
 static void *run_kernel(void *h, int c, const heron__op *op, void **bufs,
                         char *why, size_t cap) {
-  kernel_fn k = (kernel_fn)(uintptr_t)sym_of(h, "heron_kernel", c);
+  kernel_fn k = (kernel_fn)(uintptr_t)kc_sym(h, "heron_kernel", c);
   size_t bytes = (size_t)heron__tensor_elems(&op->out) * 4;
   if (!k) {
     snprintf(why, cap, "no heron_kernel_%d", c);
@@ -190,20 +170,9 @@ static int prepack_has_blocks(const char *src) {
  * prepacked when prewt is 1), its template and space for the hardware
  * description hw (NULL: this machine). */
 static int case_template(const dcase *dc, int dtype, const char *hw,
-                         int epilogue, int prewt, heron__op *op,
-                         heron__hw *desc, heron__template **t, heron_space **sp,
-                         heron_error *err) {
-  heron__hw_detect_cpu(desc);
-  int rc = hw ? heron__hw_load(hw, desc, err) : HERON_OK;
-  if (!rc)
-    rc = heron__op_build(dc->op, dc->shape, dc->n, dtype, op, err);
-  if (!rc)
-    rc = heron__op_set_epilogue(op, epilogue, err);
-  if (!rc && prewt)
-    rc = heron__op_set_prepack(op, op->in[1 - op->act_input].name, err);
-  if (!rc)
-    rc = heron__template_build(op, desc, "cpu", t, sp, err);
-  return rc;
+                         int epilogue, int prewt, kc_cpu *b, heron_error *err) {
+  return kc_cpu_build(b, dc->op, dc->shape, dc->n, dtype, epilogue,
+                      prewt ? KC_PREPACK_WEIGHTS : NULL, hw, err);
 }
 
 /* The case: ncfg random configs of op at shape in dtype for the hardware
@@ -213,19 +182,15 @@ static int case_template(const dcase *dc, int dtype, const char *hw,
 static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
                     int prewt, int ncfg, uint64_t seed, int *native, char *why,
                     size_t cap) {
-  heron__op op;
-  heron__hw desc;
-  heron__template *t = NULL;
-  heron_space *sp = NULL;
+  kc_cpu b;
   heron_error err = {0};
   *native = 0;
-  if (case_template(dc, dtype, hw, epilogue, prewt, &op, &desc, &t, &sp,
-                    &err)) {
+  if (case_template(dc, dtype, hw, epilogue, prewt, &b, &err)) {
     snprintf(why, cap, "%s: %s", dc->op, err.text);
     return 1;
   }
   char dir[256];
-  if (scratch(dir, sizeof dir)) {
+  if (kc_scratch(dir, sizeof dir, "dot")) {
     snprintf(why, cap, "no scratch folder");
     return 1;
   }
@@ -233,7 +198,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
   heron__buf all = {0};
   heron_rng rng;
   heron_rng_seed(&rng, seed);
-  int nv = heron_space_nvars(sp), bad = 0, blocks = 0, regions = 0;
+  int nv = heron_space_nvars(b.sp), bad = 0, blocks = 0, regions = 0;
   int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
   int vecs[17] = {0};
   for (int c = 0; c < ncfg && !bad; c++) {
@@ -244,27 +209,22 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
     int64_t *fix = malloc((size_t)nv * sizeof *fix);
     for (int v = 0; v < nv; v++)
       fix[v] = HERON_UNSET;
-    fix[heron__cpu_sched_of(t)->vec] = c % 3 == 0 ? 1 : c % 3 == 1 ? 8 : 16;
-    int got = heron_space_sample_restricted(sp, &rng, fix, NULL, cfg, &err);
+    fix[heron__cpu_sched_of(b.t)->vec] = c % 3 == 0 ? 1 : c % 3 == 1 ? 8 : 16;
+    int got = heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err);
     free(fix);
     /* Tight spaces (gemv's 47 rows in vectors of 8 within the padded-work
      * bound) may need a few of the sampler's restart budgets. */
     for (int tries = 0; got != HERON_OK && tries < 20; tries++)
-      got = heron_space_sample(sp, &rng, cfg, &err);
-    if (got != HERON_OK || heron__codegen(t, sp, cfg, &src, &err) != HERON_OK) {
+      got = heron_space_sample(b.sp, &rng, cfg, &err);
+    if (got != HERON_OK ||
+        heron__codegen(b.t, b.sp, cfg, &src, &err) != HERON_OK) {
       snprintf(why, cap, "%s config %d: %s", dc->op, c, err.text);
       bad = 1;
     }
-    vecs[cfg[heron__cpu_sched_of(t)->vec] & 15]++;
+    vecs[cfg[heron__cpu_sched_of(b.t)->vec] & 15]++;
     blocks += src.data && prepack_has_blocks(src.data);
     regions += packs_region(src.data);
-    heron__buf_printf(&all,
-                      "#define heron_kernel heron_kernel_%d\n"
-                      "#define heron_prepack heron_prepack_%d\n"
-                      "#define heron_prepacked_elems heron_prepacked_elems_%d\n"
-                      "%s#undef heron_kernel\n#undef heron_prepack\n"
-                      "#undef heron_prepacked_elems\n",
-                      c, c, c, src.data ? src.data : "");
+    kc_append_renamed(&all, c, src.data);
     heron__buf_free(&src);
   }
   free(cfg);
@@ -276,35 +236,31 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
   }
   heron__buf_free(&all);
   char missing[128] = "";
-  int lacks = heron__hw_cpu_lacks_for(&desc, dtype, missing, sizeof missing);
-  const char *flags = heron__template_cflags(t);
+  int lacks = heron__hw_cpu_lacks_for(&b.hw, dtype, missing, sizeof missing);
+  const char *flags = heron__template_cflags(b.t);
   /* The emulated build takes this machine's own flags: the description's
    * -m flags would let the compiler vectorize the scalar definitions with
    * instructions this machine may lack. */
   const char *emu_flags = heron__template_cflags(NULL);
-  if (!bad && !compile(dir, "emu", emu_flags, "-DHERON_EMULATE_ISA")) {
+  if (!bad && !kc_compile_all_c(dir, "emu", emu_flags,
+                                DOT_OPT " -DHERON_EMULATE_ISA")) {
     show_err(dir, "emu");
     snprintf(why, cap, "%s: the emulated build failed (%s)", dc->op, dir);
     bad = 1;
   }
-  if (!bad && !compile(dir, "nat", flags, "")) {
+  if (!bad && !kc_compile_all_c(dir, "nat", flags, DOT_OPT)) {
     show_err(dir, "nat");
     snprintf(why, cap, "%s: the native build failed (%s, %s)", dc->op, dir,
              flags);
     bad = 1;
   }
   void *bufs[HERON__MAX_TENSORS + 2], *ref[HERON__MAX_TENSORS + 2];
-  if (!bad && (heron__op_alloc_buffers(&op, bufs, &err) ||
-               heron__op_alloc_buffers(&op, ref, &err))) {
+  if (!bad && kc_inputs(&b.op, bufs, ref, seed, &err)) {
     snprintf(why, cap, "%s", err.text);
     bad = 1;
   }
   if (!bad) {
-    heron__op_fill_inputs(&op, bufs, seed);
-    heron__op_fill_inputs(&op, ref, seed);
-    heron__op_reference_full(&op, ref);
-    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
-    (void)gomp;
+    kc_hold_libgomp(NULL, 0);
     snprintf(path, sizeof path, "%s/emu.so", dir);
     void *he = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!he) {
@@ -323,17 +279,17 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
                dc->op, dlerror());
       bad = 1;
     }
-    size_t bytes = (size_t)heron__tensor_elems(&op.out) * 4;
+    size_t bytes = (size_t)heron__tensor_elems(&b.op.out) * 4;
     for (int c = 0; c < ncfg && !bad && he; c++) {
       char kwhy[160] = "";
-      void *e = run_kernel(he, c, &op, bufs, kwhy, sizeof kwhy);
+      void *e = run_kernel(he, c, &b.op, bufs, kwhy, sizeof kwhy);
       double max_err = 0;
       int64_t at = -1;
       if (!e) {
         snprintf(why, cap, "%s %s config %d (emulated, %s/all.c): %s", dc->op,
                  heron__dtype_name(dtype), c, dir, kwhy);
         bad = 1;
-      } else if (!heron__op_check(&op, e, ref[op.ninputs], &max_err, &at)) {
+      } else if (!heron__op_check(&b.op, e, ref[b.op.ninputs], &max_err, &at)) {
         snprintf(why, cap,
                  "%s %s config %d (emulated, %s/all.c): element %lld differs "
                  "(max error %g)",
@@ -342,7 +298,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
         bad = 1;
       }
       if (!bad && hn) {
-        void *n = run_kernel(hn, c, &op, bufs, kwhy, sizeof kwhy);
+        void *n = run_kernel(hn, c, &b.op, bufs, kwhy, sizeof kwhy);
         if (!n || memcmp(n, e, bytes)) {
           snprintf(why, cap,
                    "%s %s config %d: native and emulated outputs differ "
@@ -356,8 +312,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
       free(e);
     }
     *native = hn != NULL;
-    heron__op_free_buffers(&op, bufs);
-    heron__op_free_buffers(&op, ref);
+    kc_inputs_free(&b.op, bufs, ref);
   }
   if (!bad && !getenv("HERON_KEEP_DOT"))
     heron__rmtree(dir);
@@ -365,7 +320,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
     char pre[64] = "";
     if (prewt)
       snprintf(pre, sizeof pre, ", %s prepacked (%d in several blocks)",
-               op.in[1 - op.act_input].name, blocks);
+               b.op.in[1 - b.op.act_input].name, blocks);
     snprintf(why, cap,
              "%s %s: %d configs (vec 1: %d, 8: %d, 16: %d; %d region "
              "packs)%s%s%s",
@@ -374,8 +329,7 @@ static int dot_case(const dcase *dc, int dtype, const char *hw, int epilogue,
              lacks ? "; native runs skipped: this CPU lacks " : "",
              lacks ? missing : "");
   }
-  heron__template_free(t);
-  heron__space_free(sp);
+  kc_cpu_free(&b);
   return bad;
 }
 
@@ -468,33 +422,23 @@ TEST(saturation_corners_are_exact_in_every_int8_variant) {
   static const int wv[2] = {127, -128};
   int skipped = 0;
   for (int h = 0; h < 3; h++) {
-    heron__op op;
-    heron__hw desc;
-    heron__template *t = NULL;
-    heron_space *sp = NULL;
+    kc_cpu b;
     heron_error err = {0};
-    heron__hw_detect_cpu(&desc);
-    if (hws[h])
-      CHECK_OK(heron__hw_load(hws[h], &desc, &err), &err);
-    CHECK_OK(heron__op_build("gemm", (int64_t[]){19, 35, 1031}, 3, HERON__INT8,
-                             &op, &err),
+    CHECK_OK(kc_cpu_build(&b, "gemm", (int64_t[]){19, 35, 1031}, 3, HERON__INT8,
+                          0, NULL, hws[h], &err),
              &err);
-    CHECK_OK(heron__template_build(&op, &desc, "cpu", &t, &sp, &err), &err);
     char dir[256];
-    CHECK(scratch(dir, sizeof dir) == 0);
+    CHECK(kc_scratch(dir, sizeof dir, "dot") == 0);
     heron__buf all = {0};
     heron_rng rng;
     heron_rng_seed(&rng, 99);
-    int nv = heron_space_nvars(sp), ncfg = 8;
+    int nv = heron_space_nvars(b.sp), ncfg = 8;
     int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
     for (int c = 0; c < ncfg; c++) {
       heron__buf src = {0};
-      CHECK_OK(heron_space_sample(sp, &rng, cfg, &err), &err);
-      CHECK_OK(heron__codegen(t, sp, cfg, &src, &err), &err);
-      heron__buf_printf(&all,
-                        "#define heron_kernel heron_kernel_%d\n%s"
-                        "#undef heron_kernel\n",
-                        c, src.data);
+      CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+      CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+      kc_append_renamed(&all, c, src.data);
       heron__buf_free(&src);
     }
     free(cfg);
@@ -502,13 +446,12 @@ TEST(saturation_corners_are_exact_in_every_int8_variant) {
     snprintf(path, sizeof path, "%s/all.c", dir);
     CHECK_OK(heron__write_file(path, all.data, all.len, &err), &err);
     heron__buf_free(&all);
-    CHECK(compile(dir, "emu", heron__template_cflags(NULL),
-                  "-DHERON_EMULATE_ISA"));
-    CHECK(compile(dir, "nat", heron__template_cflags(t), ""));
-    int lacks = heron__hw_cpu_lacks_for(&desc, HERON__INT8, NULL, 0);
+    CHECK(kc_compile_all_c(dir, "emu", heron__template_cflags(NULL),
+                           DOT_OPT " -DHERON_EMULATE_ISA"));
+    CHECK(kc_compile_all_c(dir, "nat", heron__template_cflags(b.t), DOT_OPT));
+    int lacks = heron__hw_cpu_lacks_for(&b.hw, HERON__INT8, NULL, 0);
     skipped += lacks;
-    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
-    (void)gomp;
+    kc_hold_libgomp(NULL, 0);
     snprintf(path, sizeof path, "%s/emu.so", dir);
     void *he = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     CHECK_MSG(he != NULL, "the emulated kernels do not load: %s", dlerror());
@@ -520,7 +463,7 @@ TEST(saturation_corners_are_exact_in_every_int8_variant) {
               "not load: %s",
               hws[h] ? hws[h] : "this machine", dlerror());
     void *bufs[3];
-    CHECK_OK(heron__op_alloc_buffers(&op, bufs, &err), &err);
+    CHECK_OK(heron__op_alloc_buffers(&b.op, bufs, &err), &err);
     for (int w = 0; w < 2; w++) {
       memset(bufs[0], 255, 19 * 1031);
       memset(bufs[1], wv[w], 1031 * 35);
@@ -530,7 +473,7 @@ TEST(saturation_corners_are_exact_in_every_int8_variant) {
           if (!hh)
             continue;
           char kwhy[160] = "";
-          int32_t *o = run_kernel(hh, c, &op, bufs, kwhy, sizeof kwhy);
+          int32_t *o = run_kernel(hh, c, &b.op, bufs, kwhy, sizeof kwhy);
           CHECK_MSG(o != NULL, "%s", kwhy);
           for (int i = 0; i < 19 * 35; i++)
             CHECK_MSG((int64_t)o[i] == 255LL * wv[w] * 1031,
@@ -540,10 +483,9 @@ TEST(saturation_corners_are_exact_in_every_int8_variant) {
           free(o);
         }
     }
-    heron__op_free_buffers(&op, bufs);
+    heron__op_free_buffers(&b.op, bufs);
     heron__rmtree(dir);
-    heron__template_free(t);
-    heron__space_free(sp);
+    kc_cpu_free(&b);
   }
   if (skipped)
     SKIP("emulated kernels exact; %d native variants not run (this CPU lacks "
@@ -704,22 +646,17 @@ TEST(convolutions_with_whole_channel_groups_pack_activations_as_regions) {
   for (int dt = 0; dt < 2; dt++)
     for (size_t i = 0; i < ncase; i++) {
       int dtype = dt ? HERON__BF16 : HERON__INT8;
-      heron__op op;
-      heron__hw desc;
-      heron__template *t = NULL;
-      heron_space *sp = NULL;
+      kc_cpu b;
       heron_error err = {0};
-      CHECK_OK(case_template(&cases[i], dtype, NULL, 0, 0, &op, &desc, &t, &sp,
-                             &err),
-               &err);
+      CHECK_OK(case_template(&cases[i], dtype, NULL, 0, 0, &b, &err), &err);
       heron_rng rng;
       heron_rng_seed(&rng, 5 + i);
-      int64_t *cfg = malloc((size_t)heron_space_nvars(sp) * sizeof *cfg);
+      int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
       int regions = 0, n = 20;
       for (int c = 0; c < n; c++) {
         heron__buf src = {0};
-        CHECK_OK(heron_space_sample(sp, &rng, cfg, &err), &err);
-        CHECK_OK(heron__codegen(t, sp, cfg, &src, &err), &err);
+        CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+        CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
         regions += packs_region(src.data);
         heron__buf_free(&src);
       }
@@ -732,8 +669,7 @@ TEST(convolutions_with_whole_channel_groups_pack_activations_as_regions) {
                !strcmp(o, "t2d"))
         CHECK_MSG(regions == 0, "%s %s: %d of %d configs packed regions",
                   cases[i].op, heron__dtype_name(dtype), regions, n);
-      heron__template_free(t);
-      heron__space_free(sp);
+      kc_cpu_free(&b);
     }
 }
 

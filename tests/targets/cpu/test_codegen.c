@@ -21,6 +21,7 @@
 #include "core/space/builder.h"
 #include "core/targets/cpu/template.h"
 #include "core/targets/hw.h"
+#include "targets/kernel_check.h"
 
 /* Generated kernels are compiled the way the measure module would, with
  * the template's flags (heron__template_cflags), but at -O2: faster
@@ -73,43 +74,14 @@ enum { CASE_FAILED, CASE_RAN, CASE_COMPILED_ONLY };
 
 typedef void (*kernel_fn)(void *const *bufs);
 
-typedef struct built {
-  heron__op op;
-  heron__hw hw;
-  heron__template *t;
-  heron_space *sp;
-} built;
-
-static int build_pre(built *b, const char *op, const int64_t *shape, int n,
-                     int epilogue, const char *hw, const char *prepack,
-                     heron_error *err) {
-  memset(b, 0, sizeof *b);
-  heron__hw_detect_cpu(&b->hw);
-  int rc = hw ? heron__hw_load(hw, &b->hw, err) : HERON_OK;
-  if (rc == HERON_OK)
-    rc = heron__op_build(op, shape, n, HERON__FP32, &b->op, err);
-  if (rc == HERON_OK)
-    rc = heron__op_set_epilogue(&b->op, epilogue, err);
-  if (rc == HERON_OK)
-    rc = heron__op_set_prepack(&b->op, prepack, err);
-  if (rc != HERON_OK)
-    return rc;
-  return heron__template_build(&b->op, &b->hw, "cpu", &b->t, &b->sp, err);
-}
-
-static int build_epi(built *b, const char *op, const int64_t *shape, int n,
+static int build_epi(kc_cpu *b, const char *op, const int64_t *shape, int n,
                      int epilogue, const char *hw, heron_error *err) {
-  return build_pre(b, op, shape, n, epilogue, hw, NULL, err);
+  return kc_cpu_build(b, op, shape, n, HERON__FP32, epilogue, NULL, hw, err);
 }
 
-static int build(built *b, const char *op, const int64_t *shape, int n,
+static int build(kc_cpu *b, const char *op, const int64_t *shape, int n,
                  heron_error *err) {
   return build_epi(b, op, shape, n, 0, NULL, err);
-}
-
-static void unbuild(built *b) {
-  heron__template_free(b->t);
-  heron__space_free(b->sp);
 }
 
 /* When kernel h exports heron_prepack: replaces each input it takes
@@ -165,13 +137,6 @@ static int prepack_copies(void *h, const heron__op *op, void **kbufs,
   return 1;
 }
 
-/* A fresh scratch folder under TMPDIR, removed by the caller. */
-static int scratch(char *dir, size_t cap) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, cap, "%s/heron-codegen-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
 /* Compiles dir/k<i>.c to dir/k<i>.so for i < n with `cflags`, two
  * compilers at a time; diagnostics go to dir/k<i>.err. */
 static int compile_all(const char *dir, int n, const char *cflags) {
@@ -212,7 +177,7 @@ static void poison(float *p, int64_t n) {
 }
 
 /* 1 when some axis' tiles of cfg sweep past its extent (edge tiles). */
-static int is_ragged(const built *b, const int64_t *cfg) {
+static int is_ragged(const kc_cpu *b, const int64_t *cfg) {
   for (int a = 0; a < b->op.naxes; a++) {
     int64_t cover = 1;
     for (int l = 0; l < heron__cpu_levels(b->t, a); l++)
@@ -240,7 +205,7 @@ static void *host_calls_main(void *arg) {
 /* Calls fn from this thread and a second one at once, each into its own
  * output (kbufs' and a copy), 16 times; 1 when both outputs then match
  * the reference, else 0 with the reason in why. */
-static int concurrent_calls_match(const built *b, kernel_fn fn, void **kbufs,
+static int concurrent_calls_match(const kc_cpu *b, kernel_fn fn, void **kbufs,
                                   void *ref_out, int c, char *why, size_t cap) {
   int nout = b->op.ninputs;
   int64_t outn = heron__tensor_elems(&b->op.out);
@@ -284,22 +249,22 @@ static int concurrent_calls_match(const built *b, kernel_fn fn, void **kbufs,
 static int random_configs_match(const char *opname, const int64_t *shape,
                                 int nshape, uint64_t seed, const case_opts *o,
                                 char *why, size_t cap) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   int ncfg = o->nconfigs > 0 ? o->nconfigs : NCONFIGS;
   if (ncfg > MAX_CONFIGS)
     ncfg = MAX_CONFIGS;
   ncfg = (ncfg + CONFIG_DIVISOR - 1) / CONFIG_DIVISOR;
-  if (build_pre(&b, opname, shape, nshape, o->epilogue, o->hw, o->prepack,
-                &err) != HERON_OK) {
+  if (kc_cpu_build(&b, opname, shape, nshape, HERON__FP32, o->epilogue,
+                   o->prepack, o->hw, &err) != HERON_OK) {
     snprintf(why, cap, "build: %s", err.text);
     return CASE_FAILED;
   }
   char missing[64];
   int lacks = heron__hw_cpu_lacks(&b.hw, missing, sizeof missing);
   char dir[256];
-  if (scratch(dir, sizeof dir)) {
-    unbuild(&b);
+  if (kc_scratch(dir, sizeof dir, "codegen")) {
+    kc_cpu_free(&b);
     snprintf(why, cap, "no scratch folder");
     return CASE_FAILED;
   }
@@ -359,30 +324,17 @@ static int random_configs_match(const char *opname, const int64_t *shape,
                opname, o->hw ? o->hw : "this machine", ncfg, cflags, missing);
     }
     free(cfgs);
-    unbuild(&b);
+    kc_cpu_free(&b);
     return ok ? CASE_COMPILED_ONLY : CASE_FAILED;
   }
 
   void *bufs[HERON__MAX_TENSORS + 2], *ref[HERON__MAX_TENSORS + 2];
-  int have = ok && heron__op_alloc_buffers(&b.op, bufs, &err) == HERON_OK;
-  if (have && heron__op_alloc_buffers(&b.op, ref, &err) != HERON_OK) {
-    heron__op_free_buffers(&b.op, bufs);
-    have = 0;
-  }
+  int have = ok && kc_inputs(&b.op, bufs, ref, seed, &err) == HERON_OK;
   if (ok && !have) {
     snprintf(why, cap, "buffers: %s", err.text);
     ok = 0;
   }
-  if (have) {
-    heron__op_fill_inputs(&b.op, bufs, seed);
-    heron__op_fill_inputs(&b.op, ref, seed);
-    b.op.reference(&b.op, ref);
-    heron__op_apply_epilogue(&b.op, ref);
-  }
-  /* Kernels load libgomp; closing the last kernel would unload it under
-   * its idle worker threads, so the test holds its own reference. */
-  void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
-  (void)gomp;
+  kc_hold_libgomp(NULL, 0);
   int nout = b.op.ninputs;
   int64_t outn = heron__tensor_elems(&b.op.out);
   int prepacked = 0; /* kernels that took an input packed ahead */
@@ -430,10 +382,8 @@ static int random_configs_match(const char *opname, const int64_t *shape,
         free(kbufs[i]);
     dlclose(h);
   }
-  if (have) {
-    heron__op_free_buffers(&b.op, bufs);
-    heron__op_free_buffers(&b.op, ref);
-  }
+  if (have)
+    kc_inputs_free(&b.op, bufs, ref);
   int need_pre = (o->min_prepacked + CONFIG_DIVISOR - 1) / CONFIG_DIVISOR;
   if (ok && prepacked < need_pre) {
     snprintf(why, cap, "%d of %d kernels took inputs packed ahead, wanted %d",
@@ -449,7 +399,7 @@ static int random_configs_match(const char *opname, const int64_t *shape,
            opname, o->hw ? o->hw : "this machine", ncfg, ragged, cflags);
   }
   free(cfgs);
-  unbuild(&b);
+  kc_cpu_free(&b);
   return ok ? CASE_RAN : CASE_FAILED;
 }
 
@@ -896,7 +846,7 @@ TEST(c2d_rows_read_from_the_halo_vec8_on_avx2) {
 
 /* The source of one config of b's space, sampled with knobs names[i] fixed
  * to vals[i] (i < nfix) from random seed `seed`, into src. */
-static int sampled_source(const built *b, const char *const *names,
+static int sampled_source(const kc_cpu *b, const char *const *names,
                           const int64_t *vals, int nfix, uint64_t seed,
                           heron__buf *src, heron_error *err) {
   int nv = heron_space_nvars(b->sp);
@@ -934,7 +884,7 @@ TEST(padded_inputs_are_read_from_a_zero_halo_without_range_checks) {
   for (int h = 0; h < 2; h++)
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
       for (int pack = 0; pack < 2; pack++) {
-        built b;
+        kc_cpu b;
         heron_error err = {0};
         CHECK_OK(
             build_epi(&b, ops[k].op, ops[k].shape, ops[k].n, 0, hw[h], &err),
@@ -943,7 +893,7 @@ TEST(padded_inputs_are_read_from_a_zero_halo_without_range_checks) {
         int rc =
             sampled_source(&b, (const char *const[]){"vec", "data.pack"},
                            (const int64_t[]){8, pack}, 2, 41 + k, &src, &err);
-        unbuild(&b);
+        kc_cpu_free(&b);
         CHECK_OK(rc, &err);
         int halo = strstr(src.data, "h_halo(h_own") != NULL;
         int guarded = strstr(src.data, "? data[") != NULL ||
@@ -959,7 +909,7 @@ TEST(padded_inputs_are_read_from_a_zero_halo_without_range_checks) {
 /* A transposed convolution of stride 2 reads its data through divided
  * indices: no halo, and the divisibility checks stay. */
 TEST(strided_transposed_convolution_keeps_its_checks_without_halo) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   CHECK_OK(build_epi(&b, "t2d",
                      (const int64_t[]){1, 7, 9, 4, 8, 3, 3, 2, 1, 1, 1}, 11, 0,
@@ -968,7 +918,7 @@ TEST(strided_transposed_convolution_keeps_its_checks_without_halo) {
   heron__buf src = {0};
   int rc = sampled_source(&b, (const char *const[]){"data.pack"},
                           (const int64_t[]){0}, 1, 5, &src, &err);
-  unbuild(&b);
+  kc_cpu_free(&b);
   CHECK_OK(rc, &err);
   int halo = strstr(src.data, "h_halo(h_own") != NULL;
   int divided = strstr(src.data, "% 2 == 0") != NULL;
@@ -999,7 +949,7 @@ TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
     int pinned;
   } tiles[] = {{6, 16, 1}, {2, 8, 0}, {14, 8, 1}, {7, 8, 0}};
   for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
-    built b;
+    kc_cpu b;
     heron_error err = {0};
     CHECK_OK(build_epi(&b, "gemm", (const int64_t[]){56, 64, 32}, 3, 0,
                        "cpu-avx2", &err),
@@ -1008,7 +958,7 @@ TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
     int rc = sampled_source(
         &b, (const char *const[]){"vec", "i.t3", "j.t3", "acc_at"},
         (const int64_t[]){8, tiles[k].i3, tiles[k].j3, 0}, 4, 7, &src, &err);
-    unbuild(&b);
+    kc_cpu_free(&b);
     CHECK_OK(rc, &err);
     int pinned = strstr(src.data, "h_bcv(&") != NULL;
     int asm_fma = strstr(src.data, "vfmadd231ps") != NULL;
@@ -1017,7 +967,7 @@ TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
               (long long)tiles[k].i3, (long long)tiles[k].j3, pinned);
     CHECK(asm_fma);
   }
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   CHECK_OK(build_epi(&b, "gemm", (const int64_t[]){56, 64, 32}, 3, 0,
                      "cpu-avx512", &err),
@@ -1025,7 +975,7 @@ TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
   heron__buf src = {0};
   int rc = sampled_source(&b, (const char *const[]){"vec", "j.t3"},
                           (const int64_t[]){16, 32}, 2, 7, &src, &err);
-  unbuild(&b);
+  kc_cpu_free(&b);
   CHECK_OK(rc, &err);
   int embedded = strstr(src.data, "{1to16") != NULL &&
                  strstr(src.data, "= h_fmab(h_l") != NULL &&
@@ -1039,7 +989,7 @@ TEST(broadcasts_are_pinned_where_sharing_them_would_spill) {
  * bytes ahead, and A's broadcasts, 1 float a step, are left to the
  * hardware. */
 TEST(prefetch_reads_rows_ahead_and_leaves_sequential_streams_alone) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   CHECK_OK(build_epi(&b, "gemm", (const int64_t[]){96, 3072, 64}, 3, 0,
                      "cpu-avx512", &err),
@@ -1051,7 +1001,7 @@ TEST(prefetch_reads_rows_ahead_and_leaves_sequential_streams_alone) {
   if (rc == HERON_OK)
     rc = sampled_source(&b, names, (const int64_t[]){8, 0, 0, 16}, 4, 42, &on,
                         &err);
-  unbuild(&b);
+  kc_cpu_free(&b);
   CHECK_OK(rc, &err);
   int none = strstr(off.data, "__builtin_prefetch") == NULL;
   const char *pf = strstr(on.data, "__builtin_prefetch((const void *)"
@@ -1070,7 +1020,7 @@ TEST(prefetch_reads_rows_ahead_and_leaves_sequential_streams_alone) {
  * (and a reason in why[cap]) on failure.  The caller frees it. */
 static char *gemm_assembly(const int64_t *shape, const char *hw, int vec,
                            char *why, size_t cap) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   if (build_epi(&b, "gemm", shape, 3, 0, hw, &err)) {
     snprintf(why, cap, "%s: %s", hw, err.text);
@@ -1082,7 +1032,7 @@ static char *gemm_assembly(const int64_t *shape, const char *hw, int vec,
   char dir[256], path[300], cmd[1200];
   char *text = NULL;
   size_t len = 0;
-  if (rc == HERON_OK && scratch(dir, sizeof dir) == 0) {
+  if (rc == HERON_OK && kc_scratch(dir, sizeof dir, "codegen") == 0) {
     snprintf(path, sizeof path, "%s/k.c", dir);
     rc = heron__write_file(path, src.data, src.len, &err);
     snprintf(cmd, sizeof cmd, "cd '%s' && cc %s " CC_OPT " -S k.c -o k.s", dir,
@@ -1098,7 +1048,7 @@ static char *gemm_assembly(const int64_t *shape, const char *hw, int vec,
   if (rc != HERON_OK)
     snprintf(why, cap, "%s: %s", hw, err.text);
   heron__buf_free(&src);
-  unbuild(&b);
+  kc_cpu_free(&b);
   return text;
 }
 
@@ -1156,7 +1106,7 @@ TEST(conv_with_odd_rows_vectorizes_along_channels) {
     int lanes;
   } hws[] = {{"cpu-avx2", 8}, {"cpu-avx512", 16}};
   for (int h = 0; h < 2; h++) {
-    built b;
+    kc_cpu b;
     heron_error err = {0};
     CHECK_OK(build_epi(&b, "c2d", (int64_t[]){1, 56, 56, 64, 64, 3, 3, 1, 1, 1},
                        10, 0, hws[h].hw, &err),
@@ -1166,7 +1116,7 @@ TEST(conv_with_odd_rows_vectorizes_along_channels) {
     char name[64];
     snprintf(name, sizeof name, "%s",
              vaxis >= 0 ? b.op.axes[vaxis].name : "(none)");
-    unbuild(&b);
+    kc_cpu_free(&b);
     CHECK_MSG(lanes == hws[h].lanes, "%s: %d fp32 lanes", hws[h].hw, lanes);
     CHECK_MSG(!strcmp(name, "co"), "%s: the convolution vectorizes along %s",
               hws[h].hw, name);
@@ -1176,7 +1126,7 @@ TEST(conv_with_odd_rows_vectorizes_along_channels) {
     vaxis = heron__cpu_sched_of(b.t)->vec_axis;
     snprintf(name, sizeof name, "%s",
              vaxis >= 0 ? b.op.axes[vaxis].name : "(none)");
-    unbuild(&b);
+    kc_cpu_free(&b);
     CHECK_MSG(!strcmp(name, "j"), "%s: the GEMM vectorizes along %s", hws[h].hw,
               name);
   }
@@ -1189,7 +1139,7 @@ TEST(conv_with_odd_rows_vectorizes_along_channels) {
  * and on an AVX2 description (16). */
 static int regs_within(const char *op, const int64_t *shape, int n,
                        const char *hw, char *why, size_t cap) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   memset(&b, 0, sizeof b);
   int rc = heron__op_build(op, shape, n, HERON__FP32, &b.op, &err);
@@ -1259,7 +1209,7 @@ static int regs_within(const char *op, const int64_t *shape, int n,
     ok = 0;
   }
   free(cfg);
-  unbuild(&b);
+  kc_cpu_free(&b);
   return ok;
 }
 
@@ -1288,7 +1238,7 @@ TEST(micro_kernel_never_needs_more_than_16_registers_on_avx2) {
 /* A config that breaks a constraint is refused with HERON_EINVAL and a
  * message naming the broken constraint, and nothing is generated. */
 TEST(invalid_config_is_refused_with_einval) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   CHECK_OK(build(&b, "gemm", (int64_t[]){48, 40, 36}, 3, &err), &err);
   int nv = heron_space_nvars(b.sp);
@@ -1306,7 +1256,7 @@ TEST(invalid_config_is_refused_with_einval) {
   size_t len = src.len;
   heron__buf_free(&src);
   free(cfg);
-  unbuild(&b);
+  kc_cpu_free(&b);
   CHECK_OK(rc, &err);
   CHECK_EQ(rc2, HERON_EINVAL);
   CHECK_EQ(len, 0);
@@ -1316,14 +1266,14 @@ TEST(invalid_config_is_refused_with_einval) {
 /* Forces a vectorized config through sample_restricted and checks that the
  * source uses the vector type and lists the config in its header. */
 TEST(vectorized_config_uses_vector_type_and_lists_config) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   CHECK_OK(build(&b, "gemm", (int64_t[]){64, 64, 64}, 3, &err), &err);
   heron__buf src = {0};
   int rc = sampled_source(&b, (const char *const[]){"vec", "unroll"},
                           (const int64_t[]){4, 2}, 2, 4, &src, &err);
   char *text = heron__buf_take(&src);
-  unbuild(&b);
+  kc_cpu_free(&b);
   CHECK_OK(rc, &err);
   CHECK_STR_CONTAINS(text, "vector_size(16)");
   CHECK_STR_CONTAINS(text, "vec = 4");
@@ -1335,7 +1285,7 @@ TEST(vectorized_config_uses_vector_type_and_lists_config) {
 /* The standalone driver builds with a generated kernel and reports the
  * time and GFLOP/s. */
 TEST(driver_builds_with_a_kernel_and_reports_gflops) {
-  built b;
+  kc_cpu b;
   heron_error err = {0};
   CHECK_OK(build(&b, "gemm", (int64_t[]){32, 48, 16}, 3, &err), &err);
   int nv = heron_space_nvars(b.sp);
@@ -1348,9 +1298,9 @@ TEST(driver_builds_with_a_kernel_and_reports_gflops) {
     rc = heron__codegen(b.t, b.sp, cfg, &src, &err);
   heron__codegen_driver(&b.op, &drv);
   free(cfg);
-  unbuild(&b);
+  kc_cpu_free(&b);
   char dir[256];
-  CHECK(scratch(dir, sizeof dir) == 0);
+  CHECK(kc_scratch(dir, sizeof dir, "codegen") == 0);
   char path[300], cmd[1200];
   snprintf(path, sizeof path, "%s/kernel.c", dir);
   if (rc == HERON_OK)
