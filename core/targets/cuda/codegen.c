@@ -2,12 +2,17 @@
  * Core template (core/targets/cuda/template.h), written in the dialect of
  * core/targets/cuda/kernel.h so that the same text is both the NVRTC kernel
  * and, compiled by the host compiler, its CPU check.
+ * One idea: the text of one kernel, top to bottom; every emitter writes a
+ * piece of the same loop nest from the same generator state (gen, knobs).
  *
  * Every loop length is a compile-time constant of the config; the fused
  * M, N, K and batch indices are split back into the op's axes with
  * constant div / mod, and each tensor element is addressed through the
  * op's index map (padding and divided indices become guards that read
- * zero).  Fragment loops are fully unrolled so fragments live in registers.
+ * zero); with the knob igemm, A's M rows are split once per block into
+ * the table A.rows and its loads add only the K part (emit_rows_table,
+ * emit_load_rows).  Fragment loops are fully unrolled so fragments live in
+ * registers.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +32,8 @@ typedef struct knobs {
   int64_t stages; /* pipeline: buffers of A.shared and B.shared each */
   int64_t mma;    /* 0: wmma, 1: mma.sync m16n8k16 with ldmatrix */
   int64_t bswz;   /* block_swz: rows of M tiles per group of blocks */
+  int64_t igemm;  /* 1: A through the per-block row table (A.rows) */
+  int64_t rbytes; /* bytes of A.rows (0 without igemm) */
   int m_inner;    /* C.shared is M-inner */
   /* What the tiles sweep of M, N and K (b * w * f * wmma; >= the padded
    * extent: tiles need not divide it, the last ones are cut short by the
@@ -73,6 +80,10 @@ static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
   /* A space without the knob (built before it) is the wmma kernel. */
   k->mma = s->mma >= 0 ? cfg[s->mma] : 0;
   k->bswz = s->block_swz >= 0 ? cfg[s->block_swz] : 1;
+  /* A space without the knob (or an op without a sliding window) reads A
+   * through its index map per element. */
+  k->igemm = s->igemm >= 0 ? cfg[s->igemm] : 0;
+  k->rbytes = k->igemm ? s->ig.ncols * s->ig.elem_bytes * k->bm : 0;
 }
 
 static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
@@ -88,6 +99,10 @@ void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
   p->buf[0] = (heron__cuda_smem_buf){"A.shared", 0, 0, a};
   p->buf[1] = (heron__cuda_smem_buf){"B.shared", 0, align128(a), b};
   p->buf[2] = (heron__cuda_smem_buf){"C.shared", 1, 0, k.cbytes};
+  /* The row table of the implicit-GEMM addressing lives beside A and B. */
+  if (k.igemm)
+    p->buf[p->nbufs++] = (heron__cuda_smem_buf){
+        "A.rows", 0, align128(align128(a) + b), k.rbytes};
   for (int i = 0; i < p->nbufs; i++) {
     int64_t end = p->buf[i].offset + p->buf[i].bytes;
     p->total = end > p->total ? end : p->total;
@@ -168,12 +183,28 @@ static void split_group(gen *g, int depth, int grp, const char *fused,
   }
 }
 
-/* Appends "c1*ax_a + c2*ax_b + off" for one index expression. */
-static void affine_expr(gen *g, const heron__affine *ix, heron__buf *b) {
+/* Which terms of an index expression affine_part writes. */
+enum { ALL_TERMS, M_TERMS, K_TERMS };
+
+/* Whether op axis a is a reduction (K) axis of the GEMM view. */
+static int k_axis(const gen *g, int a) {
+  const heron__gemm_group *gk = &g->s->g[HERON__GK];
+  for (int i = 0; i < gk->naxes; i++)
+    if (gk->axes[i] == a)
+      return 1;
+  return 0;
+}
+
+/* Appends "c1*ax_a + c2*ax_b + off" for one index expression: all its
+ * terms, or only those of the M and batch axes and the offset (M_TERMS),
+ * or only those of the K axes (K_TERMS, "0" when it has none). */
+static void affine_part(gen *g, const heron__affine *ix, int which,
+                        heron__buf *b) {
   int any = 0;
   for (int a = 0; a < g->op->naxes; a++) {
     int64_t c = ix->coef[a];
-    if (!c)
+    if (!c || (which == M_TERMS && k_axis(g, a)) ||
+        (which == K_TERMS && !k_axis(g, a)))
       continue;
     if (c == 1)
       heron__buf_printf(b, "%sax_%s", any ? " + " : "", g->op->axes[a].name);
@@ -182,8 +213,17 @@ static void affine_expr(gen *g, const heron__affine *ix, heron__buf *b) {
                         g->op->axes[a].name);
     any = 1;
   }
+  if (which == K_TERMS) {
+    if (!any)
+      heron__buf_puts(b, "0");
+    return;
+  }
   if (ix->offset || !any)
     heron__buf_printf(b, "%s%lld", any ? " + " : "", (long long)ix->offset);
+}
+
+static void affine_expr(gen *g, const heron__affine *ix, heron__buf *b) {
+  affine_part(g, ix, ALL_TERMS, b);
 }
 
 /* Emits, for tensor ts whose axes ax_* are declared, `<idx>` (its flat
@@ -275,6 +315,227 @@ static void reads(const heron__op *op, const heron__tensor *ts, int *need) {
     need[a] = heron__tensor_reads(ts, a);
 }
 
+/* Whether index ix has a term of a K axis. */
+static int has_k_terms(const gen *g, const heron__affine *ix) {
+  for (int a = 0; a < g->op->naxes; a++)
+    if (ix->coef[a] && k_axis(g, a))
+      return 1;
+  return 0;
+}
+
+/* The implicit-GEMM row table A.rows (template.h, heron__cuda_igemm),
+ * filled once per block before the k loop: for each row e of the block's
+ * M tile, the fused M index is split into its axes here and only here. */
+static void emit_rows_table(gen *g, int depth) {
+  const heron__cuda_igemm *ig = &g->s->ig;
+  const heron__tensor *ts = &g->op->in[0];
+  const knobs *k = &g->k;
+  const heron__gemm_group *gm = &g->s->g[HERON__GM];
+  emit(g, depth,
+       "/* A.rows <- the %lld rows of the M tile of %s: base offset and "
+       "guarded coordinates, once per block (implicit GEMM) */",
+       (long long)k->bm, ts->name);
+  int d = coop_loop(g, depth, k->bm, 1);
+  emit(g, d, "const %s gs = m0 + e;", g->it);
+  int need[HERON__MAX_AXES];
+  reads(g->op, ts, need);
+  for (int a = 0; a < g->op->naxes; a++)
+    need[a] &= !k_axis(g, a);
+  split_group(g, d, HERON__GM, "gs", need);
+  heron__buf base = {0}, valid = {0};
+  heron__buf_puts(&valid, "1");
+  if (cover_of(k, HERON__GM) != gm->extent)
+    heron__buf_printf(&valid, " && gs < %lld", (long long)gm->extent);
+  int64_t stride = 1;
+  for (int dd = ts->ndim - 1; dd >= 0; dd--) {
+    const heron__affine *ix = &ts->index[dd];
+    heron__buf e = {0};
+    affine_part(g, ix, M_TERMS, &e);
+    char var[48];
+    snprintf(var, sizeof var, "rm_d%d", dd);
+    emit(g, d, "const %s %s = %s;", g->it, var, e.data);
+    heron__buf_free(&e);
+    if (ig->col[dd] < 0) {
+      /* No coordinate: its M part is in the base; a dimension without a
+       * K part is guarded here, for the whole row. */
+      if (!has_k_terms(g, ix) && heron__cuda_dim_guarded(g->op, ts, dd)) {
+        int64_t div = heron__affine_div(ix);
+        if (div > 1) {
+          heron__buf_printf(&valid, " && %s %% %lld == 0", var, (long long)div);
+          snprintf(var + strlen(var), sizeof var - strlen(var), " / %lld",
+                   (long long)div);
+        }
+        heron__buf_printf(&valid, " && (%s) >= 0 && (%s) < %lld", var, var,
+                          (long long)ts->dims[dd]);
+      }
+      heron__buf_printf(&base, "%s(%s) * %lld", base.len ? " + " : "", var,
+                        (long long)stride);
+    }
+    stride *= ts->dims[dd];
+  }
+  emit(g, d, "Ar[e] = %s;", base.data ? base.data : "0");
+  int first = 1;
+  for (int dd = 0; dd < ts->ndim; dd++) {
+    if (ig->col[dd] < 0)
+      continue;
+    if (first)
+      emit(g, d, "Ar[%lld + e] = (%s) ? rm_d%d : %lld;",
+           (long long)(ig->col[dd] * k->bm), valid.data, dd,
+           (long long)ig->sentinel);
+    else
+      emit(g, d, "Ar[%lld + e] = rm_d%d;", (long long)(ig->col[dd] * k->bm),
+           dd);
+    first = 0;
+  }
+  if (ig->ok_col >= 0)
+    emit(g, d, "Ar[%lld + e] = (%s);", (long long)(ig->ok_col * k->bm),
+         valid.data);
+  heron__buf_free(&base);
+  heron__buf_free(&valid);
+  coop_loop_end(g, depth, k->bm, 1);
+  emit(g, depth, "HERON_SYNC(); /* A.rows complete */");
+}
+
+/* Emits, for A's element at row `row` (an expression) of the M tile, with
+ * the K axes ax_* in scope, `<idx>` (its flat element index; only its
+ * guards without want_idx) from the row's entries in A.rows plus the K
+ * part, and appends its guards to `cond`: the coordinates' bounds and
+ * divisors, or the row's validity. */
+static void rows_index(gen *g, int depth, const char *row, const char *idx,
+                       int want_idx, heron__buf *cond) {
+  const heron__cuda_igemm *ig = &g->s->ig;
+  const heron__tensor *ts = &g->op->in[0];
+  const knobs *k = &g->k;
+  emit(g, depth, "const %s *%s_r = Ar + (%s);", g->it, idx, row);
+  heron__buf flat = {0};
+  heron__buf_printf(&flat, "%s_r[0]", idx);
+  int64_t stride = 1;
+  for (int dd = ts->ndim - 1; dd >= 0; dd--) {
+    const heron__affine *ix = &ts->index[dd];
+    heron__buf e = {0};
+    affine_part(g, ix, K_TERMS, &e);
+    if (ig->col[dd] >= 0) {
+      char var[48];
+      snprintf(var, sizeof var, "%s_d%d", idx, dd);
+      emit(g, depth, "const %s %s = %s_r[%lld] + %s;", g->it, var, idx,
+           (long long)(ig->col[dd] * k->bm), e.data);
+      int64_t div = heron__affine_div(ix);
+      if (div > 1) {
+        heron__buf_printf(cond, " && %s %% %lld == 0", var, (long long)div);
+        snprintf(var + strlen(var), sizeof var - strlen(var), " / %lld",
+                 (long long)div);
+      }
+      if (ts->bounded)
+        heron__buf_printf(cond, " && (%s) >= 0 && (%s) < %lld", var, var,
+                          (long long)ts->dims[dd]);
+      heron__buf_printf(&flat, " + (%s) * %lld", var, (long long)stride);
+    } else if (has_k_terms(g, ix)) {
+      heron__buf_printf(&flat, " + (%s) * %lld", e.data, (long long)stride);
+    }
+    heron__buf_free(&e);
+    stride *= ts->dims[dd];
+  }
+  if (ig->ok_col >= 0)
+    heron__buf_printf(cond, " && %s_r[%lld]", idx,
+                      (long long)(ig->ok_col * k->bm));
+  if (want_idx)
+    emit(g, depth, "const %s %s = %s;", g->it, idx, flat.data);
+  heron__buf_free(&flat);
+}
+
+/* Declares the K axes of A (ax_*) at the fused k index `gk` and returns
+ * the guard of K's cut-short last chunk ("" when none) in cond. */
+static void a_k_axes(gen *g, int depth, const char *gk, heron__buf *cond) {
+  int need[HERON__MAX_AXES];
+  reads(g->op, &g->op->in[0], need);
+  for (int a = 0; a < g->op->naxes; a++)
+    need[a] &= k_axis(g, a);
+  split_group(g, depth, HERON__GK, gk, need);
+  const heron__gemm_group *gkg = &g->s->g[HERON__GK];
+  heron__buf_puts(cond, "1");
+  if (cover_of(&g->k, HERON__GK) != gkg->extent)
+    heron__buf_printf(cond, " && %s < %lld", gk, (long long)gkg->extent);
+}
+
+/* The implicit-GEMM load of A's chunk (emit_load's body with igemm 1): at
+ * tile position (o, q), K index gk, into dst.  Vectors within the index
+ * map's vec_max are copied as before; wider ones (the checked interior
+ * vectors, heron__cuda_igemm.vec_max) copy V halves at once where the
+ * first and the last element pass their guards and the address is
+ * aligned, and element by element elsewhere. */
+static void emit_load_rows(gen *g, int d, int async) {
+  const heron__cuda_operand *o = &g->s->op[0];
+  const knobs *k = &g->k;
+  int64_t v = k->vec[0];
+  const char *row = o->k_inner ? "o" : "q";
+  heron__buf cond = {0};
+  a_k_axes(g, d, "gk", &cond);
+  rows_index(g, d, row, "gi", 1, &cond);
+  if (v == 1) {
+    emit(g, d, "HERON_GLOAD1(dst, in0, gi, HERON_IN0_ELEMS, %s);", cond.data);
+  } else if (v <= o->vec_max && async) {
+    emit(g, d, "HERON_CP_ASYNC(dst, in0, gi, %lld, HERON_IN0_ELEMS, %s);",
+         (long long)v, cond.data);
+  } else if (v <= o->vec_max) {
+    emit(g, d, "if (%s) {", cond.data);
+    emit(g, d + 1, "HERON_GCOPY(dst, in0, gi, %lld, HERON_IN0_ELEMS);",
+         (long long)v);
+    emit(g, d, "} else {");
+    emit(g, d + 1, "for (int z = 0; z < %lld; z++) dst[z] = HERON_F2H(0.0f);",
+         (long long)v);
+    emit(g, d, "}");
+  } else {
+    /* The guards of the vector's last element: the guarded coordinate
+     * grows with the contiguous axis, so the elements between pass when
+     * both ends do. */
+    emit(g, d, "int interior = (%s) && gi %% %lld == 0;", cond.data,
+         (long long)v);
+    emit(g, d, "{ /* the vector's last element */");
+    heron__buf last = {0};
+    char lrow[48], lk[48];
+    if (o->k_inner) {
+      snprintf(lk, sizeof lk, "gk + %lld", (long long)(v - 1));
+      emit(g, d + 1, "const %s gl = %s;", g->it, lk);
+      a_k_axes(g, d + 1, "gl", &last);
+      rows_index(g, d + 1, row, "gil", 0, &last);
+    } else {
+      snprintf(lrow, sizeof lrow, "q + %lld", (long long)(v - 1));
+      heron__buf_puts(&last, "1");
+      rows_index(g, d + 1, lrow, "gil", 0, &last);
+    }
+    emit(g, d + 1, "interior = interior && (%s);", last.data);
+    heron__buf_free(&last);
+    emit(g, d, "}");
+    emit(g, d, "if (interior) {");
+    if (async)
+      emit(g, d + 1, "HERON_CP_ASYNC(dst, in0, gi, %lld, HERON_IN0_ELEMS, 1);",
+           (long long)v);
+    else
+      emit(g, d + 1, "HERON_GCOPY(dst, in0, gi, %lld, HERON_IN0_ELEMS);",
+           (long long)v);
+    emit(g, d, "} else { /* an edge: element by element */");
+    emit(g, d + 1, "for (int z = 0; z < %lld; z++) {", (long long)v);
+    heron__buf ez = {0};
+    if (o->k_inner) {
+      emit(g, d + 2, "const %s gz = gk + z;", g->it);
+      a_k_axes(g, d + 2, "gz", &ez);
+      rows_index(g, d + 2, row, "giz", 1, &ez);
+    } else {
+      heron__buf_puts(&ez, "1");
+      if (cover_of(k, HERON__GK) != g->s->g[HERON__GK].extent)
+        heron__buf_printf(&ez, " && gk < %lld",
+                          (long long)g->s->g[HERON__GK].extent);
+      rows_index(g, d + 2, "q + z", "giz", 1, &ez);
+    }
+    emit(g, d + 2, "HERON_GLOAD1(dst + z, in0, giz, HERON_IN0_ELEMS, %s);",
+         ez.data);
+    heron__buf_free(&ez);
+    emit(g, d + 1, "}");
+    emit(g, d, "}");
+  }
+  heron__buf_free(&cond);
+}
+
 /* The cooperative load of operand i's chunk [k0, k0 + kc) of K into the
  * shared buffer `buf`: every thread copies vec halves per step, in the
  * buffer's contiguous order, so a warp reads consecutive addresses when the
@@ -299,7 +560,9 @@ static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
   int d = coop_loop(g, depth, outer * inner, v);
   emit(g, d, "const int o = e / %lld, q = e %% %lld;", (long long)inner,
        (long long)inner);
-  emit(g, d, "const %s gs = %s + %s;", g->it, row0, o->k_inner ? "o" : "q");
+  /* With igemm, A's row is its entry in A.rows: no fused M index. */
+  if (i != 0 || !k->igemm)
+    emit(g, d, "const %s gs = %s + %s;", g->it, row0, o->k_inner ? "o" : "q");
   emit(g, d, "const %s gk = %s + %s;", g->it, k0, o->k_inner ? "q" : "o");
   if (k->swz[i])
     emit(g, d, "heron_half *dst = %s + heron__swz(o, q, %lld);", buf,
@@ -307,6 +570,11 @@ static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
   else
     emit(g, d, "heron_half *dst = %s + o * %lld + q;", buf,
          (long long)k->ld[i]);
+  if (i == 0 && k->igemm) {
+    emit_load_rows(g, d, async);
+    coop_loop_end(g, depth, outer * inner, v);
+    return;
+  }
   int need[HERON__MAX_AXES];
   reads(g->op, ts, need);
   split_group(g, d, o->group, "gs", need);
@@ -520,13 +788,21 @@ static void emit_header(gen *g, const int64_t *cfg) {
   heron__cuda_launch_format(&l, line, sizeof line);
   heron__buf_puts(g->out, line);
   heron__buf_puts(g->out, heron__cuda_includes());
+  char rows[96] = "";
+  if (k->igemm) {
+    heron__cuda_smem_plan p;
+    heron__cuda_smem_plan_of(t, cfg, &p);
+    snprintf(rows, sizeof rows, ", A.rows [%lld, %lld) (the row table)",
+             (long long)p.buf[3].offset,
+             (long long)(p.buf[3].offset + p.buf[3].bytes));
+  }
   heron__buf_printf(
       g->out,
       "/* Heron-C Tensor Core kernel: %s, implicit GEMM "
       "M=%lld N=%lld K=%lld batch=%lld (padded %lld x %lld x "
       "%lld), %s %lldx%lldx%lld, block tile %lld x %lld, %lld "
       "warps.  Shared memory plan: A.shared [0, %lld), "
-      "B.shared [%lld, %lld)%s, then C.shared [0, %lld) reusing "
+      "B.shared [%lld, %lld)%s%s, then C.shared [0, %lld) reusing "
       "them. */\n",
       op->name, (long long)g->s->g[HERON__GM].extent,
       (long long)g->s->g[HERON__GN].extent,
@@ -542,7 +818,7 @@ static void emit_header(gen *g, const int64_t *cfg) {
                        : k->stages == 3 ? " (3 pipeline stages each)"
                                         : " (4 pipeline stages each)")
                     : "",
-      (long long)k->cbytes);
+      rows, (long long)k->cbytes);
   emit(g, 0, "#define HERON_THREADS %lld", (long long)k->threads);
   emit(g, 0, "#define HERON_GRID_X %d", l.grid[0]);
   emit(g, 0, "#define HERON_GRID_Y %d", l.grid[1]);
@@ -716,29 +992,12 @@ static void emit_pipelined(gen *g) {
   emit(g, 1, "}");
 }
 
-/* Whether 32-bit indices suffice: every tensor and swept extent (below
- * twice the padded one), with room for the guards' out-of-range values. */
-static int small_indices(const heron__template *t) {
-  const heron__op *op = &t->op;
-  const heron__cuda_sched *s = heron__cuda_sched_of(t);
-  int64_t lim = (int64_t)1 << 30;
-  for (int i = 0; i <= op->ninputs; i++) {
-    const heron__tensor *ts = i < op->ninputs ? &op->in[i] : &op->out;
-    if (heron__tensor_elems(ts) >= lim)
-      return 0;
-  }
-  for (int q = 0; q < HERON__NGROUPS; q++)
-    if (2 * s->padded[q] >= lim)
-      return 0;
-  return 1;
-}
-
 int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
                         const int64_t *cfg, heron__buf *out, heron_error *err) {
   (void)sp;
   gen g = {.t = t, .op = &t->op, .s = heron__cuda_sched_of(t), .out = out};
   read_knobs(t, cfg, &g.k);
-  g.it = small_indices(t) ? "int" : "long long";
+  g.it = g.s->small_idx ? "int" : "long long";
   {
     /* What __launch_bounds__ leaves a thread, less the fragments (8
      * registers per accumulator, wmma_m / 4 and wmma_n / 4 per a and b
@@ -764,6 +1023,12 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "heron_half *Bs = (heron_half *)(heron_smem + %lld);",
        (long long)align128(k->stages * k->bytes[0]));
   emit(&g, 1, "float *Cs = (float *)(heron_smem);");
+  if (k->igemm) {
+    heron__cuda_smem_plan plan;
+    heron__cuda_smem_plan_of(t, cfg, &plan);
+    emit(&g, 1, "%s *Ar = (%s *)(heron_smem + %lld);", g.it, g.it,
+         (long long)plan.buf[3].offset);
+  }
   emit(&g, 1, "const int tid = HERON_TY * 32 + HERON_TX;");
   emit(&g, 1, "const int wi = HERON_TY / %lld, wj = HERON_TY %% %lld;",
        (long long)k->sp[1][1], (long long)k->sp[1][1]);
@@ -814,6 +1079,8 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "for (int x = 0; x < %lld; x++)",
        (long long)(k->sp[0][2] * k->sp[1][2]));
   emit(&g, 2, "%s(acc[x]);", k->mma ? "HERON_MFILL_ZERO" : "HERON_FILL_ZERO");
+  if (k->igemm)
+    emit_rows_table(&g, 1);
   if (k->stages > 1)
     emit_pipelined(&g);
   else
@@ -900,7 +1167,19 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
       "    X.shared_swz == 1: X.shared's 16-byte chunks XOR-swizzled by row "
       "(heron__swz), pad 0;\n"
       "    its cooperative / cp.async stores and ldmatrix rows use the same "
-      "address function\n"
-      "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
-      "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
+      "address function\n");
+  if (s->ig.fits)
+    heron__buf_puts(
+        out,
+        "  igemm == 1 (sliding windows): A.rows <- per row of the M tile its "
+        "base offset and guarded\n"
+        "    coordinates, once per block before the k loop; A's loads add "
+        "only the K part (no\n"
+        "    div / mod of the fused M index in the k loop); A vectors beyond "
+        "the index map's copy\n"
+        "    2V bytes where both ends pass the guards and the address is "
+        "aligned, else element-wise\n");
+  heron__buf_puts(
+      out, "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
+           "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
 }

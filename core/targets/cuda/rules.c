@@ -109,6 +109,89 @@ static int64_t vec_max_of(const heron__op *op, const heron__tensor *ts,
   return 1;
 }
 
+/* Whether 32-bit indices suffice in the kernel: every tensor and swept
+ * extent (below twice the padded one), with room for the guards'
+ * out-of-range values. */
+static int small_indices(const heron__op *op, const heron__cuda_sched *s) {
+  int64_t lim = (int64_t)1 << 30;
+  for (int i = 0; i <= op->ninputs; i++) {
+    const heron__tensor *ts = i < op->ninputs ? &op->in[i] : &op->out;
+    if (heron__tensor_elems(ts) >= lim)
+      return 0;
+  }
+  for (int q = 0; q < HERON__NGROUPS; q++)
+    if (2 * s->padded[q] >= lim)
+      return 0;
+  return 1;
+}
+
+/* Whether op axis a lies in group g. */
+static int in_group(const heron__gemm_group *g, int a) {
+  for (int i = 0; i < g->naxes; i++)
+    if (g->axes[i] == a)
+      return 1;
+  return 0;
+}
+
+/* The implicit-GEMM reading of A (template.h, heron__cuda_igemm): which
+ * dimensions of input 0 keep a coordinate per row, the invalid rows'
+ * sentinel, and the widest vector of the checked interior loads. */
+static void build_igemm(const heron__op *op, heron__cuda_sched *s) {
+  heron__cuda_igemm *ig = &s->ig;
+  const heron__tensor *ts = &op->in[0];
+  const heron__gemm_group *gk = &s->g[HERON__GK];
+  memset(ig, 0, sizeof *ig);
+  ig->ok_col = -1;
+  ig->vec_max = 1;
+  ig->elem_bytes = s->small_idx ? 4 : 8;
+  int ncoord = 0;
+  int64_t kp = 0;
+  for (int d = 0; d < ts->ndim; d++) {
+    const heron__affine *ix = &ts->index[d];
+    int has_k = 0, has_m = 0;
+    int64_t span = 0; /* the largest |K part| */
+    for (int a = 0; a < op->naxes; a++) {
+      if (!ix->coef[a])
+        continue;
+      if (in_group(gk, a)) {
+        has_k = 1;
+        int64_t c = ix->coef[a] < 0 ? -ix->coef[a] : ix->coef[a];
+        span += c * (op->axes[a].extent - 1);
+      } else {
+        has_m = 1;
+      }
+    }
+    ig->fits |= has_k && has_m;
+    ig->col[d] = -1;
+    if (has_k && heron__cuda_dim_guarded(op, ts, d)) {
+      ig->col[d] = 1 + ncoord++;
+      kp = span > kp ? span : kp;
+    }
+  }
+  ig->ncols = 1 + ncoord;
+  if (!ncoord)
+    ig->ok_col = ig->ncols++;
+  ig->sentinel = -(kp + 1);
+  /* The checked interior vector: along the tile's inner group, whose
+   * innermost axis must be the contiguous one of A (its only dimension
+   * the last, with coefficient 1), V dividing its extent, so that V
+   * consecutive fused indices are V consecutive elements of one row of
+   * the tensor; the kernel checks the guards of the first and last
+   * element (the others lie between them) and the alignment. */
+  const heron__gemm_group *gi = &s->g[s->op[0].k_inner ? HERON__GK : HERON__GM];
+  if (!ig->fits || gi->naxes == 0 || heron__gemm_divided(ts))
+    return;
+  int a = gi->axes[gi->naxes - 1];
+  for (int d = 0; d < ts->ndim; d++)
+    if (ts->index[d].coef[a] != (d == ts->ndim - 1 ? 1 : 0))
+      return;
+  for (int64_t v = 8; v > 1; v /= 2)
+    if (op->axes[a].extent % v == 0) {
+      ig->vec_max = v;
+      return;
+    }
+}
+
 /* Sorts the axes into the four groups and pads M, N and K. */
 static int build_view(ctx *c) {
   heron__template *t = c->t;
@@ -163,6 +246,8 @@ static int build_view(ctx *c) {
     in_out_group |= s->g[s->out_group].axes[k] == oa;
   s->out_vec_max =
       in_out_group ? vec_max_of(op, &op->out, &s->g[s->out_group]) : 1;
+  s->small_idx = small_indices(op, s);
+  build_igemm(op, s);
   return HERON_OK;
 }
 
@@ -324,7 +409,12 @@ static void rule_operand_spm(ctx *c, int i) {
   o->pad = heron__r_set(&c->r, name, 1, PADS, NPADS);
   int64_t vals[4];
   int nv = 0;
-  for (int64_t v = 1; v <= o->vec_max && v <= 8; v *= 2)
+  /* A's checked interior vectors (igemm 1) widen the set; rule_igemm
+   * bounds the knob by the index map's vec_max when igemm is 0. */
+  int64_t vmax = o->vec_max;
+  if (i == 0 && s->ig.fits && s->ig.vec_max > vmax)
+    vmax = s->ig.vec_max;
+  for (int64_t v = 1; v <= vmax && v <= 8; v *= 2)
     vals[nv++] = v;
   snprintf(name, sizeof name, "%s.shared_vec", nm);
   o->vec = heron__r_set(&c->r, name, 1, vals, nv);
@@ -617,6 +707,67 @@ static void rule_block_swizzle(ctx *c) {
        (long long)(2 * sms));
 }
 
+/* Convolutions as implicit GEMM (the knob igemm, issue 32 step 4), for
+ * ops whose A (input 0) has a sliding window, a dimension indexed by M and
+ * K axes together: 1 addresses A through a table of the block's M rows in
+ * shared memory, filled once per block before the k loop (template.h,
+ * heron__cuda_igemm: each row's base offset and guarded coordinates), so
+ * that the k loop adds only the K part, and allows A.shared_vec up to the
+ * checked interior vector (ig.vec_max): V elements along the contiguous
+ * axis are one 2V-byte load (or cp.async) where all V pass their guards
+ * and the address is aligned, element by element elsewhere.  The table
+ * lives beside A.shared and B.shared in the main loop: pipeline * (A + B)
+ * + igemm * table <= shared memory.  Absent value 0: old logs read back
+ * with the index map evaluated per element, the kernel they measured.
+ * Ops without a sliding window (GEMM, BMM, GEMV, the scan) have no knob,
+ * so their spaces and kernels are those of before. */
+static void rule_igemm(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  const heron__cuda_igemm *ig = &s->ig;
+  s->igemm = -1;
+  if (!ig->fits)
+    return;
+  s->igemm = heron__r_set(&c->r, "igemm", 1, (const int64_t[]){0, 1}, 2);
+  if (s->igemm >= 0 &&
+      heron__space_var_absent(c->r.sp, s->igemm, 0) != HERON_OK && !c->r.rc)
+    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                              "cuda template: cannot declare igemm's absent "
+                              "value");
+  int tb = heron__r_prod(
+      &c->r, "A.rows_bytes",
+      (int[]){heron__r_const(&c->r, ig->ncols * ig->elem_bytes), s->bm}, 2);
+  /* Products from 0 (heron__r_prod's start at 1). */
+  int64_t ub = heron__r_ub(&c->r, tb);
+  int on = heron__r_range(&c->r, "A.rows_bytes.on", 0, 0, ub < 1 ? 1 : ub);
+  heron__r_post(&c->r, HERON_C_PROD, on, (int[]){s->igemm, tb}, 2, NULL, 0,
+                "A.rows_bytes.on");
+  int live = heron__r_sum(&c->r, "main_loop.shared_bytes",
+                          (int[]){s->ab_bytes, on}, 2);
+  heron__r_le(&c->r, live, s->smem_limit,
+              "pipeline * (A.shared + B.shared) + igemm * A.rows <= shared "
+              "memory");
+  if (ig->vec_max > s->op[0].vec_max) {
+    /* vec <= select(igemm, vec_max, ig.vec_max). */
+    int cap = heron__r_set(&c->r, "A.shared_vec.cap", 0,
+                           (const int64_t[]){s->op[0].vec_max, ig->vec_max}, 2);
+    heron__r_post(&c->r, HERON_C_SELECT, cap,
+                  (int[]){s->igemm, heron__r_const(&c->r, s->op[0].vec_max),
+                          heron__r_const(&c->r, ig->vec_max)},
+                  3, NULL, 0, "A.shared_vec.cap");
+    heron__r_post(&c->r, HERON_C_LE, s->op[0].vec, (int[]){cap}, 1, NULL, 0,
+                  "igemm == 0 => A.shared_vec <= the index map's vector");
+  }
+  NOTE(c, "Implicit-GEMM",
+       "igemm in {0, 1}: 1 fills A.rows (per M row: base offset, %d "
+       "guarded coordinates; %d-byte entries) once per block, the k loop "
+       "adds the K part; A.shared_vec <= %lld (checked interior vectors) "
+       "with igemm 1, <= %lld with 0; old logs read as 0",
+       ig->ok_col < 0 ? ig->ncols - 1 : 0, ig->elem_bytes,
+       (long long)(ig->vec_max > s->op[0].vec_max ? ig->vec_max
+                                                  : s->op[0].vec_max),
+       (long long)s->op[0].vec_max);
+}
+
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
                             heron_error *err) {
   const heron__op *op = &t->op;
@@ -662,6 +813,7 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     rule_mma(c);
     rule_swizzle(c);
     rule_block_swizzle(c);
+    rule_igemm(c);
     rc = c->r.rc;
   }
   free(c);

@@ -78,6 +78,15 @@
  * r = b - q * G * j.b and g = min(G, i.b - q * G) the rows of that group,
  * so blocks launched together share G rows of A and few columns of B in
  * L2 instead of one row of A and every column of B.
+ *
+ * With the knob igemm = 1 (ops whose A has a sliding window: the
+ * convolutions) A is read as a real implicit GEMM: before the k loop the
+ * block fills the table A.rows (heron__cuda_igemm below) with each M
+ * row's base offset and guarded coordinates, the only place where the
+ * fused M index is split; A's loads in the k loop add the K part to the
+ * row's entries, and its vectors beyond the index map's widest are copied
+ * whole where both ends pass the guards at an aligned address, element by
+ * element elsewhere.
  */
 #ifndef HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
 #define HERON_CORE_CODEGEN_CUDA_TEMPLATE_H
@@ -106,7 +115,7 @@ typedef struct heron__cuda_operand {
  * which phase it is live.  Buffers of the same phase never overlap; the
  * plan's total is the dynamic shared memory of the launch. */
 typedef struct heron__cuda_smem_buf {
-  const char *name; /* "A.shared", "B.shared", "C.shared" */
+  const char *name; /* "A.shared", "B.shared", "C.shared", "A.rows" */
   int phase;        /* 0: main loop, 1: accumulator store */
   int64_t offset;   /* bytes from the 128-byte aligned base */
   int64_t bytes;
@@ -114,9 +123,37 @@ typedef struct heron__cuda_smem_buf {
 
 typedef struct heron__cuda_smem_plan {
   int nbufs;
-  heron__cuda_smem_buf buf[3];
-  int64_t total; /* max over phases of the end of their buffers */
+  heron__cuda_smem_buf buf[4]; /* the 4th, A.rows, only with igemm 1 */
+  int64_t total;               /* max over phases of the end of their buffers */
 } heron__cuda_smem_plan;
+
+/* The implicit-GEMM addressing of A (the knob igemm, issue 32 step 4),
+ * read off the index map of input 0 once by the rules.  With igemm 1 the
+ * kernel fills, once per block before the k loop, a table in shared
+ * memory ("A.rows", column-major: entry (c, r) at [c * BM + r]) of every
+ * row r of the block's M tile: column 0 its base, the flat offset of the
+ * M and batch parts of every dimension that is not a coordinate column;
+ * then the coordinate columns, the M and batch part plus the offset of
+ * each dimension whose index also has a K part and needs a guard (padding
+ * bounds or, for the transposed convolution, a divisor); and, when there
+ * is no coordinate column, a 0 / 1 column that says whether the row is
+ * valid.  A row outside M, or outside a guarded dimension of its own,
+ * holds `sentinel` in the first coordinate column, so that every k fails
+ * that column's guard.  In the k loop each element adds only the K part
+ * (the fused k split into the reduction axes) to the row's entries: no
+ * division of the fused M index there. */
+typedef struct heron__cuda_igemm {
+  int fits;                 /* 1: some dimension of A mixes M and K axes
+                               (a sliding window): the knob exists */
+  int ncols;                /* table columns */
+  int col[HERON__MAX_DIMS]; /* coordinate column of each dimension of A,
+                               or -1 */
+  int ok_col;               /* the validity column, or -1 */
+  int64_t sentinel;         /* the first coordinate of an invalid row */
+  int64_t vec_max;          /* widest vector of the checked interior
+                               loads (1: none beyond the operand's vec_max) */
+  int elem_bytes;           /* bytes per table entry: 4 or 8 */
+} heron__cuda_igemm;
 
 typedef struct heron__cuda_sched {
   heron__gemm_group g[HERON__NGROUPS];
@@ -137,15 +174,41 @@ typedef struct heron__cuda_sched {
                                      B.shared), S stages */
   int out_vec;                    /* knob: halves per vectorized store */
   int64_t out_vec_max;
-  int unroll;         /* knob: 0..5, unroll loops of <= 4^v steps */
-  int pipeline;       /* knob: 1..4 stages of A.shared / B.shared */
-  int mma;            /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix */
-  int block_swz;      /* knob: 1, 2, 4 or 8 rows of blocks per group of
-                         the block order (1: row-major); -1 in a space
-                         without it */
+  int unroll;    /* knob: 0..5, unroll loops of <= 4^v steps */
+  int pipeline;  /* knob: 1..4 stages of A.shared / B.shared */
+  int mma;       /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix */
+  int block_swz; /* knob: 1, 2, 4 or 8 rows of blocks per group of
+                    the block order (1: row-major); -1 in a space
+                    without it */
+  int igemm;     /* knob: 1 addresses A through the per-block row
+                    table (heron__cuda_igemm), 0 through the index
+                    map per element; -1 when the op has no sliding
+                    window (or in a space without it) */
+  int small_idx; /* 1: 32-bit indices suffice in the kernel */
+  heron__cuda_igemm ig;
   int64_t smem_limit; /* bytes per block the plan may use */
   int64_t regs_limit; /* registers per block */
 } heron__cuda_sched;
+
+/* Whether dimension d of ts needs a guard in the kernel: a divisor, or
+ * padding bounds that its index can leave (a bounded tensor's dimension
+ * read as exactly one axis of its extent, such as a channel, cannot). */
+static inline int heron__cuda_dim_guarded(const heron__op *op,
+                                          const heron__tensor *ts, int d) {
+  const heron__affine *ix = &ts->index[d];
+  if (heron__affine_div(ix) > 1)
+    return 1;
+  if (!ts->bounded)
+    return 0;
+  int n = 0, a1 = -1;
+  for (int a = 0; a < op->naxes; a++)
+    if (ix->coef[a]) {
+      n++;
+      a1 = a;
+    }
+  return !(n == 1 && ix->coef[a1] == 1 && ix->offset == 0 &&
+           op->axes[a1].extent == ts->dims[d]);
+}
 
 /* The cuda schedule of a template the cuda rules built (t->sched). */
 static inline heron__cuda_sched *

@@ -49,12 +49,25 @@ enum {
 #define SWIZZLED(S) (200 + (S))
 /* BLOCK_SWIZZLED: block_swz > 1 (blocks walk groups of rows of tiles). */
 #define BLOCK_SWIZZLED 300
+/* IGEMM(mma, S): the implicit-GEMM addressing (igemm 1) with S pipeline
+ * stages on the given instruction path; IGEMM_VEC: igemm 1 with an
+ * A.shared_vec beyond the index map's (the checked interior vectors). */
+#define IGEMM(mma, S) (400 + 10 * (mma) + (S))
+#define IGEMM_VEC 500
 
 static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
   if (which == ALL_CONFIGS)
     return 1;
   if (which == BLOCK_SWIZZLED)
     return cuda_val(b->sp, cfg, "block_swz") > 1;
+  if (which == IGEMM_VEC)
+    return cuda_val(b->sp, cfg, "igemm") == 1 &&
+           cuda_val(b->sp, cfg, "A.shared_vec") >
+               heron__cuda_sched_of(b->t)->op[0].vec_max;
+  if (which >= 400)
+    return cuda_val(b->sp, cfg, "igemm") == 1 &&
+           cuda_val(b->sp, cfg, "mma") == (which - 400) / 10 &&
+           cuda_val(b->sp, cfg, "pipeline") == which % 10;
   if (which >= 200)
     return cuda_val(b->sp, cfg, "mma") == 1 &&
            cuda_val(b->sp, cfg, "pipeline") == which - 200 &&
@@ -400,3 +413,66 @@ TEST(block_swizzled_c2d_with_bias_relu) {
   emulate_block_swizzled(&c2d, HERON__EPI_BIAS | HERON__EPI_RELU, 0);
 }
 TEST(block_swizzled_bmm) { emulate_block_swizzled(&CUDA_SMALL[2], 0, 0); }
+
+/* Convolutions as implicit GEMM (igemm 1): A is read through the table of
+ * the block's M rows (base offset, guarded coordinates, a sentinel for
+ * rows outside M), filled once per block, plus the K part of each k.
+ * Every convolution on odd and prime extents with padding and stride
+ * (the transposed one with its divided index), one to four pipeline
+ * stages on the wmma and the mma.sync path; a wrong coordinate, guard or
+ * sentinel reads a wrong element or misses a zero and fails the reference
+ * check. */
+#define IGEMM_CONFIGS (HERON_TEST_SANITIZED ? 1 : 2)
+static void emulate_igemm(const cuda_case *c, int epilogue, int min_ragged) {
+  int ragged = 0;
+  for (int S = 1; S <= 4; S++)
+    for (int mma = 0; mma <= 1; mma++) {
+      last_ragged = 0;
+      emulate_some(c, epilogue, 0, IGEMM(mma, S), IGEMM_CONFIGS);
+      ragged += last_ragged;
+    }
+  CHECK_MSG(ragged >= min_ragged, "%d configs with cut-short tiles, wanted %d",
+            ragged, min_ragged);
+}
+TEST(igemm_c1d_prime_stride2_pad1) {
+  static const cuda_case c1d = {"c1d", {3, 131, 5, 17, 3, 2, 1, 1}, 8};
+  emulate_igemm(&c1d, HERON__EPI_BIAS, 1);
+}
+TEST(igemm_c2d_odd_stride2_pad1_with_bias_relu) {
+  static const cuda_case c2d = {"c2d", {1, 27, 29, 3, 17, 3, 3, 2, 1, 1}, 10};
+  emulate_igemm(&c2d, HERON__EPI_BIAS | HERON__EPI_RELU, 1);
+}
+TEST(igemm_c3d_odd_pad1) {
+  static const cuda_case c3d = {
+      "c3d", {1, 5, 9, 11, 3, 17, 3, 3, 3, 1, 1, 1}, 12};
+  emulate_igemm(&c3d, 0, 1);
+}
+TEST(igemm_dil_odd_pad2) {
+  static const cuda_case dil = {"dil", {1, 13, 15, 3, 17, 3, 3, 1, 2, 2}, 10};
+  emulate_igemm(&dil, HERON__EPI_RELU, 1);
+}
+TEST(igemm_t2d_prime_stride2_output_padding) {
+  static const cuda_case t2d = {"t2d", {1, 7, 8, 3, 17, 3, 3, 2, 1, 1, 1}, 11};
+  emulate_igemm(&t2d, 0, 1);
+}
+TEST(igemm_c2d_nhwc_stride2) {
+  static const cuda_case nhwc = {
+      "c2d_nhwc", {1, 27, 29, 8, 17, 3, 3, 2, 1, 1}, 10};
+  emulate_igemm(&nhwc, 0, 1);
+}
+
+/* The checked interior vectors (igemm 1, A.shared_vec beyond the index
+ * map's): a dilated convolution whose output width of 16 is contiguous
+ * (stride 1 < dilation 2: M-inner tiles, vectors along ow) and a c2d of
+ * 4-wide kernels (K-inner tiles, vectors along kw), both padded, so that
+ * vectors at the edges go element by element and misaligned ones too
+ * (the emulation aborts on a misaligned vector copy). */
+#define IGEMM_VEC_CONFIGS (HERON_TEST_SANITIZED ? 4 : 12)
+TEST(igemm_vectors_dil_along_ow) {
+  static const cuda_case dil = {"dil", {1, 13, 16, 3, 5, 3, 3, 1, 2, 2}, 10};
+  emulate_some(&dil, 0, 0, IGEMM_VEC, IGEMM_VEC_CONFIGS);
+}
+TEST(igemm_vectors_c2d_along_kw) {
+  static const cuda_case c2d = {"c2d", {1, 7, 9, 3, 5, 4, 4, 1, 2, 1}, 10};
+  emulate_some(&c2d, HERON__EPI_BIAS, 0, IGEMM_VEC, IGEMM_VEC_CONFIGS);
+}

@@ -602,3 +602,81 @@ static void block_swizzled_case(const cuda_case *c, int n) {
 
 TEST(gemm_block_swizzled_compiles) { block_swizzled_case(&CUDA_SUITE[0], 2); }
 TEST(c2d_block_swizzled_compiles) { block_swizzled_case(&CUDA_SUITE[4], 1); }
+
+/* Convolutions as implicit GEMM (igemm 1, the row table of A.rows): a
+ * config of each stage count 1 to 4 (mma 1 from 2 stages on, wmma at 1)
+ * and, where the op has them, one with A's checked interior vectors,
+ * compile for sm_80 and sm_90 within the register limits, beside their
+ * twins of igemm 0 (the same other knobs; A.shared_vec at the index
+ * map's widest when the config's is wider); both kernels' registers and
+ * spills are printed (recorded, not required: nothing was timed). */
+static void igemm_case(const cuda_case *c) {
+  if (!heron__nvrtc_available())
+    SKIP("libheron was built without NVRTC: no %s kernel compiled", c->op);
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, c, "h100", 0, &err), &err);
+  const heron__cuda_sched *s = heron__cuda_sched_of(b.t);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int64_t *twin = malloc((size_t)nv * sizeof *twin);
+  int ig = heron_space_find_var(b.sp, "igemm");
+  int av = heron_space_find_var(b.sp, "A.shared_vec");
+  CHECK(ig >= 0);
+  heron_rng rng;
+  heron_rng_seed(&rng, 3232);
+  int wide = s->ig.vec_max > s->op[0].vec_max;
+  for (int n = 0; n < 4 + wide; n++) {
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[ig] = 1;
+    fix[heron_space_find_var(b.sp, "pipeline")] = n < 4 ? n + 1 : 2;
+    fix[heron_space_find_var(b.sp, "mma")] = n > 0;
+    if (n == 4)
+      fix[av] = s->ig.vec_max;
+    CHECK_OK(heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err),
+             &err);
+    for (int v = 0; v < nv; v++)
+      twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
+    twin[ig] = 0;
+    if (twin[av] > s->op[0].vec_max)
+      twin[av] = s->op[0].vec_max;
+    CHECK_OK(heron_space_validate(b.sp, &rng, twin, twin, &err), &err);
+    heron__buf si = {0}, so = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &si, &err), &err);
+    CHECK_OK(heron__codegen(b.t, b.sp, twin, &so, &err), &err);
+    CHECK(strstr(si.data, "/* A.rows complete */") &&
+          !strstr(so.data, "A.rows"));
+    int64_t threads = 32 * cuda_val(b.sp, cfg, "threadIdx.y");
+    for (int sm = 80; sm <= 90; sm += 10) {
+      heron__nvrtc_result ri, ro;
+      int rc = heron__nvrtc_compile(si.data, sm, &ri, &err);
+      CHECK_MSG(rc == HERON_OK, "%s igemm sm_%d: %s\n%.2000s", c->op, sm,
+                err.text, ri.log ? ri.log : "");
+      CHECK_OK(heron__nvrtc_compile(so.data, sm, &ro, &err), &err);
+      CHECK(ri.regs <= 255 && ri.regs * threads <= s->regs_limit);
+      CHECK(ri.static_smem == 0 && ri.smem_bytes <= b.hw.smem_per_block_optin);
+      fprintf(stderr,
+              "%s sm_%d (pipeline %lld, mma %lld, A.shared_vec %lld): igemm "
+              "1 %d registers, %d bytes spilled; igemm 0 twin %d, %d\n",
+              c->op, sm, (long long)cuda_val(b.sp, cfg, "pipeline"),
+              (long long)cuda_val(b.sp, cfg, "mma"), (long long)cfg[av],
+              ri.regs, ri.spill_bytes, ro.regs, ro.spill_bytes);
+      heron__nvrtc_result_free(&ri);
+      heron__nvrtc_result_free(&ro);
+    }
+    heron__buf_free(&si);
+    heron__buf_free(&so);
+  }
+  free(fix);
+  free(cfg);
+  free(twin);
+  cuda_unbuild(&b);
+}
+
+TEST(c1d_igemm_compiles) { igemm_case(&CUDA_SUITE[3]); }
+TEST(c2d_igemm_compiles) { igemm_case(&CUDA_SUITE[4]); }
+TEST(c3d_igemm_compiles) { igemm_case(&CUDA_SUITE[5]); }
+TEST(dil_igemm_compiles) { igemm_case(&CUDA_SUITE[6]); }
+TEST(t2d_igemm_compiles) { igemm_case(&CUDA_SUITE[7]); }

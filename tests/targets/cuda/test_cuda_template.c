@@ -4,6 +4,7 @@
  * memory plan after reuse, vector widths against the index maps). */
 #include "cuda_fixtures.h"
 
+#include <ctype.h>
 #include <jansson.h>
 
 #include "core/record/record.h"
@@ -159,7 +160,7 @@ static void unfuse(const heron__op *op, const heron__gemm_group *g,
  * addresses.  Returns 1 when that holds. */
 static int vector_ok(const heron__op *op, const heron__cuda_sched *s,
                      const heron__tensor *ts, int inner, int64_t v,
-                     heron_rng *rng) {
+                     int interior, heron_rng *rng) {
   if (v == 1)
     return 1;
   for (int trial = 0; trial < 64; trial++) {
@@ -181,10 +182,12 @@ static int vector_ok(const heron__op *op, const heron__cuda_sched *s,
     for (int64_t l = 0; l < v; l++) {
       unfuse(op, &s->g[inner], f0 + l, ax);
       int64_t e = element(op, ts, ax);
+      if (e < 0 && interior)
+        break; /* an edge: the kernel goes element by element */
       if (e < 0)
         return 0;
       if (l == 0) {
-        if (e % v != 0)
+        if (e % v != 0 && !interior)
           return 0;
         first = e;
       } else if (e != first + l) {
@@ -252,7 +255,7 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
   /* The shared-memory plan, rebuilt from the knobs. */
   int64_t bm = sp3[0][1] * sp3[0][2] * wm, bn = sp3[1][1] * sp3[1][2] * wn;
   int64_t kc0 = sp3[2][1] * sp3[2][2] * wk, kc1 = sp3[2][2] * wk;
-  int64_t bytes[3], stages = cuda_val(sp, cfg, "pipeline");
+  int64_t bytes[4], stages = cuda_val(sp, cfg, "pipeline");
   if (stages < 1 || stages > 4)
     return snprintf(why, cap, "pipeline %lld", (long long)stages), 0;
   /* One loop carries the pipeline: both operands at one position. */
@@ -274,8 +277,13 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
   int64_t cpad = cuda_val(sp, cfg, "C.shared_pad");
   bytes[2] =
       s->out_group == HERON__GM ? 4 * bn * (bm + cpad) : 4 * bm * (bn + cpad);
+  /* igemm 1: the table of the M rows, live beside A and B. */
+  int igemm = cuda_val(sp, cfg, "igemm") == 1;
+  bytes[3] = igemm ? s->ig.ncols * s->ig.elem_bytes * bm : 0;
   heron__cuda_smem_plan plan;
   heron__cuda_smem_plan_of(b->t, cfg, &plan);
+  if (plan.nbufs != 3 + igemm)
+    return snprintf(why, cap, "%d buffers with igemm %d", plan.nbufs, igemm), 0;
   int64_t limit = b->hw.smem_per_block_optin > b->hw.smem_per_block
                       ? b->hw.smem_per_block_optin
                       : b->hw.smem_per_block;
@@ -338,13 +346,19 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
   int64_t va = cuda_val(sp, cfg, "A.shared_vec"),
           vb = cuda_val(sp, cfg, "B.shared_vec"),
           vo = cuda_val(sp, cfg, "out.vec");
+  /* A vector of A beyond its index map's widest (igemm 1 only) is a
+   * checked interior one: wherever all its elements exist they must be
+   * consecutive; the kernel checks the alignment and the edges. */
+  int interior = va > s->op[0].vec_max;
+  if (interior && cuda_val(sp, cfg, "igemm") != 1)
+    return snprintf(why, cap, "A vec %lld without igemm", (long long)va), 0;
   if (!vector_ok(op, s, &op->in[0], s->op[0].k_inner ? HERON__GK : HERON__GM,
-                 va, rng))
+                 va, interior, rng))
     return snprintf(why, cap, "A vec %lld", (long long)va), 0;
   if (!vector_ok(op, s, &op->in[1], s->op[1].k_inner ? HERON__GK : HERON__GN,
-                 vb, rng))
+                 vb, 0, rng))
     return snprintf(why, cap, "B vec %lld", (long long)vb), 0;
-  if (!vector_ok(op, s, &op->out, s->out_group, vo, rng))
+  if (!vector_ok(op, s, &op->out, s->out_group, vo, 0, rng))
     return snprintf(why, cap, "out vec %lld", (long long)vo), 0;
   return 1;
 }
@@ -470,10 +484,12 @@ TEST(pipeline_multiplies_the_operand_buffers_within_the_limit) {
       const int64_t *p1 = cfg[pv] > 1 ? one : cfg;
       if (cfg[pv] == 1 && rc != HERON_OK) {
         /* Only the multiplied buffers can break a valid single-stage
-         * config: then they are over the limit. */
+         * config: then they are over the limit, with the row table of
+         * igemm 1 beside them. */
         heron__cuda_smem_plan p;
         heron__cuda_smem_plan_of(b.t, cfg, &p);
-        int64_t abS = S * (p.buf[1].offset + p.buf[1].bytes);
+        int64_t abS = S * (p.buf[1].offset + p.buf[1].bytes) +
+                      (p.nbufs > 3 ? p.buf[3].bytes : 0);
         int same_at = cuda_val(b.sp, cfg, "A.shared_at") ==
                       cuda_val(b.sp, cfg, "B.shared_at");
         CHECK_MSG(!same_at || abS > heron__cuda_sched_of(b.t)->smem_limit,
@@ -990,4 +1006,133 @@ TEST(swizzled_configs_have_no_bank_conflicts) {
     census_case(&cases[i], 3, 1, &st);
   /* Some 16-byte store phases were counted (a vec-8 operand). */
   CHECK(st > 0);
+}
+
+/* The igemm knob (issue 32 step 4): only ops whose A has a sliding window
+ * (a dimension indexed by M and K axes together: the convolutions) have
+ * it, so the spaces and kernels of GEMM, BMM, GEMV and the scan are those
+ * of before; a convolution's log line written without it reads back as
+ * 0, the kernel that reads A through its index map per element. */
+TEST(igemm_knob_only_for_sliding_windows_and_absent_reads_zero) {
+  for (int i = 0; i < CUDA_NSMALL; i++) {
+    cuda_built b;
+    heron_error err = {0};
+    CHECK_OK(cuda_build(&b, &CUDA_SMALL[i], "a100", 0, &err), &err);
+    int conv = heron__cuda_sched_of(b.t)->ig.fits;
+    CHECK_MSG((heron_space_find_var(b.sp, "igemm") >= 0) == conv, "%s",
+              CUDA_SMALL[i].op);
+    CHECK_MSG(conv == (i >= 4 && i <= 8), "%s", CUDA_SMALL[i].op);
+    if (conv) {
+      /* A log line of a sampled config's knobs, igemm left out. */
+      int nv = heron_space_nvars(b.sp);
+      int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+      heron_rng rng;
+      heron_rng_seed(&rng, 3);
+      do
+        CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+      while (cuda_val(b.sp, cfg, "igemm") != 1 ||
+             cuda_val(b.sp, cfg, "A.shared_vec") !=
+                 heron__cuda_sched_of(b.t)->op[0].vec_max);
+      json_t *c = json_object();
+      for (int k = 0; k < heron_space_nknobs(b.sp); k++) {
+        int v = heron_space_knob(b.sp, k);
+        const char *name = heron_space_var_name(b.sp, v);
+        if (strcmp(name, "igemm"))
+          json_object_set_new(c, name, json_integer(cfg[v]));
+      }
+      char task[128];
+      snprintf(task, sizeof task, "%s/x/fp16/cuda", CUDA_SMALL[i].op);
+      json_t *o = json_pack("{s:s, s:i, s:o, s:s, s:f}", "task", task, "trial",
+                            1, "config", c, "status", "ok", "seconds", 1e-5);
+      heron_measurement m;
+      int valid = 0;
+      CHECK_OK(heron__log_parse(o, b.sp, task, &rng, &m, cfg, &valid, NULL, 1,
+                                "conv.jsonl", &err),
+               &err);
+      CHECK_EQ(valid, 1);
+      CHECK_EQ(cuda_val(b.sp, cfg, "igemm"), 0);
+      json_decref(o);
+      free(cfg);
+    }
+    cuda_unbuild(&b);
+  }
+}
+
+/* Whether src[0, len) holds the identifier id as a whole token. */
+static int has_token(const char *src, size_t len, const char *id) {
+  size_t n = strlen(id);
+  for (const char *p = src; p + n <= src + len; p++) {
+    if (strncmp(p, id, n))
+      continue;
+    int before = p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    int after =
+        p + n < src + len && (isalnum((unsigned char)p[n]) || p[n] == '_');
+    if (!before && !after)
+      return 1;
+  }
+  return 0;
+}
+
+/* The claim of the implicit-GEMM addressing, read off the generated text:
+ * with igemm 1, nothing between the end of the row table ("A.rows
+ * complete") and the end of the main loop ("A.shared and B.shared die")
+ * names an M axis (ax_n, ax_oh, ax_ow, ...: the fused M index split with
+ * div / mod) or the block's M origin m0, and A is read through the table
+ * (Ar); with igemm 0 the same stretch (from the accumulators' zero fill)
+ * does split the fused M index, so the check has teeth.  Every
+ * convolution, one to four pipeline stages, wmma and mma.sync. */
+TEST(igemm_k_loop_holds_no_division_of_the_fused_m_index) {
+  static const cuda_case nhwc = {
+      "c2d_nhwc", {1, 7, 9, 8, 5, 3, 3, 2, 1, 1}, 10};
+  const cuda_case *cases[] = {&CUDA_SMALL[4], &CUDA_SMALL[5], &CUDA_SMALL[6],
+                              &CUDA_SMALL[7], &CUDA_SMALL[8], &nhwc};
+  int checked = 0;
+  for (int ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++) {
+    cuda_built b;
+    heron_error err = {0};
+    CHECK_OK(cuda_build(&b, cases[ci], "a100", 0, &err), &err);
+    const heron__cuda_sched *s = heron__cuda_sched_of(b.t);
+    const heron__gemm_group *gm = &s->g[HERON__GM];
+    int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+    heron_rng rng;
+    heron_rng_seed(&rng, 21);
+    for (int ig = 0; ig <= 1; ig++)
+      for (int S = 1; S <= 4; S++)
+        for (int mma = 0; mma <= 1; mma++) {
+          int found = 0;
+          for (int n = 0; n < 20000 && !found; n++) {
+            CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+            found = cuda_val(b.sp, cfg, "igemm") == ig &&
+                    cuda_val(b.sp, cfg, "pipeline") == S &&
+                    cuda_val(b.sp, cfg, "mma") == mma;
+          }
+          CHECK_MSG(found, "%s: no config of igemm %d, %d stages, mma %d",
+                    cases[ci]->op, ig, S, mma);
+          heron__buf src = {0};
+          CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+          const char *from =
+              strstr(src.data, ig ? "/* A.rows complete */" : "FILL_ZERO(acc");
+          const char *to =
+              from ? strstr(from, "A.shared and B.shared die") : NULL;
+          CHECK_MSG(from && to, "%s: markers missing", cases[ci]->op);
+          size_t len = (size_t)(to - from);
+          int splits = has_token(from, len, "m0");
+          for (int a = 0; a < gm->naxes; a++) {
+            char id[48];
+            snprintf(id, sizeof id, "ax_%s", b.op.axes[gm->axes[a]].name);
+            splits |= has_token(from, len, id);
+          }
+          CHECK_MSG(splits == !ig,
+                    "%s, igemm %d, %d stages, mma %d: the k loop %s the "
+                    "fused M index:\n%s",
+                    cases[ci]->op, ig, S, mma,
+                    splits ? "splits" : "never splits", src.data);
+          CHECK(!ig || has_token(from, len, "Ar"));
+          heron__buf_free(&src);
+          checked++;
+        }
+    free(cfg);
+    cuda_unbuild(&b);
+  }
+  CHECK_EQ(checked, 6 * 16);
 }
