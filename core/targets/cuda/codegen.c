@@ -166,7 +166,10 @@ static int64_t unroll_step(int64_t v) {
  * splitting the fused index expression `fused` (outermost axis first). */
 static void split_group(gen *g, int depth, int grp, const char *fused,
                         const int *need) {
-  const heron__gemm_group *gr = &g->s->g[grp];
+  /* igemm 1 may split k in its own order (heron__cuda_igemm.gk). */
+  const heron__gemm_group *gr =
+      grp == HERON__GK && g->k.igemm && g->s->ig.reorder ? &g->s->ig.gk
+                                                         : &g->s->g[grp];
   int64_t inner = 1;
   for (int i = gr->naxes - 1; i >= 0; i--) {
     int a = gr->axes[i];
@@ -459,7 +462,8 @@ static void a_k_axes(gen *g, int depth, const char *gk, heron__buf *cond) {
 
 /* The implicit-GEMM load of A's chunk (emit_load's body with igemm 1): at
  * tile position (o, q), K index gk, into dst.  Vectors within the index
- * map's vec_max are copied as before; wider ones (the checked interior
+ * map's widest in igemm's K order (ig.a_vec) are copied as before; wider
+ * ones (the checked interior
  * vectors, heron__cuda_igemm.vec_max) copy V halves at once where the
  * first and the last element pass their guards and the address is
  * aligned, and element by element elsewhere. */
@@ -473,10 +477,10 @@ static void emit_load_rows(gen *g, int d, int async) {
   rows_index(g, d, row, "gi", 1, &cond);
   if (v == 1) {
     emit(g, d, "HERON_GLOAD1(dst, in0, gi, HERON_IN0_ELEMS, %s);", cond.data);
-  } else if (v <= o->vec_max && async) {
+  } else if (v <= g->s->ig.a_vec && async) {
     emit(g, d, "HERON_CP_ASYNC(dst, in0, gi, %lld, HERON_IN0_ELEMS, %s);",
          (long long)v, cond.data);
-  } else if (v <= o->vec_max) {
+  } else if (v <= g->s->ig.a_vec) {
     emit(g, d, "if (%s) {", cond.data);
     emit(g, d + 1, "HERON_GCOPY(dst, in0, gi, %lld, HERON_IN0_ELEMS);",
          (long long)v);

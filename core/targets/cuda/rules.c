@@ -172,24 +172,71 @@ static void build_igemm(const heron__op *op, heron__cuda_sched *s) {
   if (!ncoord)
     ig->ok_col = ig->ncols++;
   ig->sentinel = -(kp + 1);
+  /* The K order: A's contiguous axis (coefficient 1 in its last
+   * dimension only) goes innermost when it is a K axis and the tile is
+   * K-inner. */
+  ig->gk = *gk;
+  int ca = -1;
+  for (int a = 0; a < op->naxes && s->op[0].k_inner; a++) {
+    int only = ts->ndim > 0 && ts->index[ts->ndim - 1].coef[a] == 1;
+    for (int d = 0; d + 1 < ts->ndim; d++)
+      only &= ts->index[d].coef[a] == 0;
+    if (only && in_group(gk, a))
+      ca = a;
+  }
+  if (ig->fits && ca >= 0 && gk->axes[gk->naxes - 1] != ca) {
+    int n = 0;
+    for (int i = 0; i < gk->naxes; i++)
+      if (gk->axes[i] != ca)
+        ig->gk.axes[n++] = gk->axes[i];
+    ig->gk.axes[n] = ca;
+    ig->reorder = 1;
+  }
+  ig->a_vec = ig->reorder ? vec_max_of(op, ts, &ig->gk) : s->op[0].vec_max;
+  ig->b_vec = ig->reorder && s->op[1].k_inner
+                  ? vec_max_of(op, &op->in[1], &ig->gk)
+                  : s->op[1].vec_max;
   /* The checked interior vector: along the tile's inner group, whose
    * innermost axis must be the contiguous one of A (its only dimension
    * the last, with coefficient 1), V dividing its extent, so that V
    * consecutive fused indices are V consecutive elements of one row of
    * the tensor; the kernel checks the guards of the first and last
    * element (the others lie between them) and the alignment. */
-  const heron__gemm_group *gi = &s->g[s->op[0].k_inner ? HERON__GK : HERON__GM];
+  const heron__gemm_group *gi = s->op[0].k_inner ? &ig->gk : &s->g[HERON__GM];
   if (!ig->fits || gi->naxes == 0 || heron__gemm_divided(ts))
     return;
   int a = gi->axes[gi->naxes - 1];
   for (int d = 0; d < ts->ndim; d++)
     if (ts->index[d].coef[a] != (d == ts->ndim - 1 ? 1 : 0))
       return;
-  for (int64_t v = 8; v > 1; v /= 2)
-    if (op->axes[a].extent % v == 0) {
+  for (int64_t v = 8; v > 1 && ig->vec_max == 1; v /= 2)
+    if (op->axes[a].extent % v == 0)
       ig->vec_max = v;
+  /* When the last dimension needs no guard (a channel), a vector's
+   * guards are those of its first element; when, besides, every other
+   * flat coefficient and the offset are multiples of V, every vector is
+   * V-aligned: then it is copied or zero-filled whole, as the index map's
+   * vectors are (ig.a_vec). */
+  if (heron__cuda_dim_guarded(op, ts, ts->ndim - 1))
+    return;
+  int64_t fc[HERON__MAX_AXES], off;
+  heron__flat_coefs(op, ts, fc, &off);
+  for (int64_t v = ig->vec_max; v > ig->a_vec; v /= 2) {
+    int ok = off % v == 0;
+    for (int x = 0; x < op->naxes; x++)
+      ok &= x == a || fc[x] % v == 0;
+    if (ok) {
+      ig->a_vec = v;
       return;
     }
+  }
+}
+
+/* The widest vector of operand i with igemm 1. */
+static int64_t igemm_vec(const heron__cuda_sched *s, int i) {
+  if (i == 1)
+    return s->ig.b_vec;
+  return s->ig.vec_max > s->ig.a_vec ? s->ig.vec_max : s->ig.a_vec;
 }
 
 /* Sorts the axes into the four groups and pads M, N and K. */
@@ -409,11 +456,12 @@ static void rule_operand_spm(ctx *c, int i) {
   o->pad = heron__r_set(&c->r, name, 1, PADS, NPADS);
   int64_t vals[4];
   int nv = 0;
-  /* A's checked interior vectors (igemm 1) widen the set; rule_igemm
-   * bounds the knob by the index map's vec_max when igemm is 0. */
+  /* igemm 1 may widen the set: A's checked interior vectors and both
+   * operands' vectors in igemm's K order; rule_igemm bounds the knob by
+   * each order's widest. */
   int64_t vmax = o->vec_max;
-  if (i == 0 && s->ig.fits && s->ig.vec_max > vmax)
-    vmax = s->ig.vec_max;
+  if (s->ig.fits && igemm_vec(s, i) > vmax)
+    vmax = igemm_vec(s, i);
   for (int64_t v = 1; v <= vmax && v <= 8; v *= 2)
     vals[nv++] = v;
   snprintf(name, sizeof name, "%s.shared_vec", nm);
@@ -746,16 +794,22 @@ static void rule_igemm(ctx *c) {
   heron__r_le(&c->r, live, s->smem_limit,
               "pipeline * (A.shared + B.shared) + igemm * A.rows <= shared "
               "memory");
-  if (ig->vec_max > s->op[0].vec_max) {
-    /* vec <= select(igemm, vec_max, ig.vec_max). */
-    int cap = heron__r_set(&c->r, "A.shared_vec.cap", 0,
-                           (const int64_t[]){s->op[0].vec_max, ig->vec_max}, 2);
-    heron__r_post(&c->r, HERON_C_SELECT, cap,
-                  (int[]){s->igemm, heron__r_const(&c->r, s->op[0].vec_max),
-                          heron__r_const(&c->r, ig->vec_max)},
-                  3, NULL, 0, "A.shared_vec.cap");
-    heron__r_post(&c->r, HERON_C_LE, s->op[0].vec, (int[]){cap}, 1, NULL, 0,
-                  "igemm == 0 => A.shared_vec <= the index map's vector");
+  for (int i = 0; i < 2; i++) {
+    /* vec <= select(igemm, the view's widest, igemm's widest). */
+    int64_t v0 = s->op[i].vec_max, v1 = igemm_vec(s, i);
+    if (v0 == v1)
+      continue;
+    char name[48], what[96];
+    snprintf(name, sizeof name, "%s.shared_vec.cap", i ? "B" : "A");
+    int cap = heron__r_set(&c->r, name, 0, (const int64_t[]){v0, v1}, 2);
+    heron__r_post(
+        &c->r, HERON_C_SELECT, cap,
+        (int[]){s->igemm, heron__r_const(&c->r, v0), heron__r_const(&c->r, v1)},
+        3, NULL, 0, name);
+    snprintf(what, sizeof what, "%s.shared_vec <= select(igemm, %lld, %lld)",
+             i ? "B" : "A", (long long)v0, (long long)v1);
+    heron__r_post(&c->r, HERON_C_LE, s->op[i].vec, (int[]){cap}, 1, NULL, 0,
+                  what);
   }
   NOTE(c, "Implicit-GEMM",
        "igemm in {0, 1}: 1 fills A.rows (per M row: base offset, %d "
@@ -763,9 +817,15 @@ static void rule_igemm(ctx *c) {
        "adds the K part; A.shared_vec <= %lld (checked interior vectors) "
        "with igemm 1, <= %lld with 0; old logs read as 0",
        ig->ok_col < 0 ? ig->ncols - 1 : 0, ig->elem_bytes,
-       (long long)(ig->vec_max > s->op[0].vec_max ? ig->vec_max
-                                                  : s->op[0].vec_max),
+       (long long)(igemm_vec(s, 0) > s->op[0].vec_max ? igemm_vec(s, 0)
+                                                      : s->op[0].vec_max),
        (long long)s->op[0].vec_max);
+  if (ig->reorder)
+    NOTE(c, "Implicit-GEMM-K-order",
+         "igemm 1 splits k with %s innermost (A's contiguous axis): "
+         "A.shared_vec <= %lld, B.shared_vec <= %lld",
+         c->t->op.axes[ig->gk.axes[ig->gk.naxes - 1]].name,
+         (long long)igemm_vec(s, 0), (long long)ig->b_vec);
 }
 
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,

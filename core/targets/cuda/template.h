@@ -153,6 +153,16 @@ typedef struct heron__cuda_igemm {
   int64_t vec_max;          /* widest vector of the checked interior
                                loads (1: none beyond the operand's vec_max) */
   int elem_bytes;           /* bytes per table entry: 4 or 8 */
+  /* The K order of igemm 1: A's contiguous axis innermost when it is a K
+   * axis (channels-last data: ci), so that consecutive k are consecutive
+   * channels; both operands split k in this order.  reorder 0: the
+   * view's order. */
+  int reorder;
+  heron__gemm_group gk;
+  int64_t a_vec, b_vec; /* the widest vectors of A and B in that order
+                           that are copied whole, guarded as one element:
+                           the index maps', and A's along an unguarded,
+                           aligned channel */
 } heron__cuda_igemm;
 
 typedef struct heron__cuda_sched {

@@ -476,3 +476,17 @@ TEST(igemm_vectors_c2d_along_kw) {
   static const cuda_case c2d = {"c2d", {1, 7, 9, 3, 5, 4, 4, 1, 2, 1}, 10};
   emulate_some(&c2d, HERON__EPI_BIAS, 0, IGEMM_VEC, IGEMM_VEC_CONFIGS);
 }
+/* Channels-last data with igemm 1: k is split with ci innermost (both
+ * operands), so vectors run along the channels, whose guards are those of
+ * their pixel and whose addresses are aligned: each is one copy, or one
+ * zero fill where the pixel lies in the padding. */
+TEST(igemm_vectors_c2d_nhwc_along_ci) {
+  static const cuda_case nhwc = {
+      "c2d_nhwc", {1, 9, 11, 8, 6, 3, 3, 1, 1, 1}, 10};
+  emulate_some(&nhwc, HERON__EPI_BIAS, 0, IGEMM_VEC, IGEMM_VEC_CONFIGS);
+}
+TEST(igemm_vectors_c3d_ndhwc_along_ci) {
+  static const cuda_case ndhwc = {
+      "c3d_ndhwc", {1, 3, 5, 5, 8, 6, 3, 3, 3, 1, 1, 1}, 12};
+  emulate_some(&ndhwc, 0, 0, IGEMM_VEC, IGEMM_VEC_CONFIGS);
+}

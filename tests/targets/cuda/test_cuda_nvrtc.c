@@ -607,8 +607,8 @@ TEST(c2d_block_swizzled_compiles) { block_swizzled_case(&CUDA_SUITE[4], 1); }
  * config of each stage count 1 to 4 (mma 1 from 2 stages on, wmma at 1)
  * and, where the op has them, one with A's checked interior vectors,
  * compile for sm_80 and sm_90 within the register limits, beside their
- * twins of igemm 0 (the same other knobs; A.shared_vec at the index
- * map's widest when the config's is wider); both kernels' registers and
+ * twins of igemm 0 (the same other knobs; A/B.shared_vec at the index
+ * maps' widest when the config's is wider); both kernels' registers and
  * spills are printed (recorded, not required: nothing was timed). */
 static void igemm_case(const cuda_case *c) {
   if (!heron__nvrtc_available())
@@ -623,6 +623,7 @@ static void igemm_case(const cuda_case *c) {
   int64_t *twin = malloc((size_t)nv * sizeof *twin);
   int ig = heron_space_find_var(b.sp, "igemm");
   int av = heron_space_find_var(b.sp, "A.shared_vec");
+  int bv = heron_space_find_var(b.sp, "B.shared_vec");
   CHECK(ig >= 0);
   heron_rng rng;
   heron_rng_seed(&rng, 3232);
@@ -642,6 +643,8 @@ static void igemm_case(const cuda_case *c) {
     twin[ig] = 0;
     if (twin[av] > s->op[0].vec_max)
       twin[av] = s->op[0].vec_max;
+    if (twin[bv] > s->op[1].vec_max)
+      twin[bv] = s->op[1].vec_max;
     CHECK_OK(heron_space_validate(b.sp, &rng, twin, twin, &err), &err);
     heron__buf si = {0}, so = {0};
     CHECK_OK(heron__codegen(b.t, b.sp, cfg, &si, &err), &err);
@@ -680,3 +683,10 @@ TEST(c2d_igemm_compiles) { igemm_case(&CUDA_SUITE[4]); }
 TEST(c3d_igemm_compiles) { igemm_case(&CUDA_SUITE[5]); }
 TEST(dil_igemm_compiles) { igemm_case(&CUDA_SUITE[6]); }
 TEST(t2d_igemm_compiles) { igemm_case(&CUDA_SUITE[7]); }
+/* Channels-last data: igemm splits k with ci innermost, vectors of 8
+ * channels. */
+TEST(c2d_nhwc_igemm_compiles) {
+  static const cuda_case nhwc = {
+      "c2d_nhwc", {16, 56, 56, 64, 64, 3, 3, 1, 1, 1}, 10};
+  igemm_case(&nhwc);
+}

@@ -159,32 +159,40 @@ static void unfuse(const heron__op *op, const heron__gemm_group *g,
  * of V and inside the extent, the V elements are V consecutive, V-aligned
  * addresses.  Returns 1 when that holds. */
 static int vector_ok(const heron__op *op, const heron__cuda_sched *s,
-                     const heron__tensor *ts, int inner, int64_t v,
-                     int interior, heron_rng *rng) {
+                     const heron__gemm_group *gk, const heron__tensor *ts,
+                     int inner, int64_t v, int interior, int uniform,
+                     heron_rng *rng) {
   if (v == 1)
     return 1;
+  /* The groups, K in the kernel's order (igemm's may differ). */
+  const heron__gemm_group *g[HERON__NGROUPS];
+  for (int q = 0; q < HERON__NGROUPS; q++)
+    g[q] = q == HERON__GK ? gk : &s->g[q];
   for (int trial = 0; trial < 64; trial++) {
     int64_t ax[HERON__MAX_AXES] = {0};
     for (int q = 0; q < HERON__NGROUPS; q++) {
-      int64_t e = s->g[q].extent;
+      int64_t e = g[q]->extent;
       int64_t f = (int64_t)(heron_rng_next(rng) % (uint64_t)e);
       if (q == inner)
         f -= f % v;
-      unfuse(op, &s->g[q], f, ax);
+      unfuse(op, g[q], f, ax);
     }
     int64_t first = -2;
     int64_t base[HERON__MAX_AXES];
     memcpy(base, ax, sizeof base);
     int64_t f0 = 0;
-    for (int i = 0; i < s->g[inner].naxes; i++)
-      f0 =
-          f0 * op->axes[s->g[inner].axes[i]].extent + base[s->g[inner].axes[i]];
+    for (int i = 0; i < g[inner]->naxes; i++)
+      f0 = f0 * op->axes[g[inner]->axes[i]].extent + base[g[inner]->axes[i]];
     for (int64_t l = 0; l < v; l++) {
-      unfuse(op, &s->g[inner], f0 + l, ax);
+      unfuse(op, g[inner], f0 + l, ax);
       int64_t e = element(op, ts, ax);
       if (e < 0 && interior)
         break; /* an edge: the kernel goes element by element */
-      if (e < 0)
+      if (e < 0 && uniform && (l == 0 || first < 0)) {
+        first = -1; /* guarded out whole: zero-filled */
+        continue;
+      }
+      if (e < 0 || (uniform && first == -1))
         return 0;
       if (l == 0) {
         if (e % v != 0 && !interior)
@@ -349,16 +357,21 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
   /* A vector of A beyond its index map's widest (igemm 1 only) is a
    * checked interior one: wherever all its elements exist they must be
    * consecutive; the kernel checks the alignment and the edges. */
-  int interior = va > s->op[0].vec_max;
-  if (interior && cuda_val(sp, cfg, "igemm") != 1)
+  const heron__gemm_group *gk =
+      igemm && s->ig.reorder ? &s->ig.gk : &s->g[HERON__GK];
+  /* Within ig.a_vec (igemm 1) a vector of A is guarded as one element:
+   * all of it exists (aligned, consecutive) or none does. */
+  int interior = va > (igemm ? s->ig.a_vec : s->op[0].vec_max);
+  if (interior && !igemm)
     return snprintf(why, cap, "A vec %lld without igemm", (long long)va), 0;
-  if (!vector_ok(op, s, &op->in[0], s->op[0].k_inner ? HERON__GK : HERON__GM,
-                 va, interior, rng))
+  if (!vector_ok(op, s, gk, &op->in[0],
+                 s->op[0].k_inner ? HERON__GK : HERON__GM, va, interior,
+                 igemm && !interior, rng))
     return snprintf(why, cap, "A vec %lld", (long long)va), 0;
-  if (!vector_ok(op, s, &op->in[1], s->op[1].k_inner ? HERON__GK : HERON__GN,
-                 vb, 0, rng))
+  if (!vector_ok(op, s, gk, &op->in[1],
+                 s->op[1].k_inner ? HERON__GK : HERON__GN, vb, 0, 0, rng))
     return snprintf(why, cap, "B vec %lld", (long long)vb), 0;
-  if (!vector_ok(op, s, &op->out, s->out_group, vo, 0, rng))
+  if (!vector_ok(op, s, gk, &op->out, s->out_group, vo, 0, 0, rng))
     return snprintf(why, cap, "out vec %lld", (long long)vo), 0;
   return 1;
 }
@@ -1135,4 +1148,39 @@ TEST(igemm_k_loop_holds_no_division_of_the_fused_m_index) {
     cuda_unbuild(&b);
   }
   CHECK_EQ(checked, 6 * 16);
+}
+
+/* Channels-last data (c2d_nhwc: ci has coefficient 1 in the last
+ * dimension, but the view's K order is ci, kh, kw): igemm 1 splits k with
+ * ci innermost, so that A.shared_vec may reach 8 channels; every sampled
+ * config keeps the limits, the plan and the vector claims (config_ok reads
+ * the vectors in the kernel's K order), and igemm 0 keeps the view's
+ * order and vectors. */
+TEST(igemm_channels_last_splits_k_channel_innermost) {
+  static const cuda_case nhwc = {
+      "c2d_nhwc", {1, 9, 11, 16, 6, 3, 3, 1, 1, 1}, 10};
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &nhwc, "h100", 0, &err), &err);
+  const heron__cuda_sched *s = heron__cuda_sched_of(b.t);
+  CHECK(s->ig.fits && s->ig.reorder);
+  CHECK(!strcmp(b.op.axes[s->ig.gk.axes[s->ig.gk.naxes - 1]].name, "ci"));
+  CHECK_EQ(s->ig.vec_max, 8);
+  CHECK_EQ(s->op[0].vec_max, 1);
+  heron_rng rng;
+  heron_rng_seed(&rng, 9);
+  int64_t *cfg = malloc((size_t)heron_space_nvars(b.sp) * sizeof *cfg);
+  int wide = 0, narrow0 = 1;
+  char why[160] = "";
+  for (int n = 0; n < 1000; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    CHECK_MSG(config_ok(&b, cfg, &rng, why, sizeof why), "%s", why);
+    int64_t va = cuda_val(b.sp, cfg, "A.shared_vec");
+    wide += cuda_val(b.sp, cfg, "igemm") == 1 && va == 8;
+    narrow0 &= cuda_val(b.sp, cfg, "igemm") == 1 || va == 1;
+  }
+  CHECK_MSG(wide > 0, "no igemm config with vectors of 8 channels");
+  CHECK(narrow0);
+  free(cfg);
+  cuda_unbuild(&b);
 }
