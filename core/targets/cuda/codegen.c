@@ -2,44 +2,20 @@
  * Core template (core/targets/cuda/template.h), written in the dialect of
  * core/targets/cuda/kernel.h so that the same text is both the NVRTC kernel
  * and, compiled by the host compiler, its CPU check.
- * One idea: the text of one kernel, top to bottom; every emitter writes a
- * piece of the same loop nest from the same generator state (gen, knobs).
  *
  * Every loop length is a compile-time constant of the config; the fused
  * M, N, K and batch indices are split back into the op's axes with
  * constant div / mod, and each tensor element is addressed through the
  * op's index map (padding and divided indices become guards that read
  * zero); with the knob igemm, A's M rows are split once per block into
- * the table A.rows and its loads add only the K part (emit_rows_table,
- * emit_load_rows).  Fragment loops are fully unrolled so fragments live in
- * registers.
+ * the table A.rows and its loads add only the K part (codegen_igemm.c).
+ * Fragment loops are fully unrolled so fragments live in registers.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/targets/cuda/template.h"
-
-/* The config's numbers, read once. */
-typedef struct knobs {
-  int64_t wm, wn, wk;
-  int64_t sp[3][3]; /* M: b w f, N: b w f, K: o m f */
-  int64_t bm, bn, kc0, kc1, warps, threads;
-  int64_t at[2], pad[2], vec[2], kc[2], ld[2], bytes[2];
-  int64_t swz[2]; /* 1: the operand's tile is XOR-swizzled (heron__swz) */
-  int64_t cpad, ldc, cbytes, ovec, unroll;
-  int64_t stages; /* pipeline: buffers of A.shared and B.shared each */
-  int64_t mma;    /* 0: wmma, 1: mma.sync m16n8k16 with ldmatrix */
-  int64_t bswz;   /* block_swz: rows of M tiles per group of blocks */
-  int64_t igemm;  /* 1: A through the per-block row table (A.rows) */
-  int64_t rbytes; /* bytes of A.rows (0 without igemm) */
-  int m_inner;    /* C.shared is M-inner */
-  /* What the tiles sweep of M, N and K (b * w * f * wmma; >= the padded
-   * extent: tiles need not divide it, the last ones are cut short by the
-   * guards). */
-  int64_t cover[3];
-} knobs;
+#include "core/targets/cuda/codegen.h"
 
 static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
   const heron__cuda_sched *s = heron__cuda_sched_of(t);
@@ -125,35 +101,7 @@ void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
   l->smem_bytes = p.total;
 }
 
-/* What the tiles sweep of group q (HERON__GM, GN or GK). */
-static int64_t cover_of(const knobs *k, int q) {
-  return q == HERON__GM   ? k->cover[0]
-         : q == HERON__GN ? k->cover[1]
-                          : k->cover[2];
-}
-
 /* ---- emission helpers ---------------------------------------------------- */
-
-typedef struct gen {
-  const heron__template *t;
-  const heron__op *op;
-  const heron__cuda_sched *s;
-  knobs k;
-  heron__buf *out;
-  const char *it;    /* index type: "int" or "long long" */
-  int64_t regs_free; /* registers per thread left beside the fragments */
-} gen;
-
-static void emit(gen *g, int depth, const char *fmt, ...) HERON_PRINTF(3, 4);
-static void emit(gen *g, int depth, const char *fmt, ...) {
-  for (int i = 0; i < depth; i++)
-    heron__buf_puts(g->out, "  ");
-  va_list ap;
-  va_start(ap, fmt);
-  heron__buf_vprintf(g->out, fmt, ap);
-  va_end(ap);
-  heron__buf_puts(g->out, "\n");
-}
 
 static int64_t unroll_step(int64_t v) {
   int64_t n = 1;
@@ -162,14 +110,11 @@ static int64_t unroll_step(int64_t v) {
   return n;
 }
 
-/* Declares `ax_<name>` for every axis of group grp that `need` marks,
- * splitting the fused index expression `fused` (outermost axis first). */
-static void split_group(gen *g, int depth, int grp, const char *fused,
-                        const int *need) {
-  /* igemm 1 may split k in its own order (heron__cuda_igemm.gk). */
+void heron__cuda_split_group(gen *g, int depth, int grp, const char *fused,
+                             const int *need) {
+  /* K in the kernel's order (igemm 1 may have its own). */
   const heron__gemm_group *gr =
-      grp == HERON__GK && g->k.igemm && g->s->ig.reorder ? &g->s->ig.gk
-                                                         : &g->s->g[grp];
+      grp == HERON__GK ? heron__cuda_k_order(g) : &g->s->g[grp];
   int64_t inner = 1;
   for (int i = gr->naxes - 1; i >= 0; i--) {
     int a = gr->axes[i];
@@ -186,23 +131,8 @@ static void split_group(gen *g, int depth, int grp, const char *fused,
   }
 }
 
-/* Which terms of an index expression affine_part writes. */
-enum { ALL_TERMS, M_TERMS, K_TERMS };
-
-/* Whether op axis a is a reduction (K) axis of the GEMM view. */
-static int k_axis(const gen *g, int a) {
-  const heron__gemm_group *gk = &g->s->g[HERON__GK];
-  for (int i = 0; i < gk->naxes; i++)
-    if (gk->axes[i] == a)
-      return 1;
-  return 0;
-}
-
-/* Appends "c1*ax_a + c2*ax_b + off" for one index expression: all its
- * terms, or only those of the M and batch axes and the offset (M_TERMS),
- * or only those of the K axes (K_TERMS, "0" when it has none). */
-static void affine_part(gen *g, const heron__affine *ix, int which,
-                        heron__buf *b) {
+void heron__cuda_affine_part(gen *g, const heron__affine *ix, int which,
+                             heron__buf *b) {
   int any = 0;
   for (int a = 0; a < g->op->naxes; a++) {
     int64_t c = ix->coef[a];
@@ -226,7 +156,7 @@ static void affine_part(gen *g, const heron__affine *ix, int which,
 }
 
 static void affine_expr(gen *g, const heron__affine *ix, heron__buf *b) {
-  affine_part(g, ix, ALL_TERMS, b);
+  heron__cuda_affine_part(g, ix, ALL_TERMS, b);
 }
 
 /* Emits, for tensor ts whose axes ax_* are declared, `<idx>` (its flat
@@ -279,12 +209,7 @@ static void unroll_pragma(gen *g, int depth, int64_t trips) {
     emit(g, depth, "#pragma unroll 1");
 }
 
-/* Opens a cooperative loop over `total` elements, v per thread and step:
- * a constant trip count (so the unroll pragma unrolls exactly, never a
- * remainder loop of unknown length), `e` the thread's first element of
- * the step, and a guard when the last step is partial.  Returns the depth
- * of the body. */
-static int coop_loop(gen *g, int depth, int64_t total, int64_t v) {
+int heron__cuda_coop_loop(gen *g, int depth, int64_t total, int64_t v) {
   int64_t step = g->k.threads * v;
   int64_t trips = (total + step - 1) / step;
   /* An unrolled copy issues all its loads before the first store, so each
@@ -306,238 +231,10 @@ static int coop_loop(gen *g, int depth, int64_t total, int64_t v) {
   return depth + 2;
 }
 
-static void coop_loop_end(gen *g, int depth, int64_t total, int64_t v) {
+void heron__cuda_coop_loop_end(gen *g, int depth, int64_t total, int64_t v) {
   if (total % (g->k.threads * v) != 0)
     emit(g, depth + 1, "}");
   emit(g, depth, "}");
-}
-
-/* Marks the axes tensor ts reads. */
-static void reads(const heron__op *op, const heron__tensor *ts, int *need) {
-  for (int a = 0; a < op->naxes; a++)
-    need[a] = heron__tensor_reads(ts, a);
-}
-
-/* Whether index ix has a term of a K axis. */
-static int has_k_terms(const gen *g, const heron__affine *ix) {
-  for (int a = 0; a < g->op->naxes; a++)
-    if (ix->coef[a] && k_axis(g, a))
-      return 1;
-  return 0;
-}
-
-/* The implicit-GEMM row table A.rows (template.h, heron__cuda_igemm),
- * filled once per block before the k loop: for each row e of the block's
- * M tile, the fused M index is split into its axes here and only here. */
-static void emit_rows_table(gen *g, int depth) {
-  const heron__cuda_igemm *ig = &g->s->ig;
-  const heron__tensor *ts = &g->op->in[0];
-  const knobs *k = &g->k;
-  const heron__gemm_group *gm = &g->s->g[HERON__GM];
-  emit(g, depth,
-       "/* A.rows <- the %lld rows of the M tile of %s: base offset and "
-       "guarded coordinates, once per block (implicit GEMM) */",
-       (long long)k->bm, ts->name);
-  int d = coop_loop(g, depth, k->bm, 1);
-  emit(g, d, "const %s gs = m0 + e;", g->it);
-  int need[HERON__MAX_AXES];
-  reads(g->op, ts, need);
-  for (int a = 0; a < g->op->naxes; a++)
-    need[a] &= !k_axis(g, a);
-  split_group(g, d, HERON__GM, "gs", need);
-  heron__buf base = {0}, valid = {0};
-  heron__buf_puts(&valid, "1");
-  if (cover_of(k, HERON__GM) != gm->extent)
-    heron__buf_printf(&valid, " && gs < %lld", (long long)gm->extent);
-  int64_t stride = 1;
-  for (int dd = ts->ndim - 1; dd >= 0; dd--) {
-    const heron__affine *ix = &ts->index[dd];
-    heron__buf e = {0};
-    affine_part(g, ix, M_TERMS, &e);
-    char var[48];
-    snprintf(var, sizeof var, "rm_d%d", dd);
-    emit(g, d, "const %s %s = %s;", g->it, var, e.data);
-    heron__buf_free(&e);
-    if (ig->col[dd] < 0) {
-      /* No coordinate: its M part is in the base; a dimension without a
-       * K part is guarded here, for the whole row. */
-      if (!has_k_terms(g, ix) && heron__cuda_dim_guarded(g->op, ts, dd)) {
-        int64_t div = heron__affine_div(ix);
-        if (div > 1) {
-          heron__buf_printf(&valid, " && %s %% %lld == 0", var, (long long)div);
-          snprintf(var + strlen(var), sizeof var - strlen(var), " / %lld",
-                   (long long)div);
-        }
-        heron__buf_printf(&valid, " && (%s) >= 0 && (%s) < %lld", var, var,
-                          (long long)ts->dims[dd]);
-      }
-      heron__buf_printf(&base, "%s(%s) * %lld", base.len ? " + " : "", var,
-                        (long long)stride);
-    }
-    stride *= ts->dims[dd];
-  }
-  emit(g, d, "Ar[e] = %s;", base.data ? base.data : "0");
-  int first = 1;
-  for (int dd = 0; dd < ts->ndim; dd++) {
-    if (ig->col[dd] < 0)
-      continue;
-    if (first)
-      emit(g, d, "Ar[%lld + e] = (%s) ? rm_d%d : %lld;",
-           (long long)(ig->col[dd] * k->bm), valid.data, dd,
-           (long long)ig->sentinel);
-    else
-      emit(g, d, "Ar[%lld + e] = rm_d%d;", (long long)(ig->col[dd] * k->bm),
-           dd);
-    first = 0;
-  }
-  if (ig->ok_col >= 0)
-    emit(g, d, "Ar[%lld + e] = (%s);", (long long)(ig->ok_col * k->bm),
-         valid.data);
-  heron__buf_free(&base);
-  heron__buf_free(&valid);
-  coop_loop_end(g, depth, k->bm, 1);
-  emit(g, depth, "HERON_SYNC(); /* A.rows complete */");
-}
-
-/* Emits, for A's element at row `row` (an expression) of the M tile, with
- * the K axes ax_* in scope, `<idx>` (its flat element index; only its
- * guards without want_idx) from the row's entries in A.rows plus the K
- * part, and appends its guards to `cond`: the coordinates' bounds and
- * divisors, or the row's validity. */
-static void rows_index(gen *g, int depth, const char *row, const char *idx,
-                       int want_idx, heron__buf *cond) {
-  const heron__cuda_igemm *ig = &g->s->ig;
-  const heron__tensor *ts = &g->op->in[0];
-  const knobs *k = &g->k;
-  emit(g, depth, "const %s *%s_r = Ar + (%s);", g->it, idx, row);
-  heron__buf flat = {0};
-  heron__buf_printf(&flat, "%s_r[0]", idx);
-  int64_t stride = 1;
-  for (int dd = ts->ndim - 1; dd >= 0; dd--) {
-    const heron__affine *ix = &ts->index[dd];
-    heron__buf e = {0};
-    affine_part(g, ix, K_TERMS, &e);
-    if (ig->col[dd] >= 0) {
-      char var[48];
-      snprintf(var, sizeof var, "%s_d%d", idx, dd);
-      emit(g, depth, "const %s %s = %s_r[%lld] + %s;", g->it, var, idx,
-           (long long)(ig->col[dd] * k->bm), e.data);
-      int64_t div = heron__affine_div(ix);
-      if (div > 1) {
-        heron__buf_printf(cond, " && %s %% %lld == 0", var, (long long)div);
-        snprintf(var + strlen(var), sizeof var - strlen(var), " / %lld",
-                 (long long)div);
-      }
-      if (ts->bounded)
-        heron__buf_printf(cond, " && (%s) >= 0 && (%s) < %lld", var, var,
-                          (long long)ts->dims[dd]);
-      heron__buf_printf(&flat, " + (%s) * %lld", var, (long long)stride);
-    } else if (has_k_terms(g, ix)) {
-      heron__buf_printf(&flat, " + (%s) * %lld", e.data, (long long)stride);
-    }
-    heron__buf_free(&e);
-    stride *= ts->dims[dd];
-  }
-  if (ig->ok_col >= 0)
-    heron__buf_printf(cond, " && %s_r[%lld]", idx,
-                      (long long)(ig->ok_col * k->bm));
-  if (want_idx)
-    emit(g, depth, "const %s %s = %s;", g->it, idx, flat.data);
-  heron__buf_free(&flat);
-}
-
-/* Declares the K axes of A (ax_*) at the fused k index `gk` and returns
- * the guard of K's cut-short last chunk ("" when none) in cond. */
-static void a_k_axes(gen *g, int depth, const char *gk, heron__buf *cond) {
-  int need[HERON__MAX_AXES];
-  reads(g->op, &g->op->in[0], need);
-  for (int a = 0; a < g->op->naxes; a++)
-    need[a] &= k_axis(g, a);
-  split_group(g, depth, HERON__GK, gk, need);
-  const heron__gemm_group *gkg = &g->s->g[HERON__GK];
-  heron__buf_puts(cond, "1");
-  if (cover_of(&g->k, HERON__GK) != gkg->extent)
-    heron__buf_printf(cond, " && %s < %lld", gk, (long long)gkg->extent);
-}
-
-/* The implicit-GEMM load of A's chunk (emit_load's body with igemm 1): at
- * tile position (o, q), K index gk, into dst.  Vectors within the index
- * map's widest in igemm's K order (ig.a_vec) are copied as before; wider
- * ones (the checked interior
- * vectors, heron__cuda_igemm.vec_max) copy V halves at once where the
- * first and the last element pass their guards and the address is
- * aligned, and element by element elsewhere. */
-static void emit_load_rows(gen *g, int d, int async) {
-  const heron__cuda_operand *o = &g->s->op[0];
-  const knobs *k = &g->k;
-  int64_t v = k->vec[0];
-  const char *row = o->k_inner ? "o" : "q";
-  heron__buf cond = {0};
-  a_k_axes(g, d, "gk", &cond);
-  rows_index(g, d, row, "gi", 1, &cond);
-  if (v == 1) {
-    emit(g, d, "HERON_GLOAD1(dst, in0, gi, HERON_IN0_ELEMS, %s);", cond.data);
-  } else if (v <= g->s->ig.a_vec && async) {
-    emit(g, d, "HERON_CP_ASYNC(dst, in0, gi, %lld, HERON_IN0_ELEMS, %s);",
-         (long long)v, cond.data);
-  } else if (v <= g->s->ig.a_vec) {
-    emit(g, d, "if (%s) {", cond.data);
-    emit(g, d + 1, "HERON_GCOPY(dst, in0, gi, %lld, HERON_IN0_ELEMS);",
-         (long long)v);
-    emit(g, d, "} else {");
-    emit(g, d + 1, "for (int z = 0; z < %lld; z++) dst[z] = HERON_F2H(0.0f);",
-         (long long)v);
-    emit(g, d, "}");
-  } else {
-    /* The guards of the vector's last element: the guarded coordinate
-     * grows with the contiguous axis, so the elements between pass when
-     * both ends do. */
-    emit(g, d, "int interior = (%s) && gi %% %lld == 0;", cond.data,
-         (long long)v);
-    emit(g, d, "{ /* the vector's last element */");
-    heron__buf last = {0};
-    char lrow[48], lk[48];
-    if (o->k_inner) {
-      snprintf(lk, sizeof lk, "gk + %lld", (long long)(v - 1));
-      emit(g, d + 1, "const %s gl = %s;", g->it, lk);
-      a_k_axes(g, d + 1, "gl", &last);
-      rows_index(g, d + 1, row, "gil", 0, &last);
-    } else {
-      snprintf(lrow, sizeof lrow, "q + %lld", (long long)(v - 1));
-      heron__buf_puts(&last, "1");
-      rows_index(g, d + 1, lrow, "gil", 0, &last);
-    }
-    emit(g, d + 1, "interior = interior && (%s);", last.data);
-    heron__buf_free(&last);
-    emit(g, d, "}");
-    emit(g, d, "if (interior) {");
-    if (async)
-      emit(g, d + 1, "HERON_CP_ASYNC(dst, in0, gi, %lld, HERON_IN0_ELEMS, 1);",
-           (long long)v);
-    else
-      emit(g, d + 1, "HERON_GCOPY(dst, in0, gi, %lld, HERON_IN0_ELEMS);",
-           (long long)v);
-    emit(g, d, "} else { /* an edge: element by element */");
-    emit(g, d + 1, "for (int z = 0; z < %lld; z++) {", (long long)v);
-    heron__buf ez = {0};
-    if (o->k_inner) {
-      emit(g, d + 2, "const %s gz = gk + z;", g->it);
-      a_k_axes(g, d + 2, "gz", &ez);
-      rows_index(g, d + 2, row, "giz", 1, &ez);
-    } else {
-      heron__buf_puts(&ez, "1");
-      if (cover_of(k, HERON__GK) != g->s->g[HERON__GK].extent)
-        heron__buf_printf(&ez, " && gk < %lld",
-                          (long long)g->s->g[HERON__GK].extent);
-      rows_index(g, d + 2, "q + z", "giz", 1, &ez);
-    }
-    emit(g, d + 2, "HERON_GLOAD1(dst + z, in0, giz, HERON_IN0_ELEMS, %s);",
-         ez.data);
-    heron__buf_free(&ez);
-    emit(g, d + 1, "}");
-    emit(g, d, "}");
-  }
-  heron__buf_free(&cond);
 }
 
 /* The cooperative load of operand i's chunk [k0, k0 + kc) of K into the
@@ -561,7 +258,7 @@ static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
   emit(g, depth, "/* %s.shared <- %s: %lld x %lld, vec %lld */",
        i == 0 ? "A" : "B", ts->name, (long long)outer, (long long)inner,
        (long long)v);
-  int d = coop_loop(g, depth, outer * inner, v);
+  int d = heron__cuda_coop_loop(g, depth, outer * inner, v);
   emit(g, d, "const int o = e / %lld, q = e %% %lld;", (long long)inner,
        (long long)inner);
   /* With igemm, A's row is its entry in A.rows: no fused M index. */
@@ -575,14 +272,14 @@ static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
     emit(g, d, "heron_half *dst = %s + o * %lld + q;", buf,
          (long long)k->ld[i]);
   if (i == 0 && k->igemm) {
-    emit_load_rows(g, d, async);
-    coop_loop_end(g, depth, outer * inner, v);
+    heron__cuda_emit_load_rows(g, d, async);
+    heron__cuda_coop_loop_end(g, depth, outer * inner, v);
     return;
   }
   int need[HERON__MAX_AXES];
   reads(g->op, ts, need);
-  split_group(g, d, o->group, "gs", need);
-  split_group(g, d, HERON__GK, "gk", need);
+  heron__cuda_split_group(g, d, o->group, "gs", need);
+  heron__cuda_split_group(g, d, HERON__GK, "gk", need);
   heron__buf cond = {0};
   heron__buf_puts(&cond, "1");
   if (cover_of(k, o->group) != gs->extent)
@@ -607,7 +304,7 @@ static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
     emit(g, d, "}");
   }
   heron__buf_free(&cond);
-  coop_loop_end(g, depth, outer * inner, v);
+  heron__cuda_coop_loop_end(g, depth, outer * inner, v);
 }
 
 /* The store of C.shared to the output: out.vec halves per thread and step,
@@ -620,7 +317,7 @@ static void emit_store(gen *g, int depth) {
   int64_t v = k->ovec;
   const heron__gemm_group *gm = &s->g[HERON__GM], *gn = &s->g[HERON__GN];
   emit(g, depth, "/* C.shared -> %s, vec %lld */", op->out.name, (long long)v);
-  int d = coop_loop(g, depth, k->bm * k->bn, v);
+  int d = heron__cuda_coop_loop(g, depth, k->bm * k->bn, v);
   emit(g, d, "const int o = e / %lld, q = e %% %lld;", (long long)inner,
        (long long)inner);
   emit(g, d, "const %s gm = m0 + %s, gn = n0 + %s;", g->it,
@@ -635,8 +332,8 @@ static void emit_store(gen *g, int depth) {
   heron__buf_free(&cond);
   int need[HERON__MAX_AXES];
   reads(op, &op->out, need);
-  split_group(g, d + 1, HERON__GM, "gm", need);
-  split_group(g, d + 1, HERON__GN, "gn", need);
+  heron__cuda_split_group(g, d + 1, HERON__GM, "gm", need);
+  heron__cuda_split_group(g, d + 1, HERON__GN, "gn", need);
   heron__buf unused = {0};
   tensor_index(g, d + 1, &op->out, "go", &unused);
   heron__buf_free(&unused);
@@ -676,7 +373,7 @@ static void emit_store(gen *g, int depth) {
   emit(g, d + 1, "HERON_GSTORE(out, go, HERON_OUT_ELEMS, h, %lld);",
        (long long)v);
   emit(g, d, "}");
-  coop_loop_end(g, depth, k->bm * k->bn, v);
+  heron__cuda_coop_loop_end(g, depth, k->bm * k->bn, v);
 }
 
 /* Whether the mma.sync k-steps of a chunk ping-pong between two fragment
@@ -1059,7 +756,7 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   for (int a = 0; a < g.op->naxes; a++)
     need[a] = 1;
   emit(&g, 1, "const %s gb = HERON_BY;", g.it);
-  split_group(&g, 1, HERON__GB, "gb", need);
+  heron__cuda_split_group(&g, 1, HERON__GB, "gb", need);
   emit(&g, 1, "(void)gb;");
   emit(&g, 1, "enum { CHUNK0 = %lld, CHUNK1 = %lld };", (long long)k->kc0,
        (long long)k->kc1);
@@ -1084,7 +781,7 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
        (long long)(k->sp[0][2] * k->sp[1][2]));
   emit(&g, 2, "%s(acc[x]);", k->mma ? "HERON_MFILL_ZERO" : "HERON_FILL_ZERO");
   if (k->igemm)
-    emit_rows_table(&g, 1);
+    heron__cuda_emit_rows_table(&g, 1);
   if (k->stages > 1)
     emit_pipelined(&g);
   else

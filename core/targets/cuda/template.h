@@ -1,6 +1,7 @@
 /* core/targets/cuda/template.h - the Tensor Core (cuda) schedule template,
  * shared by its rules (core/targets/cuda/rules.c) and the CUDA code generator
- * (core/targets/cuda/codegen.c).  Internal to libheron.
+ * (core/targets/cuda/codegen.c; its parts, codegen_*.c, are listed in
+ * codegen.h).  Internal to libheron.
  *
  * The implicit-GEMM view (docs/targets/cuda.md, core/sched/gemm_view.h)
  * with input 0 as A and input 1 as B:
