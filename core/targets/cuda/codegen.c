@@ -159,6 +159,18 @@ static void affine_expr(gen *g, const heron__affine *ix, heron__buf *b) {
   heron__cuda_affine_part(g, ix, ALL_TERMS, b);
 }
 
+void heron__cuda_coord_guards(heron__buf *cond, char *var, size_t cap,
+                              const heron__tensor *ts, int d) {
+  int64_t div = heron__affine_div(&ts->index[d]);
+  if (div > 1) {
+    heron__buf_printf(cond, " && %s %% %lld == 0", var, (long long)div);
+    snprintf(var + strlen(var), cap - strlen(var), " / %lld", (long long)div);
+  }
+  if (ts->bounded)
+    heron__buf_printf(cond, " && (%s) >= 0 && (%s) < %lld", var, var,
+                      (long long)ts->dims[d]);
+}
+
 /* Emits, for tensor ts whose axes ax_* are declared, `<idx>` (its flat
  * element index) and appends its guards (padding bounds, divisibility) to
  * `cond` as " && ..." terms. */
@@ -170,18 +182,10 @@ static void tensor_index(gen *g, int depth, const heron__tensor *ts,
     const heron__affine *ix = &ts->index[d];
     heron__buf e = {0};
     affine_expr(g, ix, &e);
-    int64_t div = heron__affine_div(ix);
     char var[48];
     snprintf(var, sizeof var, "%s_d%d", idx, d);
     emit(g, depth, "const %s %s = %s;", g->it, var, e.data);
-    if (div > 1) {
-      heron__buf_printf(cond, " && %s %% %lld == 0", var, (long long)div);
-      snprintf(var + strlen(var), sizeof var - strlen(var), " / %lld",
-               (long long)div);
-    }
-    if (ts->bounded)
-      heron__buf_printf(cond, " && (%s) >= 0 && (%s) < %lld", var, var,
-                        (long long)ts->dims[d]);
+    heron__cuda_coord_guards(cond, var, sizeof var, ts, d);
     heron__buf_printf(&flat, "%s(%s) * %lld", flat.len ? " + " : "", var,
                       (long long)stride);
     stride *= ts->dims[d];

@@ -99,6 +99,14 @@ void heron__cuda_split_group(gen *g, int depth, int grp, const char *fused,
  * or only those of the K axes (K_TERMS, "0" when it has none). */
 void heron__cuda_affine_part(gen *g, const heron__affine *ix, int which,
                              heron__buf *b);
+/* Appends to `cond` (" && ..." terms) the guards of the coordinate named
+ * `var` (cap bytes) of tensor ts's dimension d: a divided index (a
+ * transposed convolution's stride) must divide evenly, and `var` becomes
+ * the quotient's expression; a bounded tensor's coordinate must lie in
+ * [0, dims[d]).  Shared by the per-element index (tensor_index) and the
+ * implicit-GEMM rows (codegen_igemm.c). */
+void heron__cuda_coord_guards(heron__buf *cond, char *var, size_t cap,
+                              const heron__tensor *ts, int d);
 /* Opens a cooperative loop over `total` elements, v per thread and step:
  * a constant trip count (so the unroll pragma unrolls exactly, never a
  * remainder loop of unknown length), `e` the thread's first element of

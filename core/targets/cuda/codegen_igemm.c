@@ -116,15 +116,7 @@ static void rows_index(gen *g, int depth, const char *row, const char *idx,
       snprintf(var, sizeof var, "%s_d%d", idx, dd);
       emit(g, depth, "const %s %s = %s_r[%lld] + %s;", g->it, var, idx,
            (long long)(ig->col[dd] * k->bm), e.data);
-      int64_t div = heron__affine_div(ix);
-      if (div > 1) {
-        heron__buf_printf(cond, " && %s %% %lld == 0", var, (long long)div);
-        snprintf(var + strlen(var), sizeof var - strlen(var), " / %lld",
-                 (long long)div);
-      }
-      if (ts->bounded)
-        heron__buf_printf(cond, " && (%s) >= 0 && (%s) < %lld", var, var,
-                          (long long)ts->dims[dd]);
+      heron__cuda_coord_guards(cond, var, sizeof var, ts, dd);
       heron__buf_printf(&flat, " + (%s) * %lld", var, (long long)stride);
     } else if (has_k_terms(g, ix)) {
       heron__buf_printf(&flat, " + (%s) * %lld", e.data, (long long)stride);
