@@ -387,6 +387,13 @@ int cli_detected_cpu(char *model, size_t mcap, char *isa, size_t icap) {
   char name[256];
   cli_task_hardware(probe, name, sizeof name);
   heron_task_free(probe);
+  return cli_hardware_split(name, model, mcap, isa, icap);
+}
+
+int cli_hardware_split(const char *name, char *model, size_t mcap, char *isa,
+                       size_t icap) {
+  if (isa && icap)
+    isa[0] = '\0';
   /* "this machine (<model>, <level>)": the level begins at the first ", "
    * followed by an ISA word, and runs to the closing parenthesis. */
   static const char head[] = "this machine (";

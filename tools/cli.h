@@ -368,4 +368,12 @@ void cli_task_hardware(const heron_task *t, char *out, size_t cap);
  * "unknown CPU (<why>)" when no task could be made. */
 int cli_detected_cpu(char *model, size_t mcap, char *isa, size_t icap);
 
+/* Splits a hardware name of the library's form "this machine (<model>,
+ * <ISA level>)" (a task's cli_task_hardware, a log record's "hardware")
+ * into the model and the level, as cli_detected_cpu does; -1 with the
+ * name whole in model and "" in isa for another form (a --hw
+ * description's name, a GPU). */
+int cli_hardware_split(const char *name, char *model, size_t mcap, char *isa,
+                       size_t icap);
+
 #endif /* HERON_TOOLS_CLI_H */

@@ -18,14 +18,13 @@
 
 #include "bench_score.h"
 #include "cli.h"
+#include "suite.h"
 #include "timing.h"
 
 /* ---- The settings (heron_bench.c) ---------------------------------------- */
 
-typedef struct suite_task {
-  const char *name; /* as the suite writes it, following CLI_NAME_RULE */
-  cli_task_args args;
-} suite_task;
+/* A task of the suite (tools/suite.h). */
+typedef cli_suite_task suite_task;
 
 /* One --param or --model-param: the plugin it is for and the parameter. */
 typedef struct plugin_param {

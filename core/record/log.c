@@ -70,6 +70,8 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
     json_object_set_new(o, "smem_bytes",
                         json_integer((json_int_t)m->smem_bytes));
   }
+  if (c->hardware)
+    json_object_set_new(o, "hardware", json_string(c->hardware));
   /* Seconds since the run started (simulated for a replay run): what
    * convergence against wall time is plotted from. */
   json_object_set_new(o, "elapsed", json_real(finite_or_zero(c->elapsed)));

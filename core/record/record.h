@@ -59,6 +59,12 @@ typedef struct heron__log_ctx {
    * config's (the compiler gone, a full disk): "cause": "environment",
    * retried on resume. */
   int env_failure;
+  /* The machine that measured, written as "hardware" on every line (the
+   * task's hardware name, "this machine (<CPU model>, <ISA level>)" or the
+   * GPU's), so a log read on another machine can be told apart (heron-lib
+   * refuses one whose ISA differs); NULL writes none (a replay run, whose
+   * answers are the recorded machine's). */
+  const char *hardware;
 } heron__log_ctx;
 
 /* What heron__log_parse tells of a record besides the measurement. */

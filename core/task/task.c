@@ -266,3 +266,49 @@ HERON_API int heron_task_source(const heron_task *t, const int64_t *cfg,
 HERON_API const char *heron_task_cflags(const heron_task *t) {
   return heron__template_cflags(t ? t->tmpl : NULL);
 }
+
+/* ---- A kernel's interface ------------------------------------------------ */
+
+HERON_API int heron_task_shape(const heron_task *t, const int64_t **shape) {
+  if (!t || !t->tmpl) {
+    if (shape)
+      *shape = NULL;
+    return 0;
+  }
+  if (shape)
+    *shape = t->op.shape;
+  return t->op.nshape;
+}
+
+HERON_API const char *heron_task_epilogue(const heron_task *t) {
+  return t && t->tmpl ? heron__epilogue_name(t->op.epilogue) : "";
+}
+
+HERON_API const char *heron_task_prepack(const heron_task *t) {
+  const char *p = t ? strstr(t->key, "/prepack=") : NULL;
+  return p ? p + strlen("/prepack=") : "";
+}
+
+HERON_API int heron_task_nbuffers(const heron_task *t) {
+  return t && t->tmpl ? heron__op_nbufs(&t->op) : 0;
+}
+
+HERON_API int heron_task_buffer_info(const heron_task *t, int i,
+                                     heron_task_buffer *b, heron_error *err) {
+  int n = heron_task_nbuffers(t);
+  if (i < 0 || i >= n || !b)
+    return heron_error_set(err, HERON_ERANGE,
+                           "buffer %d of a task with %d buffers", i, n);
+  const heron__op *op = &t->op;
+  const heron__tensor *ts = i < op->ninputs    ? &op->in[i]
+                            : i == op->ninputs ? &op->out
+                                               : &op->bias;
+  int dt = heron__op_buf_dtype(op, i);
+  b->name = ts->name;
+  b->dtype = heron__dtype_name(dt);
+  b->elem_bytes = heron__dtype_size(dt);
+  b->output = i == op->ninputs;
+  b->ndim = ts->ndim;
+  b->dims = ts->dims;
+  return HERON_OK;
+}

@@ -170,6 +170,8 @@ int heron__tune_claim_log(run *r, heron_error *err) {
  * first; a resumed one already holds it. */
 int heron__tune_open_log(run *r, heron_error *err) {
   const heron_tune_options *o = r->o;
+  /* The machine measuring, on every line; none for simulated answers. */
+  r->log_ctx.hardware = r->simulated ? NULL : r->task->hw.name;
   if (r->log_fd < 0)
     return HERON_OK;
   int same = o->resume_path && !strcmp(o->resume_path, o->log_path);

@@ -199,6 +199,46 @@ HERON_API int heron_task_source(const heron_task *t, const int64_t *cfg,
  * its CPU emulation.  A static string. */
 HERON_API const char *heron_task_cflags(const heron_task *t);
 
+/* ---- A kernel's interface -------------------------------------------------
+ * What a program that calls a generated kernel needs to know (heron-lib
+ * writes its library's functions from these).  A cpu kernel is called as
+ * heron_kernel(bufs) with one pointer per buffer in this order: the op's
+ * inputs, its output, then the bias when the epilogue adds one. */
+
+/* The shape of the task, every dimension of the op in its order (the
+ * defaults of trailing dimensions the spec left out filled in): *shape
+ * points into the task.  Returns the number of dimensions; 0 for a T1
+ * task, which has no op. */
+HERON_API int heron_task_shape(const heron_task *t, const int64_t **shape);
+
+/* The fused epilogue as the key writes it ("bias,relu", "relu"), "" for
+ * none; "/prepack=..." of the key is heron_task_prepack's.  Static or
+ * owned by the task. */
+HERON_API const char *heron_task_epilogue(const heron_task *t);
+
+/* The inputs the kernel takes prepacked ("weight", "B"; see
+ * heron_task_spec.prepack), "" for none.  Owned by the task. */
+HERON_API const char *heron_task_prepack(const heron_task *t);
+
+typedef struct heron_task_buffer {
+  const char *name;  /* "A", "B", "C", "data", "weight", "out", "bias" */
+  const char *dtype; /* element type: "fp32", "fp16", "bf16", "u8", "s8" or
+                        "s32" (an int8 op reads u8 activations and s8
+                        weights and writes s32) */
+  int elem_bytes;    /* bytes per element */
+  int output;        /* 1 for the buffer the kernel writes */
+  int ndim;
+  const int64_t *dims; /* ndim dimensions, row-major, the last contiguous */
+} heron_task_buffer;
+
+/* The number of buffers of one call (0 for a T1 task). */
+HERON_API int heron_task_nbuffers(const heron_task *t);
+
+/* Buffer i (0 <= i < heron_task_nbuffers) into *b; its strings and dims
+ * are owned by the task.  HERON_ERANGE for another i. */
+HERON_API int heron_task_buffer_info(const heron_task *t, int i,
+                                     heron_task_buffer *b, heron_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,90 @@
+#!/bin/sh
+# heron-lib builds a library from a suite (each task tuned into OUT/logs/)
+# and an int8 GEMM's --log: a C program linking libtlib.a and one linking
+# libtlib.so through pkg-config get the reference's results on every tuned
+# shape, the CBLAS fallback's on an untuned GEMM (counted) and tlib_ENOTUNED
+# on an untuned convolution, also from 8 threads at once
+# (tests/cli/lib/check_lib.c); the .so exports the header's names and no
+# other; a second run from the same logs (--no-tune) rebuilds every file
+# byte for byte; a library built elsewhere from copies of the logs, without
+# a fallback, answers tlib_ENOTUNED; HERON_LIB_STATS=1 counts the calls.
+. "$(dirname "$0")/../e2e_common.sh"
+: "${HERON_LIB:?set HERON_LIB to the heron-lib binary}"
+LIBDIR=$CLI_DIR/lib
+CC=${CC:-cc}
+LFAST="--number 1 --repeat 1 --min-repeat-ms 1 --quiet"
+"$HERON_SEARCH" --op gemm --dtype int8 --shape 19,24,36 --trials 3 \
+  --batch 3 --log "$W/i8.jsonl" $FAST >"$W/i8.out" 2>"$W/i8.err" ||
+  fail "heron-search int8 exited $?"
+grep -q '"hardware":"' "$W/i8.jsonl" || fail "the log names no hardware"
+"$HERON_LIB" --name tlib --out "$W/lib" --suite "$LIBDIR/suite.json" \
+  --log "$W/i8.jsonl" --fallback cblas --strategy random --trials 3 \
+  --batch 3 $LFAST >"$W/lib.out" 2>"$W/lib.err" || fail "heron-lib exited $?"
+for f in include/tlib.h lib/libtlib.a lib/libtlib.so lib/pkgconfig/tlib.pc \
+  lib/cmake/tlib/tlibConfig.cmake share/tlib/kernels.json; do
+  [ -s "$W/lib/$f" ] || fail "heron-lib wrote no $f"
+done
+[ "$(ls "$W/lib/logs"/*.jsonl | wc -l)" -eq 3 ] ||
+  fail "expected the 3 suite tasks' logs in OUT/logs: $(ls "$W/lib/logs")"
+grep -q "library tlib: 4 kernels" "$W/lib.out" || fail "summary: $(cat "$W/lib.out")"
+
+# Static, then shared through pkg-config.
+$CC -O1 -DFALLBACK -I"$W/lib/include" -o "$W/check_static" \
+  "$LIBDIR/check_lib.c" "$W/lib/lib/libtlib.a" -fopenmp -ldl -lm -lpthread \
+  2>"$W/cc_static.err" || fail "check_lib.c does not link libtlib.a"
+"$W/check_static" >"$W/static.out" 2>"$W/static.err" ||
+  fail "static: $(cat "$W/static.err")"
+flags=$(PKG_CONFIG_PATH="$W/lib/lib/pkgconfig" pkg-config --cflags --libs tlib) ||
+  fail "pkg-config does not know tlib"
+$CC -O1 -DFALLBACK -o "$W/check_shared" "$LIBDIR/check_lib.c" $flags \
+  -Wl,-rpath,"$W/lib/lib" -lpthread -lm 2>"$W/cc_shared.err" ||
+  fail "check_lib.c does not link libtlib.so: $(cat "$W/cc_shared.err")"
+HERON_LIB_STATS=1 "$W/check_shared" >"$W/shared.out" 2>"$W/shared.err" ||
+  fail "shared: $(cat "$W/shared.err")"
+# 1 + 8 x 20 calls of each tuned kernel (sgemm's twice per round).
+grep -q "tlib_gemm_f32_33x17x9 *322 calls" "$W/shared.err" ||
+  fail "HERON_LIB_STATS: $(cat "$W/shared.err")"
+grep -q "fallback *1 calls" "$W/shared.err" ||
+  fail "HERON_LIB_STATS fallback: $(cat "$W/shared.err")"
+
+# The shared library exports exactly the header's functions.
+nm -D --defined-only "$W/lib/lib/libtlib.so" | awk '$2 == "T" { print $3 }' |
+  sort >"$W/exported"
+sed -n 's/^[a-z][^(]*[ *]\(tlib_[A-Za-z0-9_]*\)(.*/\1/p' \
+  "$W/lib/include/tlib.h" | sort -u >"$W/declared"
+[ "$(wc -l <"$W/declared")" -eq 10 ] ||
+  fail "expected 10 functions in tlib.h: $(cat "$W/declared")"
+cmp -s "$W/exported" "$W/declared" ||
+  fail "exported and declared names differ: $(diff "$W/declared" "$W/exported")"
+
+# The same logs give the same library, byte for byte.
+(cd "$W/lib" && find include lib share src -type f ! -name '*.o' | sort |
+  xargs sha256sum) >"$W/first.sum"
+rm -rf "$W/lib/include" "$W/lib/lib" "$W/lib/share" "$W/lib/src"
+"$HERON_LIB" --name tlib --out "$W/lib" --suite "$LIBDIR/suite.json" \
+  --log "$W/i8.jsonl" --fallback cblas --no-tune $LFAST >"$W/re.out" \
+  2>"$W/re.err" || fail "heron-lib --no-tune exited $?"
+(cd "$W/lib" && find include lib share src -type f ! -name '*.o' | sort |
+  xargs sha256sum) >"$W/second.sum"
+cmp -s "$W/first.sum" "$W/second.sum" ||
+  fail "the rebuild differs: $(diff "$W/first.sum" "$W/second.sum")"
+
+# From copies of the logs, elsewhere, without a fallback.
+mkdir -p "$W/copy"
+cp "$W/i8.jsonl" "$W/copy/"
+set --
+for f in "$W/lib/logs"/*.jsonl; do
+  cp "$f" "$W/copy/"
+  set -- "$@" --log "$W/copy/$(basename "$f")"
+done
+"$HERON_LIB" --name tlib --out "$W/lib2" --log "$W/copy/i8.jsonl" "$@" \
+  --no-tune $LFAST >"$W/lib2.out" 2>"$W/lib2.err" ||
+  fail "heron-lib from copied logs exited $?: $(cat "$W/lib2.err")"
+cmp -s "$W/lib/lib/libtlib.so" "$W/lib2/lib/libtlib.so" &&
+  fail "the library without a fallback is the same as the one with it"
+$CC -O1 -I"$W/lib2/include" -o "$W/check_nofb" "$LIBDIR/check_lib.c" \
+  "$W/lib2/lib/libtlib.a" -fopenmp -ldl -lm -lpthread 2>"$W/cc_nofb.err" ||
+  fail "check_lib.c does not link the second libtlib.a"
+"$W/check_nofb" >"$W/nofb.out" 2>"$W/nofb.err" ||
+  fail "no fallback: $(cat "$W/nofb.err")"
+echo ok

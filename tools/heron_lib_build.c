@@ -1,0 +1,192 @@
+/* tools/heron_lib_build.c - compiling a library heron-lib wrote
+ * (heron_lib.h): each kernel with the flags it was tuned with, the
+ * library's own code, then lib/libNAME.a (ar in deterministic mode) and
+ * lib/libNAME.so (only the header's names exported).  Every command runs
+ * in OUT/src on relative paths, so no absolute path reaches the objects
+ * and the same sources give the same files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "heron_lib.h"
+
+typedef struct job {
+  const char *what; /* for messages: "kernel 3 (mylib_gemm_...)" */
+  char **argv;
+  const char *out; /* its output file, in src/ */
+  pid_t pid;
+} job;
+
+/* Splits "gcc -O3 -march=native" at blanks into words appended to argv. */
+static int split_words(const char *text, char **argv, int n) {
+  char *copy = cli_strdup(text);
+  for (char *w = strtok(copy, " \t"); w; w = strtok(NULL, " \t"))
+    argv[n++] = w;
+  return n;
+}
+
+static char *command_text(char **argv) {
+  char *s = cli_strdup("");
+  for (int i = 0; argv[i]; i++)
+    s = cli_printf("%s%s%s", s, i ? " " : "", argv[i]);
+  return s;
+}
+
+static pid_t start(const char *dir, job *j) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(j->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (chdir(dir) != 0)
+      _exit(126);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      close(fd);
+    }
+    execvp(j->argv[0], j->argv);
+    fprintf(stderr, "cannot run %s: %s\n", j->argv[0], strerror(errno));
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Exits with the failing job's command and output. */
+static void fail(const job *j, int status) {
+  fprintf(stderr, "%s: building %s failed (%s %d): %s\n", cli_prog(), j->what,
+          WIFSIGNALED(status) ? "signal" : "exit status",
+          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+          command_text(j->argv));
+  FILE *f = fopen(j->out, "r");
+  if (f) {
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n++ < 40)
+      fputs(line, stderr);
+    fclose(f);
+  }
+  exit(CLI_EXIT_FAILURE);
+}
+
+/* Runs jobs[0..n) in dir, at most `par` at once; exits on the first
+ * failure (after the running ones end). */
+static void run_jobs(const char *dir, job *jobs, int n, int par) {
+  int next = 0, running = 0;
+  while (next < n || running) {
+    while (next < n && running < par) {
+      jobs[next].pid = start(dir, &jobs[next]);
+      if (jobs[next].pid < 0) {
+        fprintf(stderr, "%s: fork: %s\n", cli_prog(), strerror(errno));
+        exit(CLI_EXIT_FAILURE);
+      }
+      next++;
+      running++;
+    }
+    int status;
+    pid_t pid = wait(&status);
+    if (pid < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    running--;
+    for (int i = 0; i < next; i++)
+      if (jobs[i].pid == pid && !(WIFEXITED(status) && !WEXITSTATUS(status))) {
+        while (running > 0 && wait(NULL) > 0)
+          running--;
+        fail(&jobs[i], status);
+      }
+  }
+}
+
+static char **new_argv(int cap) {
+  char **argv = calloc((size_t)cap, sizeof *argv);
+  if (!argv) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  return argv;
+}
+
+void lib_build(const lib_settings *s) {
+  const char *src = cli_printf("%s/src", s->out);
+  const char *N = s->name;
+  int nj = s->nk + 1;
+  job *jobs = calloc((size_t)nj, sizeof *jobs);
+  char ***kept = calloc((size_t)(nj + 2), sizeof *kept);
+  if (!jobs || !kept) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  int nkept = 0;
+  for (int i = 0; i < s->nk; i++) {
+    char **argv = kept[nkept++] = new_argv(128);
+    int n = split_words(s->cc, argv, 0);
+    n = split_words(s->k[i].cflags, argv, n);
+    argv[n++] = "-c";
+    argv[n++] = cli_printf("%s_k%d.c", N, i);
+    argv[n++] = "-o";
+    argv[n++] = cli_printf("%s_k%d.o", N, i);
+    jobs[i] = (job){cli_printf("kernel %d (%s)", i, s->k[i].fn), argv,
+                    cli_printf("%s/%s_k%d.log", src, N, i), 0};
+  }
+  {
+    char **argv = kept[nkept++] = new_argv(32);
+    int n = split_words(s->cc, argv, 0);
+    const char *flags[] = {"-O2", "-fPIC", "-I../include", "-c"};
+    for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
+      argv[n++] = (char *)flags[f];
+    argv[n++] = cli_printf("%s.c", N);
+    argv[n++] = "-o";
+    argv[n++] = cli_printf("%s.o", N);
+    jobs[s->nk] =
+        (job){cli_printf("%s.c", N), argv, cli_printf("%s/%s.log", src, N), 0};
+  }
+  run_jobs(src, jobs, nj, s->jobs);
+  if (cli_make_dirs(cli_printf("%s/lib", s->out)) != 0) {
+    fprintf(stderr, "%s: cannot create %s/lib: %s\n", cli_prog(), s->out,
+            strerror(errno));
+    exit(CLI_EXIT_FAILURE);
+  }
+  /* ar adds to an archive that exists: start from none. */
+  const char *a = cli_printf("%s/lib/lib%s.a", s->out, N);
+  if (unlink(a) != 0 && errno != ENOENT) {
+    fprintf(stderr, "%s: cannot replace %s: %s\n", cli_prog(), a,
+            strerror(errno));
+    exit(CLI_EXIT_FAILURE);
+  }
+  char **ar = kept[nkept++] = new_argv(s->nk + 8);
+  char **so = kept[nkept++] = new_argv(s->nk + 32);
+  int na = 0, ns = split_words(s->cc, so, 0);
+  ar[na++] = "ar";
+  ar[na++] = "rcsD";
+  ar[na++] = cli_printf("../lib/lib%s.a", N);
+  const char *sof[] = {"-shared", "-fopenmp", "-Wl,-soname"};
+  for (size_t f = 0; f < sizeof sof / sizeof *sof; f++)
+    so[ns++] = (char *)sof[f];
+  so[ns++] = cli_printf("-Wl,lib%s.so", N);
+  so[ns++] = cli_printf("-Wl,--version-script=%s.map", N);
+  so[ns++] = "-o";
+  so[ns++] = cli_printf("../lib/lib%s.so", N);
+  ar[na++] = so[ns++] = cli_printf("%s.o", N);
+  for (int i = 0; i < s->nk; i++)
+    ar[na++] = so[ns++] = cli_printf("%s_k%d.o", N, i);
+  so[ns++] = "-ldl";
+  so[ns++] = "-lm";
+  job link[2] = {
+      {cli_printf("lib%s.a", N), ar, cli_printf("%s/ar.log", src), 0},
+      {cli_printf("lib%s.so", N), so, cli_printf("%s/ld.log", src), 0}};
+  run_jobs(src, link, 2, 2);
+  /* The build's outputs that say nothing when all went well. */
+  for (int i = 0; i < nj; i++)
+    unlink(jobs[i].out);
+  unlink(link[0].out);
+  unlink(link[1].out);
+  for (int i = 0; i < nkept; i++)
+    free(kept[i]);
+  free(kept);
+  free(jobs);
+}

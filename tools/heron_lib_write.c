@@ -1,0 +1,560 @@
+/* tools/heron_lib_write.c - the files of a library heron-lib builds
+ * (heron_lib.h): under OUT,
+ *
+ *   src/NAME_k<i>.c         each kernel's generated source, its exported
+ *                           symbols renamed to NAME__k<i>_*
+ *   src/NAME.c              the header's functions: one per kernel, one per
+ *                           family dispatching by shape, the fallback, the
+ *                           call counts
+ *   src/NAME.map            the version script: the header's names only
+ *   include/NAME.h          the header, each function documented
+ *   lib/pkgconfig/NAME.pc   pkg-config (relocatable)
+ *   lib/cmake/NAME/NAMEConfig.cmake  the CMake package (NAME::NAME,
+ *                           NAME::NAME_static)
+ *   share/NAME/kernels.json what each kernel is and where it comes from
+ *
+ * The kernels are in the order of their function names, so the order of
+ * the flags does not change the library. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heron_lib.h"
+
+/* ---- Text ---------------------------------------------------------------- */
+
+typedef struct text {
+  char *s;
+  size_t len, cap;
+} text;
+
+static void put(text *t, const char *fmt, ...) HERON_PRINTF(2, 3);
+static void put(text *t, const char *fmt, ...) {
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = t->cap - t->len;
+    int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+      return;
+    if (t->s && (size_t)n < room) {
+      t->len += (size_t)n;
+      return;
+    }
+    size_t cap = (t->cap + (size_t)n + 1) * 2;
+    char *g = realloc(t->s, cap);
+    if (!g) {
+      fprintf(stderr, "%s: out of memory\n", cli_prog());
+      exit(CLI_EXIT_FAILURE);
+    }
+    t->s = g;
+    t->cap = cap;
+  }
+}
+
+void lib_write_text(const char *path, const char *body) {
+  FILE *f = fopen(path, "wb");
+  size_t n = strlen(body);
+  if (!f || fwrite(body, 1, n, f) != n || fclose(f) != 0) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", cli_prog(), path,
+            strerror(errno));
+    exit(CLI_EXIT_FAILURE);
+  }
+}
+
+static void make_dir(const char *dir) {
+  if (cli_make_dirs(dir) != 0) {
+    fprintf(stderr, "%s: cannot create %s: %s\n", cli_prog(), dir,
+            strerror(errno));
+    exit(CLI_EXIT_FAILURE);
+  }
+}
+
+const char *lib_ctype(const char *dtype) {
+  return !strcmp(dtype, "fp32")  ? "float"
+         : !strcmp(dtype, "u8")  ? "uint8_t"
+         : !strcmp(dtype, "s8")  ? "int8_t"
+         : !strcmp(dtype, "s32") ? "int32_t"
+                                 : "uint16_t"; /* fp16, bf16: their bits */
+}
+
+/* ---- The functions' signatures ------------------------------------------- */
+
+/* The C name of dimension d of k's op: its own name, unless a buffer has
+ * that name (bmm's batch B beside its matrix B): then "dim_<name>". */
+static const char *dim_param(const lib_kernel *k, const char *dim) {
+  for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
+    heron_task_buffer info;
+    heron_task_buffer_info(k->task, b, &info, NULL);
+    if (!strcmp(info.name, dim))
+      return cli_printf("dim_%s", dim);
+  }
+  return dim;
+}
+
+/* "const float *A, const float *B, float *C" (with the bias last). */
+static const char *buffer_params(const lib_kernel *k) {
+  char *s = cli_strdup("");
+  for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
+    heron_task_buffer info;
+    heron_task_buffer_info(k->task, b, &info, NULL);
+    s = cli_printf("%s%s%s%s *%s", s, b ? ", " : "",
+                   info.output ? "" : "const ", lib_ctype(info.dtype),
+                   info.name);
+  }
+  return s;
+}
+
+/* "A, B, C": the buffers passed on. */
+static const char *buffer_args(const lib_kernel *k) {
+  char *s = cli_strdup("");
+  for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
+    heron_task_buffer info;
+    heron_task_buffer_info(k->task, b, &info, NULL);
+    s = cli_printf("%s%s%s", s, b ? ", " : "", info.name);
+  }
+  return s;
+}
+
+/* "int M, int N, int K": the op's dimensions. */
+static const char *dim_params(const lib_kernel *k) {
+  const char *const *names;
+  int nd = 0;
+  heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
+  char *s = cli_strdup("");
+  for (int d = 0; d < nd; d++)
+    s = cli_printf("%s%sint %s", s, d ? ", " : "", dim_param(k, names[d]));
+  return s;
+}
+
+/* "M == 384 && N == 768 && K == 3072". */
+static const char *shape_test(const lib_kernel *k) {
+  const char *const *names;
+  int nd = 0;
+  heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
+  const int64_t *shape;
+  int n = heron_task_shape(k->task, &shape);
+  char *s = cli_strdup("");
+  for (int d = 0; d < nd && d < n; d++)
+    s = cli_printf("%s%s%s == %lld", s, d ? " && " : "", dim_param(k, names[d]),
+                   (long long)shape[d]);
+  return s;
+}
+
+static const char *shape_text(const lib_kernel *k) {
+  const char *const *names;
+  int nd = 0;
+  heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
+  const int64_t *shape;
+  int n = heron_task_shape(k->task, &shape);
+  char *s = cli_strdup("");
+  for (int d = 0; d < nd && d < n; d++)
+    s = cli_printf("%s%s%s=%lld", s, d ? " " : "", names[d],
+                   (long long)shape[d]);
+  return s;
+}
+
+static const char *layout_text(const lib_kernel *k) {
+  char *s = cli_strdup("");
+  for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
+    heron_task_buffer info;
+    heron_task_buffer_info(k->task, b, &info, NULL);
+    s = cli_printf("%s%s%s %s[", s, b ? ", " : "", info.name, info.dtype);
+    for (int d = 0; d < info.ndim; d++)
+      s = cli_printf("%s%s%lld", s, d ? "][" : "", (long long)info.dims[d]);
+    s = cli_printf("%s]", s);
+  }
+  return s;
+}
+
+/* Whether kernel k is the first of its family (families are written once,
+ * at their first kernel). */
+static int first_of_family(const lib_settings *s, int i) {
+  for (int j = 0; j < i; j++)
+    if (!strcmp(s->k[j].family, s->k[i].family))
+      return 0;
+  return 1;
+}
+
+static int is_blas_family(const lib_settings *s, const lib_kernel *k) {
+  return !strcmp(k->family, cli_printf("%s_sgemm", s->name)) ||
+         !strcmp(k->family, cli_printf("%s_sgemv", s->name));
+}
+
+/* ---- The header ---------------------------------------------------------- */
+
+static void write_header(const lib_settings *s) {
+  const char *N = s->name;
+  text t = {0};
+  char *guard = cli_strdup(N);
+  for (char *c = guard; *c; c++)
+    if (*c >= 'a' && *c <= 'z')
+      *c = (char)(*c - 'a' + 'A');
+  put(&t,
+      "/* %s.h - kernels tuned by Heron-C (heron-lib), for %s.\n"
+      " *\n"
+      " * Every function takes row-major, contiguous tensors and returns\n"
+      " * %s_OK (0), or %s_ENOTUNED for a shape no kernel was tuned for%s.\n"
+      " * The kernels run on the OpenMP threads of the caller's setting\n"
+      " * (OMP_NUM_THREADS, omp_set_num_threads) and may be called from many\n"
+      " * threads at once.  share/%s/kernels.json says where each kernel\n"
+      " * comes from; HERON_LIB_STATS=1 in the environment prints, at exit,\n"
+      " * how many calls each function served. */\n"
+      "#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n"
+      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+      "enum {\n  %s_OK = 0,\n"
+      "  %s_ENOTUNED = -1, /* no kernel for this shape (and no fallback) */\n"
+      "  %s_EFALLBACK = -2 /* the fallback library could not be loaded */\n"
+      "};\n\n"
+      "/* The words of a status (static). */\n"
+      "const char *%s_strerror(int status);\n\n"
+      "/* Calls that went to the fallback library so far. */\n"
+      "unsigned long long %s_fallback_calls(void);\n\n",
+      N, s->machine, N, N,
+      s->fallback == FALLBACK_NONE
+          ? ""
+          : cli_printf("\n * (%s_sgemm and %s_sgemv call %s for those instead)",
+                       N, N,
+                       s->fallback == FALLBACK_CBLAS ? "CBLAS" : "oneDNN"),
+      N, guard, guard, N, N, N, N, N);
+  for (int i = 0; i < s->nk; i++) {
+    const lib_kernel *k = &s->k[i];
+    if (!first_of_family(s, i))
+      continue;
+    put(&t, "/* ---- %s ---- */\n\n", k->family);
+    put(&t,
+        "/* %s at run time: calls the kernel tuned for this shape (those\n"
+        " * below)%s. */\n"
+        "int %s(%s,\n    %s);\n\n",
+        heron_task_op(k->task),
+        is_blas_family(s, k) && s->fallback != FALLBACK_NONE
+            ? ", else the fallback library"
+            : cli_printf(", else returns %s_ENOTUNED", N),
+        k->family, dim_params(k), buffer_params(k));
+    for (int j = i; j < s->nk; j++) {
+      const lib_kernel *q = &s->k[j];
+      if (strcmp(q->family, k->family))
+        continue;
+      put(&t,
+          "/* %s%s%s: %s (%s)\n"
+          " * %s\n"
+          " * %.2f GFLOP/s (%.6g ms) on %s: trial %d of its log. */\n"
+          "int %s(%s);\n\n",
+          q->task_name ? q->task_name : "", q->task_name ? ", " : "", q->key,
+          shape_text(q),
+          heron_task_epilogue(q->task)[0] ? heron_task_epilogue(q->task)
+                                          : "no epilogue",
+          layout_text(q), q->gflops, q->seconds * 1e3, q->hardware, q->trial,
+          q->fn, buffer_params(q));
+    }
+  }
+  put(&t, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", guard);
+  lib_write_text(cli_printf("%s/include/%s.h", s->out, N), t.s);
+  free(t.s);
+}
+
+/* ---- The library's own code ---------------------------------------------- */
+
+static void write_fallback(const lib_settings *s, text *t) {
+  const char *N = s->name;
+  if (s->fallback == FALLBACK_NONE)
+    return;
+  int cblas = s->fallback == FALLBACK_CBLAS;
+  put(t,
+      "/* The fallback: %s, loaded when first needed. */\n"
+      "#include <dlfcn.h>\n#include <pthread.h>\n"
+      "static pthread_once_t %s__once = PTHREAD_ONCE_INIT;\n"
+      "static void *%s__gemm, *%s__gemv;\n",
+      cblas ? "CBLAS (libcblas, OpenBLAS or the reference BLAS)"
+            : "oneDNN (libdnnl)",
+      N, N, N);
+  if (cblas)
+    put(t,
+        "static void %s__load(void) {\n"
+        "  static const char *const libs[] = {\"libcblas.so.3\", "
+        "\"libopenblas.so.0\", \"libblas.so.3\"};\n"
+        "  for (int i = 0; i < 3 && !%s__gemm; i++) {\n"
+        "    void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);\n"
+        "    if (!h)\n      continue;\n"
+        "    %s__gemm = dlsym(h, \"cblas_sgemm\");\n"
+        "    %s__gemv = dlsym(h, \"cblas_sgemv\");\n"
+        "  }\n}\n"
+        "typedef void (*%s__gemm_fn)(int, int, int, int, int, int, float,\n"
+        "    const float *, int, const float *, int, float, float *, int);\n"
+        "typedef void (*%s__gemv_fn)(int, int, int, int, float, const float "
+        "*,\n    int, const float *, int, float, float *, int);\n\n",
+        N, N, N, N, N, N);
+  else
+    put(t,
+        "static void %s__load(void) {\n"
+        "  static const char *const libs[] = {\"libdnnl.so.3\", "
+        "\"libdnnl.so.2\"};\n"
+        "  for (int i = 0; i < 2 && !%s__gemm; i++) {\n"
+        "    void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);\n"
+        "    if (h)\n      %s__gemm = dlsym(h, \"dnnl_sgemm\");\n"
+        "  }\n}\n"
+        "typedef int (*%s__gemm_fn)(char, char, int64_t, int64_t, int64_t,\n"
+        "    float, const float *, int64_t, const float *, int64_t, float,\n"
+        "    float *, int64_t);\n\n",
+        N, N, N, N);
+  put(t,
+      "static int %s__fallback_sgemm(int M, int N, int K, const float *A,\n"
+      "                              const float *B, float *C) {\n"
+      "  pthread_once(&%s__once, %s__load);\n"
+      "  if (!%s__gemm)\n    return %s_EFALLBACK;\n"
+      "  __atomic_add_fetch(&%s__fallbacks, 1, __ATOMIC_RELAXED);\n",
+      N, N, N, N, N, N);
+  if (cblas)
+    put(t,
+        "  /* CblasRowMajor 101, CblasNoTrans 111. */\n"
+        "  ((%s__gemm_fn)%s__gemm)(101, 111, 111, M, N, K, 1.0f, A, K, B, "
+        "N, 0.0f,\n    C, N);\n  return %s_OK;\n}\n",
+        N, N, N);
+  else
+    put(t,
+        "  return ((%s__gemm_fn)%s__gemm)('N', 'N', M, N, K, 1.0f, A, K, B, "
+        "N,\n    0.0f, C, N) == 0 ? %s_OK : %s_EFALLBACK;\n}\n",
+        N, N, N, N);
+  put(t,
+      "static int %s__fallback_sgemv(int M, int K, const float *A, const "
+      "float *x,\n                              float *y) {\n",
+      N);
+  if (cblas)
+    put(t,
+        "  pthread_once(&%s__once, %s__load);\n"
+        "  if (!%s__gemv)\n    return %s_EFALLBACK;\n"
+        "  __atomic_add_fetch(&%s__fallbacks, 1, __ATOMIC_RELAXED);\n"
+        "  ((%s__gemv_fn)%s__gemv)(101, 111, M, K, 1.0f, A, K, x, 1, 0.0f, "
+        "y, 1);\n  return %s_OK;\n}\n\n",
+        N, N, N, N, N, N, N, N);
+  else
+    put(t,
+        "  /* y = A x as a GEMM with N = 1. */\n"
+        "  return %s__fallback_sgemm(M, 1, K, A, x, y);\n}\n\n",
+        N);
+}
+
+static void write_code(const lib_settings *s) {
+  const char *N = s->name;
+  text t = {0};
+  put(&t,
+      "/* %s.c - the functions of %s.h (written by heron-lib). */\n"
+      "#include <stdio.h>\n#include <stdlib.h>\n\n#include \"%s.h\"\n\n"
+      "static unsigned long long %s__fallbacks;\n"
+      "static unsigned long long %s__calls[%d];\n"
+      "static const char *const %s__names[%d] = {\n",
+      N, N, N, N, N, s->nk, N, s->nk);
+  for (int i = 0; i < s->nk; i++)
+    put(&t, "    \"%s\",\n", s->k[i].fn);
+  put(&t,
+      "};\n\n"
+      "const char *%s_strerror(int status) {\n"
+      "  return status == %s_OK ? \"ok\"\n"
+      "         : status == %s_ENOTUNED ? \"no kernel was tuned for this "
+      "shape\"\n"
+      "         : status == %s_EFALLBACK ? \"the fallback library could not "
+      "be loaded\"\n"
+      "         : \"unknown status\";\n}\n\n"
+      "unsigned long long %s_fallback_calls(void) {\n"
+      "  return __atomic_load_n(&%s__fallbacks, __ATOMIC_RELAXED);\n}\n\n"
+      "/* HERON_LIB_STATS=1: the calls each function served, at exit. */\n"
+      "__attribute__((destructor)) static void %s__stats(void) {\n"
+      "  const char *e = getenv(\"HERON_LIB_STATS\");\n"
+      "  if (!e || !*e || *e == '0')\n    return;\n"
+      "  for (int i = 0; i < %d; i++)\n"
+      "    fprintf(stderr, \"%s: %%-48s %%llu calls\\n\", %s__names[i],\n"
+      "            %s__calls[i]);\n"
+      "  fprintf(stderr, \"%s: %%-48s %%llu calls\\n\", \"fallback\",\n"
+      "          %s__fallbacks);\n}\n\n",
+      N, N, N, N, N, N, N, s->nk, N, N, N, N, N);
+  write_fallback(s, &t);
+  for (int i = 0; i < s->nk; i++) {
+    const lib_kernel *k = &s->k[i];
+    put(&t,
+        "void %s__k%d_kernel(void *const *bufs);\n"
+        "int %s(%s) {\n"
+        "  void *const bufs[] = {",
+        N, i, k->fn, buffer_params(k));
+    for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
+      heron_task_buffer info;
+      heron_task_buffer_info(k->task, b, &info, NULL);
+      put(&t, "%s(void *)%s", b ? ", " : "", info.name);
+    }
+    put(&t,
+        "};\n"
+        "  __atomic_add_fetch(&%s__calls[%d], 1, __ATOMIC_RELAXED);\n"
+        "  %s__k%d_kernel(bufs);\n  return %s_OK;\n}\n\n",
+        N, i, N, i, N);
+  }
+  for (int i = 0; i < s->nk; i++) {
+    const lib_kernel *k = &s->k[i];
+    if (!first_of_family(s, i))
+      continue;
+    put(&t, "int %s(%s,\n    %s) {\n", k->family, dim_params(k),
+        buffer_params(k));
+    for (int j = i; j < s->nk; j++)
+      if (!strcmp(s->k[j].family, k->family))
+        put(&t, "  if (%s)\n    return %s(%s);\n", shape_test(&s->k[j]),
+            s->k[j].fn, buffer_args(&s->k[j]));
+    /* Every dimension is used, whatever the shape test needed. */
+    const char *const *names;
+    int nd = 0;
+    heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
+    for (int d = 0; d < nd; d++)
+      put(&t, "  (void)%s;\n", dim_param(k, names[d]));
+    if (is_blas_family(s, k) && s->fallback != FALLBACK_NONE) {
+      if (!strcmp(k->family, cli_printf("%s_sgemm", N)))
+        put(&t, "  return %s__fallback_sgemm(M, N, K, A, B, C);\n}\n\n", N);
+      else
+        put(&t, "  return %s__fallback_sgemv(M, K, A, x, y);\n}\n\n", N);
+    } else {
+      for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
+        heron_task_buffer info;
+        heron_task_buffer_info(k->task, b, &info, NULL);
+        put(&t, "  (void)%s;\n", info.name);
+      }
+      put(&t, "  return %s_ENOTUNED;\n}\n\n", N);
+    }
+  }
+  lib_write_text(cli_printf("%s/src/%s.c", s->out, N), t.s);
+  free(t.s);
+}
+
+/* The kernels' sources: each exported symbol (heron_kernel, and
+ * heron_prepack / heron_prepacked_elems where the kernel has them)
+ * renamed to the library's own. */
+static void write_kernels(const lib_settings *s) {
+  for (int i = 0; i < s->nk; i++) {
+    const lib_kernel *k = &s->k[i];
+    text t = {0};
+    put(&t,
+        "/* %s, kernel %d of %s: %s, trial %d of %s. */\n"
+        "#define heron_kernel %s__k%d_kernel\n"
+        "#define heron_prepack %s__k%d_prepack\n"
+        "#define heron_prepacked_elems %s__k%d_prepacked_elems\n",
+        k->fn, i, s->name, k->key, k->trial, k->log, s->name, i, s->name, i,
+        s->name, i);
+    put(&t, "%s", k->source);
+    lib_write_text(cli_printf("%s/src/%s_k%d.c", s->out, s->name, i), t.s);
+    free(t.s);
+  }
+}
+
+/* ---- Packaging ----------------------------------------------------------- */
+
+static void write_packaging(const lib_settings *s) {
+  const char *N = s->name;
+  text t = {0};
+  put(&t,
+      "/* The names %s.h declares; everything else is local. */\n{\n"
+      "  global:\n",
+      N);
+  put(&t, "    %s_strerror;\n    %s_fallback_calls;\n", N, N);
+  for (int i = 0; i < s->nk; i++) {
+    put(&t, "    %s;\n", s->k[i].fn);
+    if (first_of_family(s, i))
+      put(&t, "    %s;\n", s->k[i].family);
+  }
+  put(&t, "  local:\n    *;\n};\n");
+  lib_write_text(cli_printf("%s/src/%s.map", s->out, N), t.s);
+  free(t.s);
+
+  t = (text){0};
+  put(&t,
+      "# pkg-config file of %s (heron-lib): tuned kernels.\n"
+      "prefix=${pcfiledir}/../..\n"
+      "libdir=${prefix}/lib\nincludedir=${prefix}/include\n\n"
+      "Name: %s\nDescription: kernels tuned by Heron-C for %s\n"
+      "Version: 1.0\n"
+      "Cflags: -I${includedir}\n"
+      "Libs: -L${libdir} -l%s\n"
+      "Libs.private: -fopenmp -ldl -lm\n",
+      N, N, s->machine, N);
+  make_dir(cli_printf("%s/lib/pkgconfig", s->out));
+  lib_write_text(cli_printf("%s/lib/pkgconfig/%s.pc", s->out, N), t.s);
+  free(t.s);
+
+  t = (text){0};
+  put(&t,
+      "# CMake package of %s (heron-lib): find_package(%s) gives %s::%s\n"
+      "# (the shared library) and %s::%s_static.\n"
+      "get_filename_component(_%s_prefix \"${CMAKE_CURRENT_LIST_DIR}/../../..\""
+      " ABSOLUTE)\n"
+      "find_package(OpenMP REQUIRED COMPONENTS C)\n"
+      "if(NOT TARGET %s::%s)\n"
+      "  add_library(%s::%s SHARED IMPORTED)\n"
+      "  set_target_properties(%s::%s PROPERTIES\n"
+      "    IMPORTED_LOCATION \"${_%s_prefix}/lib/lib%s.so\"\n"
+      "    INTERFACE_INCLUDE_DIRECTORIES \"${_%s_prefix}/include\")\n"
+      "  add_library(%s::%s_static STATIC IMPORTED)\n"
+      "  set_target_properties(%s::%s_static PROPERTIES\n"
+      "    IMPORTED_LOCATION \"${_%s_prefix}/lib/lib%s.a\"\n"
+      "    INTERFACE_INCLUDE_DIRECTORIES \"${_%s_prefix}/include\"\n"
+      "    INTERFACE_LINK_LIBRARIES \"OpenMP::OpenMP_C;${CMAKE_DL_LIBS};m\")\n"
+      "endif()\n",
+      N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N);
+  make_dir(cli_printf("%s/lib/cmake/%s", s->out, N));
+  lib_write_text(cli_printf("%s/lib/cmake/%s/%sConfig.cmake", s->out, N, N),
+                 t.s);
+  free(t.s);
+}
+
+static void write_manifest(const lib_settings *s) {
+  json_t *root = json_object();
+  json_object_set_new(root, "library", json_string(s->name));
+  json_object_set_new(root, "machine", json_string(s->machine));
+  json_object_set_new(root, "compiler", json_string(s->cc));
+  json_object_set_new(root, "fallback",
+                      json_string(s->fallback == FALLBACK_CBLAS    ? "cblas"
+                                  : s->fallback == FALLBACK_ONEDNN ? "onednn"
+                                                                   : "none"));
+  json_t *ks = json_array();
+  for (int i = 0; i < s->nk; i++) {
+    const lib_kernel *k = &s->k[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "function", json_string(k->fn));
+    json_object_set_new(o, "dispatch", json_string(k->family));
+    if (k->task_name)
+      json_object_set_new(o, "name", json_string(k->task_name));
+    json_object_set_new(o, "task", json_string(k->key));
+    json_object_set_new(o, "log", json_string(k->log));
+    json_object_set_new(o, "trial", json_integer(k->trial));
+    json_object_set_new(o, "config", json_incref(k->config));
+    json_object_set_new(o, "seconds", json_real(k->seconds));
+    json_object_set_new(o, "gflops", json_real(k->gflops));
+    json_object_set_new(o, "hardware", json_string(k->hardware));
+    json_object_set_new(o, "cflags", json_string(k->cflags));
+    json_object_set_new(o, "source",
+                        json_string(cli_printf("src/%s_k%d.c", s->name, i)));
+    json_array_append_new(ks, o);
+  }
+  json_object_set_new(root, "kernels", ks);
+  char *txt = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(root);
+  if (!txt) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  make_dir(cli_printf("%s/share/%s", s->out, s->name));
+  lib_write_text(cli_printf("%s/share/%s/kernels.json", s->out, s->name),
+                 cli_printf("%s\n", txt));
+  free(txt);
+}
+
+static int by_fn(const void *a, const void *b) {
+  return strcmp(((const lib_kernel *)a)->fn, ((const lib_kernel *)b)->fn);
+}
+
+void lib_write_files(const lib_settings *s) {
+  qsort(s->k, (size_t)s->nk, sizeof *s->k, by_fn);
+  make_dir(cli_printf("%s/src", s->out));
+  make_dir(cli_printf("%s/include", s->out));
+  write_kernels(s);
+  write_code(s);
+  write_header(s);
+  write_packaging(s);
+  write_manifest(s);
+}
