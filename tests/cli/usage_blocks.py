@@ -5,9 +5,9 @@ and the docs are the tools' real `--help` output.
 Each PATH is a Markdown file or a folder, searched for *.md files.  A fenced
 block without a language whose first line is "Usage: TOOL" or "usage: TOOL"
 is TOOL's --help text.  Each tool's binary comes from the environment:
-HERON_SEARCH, HERON_SPACE, HERON_BENCH, HERON_FAKE_LLM, HERON_BENCH_SUITE (a
-tool whose variable is unset or empty is reported as not checked; at least
-one block must be checked).  Exits 1 naming each block that differs, with a
+HERON_SEARCH, HERON_SPACE, HERON_BENCH, HERON_LIB, HERON_FAKE_LLM,
+HERON_BENCH_SUITE (a tool whose variable is unset or empty is reported as not
+checked; at least one block must be checked).  Exits 1 naming each block that differs, with a
 unified diff; --fix rewrites those blocks in place instead.
 """
 import difflib
@@ -20,6 +20,7 @@ TOOLS = {
     "heron-search": "HERON_SEARCH",
     "heron-space": "HERON_SPACE",
     "heron-bench": "HERON_BENCH",
+    "heron-lib": "HERON_LIB",
     "fake-llm-server": "HERON_FAKE_LLM",
     "bench_suite": "HERON_BENCH_SUITE",
 }

@@ -47,6 +47,22 @@ grep -q "tlib_gemm_f32_33x17x9 *322 calls" "$W/shared.err" ||
 grep -q "fallback *1 calls" "$W/shared.err" ||
   fail "HERON_LIB_STATS fallback: $(cat "$W/shared.err")"
 
+# Python's ctypes, as docs/tools/heron-lib.md shows it.
+python3 - "$W/lib/lib/libtlib.so" <<'PY' || fail "ctypes: the result differs"
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+M, N, K = 33, 17, 9
+A = (ctypes.c_float * (M * K))(*[(i % 7) / 7 for i in range(M * K)])
+B = (ctypes.c_float * (K * N))(*[(i % 5) / 5 for i in range(K * N)])
+C = (ctypes.c_float * (M * N))()
+assert lib.tlib_sgemm(M, N, K, A, B, C) == 0
+for i in range(M):
+    for j in range(N):
+        want = sum(A[i * K + k] * B[k * N + j] for k in range(K))
+        assert abs(C[i * N + j] - want) <= 1e-4 * (1 + abs(want)), (i, j)
+assert lib.tlib_sgemm(4, 4, 4, A, B, C) == 0  # the CBLAS fallback
+PY
+
 # The shared library exports exactly the header's functions.
 nm -D --defined-only "$W/lib/lib/libtlib.so" | awk '$2 == "T" { print $3 }' |
   sort >"$W/exported"
