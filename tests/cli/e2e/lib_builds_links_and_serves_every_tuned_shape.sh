@@ -47,6 +47,22 @@ grep -q "tlib_gemm_f32_33x17x9 *322 calls" "$W/shared.err" ||
 grep -q "fallback *1 calls" "$W/shared.err" ||
   fail "HERON_LIB_STATS fallback: $(cat "$W/shared.err")"
 
+# CMake: find_package(tlib) and the static target.
+mkdir -p "$W/cm"
+cat >"$W/cm/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(check C)
+find_package(tlib REQUIRED)
+add_executable(check_cmake "$LIBDIR/check_lib.c")
+target_compile_definitions(check_cmake PRIVATE FALLBACK)
+target_link_libraries(check_cmake PRIVATE tlib::tlib_static m pthread)
+CMAKE
+cmake -S "$W/cm" -B "$W/cm/b" -DCMAKE_PREFIX_PATH="$W/lib" >"$W/cm.out" \
+  2>"$W/cm.err" && cmake --build "$W/cm/b" >>"$W/cm.out" 2>>"$W/cm.err" ||
+  fail "the CMake package does not build a program: $(tail -20 "$W/cm.err")"
+"$W/cm/b/check_cmake" >"$W/cmake_run.out" 2>"$W/cmake_run.err" ||
+  fail "cmake-built program: $(cat "$W/cmake_run.err")"
+
 # Python's ctypes, as docs/tools/heron-lib.md shows it.
 python3 - "$W/lib/lib/libtlib.so" <<'PY' || fail "ctypes: the result differs"
 import ctypes, sys
