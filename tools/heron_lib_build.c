@@ -114,7 +114,7 @@ static char **new_argv(int cap) {
 void lib_build(const lib_settings *s) {
   const char *src = cli_printf("%s/src", s->out);
   const char *N = s->name;
-  int nj = s->nk + 1;
+  int nj = s->nk + 2;
   job *jobs = calloc((size_t)nj, sizeof *jobs);
   char ***kept = calloc((size_t)(nj + 2), sizeof *kept);
   if (!jobs || !kept) {
@@ -145,6 +145,18 @@ void lib_build(const lib_settings *s) {
     jobs[s->nk] =
         (job){cli_printf("%s.c", N), argv, cli_printf("%s/%s.log", src, N), 0};
   }
+  {
+    char **argv = kept[nkept++] = new_argv(32);
+    int n = split_words(s->cc, argv, 0);
+    const char *flags[] = {"-O2", "-fPIC", "-I../include", "-c"};
+    for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
+      argv[n++] = (char *)flags[f];
+    argv[n++] = cli_printf("%s_blas.c", N);
+    argv[n++] = "-o";
+    argv[n++] = cli_printf("%s_blas.o", N);
+    jobs[s->nk + 1] = (job){cli_printf("%s_blas.c", N), argv,
+                            cli_printf("%s/%s_blas.log", src, N), 0};
+  }
   run_jobs(src, jobs, nj, s->jobs);
   if (cli_make_dirs(cli_printf("%s/lib", s->out)) != 0) {
     fprintf(stderr, "%s: cannot create %s/lib: %s\n", cli_prog(), s->out,
@@ -159,6 +171,7 @@ void lib_build(const lib_settings *s) {
     exit(CLI_EXIT_FAILURE);
   }
   char **ar = kept[nkept++] = new_argv(s->nk + 8);
+  char **shim = kept[nkept++] = new_argv(s->nk + 32);
   char **so = kept[nkept++] = new_argv(s->nk + 32);
   int na = 0, ns = split_words(s->cc, so, 0);
   ar[na++] = "ar";
@@ -176,15 +189,31 @@ void lib_build(const lib_settings *s) {
     ar[na++] = so[ns++] = cli_printf("%s_k%d.o", N, i);
   so[ns++] = "-ldl";
   so[ns++] = "-lm";
-  job link[2] = {
+  /* The shim: the same objects behind the BLAS symbols. */
+  int nh = split_words(s->cc, shim, 0);
+  for (size_t f = 0; f < sizeof sof / sizeof *sof; f++)
+    shim[nh++] = (char *)sof[f];
+  shim[nh++] = cli_printf("-Wl,lib%s_blas.so", N);
+  shim[nh++] = cli_printf("-Wl,--version-script=%s_blas.map", N);
+  shim[nh++] = "-o";
+  shim[nh++] = cli_printf("../lib/lib%s_blas.so", N);
+  shim[nh++] = cli_printf("%s_blas.o", N);
+  shim[nh++] = cli_printf("%s.o", N);
+  for (int i = 0; i < s->nk; i++)
+    shim[nh++] = cli_printf("%s_k%d.o", N, i);
+  shim[nh++] = "-ldl";
+  shim[nh++] = "-lm";
+  job link[3] = {
       {cli_printf("lib%s.a", N), ar, cli_printf("%s/ar.log", src), 0},
-      {cli_printf("lib%s.so", N), so, cli_printf("%s/ld.log", src), 0}};
-  run_jobs(src, link, 2, 2);
+      {cli_printf("lib%s.so", N), so, cli_printf("%s/ld.log", src), 0},
+      {cli_printf("lib%s_blas.so", N), shim, cli_printf("%s/ld_blas.log", src),
+       0}};
+  run_jobs(src, link, 3, 3);
   /* The build's outputs that say nothing when all went well. */
   for (int i = 0; i < nj; i++)
     unlink(jobs[i].out);
-  unlink(link[0].out);
-  unlink(link[1].out);
+  for (int i = 0; i < 3; i++)
+    unlink(link[i].out);
   for (int i = 0; i < nkept; i++)
     free(kept[i]);
   free(kept);

@@ -16,6 +16,7 @@ PACKAGES=(
   gnuplot-nox                        # convergence plots
   binutils python3                   # nm for the export check; test helpers
   python3-optuna                     # the pipe strategy's Optuna example
+  python3-numpy                      # heron-lib's BLAS shim test (numpy under LD_PRELOAD)
   openmpi-bin libopenmpi-dev         # tuning across machines (mpirun heron-search)
 )
 
