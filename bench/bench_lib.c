@@ -1,0 +1,220 @@
+/* bench/bench_lib.c - the kernels of a library heron-lib built, called
+ * through the library, against the same kernels as heron-search builds and
+ * times them (each kernel's source compiled alone into a shared object with
+ * the flags it was tuned with), in the same run, interleaved
+ * (tools/timing.h); the ratio says what the library's functions cost on
+ * top of the kernel (its dispatch and call counting).  The recorded speed
+ * of each kernel's log is printed beside them.
+ *
+ *   bench_lib --lib DIR --name NAME [--reps 15] [--min-ms 50] [--threads N]
+ *
+ * Reads DIR/share/NAME/kernels.json, calls DIR/lib/libNAME.so's functions
+ * by name and compiles DIR/src/NAME_k<i>.c into a temporary folder.
+ * Every output is checked against the other's (the same kernel must give
+ * the same numbers).  tools/bench_lib.sh builds a library of models.json's
+ * BERT and GPT-2 GEMMs and runs this and the numpy comparison. */
+#include <dlfcn.h>
+#include <jansson.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "timing.h"
+
+enum { OPT_LIB = 1, OPT_NAME, OPT_REPS, OPT_MIN_MS, OPT_THREADS, OPT_HELP };
+
+static cli_option options[] = {
+    {OPT_LIB, "lib", "DIR", "the folder heron-lib wrote (its --out)", ""},
+    {OPT_NAME, "name", "NAME", "the library's name (its --name)", ""},
+    {OPT_REPS, "reps", "N", "timed repeats of each runner", "15"},
+    {OPT_MIN_MS, "min-ms", "MS", "grow the calls per repeat to this long",
+     "50"},
+    {OPT_THREADS, "threads", "N", "OpenMP threads of the kernels",
+     "OMP_NUM_THREADS or one per core"},
+    {OPT_HELP, "help", NULL, "show this help", ""},
+    {0, NULL, NULL, NULL, ""}};
+
+typedef struct call_ctx {
+  void *fn; /* the library's function, or the kernel */
+  int kernel;
+  int nbuf;
+  void *bufs[8];
+} call_ctx;
+
+static void call(void *self) {
+  call_ctx *c = self;
+  if (c->kernel) {
+    ((void (*)(void *const *))c->fn)(c->bufs);
+    return;
+  }
+  void **b = c->bufs;
+  if (c->nbuf == 3)
+    ((int (*)(void *, void *, void *))c->fn)(b[0], b[1], b[2]);
+  else
+    ((int (*)(void *, void *, void *, void *))c->fn)(b[0], b[1], b[2], b[3]);
+}
+
+/* Compiles src (the kernel's file in DIR/src) into tmp/k.so with flags. */
+static void *load_kernel(const char *src, const char *flags, const char *tmp,
+                         int i) {
+  const char *cc = getenv("CC");
+  const char *so = cli_printf("%s/k%d.so", tmp, i);
+  const char *cmd =
+      cli_printf("%s %s -o %s %s", cc && *cc ? cc : "cc", flags, so, src);
+  if (system(cmd) != 0) {
+    fprintf(stderr, "bench_lib: cannot build %s: %s\n", src, cmd);
+    return NULL;
+  }
+  void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    fprintf(stderr, "bench_lib: %s\n", dlerror());
+  return h;
+}
+
+int main(int argc, char **argv) {
+  cli_set_prog("bench_lib");
+  const char *dir = NULL, *name = NULL;
+  int reps = 15, threads = 0;
+  double min_ms = 50;
+  cli_parser p;
+  cli_parser_init(&p, options, argc, argv);
+  const char *val;
+  const cli_option *opt;
+  int id;
+  while ((id = cli_next(&p, &val, &opt)) != 0) {
+    switch (id) {
+    case OPT_LIB:
+      dir = val;
+      break;
+    case OPT_NAME:
+      name = val;
+      break;
+    case OPT_REPS:
+      reps = (int)cli_int("--reps", val, 1, CLI_TIME_MAX_REPEATS);
+      break;
+    case OPT_MIN_MS:
+      min_ms = cli_double("--min-ms", val, 0, 1e6);
+      break;
+    case OPT_THREADS:
+      threads = (int)cli_int("--threads", val, 1, 4096);
+      break;
+    case OPT_HELP:
+      printf("Usage: bench_lib --lib DIR --name NAME [options]\n\n");
+      cli_print_wrapped(stdout,
+                        "Times each kernel of a heron-lib library through "
+                        "the library and as heron-search builds it, in the "
+                        "same run, and prints the ratio.",
+                        0, 0);
+      printf("\nOptions:\n");
+      cli_print_options(stdout, options);
+      return 0;
+    }
+  }
+  if (!dir || !name)
+    cli_usage("--lib and --name are required");
+  if (threads)
+    omp_set_num_threads(threads);
+  json_t *root =
+      cli_json_load("--lib", cli_printf("%s/share/%s/kernels.json", dir, name));
+  void *lib = dlopen(cli_printf("%s/lib/lib%s.so", dir, name), RTLD_NOW);
+  if (!lib)
+    cli_usage("--lib %s: %s", dir, dlerror());
+  char tmp[] = "/tmp/bench_lib.XXXXXX";
+  if (!mkdtemp(tmp)) {
+    perror("bench_lib: mkdtemp");
+    return 1;
+  }
+  printf("| kernel | library (ms) | kernel alone (ms) | library / kernel | "
+         "recorded (ms) |\n| --- | --: | --: | --: | --: |\n");
+  double logsum = 0;
+  int n = 0, rc = 0;
+  size_t i;
+  json_t *k;
+  json_array_foreach(json_object_get(root, "kernels"), i, k) {
+    const char *fn = json_string_value(json_object_get(k, "function"));
+    const char *key = json_string_value(json_object_get(k, "task"));
+    const char *flags = json_string_value(json_object_get(k, "cflags"));
+    double rec = json_number_value(json_object_get(k, "seconds"));
+    /* The task, for its buffers. */
+    char op[32], shape[128], dtype[16];
+    if (sscanf(key, "%31[^/]/%127[^/]/%15[^/]", op, shape, dtype) != 3 ||
+        strchr(key + strlen(op) + strlen(shape) + strlen(dtype) + 3, '/')) {
+      fprintf(stderr, "bench_lib: %s: only tasks without an epilogue\n", key);
+      continue;
+    }
+    cli_task_args a = {0};
+    a.op = op;
+    a.shape = shape;
+    a.dtype = dtype;
+    heron_task *t = cli_make_task(&a);
+    call_ctx lc = {dlsym(lib, fn), 0, heron_task_nbuffers(t), {0}};
+    call_ctx kc = lc;
+    void *kh = load_kernel(cli_printf("%s/src/%s_k%zu.c", dir, name, i),
+                           cli_printf("%s -shared", flags), tmp, (int)i);
+    kc.kernel = 1;
+    kc.fn = kh ? dlsym(kh, cli_printf("%s__k%zu_kernel", name, i)) : NULL;
+    if (!lc.fn || !kc.fn) {
+      fprintf(stderr, "bench_lib: %s: not found\n", fn);
+      rc = 1;
+      heron_task_free(t);
+      continue;
+    }
+    size_t bytes[8];
+    int out = 0;
+    for (int b = 0; b < lc.nbuf; b++) {
+      heron_task_buffer info;
+      heron_task_buffer_info(t, b, &info, NULL);
+      size_t e = 1;
+      for (int d = 0; d < info.ndim; d++)
+        e *= (size_t)info.dims[d];
+      bytes[b] = e * (size_t)info.elem_bytes;
+      lc.bufs[b] = aligned_alloc(64, (bytes[b] + 63) / 64 * 64);
+      kc.bufs[b] = info.output ? aligned_alloc(64, (bytes[b] + 63) / 64 * 64)
+                               : lc.bufs[b];
+      if (info.output)
+        out = b;
+      unsigned char *c = lc.bufs[b];
+      for (size_t x = 0; x < bytes[b]; x++)
+        c[x] =
+            info.elem_bytes == 4 && x % 4 == 3 ? 0x3e : (unsigned char)(x * 7);
+    }
+    cli_runner rs[2];
+    memset(rs, 0, sizeof rs);
+    snprintf(rs[0].name, sizeof rs[0].name, "library");
+    rs[0].call = call;
+    rs[0].self = &lc;
+    snprintf(rs[1].name, sizeof rs[1].name, "kernel");
+    rs[1].call = call;
+    rs[1].self = &kc;
+    call(&lc);
+    call(&kc);
+    int same = !memcmp(lc.bufs[out], kc.bufs[out], bytes[out]);
+    cli_time_runners(rs, 2, reps, min_ms * 1e-3, omp_get_max_threads());
+    double r = rs[0].seconds / rs[1].seconds;
+    printf("| %s%s | %.4f | %.4f | %.3f | %.4f |\n", fn,
+           same ? "" : " (OUTPUTS DIFFER)", rs[0].seconds * 1e3,
+           rs[1].seconds * 1e3, r, rec * 1e3);
+    rc |= !same;
+    logsum += log(r);
+    n++;
+    for (int b = 0; b < lc.nbuf; b++) {
+      if (kc.bufs[b] != lc.bufs[b])
+        free(kc.bufs[b]);
+      free(lc.bufs[b]);
+    }
+    heron_task_free(t);
+  }
+  if (n)
+    printf("\ngeometric mean of library / kernel over %d kernels: %.3f "
+           "(1.0: the library adds nothing)\n",
+           n, exp(logsum / n));
+  json_decref(root);
+  if (system(cli_printf("rm -rf %s", tmp)) != 0)
+    fprintf(stderr, "bench_lib: could not remove %s\n", tmp);
+  cli_free_all();
+  return rc;
+}
