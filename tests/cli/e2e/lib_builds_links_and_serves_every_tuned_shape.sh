@@ -4,7 +4,8 @@
 # libtlib.so through pkg-config get the reference's results on every tuned
 # shape, the CBLAS fallback's on an untuned GEMM (counted) and tlib_ENOTUNED
 # on an untuned convolution, also from 8 threads at once
-# (tests/cli/lib/check_lib.c); the .so exports the header's names and no
+# (tests/cli/lib/check_lib.c; again built under ThreadSanitizer from the
+# library's sources); the .so exports the header's names and no
 # other; a second run from the same logs (--no-tune) rebuilds every file
 # byte for byte; a library built elsewhere from copies of the logs, without
 # a fallback, answers tlib_ENOTUNED; HERON_LIB_STATS=1 counts the calls.
@@ -46,6 +47,32 @@ grep -q "tlib_gemm_f32_33x17x9 *322 calls" "$W/shared.err" ||
   fail "HERON_LIB_STATS: $(cat "$W/shared.err")"
 grep -q "fallback *1 calls" "$W/shared.err" ||
   fail "HERON_LIB_STATS fallback: $(cat "$W/shared.err")"
+
+# ThreadSanitizer: the library's own sources (each kernel with the flags it
+# was tuned with) and check_lib.c, whose 8 threads call every function at
+# once.  OpenMP runs one thread per call here: libgomp is not built for
+# ThreadSanitizer, and its own threads would be reported falsely.
+cat >"$W/tsan.py" <<'PY'
+import json, os, shlex, subprocess, sys
+lib, out, cc = sys.argv[1], sys.argv[2], sys.argv[3]
+os.makedirs(out)
+objs = []
+for i, k in enumerate(json.load(open(lib + "/share/tlib/kernels.json"))["kernels"]):
+    o = "%s/k%d.o" % (out, i)
+    subprocess.check_call(shlex.split(cc) + k["cflags"].split() +
+                          ["-fsanitize=thread", "-g", "-c",
+                           lib + "/" + k["source"], "-o", o])
+    objs.append(o)
+print(" ".join(objs))
+PY
+objs=$(python3 "$W/tsan.py" "$W/lib" "$W/tsan" "$CC") ||
+  fail "the library's sources do not build under ThreadSanitizer"
+$CC -fsanitize=thread -g -O1 -DFALLBACK -I"$W/lib/include" -o "$W/check_tsan" \
+  "$LIBDIR/check_lib.c" "$W/lib/src/tlib.c" $objs -fopenmp -ldl -lm -lpthread \
+  2>"$W/cc_tsan.err" || fail "check_lib.c does not build under ThreadSanitizer"
+OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$W/check_tsan" \
+  >"$W/tsan.out" 2>"$W/tsan.err" ||
+  fail "under ThreadSanitizer: $(head -40 "$W/tsan.err")"
 
 # CMake: find_package(tlib) and the static target.
 mkdir -p "$W/cm"
