@@ -116,7 +116,8 @@ void lib_build(const lib_settings *s) {
   const char *N = s->name;
   int nj = s->nk + 2;
   job *jobs = calloc((size_t)nj, sizeof *jobs);
-  char ***kept = calloc((size_t)(nj + 2), sizeof *kept);
+  /* The argument lists: one per job, and ar's and the two links'. */
+  char ***kept = calloc((size_t)(nj + 3), sizeof *kept);
   if (!jobs || !kept) {
     fprintf(stderr, "%s: out of memory\n", cli_prog());
     exit(CLI_EXIT_FAILURE);

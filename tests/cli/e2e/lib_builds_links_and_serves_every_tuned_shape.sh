@@ -1,6 +1,6 @@
 #!/bin/sh
 # heron-lib builds a library from a suite (each task tuned into OUT/logs/)
-# and an int8 GEMM's --log: a C program linking libtlib.a and one linking
+# and an int8 and a bf16 GEMM's --log: a C program linking libtlib.a and one linking
 # libtlib.so through pkg-config get the reference's results on every tuned
 # shape, the CBLAS fallback's on an untuned GEMM (counted) and tlib_ENOTUNED
 # on an untuned convolution, also from 8 threads at once
@@ -18,8 +18,12 @@ LFAST="--number 1 --repeat 1 --min-repeat-ms 1 --quiet"
   --batch 3 --log "$W/i8.jsonl" $FAST >"$W/i8.out" 2>"$W/i8.err" ||
   fail "heron-search int8 exited $?"
 grep -q '"hardware":"' "$W/i8.jsonl" || fail "the log names no hardware"
+"$HERON_SEARCH" --op gemm --dtype bf16 --shape 13,20,18 --trials 3 \
+  --batch 3 --log "$W/bf16.jsonl" $FAST >"$W/bf16.out" 2>"$W/bf16.err" ||
+  fail "heron-search bf16 exited $?"
 "$HERON_LIB" --name tlib --out "$W/lib" --suite "$LIBDIR/suite.json" \
-  --log "$W/i8.jsonl" --fallback cblas --strategy random --trials 3 \
+  --log "$W/i8.jsonl" --log "$W/bf16.jsonl" --fallback cblas \
+  --strategy random --trials 3 \
   --batch 3 $LFAST >"$W/lib.out" 2>"$W/lib.err" || fail "heron-lib exited $?"
 for f in include/tlib.h lib/libtlib.a lib/libtlib.so lib/pkgconfig/tlib.pc \
   lib/cmake/tlib/tlibConfig.cmake share/tlib/kernels.json; do
@@ -27,7 +31,7 @@ for f in include/tlib.h lib/libtlib.a lib/libtlib.so lib/pkgconfig/tlib.pc \
 done
 [ "$(ls "$W/lib/logs"/*.jsonl | wc -l)" -eq 3 ] ||
   fail "expected the 3 suite tasks' logs in OUT/logs: $(ls "$W/lib/logs")"
-grep -q "library tlib: 4 kernels" "$W/lib.out" || fail "summary: $(cat "$W/lib.out")"
+grep -q "library tlib: 5 kernels" "$W/lib.out" || fail "summary: $(cat "$W/lib.out")"
 
 # Static, then shared through pkg-config.
 $CC -O1 -DFALLBACK -I"$W/lib/include" -o "$W/check_static" \
@@ -111,8 +115,8 @@ nm -D --defined-only "$W/lib/lib/libtlib.so" | awk '$2 == "T" { print $3 }' |
   sort >"$W/exported"
 sed -n 's/^[a-z][^(]*[ *]\(tlib_[A-Za-z0-9_]*\)(.*/\1/p' \
   "$W/lib/include/tlib.h" | sort -u >"$W/declared"
-[ "$(wc -l <"$W/declared")" -eq 10 ] ||
-  fail "expected 10 functions in tlib.h: $(cat "$W/declared")"
+[ "$(wc -l <"$W/declared")" -eq 12 ] ||
+  fail "expected 12 functions in tlib.h: $(cat "$W/declared")"
 cmp -s "$W/exported" "$W/declared" ||
   fail "exported and declared names differ: $(diff "$W/declared" "$W/exported")"
 
@@ -121,7 +125,7 @@ cmp -s "$W/exported" "$W/declared" ||
   xargs sha256sum) >"$W/first.sum"
 rm -rf "$W/lib/include" "$W/lib/lib" "$W/lib/share" "$W/lib/src"
 "$HERON_LIB" --name tlib --out "$W/lib" --suite "$LIBDIR/suite.json" \
-  --log "$W/i8.jsonl" --fallback cblas --no-tune $LFAST >"$W/re.out" \
+  --log "$W/i8.jsonl" --log "$W/bf16.jsonl" --fallback cblas --no-tune $LFAST >"$W/re.out" \
   2>"$W/re.err" || fail "heron-lib --no-tune exited $?"
 (cd "$W/lib" && find include lib share src -type f ! -name '*.o' | sort |
   xargs sha256sum) >"$W/second.sum"
@@ -130,13 +134,14 @@ cmp -s "$W/first.sum" "$W/second.sum" ||
 
 # From copies of the logs, elsewhere, without a fallback.
 mkdir -p "$W/copy"
-cp "$W/i8.jsonl" "$W/copy/"
+cp "$W/i8.jsonl" "$W/bf16.jsonl" "$W/copy/"
 set --
 for f in "$W/lib/logs"/*.jsonl; do
   cp "$f" "$W/copy/"
   set -- "$@" --log "$W/copy/$(basename "$f")"
 done
-"$HERON_LIB" --name tlib --out "$W/lib2" --log "$W/copy/i8.jsonl" "$@" \
+"$HERON_LIB" --name tlib --out "$W/lib2" --log "$W/copy/i8.jsonl" \
+  --log "$W/copy/bf16.jsonl" "$@" \
   --no-tune $LFAST >"$W/lib2.out" 2>"$W/lib2.err" ||
   fail "heron-lib from copied logs exited $?: $(cat "$W/lib2.err")"
 cmp -s "$W/lib/lib/libtlib.so" "$W/lib2/lib/libtlib.so" &&

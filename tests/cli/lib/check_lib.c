@@ -1,5 +1,6 @@
 /* tests/cli/lib/check_lib.c - a program that uses a library heron-lib
- * built from tests/cli/lib/suite.json and an int8 GEMM's log (the e2e test
+ * built from tests/cli/lib/suite.json and the logs of an int8 and a bf16
+ * GEMM (the e2e test
  * lib_builds_links_and_serves_every_tuned_shape.sh builds it against the
  * static and the shared library).  It checks every function against a
  * plain reference computed here, on the tuned shapes and on shapes not
@@ -89,6 +90,7 @@ enum { GM = 33, GN = 17, GK = 9 };         /* gemm */
 enum { VM = 31, VK = 20 };                 /* gemv */
 enum { CH = 9, CW = 9, CCI = 5, CCO = 7 }; /* c2d 3x3 pad 1, bias, relu */
 enum { IM = 19, IN = 24, IK = 36 };        /* int8 gemm */
+enum { BM = 13, BN = 20, BK = 18 };        /* bf16 gemm */
 
 typedef struct inputs {
   float *A, *B, *C_ref;
@@ -97,7 +99,23 @@ typedef struct inputs {
   uint8_t *ia;
   int8_t *ib;
   int32_t *ic_ref;
+  uint16_t *ba, *bb; /* bf16 bits */
+  float *bc_ref;
 } inputs;
+
+/* The float a bf16 holds, and a float cut to bf16. */
+static float bf16_float(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint16_t float_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return (uint16_t)(u >> 16);
+}
 
 static void make_inputs(inputs *in) {
   in->A = randf(GM * GK, 1);
@@ -127,6 +145,24 @@ static void make_inputs(inputs *in) {
         s += (int32_t)in->ia[i * IK + k] * in->ib[k * IN + j];
       in->ic_ref[i * IN + j] = s;
     }
+  float *fa = randf(BM * BK, 9), *fb = randf(BK * BN, 10);
+  in->ba = malloc(BM * BK * sizeof(uint16_t));
+  in->bb = malloc(BK * BN * sizeof(uint16_t));
+  in->bc_ref = malloc(BM * BN * sizeof(float));
+  for (int i = 0; i < BM * BK; i++)
+    in->ba[i] = float_bf16(fa[i]);
+  for (int i = 0; i < BK * BN; i++)
+    in->bb[i] = float_bf16(fb[i]);
+  for (int i = 0; i < BM; i++)
+    for (int j = 0; j < BN; j++) {
+      double s = 0;
+      for (int k = 0; k < BK; k++)
+        s += (double)bf16_float(in->ba[i * BK + k]) *
+             bf16_float(in->bb[k * BN + j]);
+      in->bc_ref[i * BN + j] = (float)s;
+    }
+  free(fa);
+  free(fb);
 }
 
 /* Every tuned function once, through its own name and through its
@@ -152,6 +188,11 @@ static void check_tuned(const inputs *in) {
   CHECK(tlib_gemm_i8(IM, IN, IK, in->ia, in->ib, ic) == tlib_OK,
         "int8 gemm status");
   CHECK(!memcmp(ic, in->ic_ref, sizeof ic), "tlib_gemm_i8 result");
+  float bc[BM * BN];
+  memset(bc, 0xff, sizeof bc);
+  CHECK(tlib_gemm_bf16(BM, BN, BK, in->ba, in->bb, bc) == tlib_OK,
+        "bf16 gemm status");
+  CHECK(close_all(bc, in->bc_ref, BM * BN), "tlib_gemm_bf16 result");
 }
 
 static void check_untuned(void) {
