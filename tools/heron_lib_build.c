@@ -111,6 +111,19 @@ static char **new_argv(int cap) {
   return argv;
 }
 
+/* The job compiling the library's own file src/BASE.c into argv. */
+static job own_code(const lib_settings *s, const char *base, char **argv) {
+  int n = split_words(s->cc, argv, 0);
+  const char *flags[] = {"-O2", "-fPIC", "-I../include", "-c"};
+  for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
+    argv[n++] = (char *)flags[f];
+  argv[n++] = cli_printf("%s.c", base);
+  argv[n++] = "-o";
+  argv[n++] = cli_printf("%s.o", base);
+  return (job){cli_printf("%s.c", base), argv,
+               cli_printf("%s/src/%s.log", s->out, base), 0};
+}
+
 void lib_build(const lib_settings *s) {
   const char *src = cli_printf("%s/src", s->out);
   const char *N = s->name;
@@ -134,30 +147,9 @@ void lib_build(const lib_settings *s) {
     jobs[i] = (job){cli_printf("kernel %d (%s)", i, s->k[i].fn), argv,
                     cli_printf("%s/%s_k%d.log", src, N, i), 0};
   }
-  {
-    char **argv = kept[nkept++] = new_argv(32);
-    int n = split_words(s->cc, argv, 0);
-    const char *flags[] = {"-O2", "-fPIC", "-I../include", "-c"};
-    for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
-      argv[n++] = (char *)flags[f];
-    argv[n++] = cli_printf("%s.c", N);
-    argv[n++] = "-o";
-    argv[n++] = cli_printf("%s.o", N);
-    jobs[s->nk] =
-        (job){cli_printf("%s.c", N), argv, cli_printf("%s/%s.log", src, N), 0};
-  }
-  {
-    char **argv = kept[nkept++] = new_argv(32);
-    int n = split_words(s->cc, argv, 0);
-    const char *flags[] = {"-O2", "-fPIC", "-I../include", "-c"};
-    for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
-      argv[n++] = (char *)flags[f];
-    argv[n++] = cli_printf("%s_blas.c", N);
-    argv[n++] = "-o";
-    argv[n++] = cli_printf("%s_blas.o", N);
-    jobs[s->nk + 1] = (job){cli_printf("%s_blas.c", N), argv,
-                            cli_printf("%s/%s_blas.log", src, N), 0};
-  }
+  jobs[s->nk] = own_code(s, N, kept[nkept++] = new_argv(32));
+  jobs[s->nk + 1] =
+      own_code(s, cli_printf("%s_blas", N), kept[nkept++] = new_argv(32));
   run_jobs(src, jobs, nj, s->jobs);
   if (cli_make_dirs(cli_printf("%s/lib", s->out)) != 0) {
     fprintf(stderr, "%s: cannot create %s/lib: %s\n", cli_prog(), s->out,

@@ -95,88 +95,52 @@ static const char *dim_param(const lib_kernel *k, const char *dim) {
   return dim;
 }
 
-/* "const float *A, const float *B, float *C" (with the bias last). */
-static const char *buffer_params(const lib_kernel *k) {
+/* The buffers joined: "const float *A, const float *B, float *C" (the
+ * bias last; BUF_PARAM), "A, B, C" (BUF_ARG), "A fp32[33][9], ..."
+ * (BUF_LAYOUT). */
+enum { BUF_PARAM, BUF_ARG, BUF_LAYOUT };
+static const char *buffers_joined(const lib_kernel *k, int mode) {
   char *s = cli_strdup("");
   for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
     heron_task_buffer info;
     heron_task_buffer_info(k->task, b, &info, NULL);
-    s = cli_printf("%s%s%s%s *%s", s, b ? ", " : "",
-                   info.output ? "" : "const ", lib_ctype(info.dtype),
-                   info.name);
+    const char *sep = b ? ", " : "";
+    if (mode == BUF_PARAM)
+      s = cli_printf("%s%s%s%s *%s", s, sep, info.output ? "" : "const ",
+                     lib_ctype(info.dtype), info.name);
+    else if (mode == BUF_ARG)
+      s = cli_printf("%s%s%s", s, sep, info.name);
+    else {
+      s = cli_printf("%s%s%s %s", s, sep, info.name, info.dtype);
+      for (int d = 0; d < info.ndim; d++)
+        s = cli_printf("%s[%lld]", s, (long long)info.dims[d]);
+    }
   }
   return s;
 }
 
-/* "A, B, C": the buffers passed on. */
-static const char *buffer_args(const lib_kernel *k) {
-  char *s = cli_strdup("");
-  for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
-    heron_task_buffer info;
-    heron_task_buffer_info(k->task, b, &info, NULL);
-    s = cli_printf("%s%s%s", s, b ? ", " : "", info.name);
-  }
-  return s;
-}
-
-/* "int M, int N, int K": the op's dimensions. */
-static const char *dim_params(const lib_kernel *k) {
-  const char *const *names;
-  int nd = 0;
-  heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
-  char *s = cli_strdup("");
-  for (int d = 0; d < nd; d++)
-    s = cli_printf("%s%sint %s", s, d ? ", " : "", dim_param(k, names[d]));
-  return s;
-}
-
-/* "M, N, K": the dimensions passed on. */
-static const char *dim_args(const lib_kernel *k) {
-  const char *const *names;
-  int nd = 0;
-  heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
-  char *s = cli_strdup("");
-  for (int d = 0; d < nd; d++)
-    s = cli_printf("%s%s%s", s, d ? ", " : "", dim_param(k, names[d]));
-  return s;
-}
-
-/* "M == 384 && N == 768 && K == 3072". */
-static const char *shape_test(const lib_kernel *k) {
+/* The op's dimensions joined: "int M, int N, int K" (DIM_PARAM), "M, N,
+ * K" (DIM_ARG), "M == 384 && N == 768 && K == 3072" (DIM_TEST), "M=384
+ * N=768 K=3072" (DIM_TEXT, with the op's own names). */
+enum { DIM_PARAM, DIM_ARG, DIM_TEST, DIM_TEXT };
+static const char *dims_joined(const lib_kernel *k, int mode) {
   const char *const *names;
   int nd = 0;
   heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
   const int64_t *shape;
   int n = heron_task_shape(k->task, &shape);
   char *s = cli_strdup("");
-  for (int d = 0; d < nd && d < n; d++)
-    s = cli_printf("%s%s%s == %lld", s, d ? " && " : "", dim_param(k, names[d]),
-                   (long long)shape[d]);
-  return s;
-}
-
-static const char *shape_text(const lib_kernel *k) {
-  const char *const *names;
-  int nd = 0;
-  heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
-  const int64_t *shape;
-  int n = heron_task_shape(k->task, &shape);
-  char *s = cli_strdup("");
-  for (int d = 0; d < nd && d < n; d++)
-    s = cli_printf("%s%s%s=%lld", s, d ? " " : "", names[d],
-                   (long long)shape[d]);
-  return s;
-}
-
-static const char *layout_text(const lib_kernel *k) {
-  char *s = cli_strdup("");
-  for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
-    heron_task_buffer info;
-    heron_task_buffer_info(k->task, b, &info, NULL);
-    s = cli_printf("%s%s%s %s[", s, b ? ", " : "", info.name, info.dtype);
-    for (int d = 0; d < info.ndim; d++)
-      s = cli_printf("%s%s%lld", s, d ? "][" : "", (long long)info.dims[d]);
-    s = cli_printf("%s]", s);
+  for (int d = 0; d < nd && d < n; d++) {
+    const char *c = mode == DIM_TEXT ? names[d] : dim_param(k, names[d]);
+    long long v = (long long)shape[d];
+    if (mode == DIM_PARAM)
+      s = cli_printf("%s%sint %s", s, d ? ", " : "", c);
+    else if (mode == DIM_ARG)
+      s = cli_printf("%s%s%s", s, d ? ", " : "", c);
+    else if (mode == DIM_TEST)
+      s = cli_printf("%s%s%s == %lld", s, d ? " && " : "", c, v);
+    else
+      s = cli_printf("%s%s%s=%lld", s, d ? " " : "", c, v);
   }
   return s;
 }
@@ -244,7 +208,7 @@ static void write_header(const lib_settings *s) {
         is_blas_family(s, k) && s->fallback != FALLBACK_NONE
             ? ", else the fallback library"
             : cli_printf(", else returns %s_ENOTUNED", N),
-        k->family, dim_params(k), buffer_params(k));
+        k->family, dims_joined(k, DIM_PARAM), buffers_joined(k, BUF_PARAM));
     for (int j = i; j < s->nk; j++) {
       const lib_kernel *q = &s->k[j];
       if (strcmp(q->family, k->family))
@@ -255,11 +219,11 @@ static void write_header(const lib_settings *s) {
           " * %.2f GFLOP/s (%.6g ms) on %s: trial %d of its log. */\n"
           "int %s(%s);\n\n",
           q->task_name ? q->task_name : "", q->task_name ? ", " : "", q->key,
-          shape_text(q),
+          dims_joined(q, DIM_TEXT),
           heron_task_epilogue(q->task)[0] ? heron_task_epilogue(q->task)
                                           : "no epilogue",
-          layout_text(q), q->gflops, q->seconds * 1e3, q->hardware, q->trial,
-          q->fn, buffer_params(q));
+          buffers_joined(q, BUF_LAYOUT), q->gflops, q->seconds * 1e3,
+          q->hardware, q->trial, q->fn, buffers_joined(q, BUF_PARAM));
     }
   }
   put(&t, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", guard);
@@ -388,7 +352,7 @@ static void write_code(const lib_settings *s) {
         "void %s__k%d_kernel(void *const *bufs);\n"
         "int %s(%s) {\n"
         "  void *const bufs[] = {",
-        N, i, k->fn, buffer_params(k));
+        N, i, k->fn, buffers_joined(k, BUF_PARAM));
     for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
       heron_task_buffer info;
       heron_task_buffer_info(k->task, b, &info, NULL);
@@ -405,12 +369,13 @@ static void write_code(const lib_settings *s) {
     if (!first_of_family(s, i))
       continue;
     /* FAMILY__tuned: the kernels alone (the BLAS shim calls it too). */
-    put(&t, "int %s__tuned(%s,\n    %s) {\n", k->family, dim_params(k),
-        buffer_params(k));
+    put(&t, "int %s__tuned(%s,\n    %s) {\n", k->family,
+        dims_joined(k, DIM_PARAM), buffers_joined(k, BUF_PARAM));
     for (int j = i; j < s->nk; j++)
       if (!strcmp(s->k[j].family, k->family))
-        put(&t, "  if (%s)\n    return %s(%s);\n", shape_test(&s->k[j]),
-            s->k[j].fn, buffer_args(&s->k[j]));
+        put(&t, "  if (%s)\n    return %s(%s);\n",
+            dims_joined(&s->k[j], DIM_TEST), s->k[j].fn,
+            buffers_joined(&s->k[j], BUF_ARG));
     /* Every dimension and buffer is used, whatever the tests needed. */
     const char *const *names;
     int nd = 0;
@@ -424,10 +389,10 @@ static void write_code(const lib_settings *s) {
     }
     put(&t, "  return %s_ENOTUNED;\n}\n\n", N);
     /* FAMILY: the kernels, then the fallback where there is one. */
-    put(&t, "int %s(%s,\n    %s) {\n", k->family, dim_params(k),
-        buffer_params(k));
-    put(&t, "  int rc = %s__tuned(%s, %s);\n", k->family, dim_args(k),
-        buffer_args(k));
+    put(&t, "int %s(%s,\n    %s) {\n", k->family, dims_joined(k, DIM_PARAM),
+        buffers_joined(k, BUF_PARAM));
+    put(&t, "  int rc = %s__tuned(%s, %s);\n", k->family,
+        dims_joined(k, DIM_ARG), buffers_joined(k, BUF_ARG));
     if (is_blas_family(s, k) && s->fallback != FALLBACK_NONE) {
       if (!strcmp(k->family, cli_printf("%s_sgemm", N)))
         put(&t,
