@@ -657,11 +657,27 @@ static void write_packaging(const lib_settings *s) {
   free(t.s);
 }
 
+/* The first line of `cc --version` ("cc (Debian 12.2.0-14) 12.2.0"), or
+ * "unknown" when the compiler does not say. */
+static const char *compiler_version(const char *cc) {
+  FILE *p = popen(cli_printf("%s --version 2>/dev/null", cc), "r");
+  char line[256] = "";
+  if (p) {
+    if (!fgets(line, sizeof line, p))
+      line[0] = '\0';
+    pclose(p);
+  }
+  line[strcspn(line, "\n")] = '\0';
+  return cli_strdup(line[0] ? line : "unknown");
+}
+
 static void write_manifest(const lib_settings *s) {
   json_t *root = json_object();
   json_object_set_new(root, "library", json_string(s->name));
   json_object_set_new(root, "machine", json_string(s->machine));
   json_object_set_new(root, "compiler", json_string(s->cc));
+  json_object_set_new(root, "compiler_version",
+                      json_string(compiler_version(s->cc)));
   json_object_set_new(root, "fallback",
                       json_string(s->fallback == FALLBACK_CBLAS    ? "cblas"
                                   : s->fallback == FALLBACK_ONEDNN ? "onednn"
