@@ -140,16 +140,12 @@ int main(int argc, char **argv) {
     const char *flags = json_string_value(json_object_get(k, "cflags"));
     double rec = json_number_value(json_object_get(k, "seconds"));
     /* The task, for its buffers. */
-    char op[32], shape[128], dtype[16];
-    if (sscanf(key, "%31[^/]/%127[^/]/%15[^/]", op, shape, dtype) != 3 ||
-        strchr(key + strlen(op) + strlen(shape) + strlen(dtype) + 3, '/')) {
-      fprintf(stderr, "bench_lib: %s: only tasks without an epilogue\n", key);
+    cli_task_args a;
+    if (cli_task_args_of_key(key, &a)) {
+      fprintf(stderr, "bench_lib: %s: not an op's task\n", key);
+      rc = 1;
       continue;
     }
-    cli_task_args a = {0};
-    a.op = op;
-    a.shape = shape;
-    a.dtype = dtype;
     heron_task *t = cli_make_task(&a);
     call_ctx lc = {dlsym(lib, fn), 0, heron_task_nbuffers(t), {0}};
     call_ctx kc = lc;

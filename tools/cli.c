@@ -367,6 +367,31 @@ void cli_task_hardware(const heron_task *t, char *out, size_t cap) {
   }
 }
 
+int cli_task_args_of_key(const char *key, cli_task_args *a) {
+  memset(a, 0, sizeof *a);
+  char *copy = cli_strdup(key), *part[6] = {0};
+  int n = 0;
+  for (char *p = copy; p && n < 6;) {
+    part[n++] = p;
+    p = strchr(p, '/');
+    if (p)
+      *p++ = '\0';
+  }
+  if (n < 4 || !part[0][0] || !part[1][0])
+    return -1;
+  a->op = part[0];
+  a->shape = part[1];
+  a->dtype = part[2];
+  a->target = part[3];
+  for (int i = 4; i < n; i++) {
+    if (!strncmp(part[i], "prepack=", 8))
+      a->prepack = part[i] + 8;
+    else
+      a->epilogue = part[i];
+  }
+  return 0;
+}
+
 int cli_detected_cpu(char *model, size_t mcap, char *isa, size_t icap) {
   static const int64_t shape[] = {16, 16, 16};
   heron_task_spec spec;

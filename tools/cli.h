@@ -349,6 +349,13 @@ heron_task *cli_make_task(const cli_task_args *a);
  * refuses it (a bad shape or dtype still exits, as there). */
 int cli_try_task(const cli_task_args *a, heron_task **out, heron_error *err);
 
+/* A task key as heron_task_key writes it ("op/shape/dtype/target", then
+ * "/epilogue" and "/prepack=..." when the task has them; a log record's
+ * "task") as task flags in *a, the rest of *a zeroed; its strings live
+ * until cli_free_all.  Returns 0, or -1 when the key is not an op's task
+ * (fewer than four parts, an empty op or shape). */
+int cli_task_args_of_key(const char *key, cli_task_args *a);
+
 /* The op's dimension names joined by ',' ("M,N,K") into buf. */
 const char *cli_op_dims_text(const char *op, char *buf, size_t cap);
 

@@ -239,37 +239,6 @@ static int first_task(json_t *o, int lineno, void *ctx) {
   return 1;
 }
 
-/* A log's task key "op/shape/dtype/target[/epilogue][/prepack=...]" as
- * task flags. */
-static cli_task_args key_args(const char *path, const char *key,
-                              const cli_task_args *flags) {
-  cli_task_args a = {0};
-  a.hw = flags->hw;
-  char *copy = cli_strdup(key), *part[6] = {0};
-  int n = 0;
-  for (char *p = copy; p && n < 6;) {
-    part[n++] = p;
-    p = strchr(p, '/');
-    if (p)
-      *p++ = '\0';
-  }
-  if (n < 4 || !part[0][0] || !part[1][0])
-    cli_usage("--log %s: task '%s' is not an op's task (op/shape/dtype/"
-              "target)",
-              path, key);
-  a.op = part[0];
-  a.shape = part[1];
-  a.dtype = part[2];
-  a.target = part[3];
-  for (int i = 4; i < n; i++) {
-    if (!strncmp(part[i], "prepack=", 8))
-      a.prepack = part[i] + 8;
-    else
-      a.epilogue = part[i];
-  }
-  return a;
-}
-
 /* The ISA level word of a hardware name ("avx2" of "..., avx2 by
  * HERON_CPU_ISA"), or NULL when the name has none (a description file). */
 static const char *isa_level(const char *hardware) {
@@ -356,7 +325,11 @@ static void collect(lib_settings *s) {
     if (each_record(s->logs[i], first_task, &key) == 0 || !key)
       cli_usage("--log %s: no record", s->logs[i]);
     lib_kernel *k = add_kernel(s);
-    k->args = key_args(s->logs[i], key, &s->task);
+    if (cli_task_args_of_key(key, &k->args))
+      cli_usage("--log %s: task '%s' is not an op's task (op/shape/dtype/"
+                "target)",
+                s->logs[i], key);
+    k->args.hw = s->task.hw;
     k->log = s->logs[i];
     k->user_log = 1;
     make_task(k, cli_printf("--log %s", s->logs[i]));
