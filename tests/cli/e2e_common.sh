@@ -52,3 +52,61 @@ tune_gemm256() {
   grep -q "^trials     30 (measured 30" "$W/$_s.out" ||
     fail "summary of $_s does not report 30 measured trials"
 }
+
+# replay_strategy STRATEGY SPACE TRIALS: a strategy after Kernel Tuner's on
+# the community's spaces replayed from their T4 files (no compiler, the
+# recorded times): 150 trials on convolution-W6600 in rounds of 16 are all
+# measured (no stall), every config distinct and valid, and the same run
+# again with the same seed proposes the same configs in the same order;
+# dedispersion-W6600 in rounds of 5 (less than a generation) reaches its 60
+# trials too, and a --resume of that log to 90 measures 30 new configs; and over seeds 1-5, the median of the best time found in
+# TRIALS trials on SPACE (W6600) is no worse than the random strategy's.
+replay_strategy() {
+  _s=$1 _sp=$2 _n=$3
+  _hub="$HERON_SOURCE_DIR/configs/datasets/benchmark_hub"
+  for _run in a b; do
+    "$HERON_SEARCH" --t1 "$_hub/convolution/T1.json" \
+      --t4 "$_hub/convolution/W6600_T4.json.gz" --strategy "$_s" \
+      --trials 150 --batch 16 --seed 7 --quiet --log "$W/$_run.jsonl" \
+      >"$W/$_run.out" 2>"$W/$_run.err" || fail "$_s run $_run exited $?"
+    check_log "$W/$_run.jsonl" --lines 150 --trials 150 --unique-configs
+    ! grep -q '"status":"invalid"' "$W/$_run.jsonl" || fail "invalid trial"
+    grep -q "dropped 0 invalid" "$W/$_run.out" || fail "invalid proposals"
+  done
+  python3 - "$W/a.jsonl" "$W/b.jsonl" <<'PY' || fail "not deterministic"
+import json, sys
+a, b = ([json.loads(l)["config"] for l in open(f)] for f in sys.argv[1:])
+assert a == b, "the same seed proposed other configs"
+PY
+  "$HERON_SEARCH" --t1 "$_hub/dedispersion/T1.json" \
+    --t4 "$_hub/dedispersion/W6600_T4.json.gz" --strategy "$_s" \
+    --trials 60 --batch 5 --seed 3 --quiet --log "$W/d.jsonl" \
+    >"$W/d.out" 2>"$W/d.err" || fail "$_s on dedispersion exited $?"
+  check_log "$W/d.jsonl" --lines 60 --trials 60 --unique-configs
+  "$HERON_SEARCH" --t1 "$_hub/dedispersion/T1.json" \
+    --t4 "$_hub/dedispersion/W6600_T4.json.gz" --strategy "$_s" \
+    --trials 90 --batch 5 --seed 3 --quiet --resume "$W/d.jsonl" \
+    --log "$W/d.jsonl" >"$W/r.out" 2>"$W/r.err" || fail "$_s resume exited $?"
+  grep -q "measured 30, resumed 60" "$W/r.out" || fail "$_s resume"
+  check_log "$W/d.jsonl" --lines 90 --trials 90 --unique-configs
+  for _x in "$_s" random; do
+    for _seed in 1 2 3 4 5; do
+      "$HERON_SEARCH" --t1 "$_hub/$_sp/T1.json" \
+        --t4 "$_hub/$_sp/W6600_T4.json.gz" --strategy "$_x" \
+        --trials "$_n" --batch 16 --seed "$_seed" --quiet \
+        --log "$W/q_${_x}_$_seed.jsonl" >"$W/q.out" 2>"$W/q.err" ||
+        fail "$_x seed $_seed exited $?"
+    done
+  done
+  python3 - "$W" "$_s" <<'PY' || fail "$_s is worse than random"
+import json, statistics, sys
+def med(s):
+    return statistics.median(
+        min(r["seconds"] for r in map(json.loads, open(
+            "%s/q_%s_%d.jsonl" % (sys.argv[1], s, seed))) if r["status"] == "ok")
+        for seed in range(1, 6))
+m, r = med(sys.argv[2]), med("random")
+print("median best: %s %.6g s, random %.6g s" % (sys.argv[2], m, r))
+assert m <= r, (m, r)
+PY
+}
