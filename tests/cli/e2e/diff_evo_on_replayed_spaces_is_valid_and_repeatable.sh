@@ -1,0 +1,10 @@
+#!/bin/sh
+# diff_evo (Kernel Tuner's differential evolution) on the replayed community
+# spaces: every proposal valid, the budget reached in rounds smaller and
+# larger than a generation, the same configs for the same seed, and a resume
+# that measures only new configs.  No comparison with random: on both
+# shipped W6600 spaces, at 100 and 400 trials, its median best is worse than
+# that of Heron's (biased) random sampler.
+. "$(dirname "$0")/../e2e_common.sh"
+replay_strategy diff_evo - 0
+echo ok
