@@ -345,16 +345,16 @@ static void check_op_direct(const char *op, const char *dtype,
 }
 
 TEST(gemm_int8) {
-  check_op_direct("gemm", "int8", gemm_shapes, N(gemm_shapes), 60);
+  check_op_direct("gemm", "int8", gemm_shapes, N(gemm_shapes), 36);
 }
 TEST(gemm_bf16) {
-  check_op_direct("gemm", "bf16", gemm_shapes, N(gemm_shapes), 60);
+  check_op_direct("gemm", "bf16", gemm_shapes, N(gemm_shapes), 36);
 }
 TEST(bmm_int8) {
-  check_op_direct("bmm", "int8", bmm_shapes, N(bmm_shapes), 60);
+  check_op_direct("bmm", "int8", bmm_shapes, N(bmm_shapes), 36);
 }
 TEST(bmm_bf16) {
-  check_op_direct("bmm", "bf16", bmm_shapes, N(bmm_shapes), 60);
+  check_op_direct("bmm", "bf16", bmm_shapes, N(bmm_shapes), 36);
 }
 TEST(gemv_int8) { check_op("gemv", "int8", gemv_shapes, N(gemv_shapes), 16); }
 TEST(gemv_bf16) { check_op("gemv", "bf16", gemv_shapes, N(gemv_shapes), 16); }
