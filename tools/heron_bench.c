@@ -19,8 +19,9 @@
  * continues where it stopped.  After the runs the report is rebuilt from
  * every log in DIR/logs: runs.csv (one row per trial), summary.md (per task
  * and strategy: best GFLOP/s over seeds, trials and time to 95% of the best
- * any strategy found, failure share) and convergence plots drawn by
- * gnuplot.  --report-only does just that part.
+ * any strategy found, failure share), report.html (the same and more on
+ * one self-contained page) and convergence plots drawn by gnuplot.
+ * --report-only does just that part.
  *
  * Names from the user go into those file names as they are, so they follow
  * one rule (CLI_NAME_RULE in cli.h): a suite's task names are checked when the
@@ -97,7 +98,9 @@ static cli_option options[] = {
     {OPT_SEEDS, "seeds", "S1,S2,...",
      "seeds, or ranges A-B; every strategy runs once per seed", "1,2,3"},
     {OPT_OUT, "out", "DIR",
-     "logs/, runs.csv, summary.md, plots/ and plot.gp go here", ""},
+     "logs/, runs.csv, summary.md, report.html, plots/ and plot.gp go "
+     "here",
+     ""},
     {CLI_OPT_DTYPE, "dtype", "TYPE",
      "element type of every task, over the suite's: fp32, fp16, int8 or "
      "bf16",
@@ -126,8 +129,8 @@ static cli_option options[] = {
      "wall-clock budget of every run, 0 for none", ""},
     CLI_MEASURE_OPTIONS,
     {OPT_REPORT_ONLY, "report-only", NULL,
-     "rebuild runs.csv, summary.md and the plots from the logs in --out "
-     "without running anything",
+     "rebuild runs.csv, summary.md, report.html and the plots from the logs "
+     "in --out without running anything",
      ""},
     {OPT_EXPORT_T4, "export-t4", "LOG",
      "convert one heron log to the T4 results format (Kernel Tuner, KTT) "
@@ -196,10 +199,13 @@ static void usage(FILE *out) {
       "process with its own log DIR/logs/<task>__<strategy>__s<seed>.jsonl "
       "(a complete\n"
       "log is skipped, a partial one resumed).  Then DIR/runs.csv, "
-      "DIR/summary.md and\n"
-      "DIR/plots/<task>-{trials,time}.{svg,png} are rebuilt from every log "
-      "in DIR/logs\n"
-      "(plots need gnuplot).  A strategy with a model is labelled "
+      "DIR/summary.md,\n"
+      "DIR/report.html (one self-contained page: tables, charts, failures, "
+      "best\n"
+      "configs) and DIR/plots/<task>-{trials,time}.{svg,png} are rebuilt "
+      "from every\n"
+      "log in DIR/logs (plots need gnuplot).  A strategy with a model is "
+      "labelled\n"
       "strategy+model.\n"
       "\n"
       "A suite task is {\"name\", \"op\", \"shape\"}, or {\"name\", \"t1\", "
@@ -549,8 +555,8 @@ int main(int argc, char **argv) {
     return rc;
   }
   if (!s.out)
-    cli_usage("--out is required (the folder for logs, runs.csv, summary.md "
-              "and plots)");
+    cli_usage("--out is required (the folder for logs, runs.csv, summary.md, "
+              "report.html and plots)");
   if (s.report_only) {
     int rc = report(s.out, s.quiet);
     keep_free_all();

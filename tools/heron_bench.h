@@ -6,6 +6,7 @@
  *   heron_bench_run.c     running the comparison (over MPI ranks too)
  *   heron_bench_logs.c    the logs read back
  *   heron_bench_report.c  runs.csv, summary.md, the plots
+ *   heron_bench_html.c    report.html
  *   heron_bench_score.c   the score of runs on a recorded space
  *   heron_bench_t4.c      --export-t4
  */
@@ -107,18 +108,33 @@ typedef struct rec {
   int simulated;
 } rec;
 
+/* The configs a run keeps for the report's best configs: its best distinct
+ * ones measured ok. */
+enum { TOP_CONFIGS = 5 };
+
+typedef struct top_config {
+  char *config;  /* the log's "config" object as compact JSON (malloc'd) */
+  double gflops; /* its best measurement in the run */
+  int trial;     /* the trial that measured that */
+} top_config;
+
 typedef struct logrun {
   const char *task, *label, *strategy, *model;
   uint64_t seed;
   rec *r;
   int n;
   double best;
+  /* Its TOP_CONFIGS best distinct configs, best first (ties: the earlier
+   * trial first). */
+  top_config top[TOP_CONFIGS];
+  int ntop;
 } logrun;
 
 /* Every log of out/logs, sorted by task, label and seed, into *runs_out
- * (free each run's r, then the array); 0, or -1 when one could not be read
- * (said; the others are there). */
+ * (free them with free_logs); 0, or -1 when one could not be read (said;
+ * the others are there). */
 int read_all_logs(const char *out, logrun **runs_out, int *n_out);
+void free_logs(logrun *runs, int n);
 
 /* The best a run had reached by trial t / by elapsed time x. */
 double best_at_trial(const logrun *lr, int t);
@@ -126,8 +142,41 @@ double best_at_time(const logrun *lr, double x);
 
 /* ---- The report (heron_bench_report.c) ----------------------------------- */
 
-/* Rebuilds runs.csv, summary.md and the plots; returns 0 or -1 (said). */
+/* Rebuilds runs.csv, summary.md, report.html and the plots; returns 0 or
+ * -1 (said). */
 int report(const char *out, int quiet);
+
+/* The end of the runs of runs[a]'s label in runs[a, hi) (sorted by task,
+ * label and seed). */
+int label_end(const logrun *runs, int a, int hi);
+
+/* The best GFLOP/s any run of runs[lo, hi) reached. */
+double task_top(const logrun *runs, int lo, int hi);
+
+/* A strategy's figures on a task over its seeds, runs[a, b). */
+typedef struct label_stats {
+  int seeds, trials, fails;
+  double mean, min, max, sd;   /* of each seed's best GFLOP/s */
+  int reached;                 /* seeds whose best reached 95% of top */
+  double med_trials, med_time; /* median trial / time of that; NaN: none */
+} label_stats;
+
+void label_stats_of(const logrun *runs, int a, int b, double top,
+                    label_stats *st);
+
+/* A strategy's best so far over its seeds, runs[a, b): the mean, min and
+ * max at each x. */
+typedef struct conv_series {
+  int n;
+  double *x, *mean, *lo, *hi;
+} conv_series;
+
+/* Against trials (by_time 0) or elapsed seconds; x is every value any
+ * seed has, or, when there are more than max_points > 1 of them,
+ * max_points evenly spaced over their range (whole trials). */
+void conv_series_of(const logrun *runs, int a, int b, int by_time,
+                    int max_points, conv_series *cs);
+void conv_series_free(conv_series *cs);
 
 /* A gnuplot string literal of s (kept until exit). */
 const char *gp_quote(const char *s);
@@ -153,6 +202,14 @@ int score_task(const char *out, const logrun *runs, int lo, int hi,
  * with g, the score plot into the gnuplot script g (0, or -1, said). */
 void write_score_section(FILE *f, const scoring *sc);
 int write_score_files(const char *out, const scoring *sc, FILE *g);
+
+/* ---- report.html (heron_bench_html.c) ------------------------------------ */
+
+/* Writes out/report.html, one self-contained page of the comparison from
+ * runs[0, n) (sorted by task, label and seed) and their scores (sc->all
+ * NULL: none); 0, or -1 (said). */
+int write_html_report(const char *out, const logrun *runs, int n,
+                      const scoring *sc);
 
 /* ---- T4 export (heron_bench_t4.c) ---------------------------------------- */
 

@@ -33,6 +33,43 @@ static int parse_iso(const char *s, double *out) {
   return 0;
 }
 
+/* Is (g, t) ahead of top config c: more GFLOP/s, or as many from an
+ * earlier trial? */
+static int ahead_of(double g, int t, const top_config *c) {
+  return g > c->gflops || (g == c->gflops && t < c->trial);
+}
+
+/* Counts config (compact JSON, malloc'd: taken over or freed) measured ok
+ * at g GFLOP/s in trial t among lr's best distinct configs. */
+static void keep_top(logrun *lr, char *config, double g, int t) {
+  int at = 0;
+  while (at < lr->ntop && strcmp(lr->top[at].config, config))
+    at++;
+  if (at < lr->ntop) { /* measured before: its best measurement counts */
+    if (!ahead_of(g, t, &lr->top[at])) {
+      free(config);
+      return;
+    }
+    free(lr->top[at].config);
+    memmove(&lr->top[at], &lr->top[at + 1],
+            (size_t)(lr->ntop - at - 1) * sizeof *lr->top);
+    lr->ntop--;
+  }
+  int pos = lr->ntop;
+  while (pos > 0 && ahead_of(g, t, &lr->top[pos - 1]))
+    pos--;
+  if (pos == TOP_CONFIGS) {
+    free(config);
+    return;
+  }
+  if (lr->ntop == TOP_CONFIGS)
+    free(lr->top[--lr->ntop].config);
+  memmove(&lr->top[pos + 1], &lr->top[pos],
+          (size_t)(lr->ntop - pos) * sizeof *lr->top);
+  lr->top[pos] = (top_config){.config = config, .gflops = g, .trial = t};
+  lr->ntop++;
+}
+
 static int cmp_rec(const void *a, const void *b) {
   const rec *x = a, *y = b;
   return (x->trial > y->trial) - (x->trial < y->trial);
@@ -54,6 +91,7 @@ static int read_log(const char *path, logrun *lr, heron_error *err) {
   lr->n = 0;
   lr->r = NULL;
   lr->best = 0;
+  lr->ntop = 0;
   while (getline(&line, &cap, f) > 0) {
     lineno++;
     if (strspn(line, " \t\r\n") == strlen(line))
@@ -89,6 +127,12 @@ static int read_log(const char *path, logrun *lr, heron_error *err) {
       r->gflops = 0;
     r->seconds = r->ok ? json_number_value(json_object_get(o, "seconds")) : NAN;
     r->simulated = json_is_true(json_object_get(o, "simulated"));
+    json_t *cfg = json_object_get(o, "config");
+    char *cfg_text = r->ok && json_is_object(cfg)
+                         ? json_dumps(cfg, JSON_COMPACT | JSON_ENCODE_ANY)
+                         : NULL;
+    if (cfg_text)
+      keep_top(lr, cfg_text, r->gflops, r->trial);
     json_t *el = json_object_get(o, "elapsed");
     double when = 0;
     if (json_is_number(el)) {
@@ -179,6 +223,18 @@ double best_at_time(const logrun *lr, double x) {
   return b;
 }
 
+static void free_run(logrun *lr) {
+  free(lr->r);
+  for (int k = 0; k < lr->ntop; k++)
+    free(lr->top[k].config);
+}
+
+void free_logs(logrun *runs, int n) {
+  for (int i = 0; i < n; i++)
+    free_run(&runs[i]);
+  free(runs);
+}
+
 int read_all_logs(const char *out, logrun **runs_out, int *n_out) {
   const char *logdir = cli_printf("%s/logs", out);
   DIR *d = opendir(logdir);
@@ -209,6 +265,7 @@ int read_all_logs(const char *out, logrun **runs_out, int *n_out) {
     int rc = read_log(cli_printf("%s/%s", logdir, de->d_name), &lr, &err);
     if (rc != HERON_OK) {
       cli_report(rc, &err, NULL);
+      free_run(&lr);
       bad = 1;
       continue;
     }

@@ -1,5 +1,6 @@
 /* tools/heron_bench_report.c - the report of a comparison: runs.csv,
- * summary.md and the convergence plots (gnuplot). */
+ * summary.md, report.html (heron_bench_html.c) and the convergence plots
+ * (gnuplot). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -48,65 +49,151 @@ static void write_short_runs(FILE *f, const logrun *runs, int lo, int hi) {
                "are those of the trials they have.\n\n");
 }
 
-/* One task's table: runs[lo, hi) are its runs, sorted by label and seed. */
-static void write_task_summary(FILE *f, const logrun *runs, int lo, int hi) {
+int label_end(const logrun *runs, int a, int hi) {
+  int b = a;
+  while (b < hi && !strcmp(runs[b].label, runs[a].label))
+    b++;
+  return b;
+}
+
+double task_top(const logrun *runs, int lo, int hi) {
   double top = 0;
   for (int i = lo; i < hi; i++)
     if (runs[i].best > top)
       top = runs[i].best;
+  return top;
+}
+
+void label_stats_of(const logrun *runs, int a, int b, double top,
+                    label_stats *st) {
   double target = 0.95 * top;
+  int ns = b - a;
+  memset(st, 0, sizeof *st);
+  st->seeds = ns;
+  st->min = INFINITY;
+  double *tt = calloc((size_t)ns, sizeof *tt);
+  double *ts = calloc((size_t)ns, sizeof *ts);
+  if (!tt || !ts) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  double sum = 0;
+  for (int i = a; i < b; i++) {
+    const logrun *lr = &runs[i];
+    sum += lr->best;
+    st->min = fmin(st->min, lr->best);
+    st->max = fmax(st->max, lr->best);
+    st->trials += lr->n;
+    for (int k = 0; k < lr->n; k++)
+      st->fails += !lr->r[k].ok;
+    for (int k = 0; k < lr->n; k++)
+      if (top > 0 && lr->r[k].best >= target) {
+        tt[st->reached] = lr->r[k].trial;
+        ts[st->reached] = lr->r[k].elapsed;
+        st->reached++;
+        break;
+      }
+  }
+  st->mean = sum / ns;
+  double var = 0;
+  for (int i = a; i < b; i++)
+    var += (runs[i].best - st->mean) * (runs[i].best - st->mean);
+  st->sd = ns > 1 ? sqrt(var / (ns - 1)) : 0;
+  st->med_trials = st->reached ? cli_median(tt, st->reached) : NAN;
+  st->med_time = st->reached ? cli_median(ts, st->reached) : NAN;
+  free(tt);
+  free(ts);
+}
+
+/* One task's table: runs[lo, hi) are its runs, sorted by label and seed. */
+static void write_task_summary(FILE *f, const logrun *runs, int lo, int hi) {
+  double top = task_top(runs, lo, hi);
   fprintf(f, "## %s\n\n", runs[lo].task);
   fprintf(
       f, "Best any strategy found: %.3f GFLOP/s; 95%% of it: %.3f GFLOP/s.\n\n",
-      top, target);
+      top, 0.95 * top);
   fprintf(f, "| strategy | seeds | best GFLOP/s mean | min | max | stddev | "
              "median trials to 95%% | median time to 95%% (s) | seeds "
              "reaching 95%% | failure share |\n");
   fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
              "---: |\n");
   for (int a = lo; a < hi;) {
-    int b = a;
-    while (b < hi && !strcmp(runs[b].label, runs[a].label))
-      b++;
-    int ns = b - a, reached = 0, trials = 0, fails = 0;
-    double sum = 0, mn = INFINITY, mx = 0;
-    double *tt = calloc((size_t)ns, sizeof *tt);
-    double *ts = calloc((size_t)ns, sizeof *ts);
-    for (int i = a; i < b; i++) {
-      const logrun *lr = &runs[i];
-      sum += lr->best;
-      mn = fmin(mn, lr->best);
-      mx = fmax(mx, lr->best);
-      trials += lr->n;
-      for (int k = 0; k < lr->n; k++)
-        fails += !lr->r[k].ok;
-      for (int k = 0; k < lr->n; k++)
-        if (top > 0 && lr->r[k].best >= target) {
-          tt[reached] = lr->r[k].trial;
-          ts[reached] = lr->r[k].elapsed;
-          reached++;
-          break;
-        }
-    }
-    double mean = sum / ns, var = 0;
-    for (int i = a; i < b; i++)
-      var += (runs[i].best - mean) * (runs[i].best - mean);
-    double sd = ns > 1 ? sqrt(var / (ns - 1)) : 0;
-    fprintf(f, "| %s | %d | %.3f | %.3f | %.3f | %.3f | ", runs[a].label, ns,
-            mean, mn, mx, sd);
-    if (reached)
-      fprintf(f, "%.1f | %.2f | ", cli_median(tt, reached),
-              cli_median(ts, reached));
+    int b = label_end(runs, a, hi);
+    label_stats st;
+    label_stats_of(runs, a, b, top, &st);
+    fprintf(f, "| %s | %d | %.3f | %.3f | %.3f | %.3f | ", runs[a].label,
+            st.seeds, st.mean, st.min, st.max, st.sd);
+    if (st.reached)
+      fprintf(f, "%.1f | %.2f | ", st.med_trials, st.med_time);
     else
       fprintf(f, "- | - | ");
-    fprintf(f, "%d/%d | %.1f%% |\n", reached, ns,
-            trials ? 100.0 * fails / trials : 0.0);
-    free(tt);
-    free(ts);
+    fprintf(f, "%d/%d | %.1f%% |\n", st.reached, st.seeds,
+            st.trials ? 100.0 * st.fails / st.trials : 0.0);
     a = b;
   }
   fprintf(f, "\n");
   write_short_runs(f, runs, lo, hi);
+}
+
+void conv_series_free(conv_series *cs) {
+  free(cs->x);
+  free(cs->mean);
+  free(cs->lo);
+  free(cs->hi);
+  memset(cs, 0, sizeof *cs);
+}
+
+void conv_series_of(const logrun *runs, int a, int b, int by_time,
+                    int max_points, conv_series *cs) {
+  /* The x values: trials 1..max, or every elapsed time any seed has. */
+  int nx = 0;
+  for (int i = a; i < b; i++)
+    nx += runs[i].n;
+  double *xs = calloc((size_t)nx + 1, sizeof *xs);
+  if (!xs) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  int m = 0;
+  for (int i = a; i < b; i++)
+    for (int k = 0; k < runs[i].n; k++)
+      xs[m++] = by_time ? runs[i].r[k].elapsed : runs[i].r[k].trial;
+  qsort(xs, (size_t)m, sizeof *xs, cli_cmp_double);
+  int u = 0;
+  for (int j = 0; j < m; j++)
+    if (j == 0 || xs[j] != xs[j - 1])
+      xs[u++] = xs[j];
+  if (max_points > 1 && u > max_points) {
+    double x0 = xs[0], x1 = xs[u - 1];
+    for (int j = 0; j < max_points; j++)
+      xs[j] = j == max_points - 1 ? x1 : x0 + (x1 - x0) * j / (max_points - 1);
+    if (!by_time) /* trials stay whole */
+      for (int j = 0; j < max_points; j++)
+        xs[j] = floor(xs[j]);
+    u = max_points;
+  }
+  cs->n = u;
+  cs->x = xs;
+  cs->mean = calloc((size_t)u + 1, sizeof *cs->mean);
+  cs->lo = calloc((size_t)u + 1, sizeof *cs->lo);
+  cs->hi = calloc((size_t)u + 1, sizeof *cs->hi);
+  if (!cs->mean || !cs->lo || !cs->hi) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  for (int j = 0; j < u; j++) {
+    double sum = 0, mn = INFINITY, mx = 0;
+    for (int i = a; i < b; i++) {
+      double v = by_time ? best_at_time(&runs[i], xs[j])
+                         : best_at_trial(&runs[i], (int)xs[j]);
+      sum += v;
+      mn = fmin(mn, v);
+      mx = fmax(mx, v);
+    }
+    cs->mean[j] = sum / (b - a);
+    cs->lo[j] = mn;
+    cs->hi[j] = mx;
+  }
 }
 
 /* Writes the convergence data of one task: per strategy (gnuplot index
@@ -119,34 +206,14 @@ static int write_plot_data(const char *path, const logrun *runs, int lo, int hi,
     return -1;
   int block = 0;
   for (int a = lo; a < hi;) {
-    int b = a;
-    while (b < hi && !strcmp(runs[b].label, runs[a].label))
-      b++;
+    int b = label_end(runs, a, hi);
     fprintf(f, "%s# %s\n", block ? "\n\n" : "", runs[a].label);
-    /* The x values: trials 1..max, or every elapsed time any seed has. */
-    int nx = 0;
-    for (int i = a; i < b; i++)
-      nx += runs[i].n;
-    double *xs = calloc((size_t)nx + 1, sizeof *xs);
-    int m = 0;
-    for (int i = a; i < b; i++)
-      for (int k = 0; k < runs[i].n; k++)
-        xs[m++] = by_time ? runs[i].r[k].elapsed : runs[i].r[k].trial;
-    qsort(xs, (size_t)m, sizeof *xs, cli_cmp_double);
-    for (int j = 0; j < m; j++) {
-      if (j > 0 && xs[j] == xs[j - 1])
-        continue;
-      double sum = 0, mn = INFINITY, mx = 0;
-      for (int i = a; i < b; i++) {
-        double v = by_time ? best_at_time(&runs[i], xs[j])
-                           : best_at_trial(&runs[i], (int)xs[j]);
-        sum += v;
-        mn = fmin(mn, v);
-        mx = fmax(mx, v);
-      }
-      fprintf(f, "%.6g %.6g %.6g %.6g\n", xs[j], sum / (b - a), mn, mx);
-    }
-    free(xs);
+    conv_series cs;
+    conv_series_of(runs, a, b, by_time, 0, &cs);
+    for (int j = 0; j < cs.n; j++)
+      fprintf(f, "%.6g %.6g %.6g %.6g\n", cs.x[j], cs.mean[j], cs.lo[j],
+              cs.hi[j]);
+    conv_series_free(&cs);
     block++;
     a = b;
   }
@@ -182,9 +249,7 @@ static void gp_plot(FILE *g, const char *data, const char *out_base,
   fprintf(g, "plot ");
   int block = 0;
   for (int a = lo; a < hi;) {
-    int b = a;
-    while (b < hi && !strcmp(runs[b].label, runs[a].label))
-      b++;
+    int b = label_end(runs, a, hi);
     const char *c = colors[block % 8];
     fprintf(g,
             "%s%s index %d using 1:3:4 with filledcurves fc rgb '%s' fs "
@@ -240,7 +305,8 @@ static int run_gnuplot(const char *script) {
   return WIFEXITED(wst) && WEXITSTATUS(wst) == 0 ? 0 : -1;
 }
 
-/* Rebuilds runs.csv, summary.md and the plots; returns 0 or -1 (said). */
+/* Rebuilds runs.csv, summary.md, report.html and the plots; returns 0 or
+ * -1 (said). */
 int report(const char *out, int quiet) {
   logrun *runs = NULL;
   int n = 0;
@@ -250,7 +316,7 @@ int report(const char *out, int quiet) {
             "%s: no logs named <task>__<strategy>__s<seed>.jsonl in "
             "'%s/logs'\n",
             cli_prog(), out);
-    free(runs);
+    free_logs(runs, n);
     return -1;
   }
   scoring sc;
@@ -301,6 +367,9 @@ int report(const char *out, int quiet) {
             strerror(errno));
     status = -1;
   }
+
+  if (write_html_report(out, runs, n, &sc) != 0)
+    status = -1;
 
   /* Plots. */
   int plotted = 0;
@@ -363,13 +432,13 @@ int report(const char *out, int quiet) {
       write_score_files(out, &sc, NULL) != 0)
     status = -1;
   if (!quiet && status == 0)
-    fprintf(stderr, "%s: report of %d run%s in %s (runs.csv, summary.md%s%s)\n",
+    fprintf(stderr,
+            "%s: report of %d run%s in %s (runs.csv, summary.md, "
+            "report.html%s%s)\n",
             cli_prog(), n, n == 1 ? "" : "s", out,
             sc.all ? ", scores.csv, score_aggregates.csv" : "",
             plotted ? ", plots/" : "");
   scoring_free(&sc);
-  for (int i = 0; i < n; i++)
-    free(runs[i].r);
-  free(runs);
+  free_logs(runs, n);
   return status;
 }
