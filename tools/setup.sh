@@ -18,6 +18,7 @@ PACKAGES=(
   python3-optuna                     # the pipe strategy's Optuna example
   python3-numpy                      # heron-lib's BLAS shim test (numpy under LD_PRELOAD)
   openmpi-bin libopenmpi-dev         # tuning across machines (mpirun heron-search)
+  chromium                           # headless test of heron-bench's report.html
 )
 
 missing=()

@@ -11,6 +11,12 @@
       one length.  --scored: these tasks have a score table and the page a
       Score section.  --escaped: TEXT (from a log) occurs HTML-escaped,
       never raw.
+  check_report_html.py dom DOM OUT
+      DOM, the page as a browser dumped it after its load: the error
+      recorder the test put in is empty, and every task of OUT/logs has its
+      section with both charts drawn (an svg, a line per strategy).
+  check_report_html.py dom-has-error DOM
+      the error recorder holds an error (the test's check of itself).
 Exit status 0 when it holds, 1 with the reasons on stderr.
 """
 import html
@@ -151,6 +157,36 @@ def check_page(out, scored, escaped):
     return errors
 
 
+def recorded_errors(p):
+    rec = [e for e in p.elements if e[0] == "pre" and e[1].get("id") == "heron-console-errors"]
+    if len(rec) != 1:
+        return None
+    return p.text.get(id(rec[0]), "")
+
+
+def check_dom(dom, out):
+    errors = []
+    _, p = parse(dom)
+    rec = recorded_errors(p)
+    if rec is None:
+        return ["the error recorder is not in the DOM (did the page load?)"]
+    if rec.strip():
+        errors.append("errors while loading:\n" + rec)
+    for task, labels in sorted(log_names(out).items()):
+        if not any(e[0] == "section" and e[1].get("data-task") == task for e in p.elements):
+            errors.append(f"task {task}: no section in the DOM")
+            continue
+        figs = [e for e in p.elements if e[0] == "figure" and in_section(e, task)]
+        for tag, attrs, _ in figs:
+            if attrs.get("data-drawn") != str(len(labels)):
+                errors.append(f"task {task}: chart {attrs.get('data-axis')} drawn {attrs.get('data-drawn')!r}, want {len(labels)} lines")
+        svgs = [e for e in p.elements if e[0] == "svg" and in_section(e, task)]
+        lines = [e[1].get("data-label") for e in p.elements if e[0] == "polyline" and in_section(e, task)]
+        if len(svgs) != 2 or sorted(lines) != sorted(labels * 2):
+            errors.append(f"task {task}: {len(svgs)} svg, lines {lines}")
+    return errors
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "page":
         scored, escaped = set(), None
@@ -164,6 +200,11 @@ def main(argv):
                 sys.exit(f"unknown argument {rest[0]!r}")
             rest = rest[2:]
         errors = check_page(argv[2], scored, escaped)
+    elif len(argv) == 4 and argv[1] == "dom":
+        errors = check_dom(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == "dom-has-error":
+        rec = recorded_errors(parse(argv[2])[1])
+        errors = [] if rec and rec.strip() else ["the injected error was not recorded"]
     else:
         sys.exit(__doc__)
     for e in errors:
