@@ -35,6 +35,12 @@
  *    draws without replacement (bench_score_expected_best), so that a
  *    simulated random-search run scores 0 in expectation; the rank
  *    formula only approximates that and is biased on skewed spaces.
+ *    The random search this baseline stands for draws the space's N
+ *    configs uniformly without replacement: that is the `random` strategy
+ *    under the uniform sampler (--sampler uniform, HERON_SAMPLER_UNIFORM in
+ *    heron/space.h: every valid config equally likely, and the engine never
+ *    measures a key twice).  The default sampler (heron) is not uniform,
+ *    so `random` with it need not score 0.
  *  - Failures: the reference code drops invalid configurations from the
  *    baseline by default (include_nan=False) but counts them with their
  *    time in the time per evaluation (total_time_mean_per_feval).  CHOSEN:

@@ -481,7 +481,8 @@ static heron_task *make_t1_task(const cli_task_args *a) {
                           .epilogue = a->epilogue,
                           .prepack = a->prepack,
                           .replay = a->replay,
-                          .nreplay = a->nreplay};
+                          .nreplay = a->nreplay,
+                          .sampler = (heron_sampler)a->sampler};
   heron_task *t = NULL;
   heron_error err;
   heron_error_clear(&err);
@@ -508,7 +509,8 @@ static int create_task(const cli_task_args *a, const int64_t *shape, int nshape,
                           .sm =
                               a->sm ? (int)cli_int("--sm", a->sm, 1, 1000) : 0,
                           .replay = a->replay,
-                          .nreplay = a->nreplay};
+                          .nreplay = a->nreplay,
+                          .sampler = (heron_sampler)a->sampler};
   *out = NULL;
   heron_error_clear(err);
   return heron_task_create(&spec, out, err);
@@ -647,6 +649,12 @@ int cli_task_flag(cli_task_args *a, int id, const char *val) {
     return 1;
   case CLI_OPT_T4:
     a->t4 = val;
+    return 1;
+  case CLI_OPT_SAMPLER:
+    a->sampler = heron_sampler_parse(val);
+    if (a->sampler < 0)
+      cli_usage("--sampler: unknown mode '%s' (expected uniform or heron)",
+                val);
     return 1;
   case CLI_OPT_REPLAY:
     if (!a->replay_flagged)

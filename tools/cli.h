@@ -224,6 +224,7 @@ typedef struct cli_task_args {
   int replay_flagged; /* 1 once a --replay flag was read */
   const char *t1;     /* --t1 FILE: a space from a T1 input file */
   const char *t4;     /* --t4 FILE: its brute-forced T4 results */
+  int sampler;        /* --sampler: a heron_sampler (0: heron) */
 } cli_task_args;
 
 /* The task flags have the same ids in both tools; each tool numbers
@@ -240,6 +241,7 @@ enum {
   CLI_OPT_PREPACK,
   CLI_OPT_T1,
   CLI_OPT_T4,
+  CLI_OPT_SAMPLER,
   CLI_OPT_TASK_END
 };
 
@@ -280,11 +282,20 @@ enum {
        "with --t1: its brute-forced T4 results (or Kernel Tuner cache) file, " \
        "plain or .gz; every config is answered from it (target replay)",       \
        ""},                                                                    \
+      {CLI_OPT_SM, "sm", "N",                                                  \
+       "cuda: compute capability x 10 to compile for (80 A100, 86 RTX 3080, "  \
+       "90 H100/H200); without a GPU it also picks the description",           \
+       "the GPU's, else 80"},                                                  \
+      CLI_SAMPLER_OPTION
+
+/* The --sampler entry (heron-bench lists the task flags itself). */
+#define CLI_SAMPLER_OPTION                                                     \
   {                                                                            \
-    CLI_OPT_SM, "sm", "N",                                                     \
-        "cuda: compute capability x 10 to compile for (80 A100, 86 RTX 3080, " \
-        "90 H100/H200); without a GPU it also picks the description",          \
-        "the GPU's, else 80"                                                   \
+    CLI_OPT_SAMPLER, "sampler", "MODE",                                        \
+        "how random configs are drawn: uniform (every valid config equally "   \
+        "likely; exact where the space can be counted) or heron (knob by "     \
+        "knob through the constraint solver, faster on huge spaces, biased)",  \
+        "heron"                                                                \
   }
 
 /* ---- Measurement flags ---------------------------------------------------

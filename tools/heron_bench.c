@@ -124,6 +124,7 @@ static cli_option options[] = {
      "none"},
     {CLI_OPT_SM, "sm", "N", "cuda: compute capability x 10 to compile for",
      "the GPU's, else 80"},
+    CLI_SAMPLER_OPTION,
     {OPT_BATCH, "batch", "N", "configs measured per round", ""},
     {OPT_TIME_LIMIT, "time-limit", "SECONDS",
      "wall-clock budget of every run, 0 for none", ""},

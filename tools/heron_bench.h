@@ -120,6 +120,8 @@ typedef struct top_config {
 
 typedef struct logrun {
   const char *task, *label, *strategy, *model;
+  const char *sampler; /* how its random configs were drawn: "heron" or
+                          "uniform" (--sampler; its log's "sampler") */
   uint64_t seed;
   rec *r;
   int n;

@@ -92,6 +92,7 @@ static int read_log(const char *path, logrun *lr, heron_error *err) {
   lr->r = NULL;
   lr->best = 0;
   lr->ntop = 0;
+  lr->sampler = "heron";
   while (getline(&line, &cap, f) > 0) {
     lineno++;
     if (strspn(line, " \t\r\n") == strlen(line))
@@ -133,6 +134,10 @@ static int read_log(const char *path, logrun *lr, heron_error *err) {
                          : NULL;
     if (cfg_text)
       keep_top(lr, cfg_text, r->gflops, r->trial);
+    /* Written only for the uniform sampler (heron/space.h). */
+    const char *smp = json_string_value(json_object_get(o, "sampler"));
+    if (smp && !strcmp(smp, "uniform"))
+      lr->sampler = "uniform";
     json_t *el = json_object_get(o, "elapsed");
     double when = 0;
     if (json_is_number(el)) {

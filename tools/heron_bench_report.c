@@ -112,6 +112,15 @@ static void write_task_summary(FILE *f, const logrun *runs, int lo, int hi) {
   fprintf(
       f, "Best any strategy found: %.3f GFLOP/s; 95%% of it: %.3f GFLOP/s.\n\n",
       top, 0.95 * top);
+  int nuniform = 0;
+  for (int i = lo; i < hi; i++)
+    nuniform += !strcmp(runs[i].sampler, "uniform");
+  fprintf(f, "Sampler of the random draws (--sampler): %s.\n\n",
+          nuniform == hi - lo ? "uniform"
+          : nuniform          ? cli_printf("uniform in %d of %d runs, heron in "
+                                                    "the others",
+                                           nuniform, hi - lo)
+                              : "heron");
   fprintf(f, "| strategy | seeds | best GFLOP/s mean | min | max | stddev | "
              "median trials to 95%% | median time to 95%% (s) | seeds "
              "reaching 95%% | failure share |\n");

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "timing.h"
@@ -26,6 +27,7 @@ enum {
   OPT_COUNT,
   OPT_COUNT_LIMIT,
   OPT_SAMPLE,
+  OPT_PRINT,
   OPT_SOURCE,
   OPT_CONFIG_JSON,
   OPT_SEED,
@@ -49,7 +51,13 @@ static cli_option options[] = {
     {OPT_COUNT_LIMIT, "count-limit", "N",
      "largest count that is enumerated exactly", "1e6"},
     {OPT_SAMPLE, "sample", "N",
-     "draw N random valid configs, time the solver, check every sample", ""},
+     "draw N random valid configs (by --sampler), time the sampler, check "
+     "every sample",
+     ""},
+    {OPT_PRINT, "print", NULL,
+     "with --sample: print the samples on stdout, one JSON object of knob "
+     "values (knob name -> value) a line; the report goes to stderr",
+     ""},
     {OPT_SOURCE, "source", NULL,
      "print the kernel source of a random config (or of --config-json)", ""},
     {OPT_CONFIG_JSON, "config-json", "JSON",
@@ -64,8 +72,9 @@ static cli_option options[] = {
 
 typedef struct space_args {
   cli_task_args task;
-  int describe, dump, count, source;
+  int describe, dump, count, source, print;
   long long sample;
+  double setup_s; /* building the task (counting for --sampler uniform) */
   double count_limit;
   uint64_t seed;
   const char *config_json;
@@ -133,6 +142,9 @@ static void parse_args(int argc, char **argv, space_args *a) {
       break;
     case OPT_SAMPLE:
       a->sample = cli_int(flag, val, 1, INT_MAX);
+      break;
+    case OPT_PRINT:
+      a->print = 1;
       break;
     case OPT_SOURCE:
       a->source = 1;
@@ -416,9 +428,52 @@ static int cmp_key(const void *a, const void *b) {
   return strcmp((const char *)a, (const char *)b);
 }
 
-/* Draws n samples (timed), then checks them (untimed).  Returns the exit
- * status: 1 when a draw failed or a sample is not valid. */
-static int sample_space(const heron_space *sp, long long n, uint64_t seed) {
+/* This process's CPU time in seconds. */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Prints sample cfg as one JSON object of knob values. */
+static void print_sample(const heron_space *sp, const int64_t *cfg) {
+  json_t *o = json_object();
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    json_object_set_new(o, heron_space_var_name(sp, v),
+                        json_integer((json_int_t)cfg[v]));
+  }
+  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (line)
+    puts(line);
+  free(line);
+}
+
+/* Says how the samples are drawn (heron_space_sampler). */
+static void print_sampler(FILE *out, const heron_space *sp, double setup_s) {
+  int exact = 0;
+  double count = -1;
+  heron_sampler m = heron_space_sampler(sp, &exact, &count);
+  if (m == HERON_SAMPLER_HERON)
+    fprintf(out, "sampler: heron (knob by knob through the constraint "
+                 "solver; not uniform over the valid configs)\n");
+  else if (exact)
+    fprintf(out,
+            "sampler: uniform, exact: every one of the %.0f valid configs "
+            "equally likely (space counted in %.3f s)\n",
+            count, setup_s);
+  else
+    fprintf(out, "sampler: uniform, not exact: the space is too large to "
+                 "count, values are weighed by estimated counts (close to "
+                 "uniform)\n");
+}
+
+/* Draws n samples (timed), then checks them (untimed); with `print` writes
+ * them to stdout and the report to stderr.  Returns the exit status: 1
+ * when a draw failed or a sample is not valid. */
+static int sample_space(const heron_space *sp, long long n, uint64_t seed,
+                        int print, double setup_s) {
   int nv = heron_space_nvars(sp);
   int64_t *cfgs = malloc((size_t)n * (size_t)nv * sizeof *cfgs);
   char(*keys)[17] = malloc((size_t)n * sizeof *keys);
@@ -433,7 +488,7 @@ static int sample_space(const heron_space *sp, long long n, uint64_t seed) {
   heron_error_clear(&err);
   long long got = 0, failed = 0;
   int first_rc = HERON_OK;
-  double t0 = cli_now();
+  double t0 = cli_now(), c0 = cpu_now();
   for (long long i = 0; i < n; i++) {
     int rc = heron_space_sample(sp, &rng, cfgs + got * nv, &err);
     if (rc == HERON_OK)
@@ -441,7 +496,7 @@ static int sample_space(const heron_space *sp, long long n, uint64_t seed) {
     else if (failed++ == 0)
       first_rc = rc;
   }
-  double dt = cli_now() - t0;
+  double dt = cli_now() - t0, dc = cpu_now() - c0;
 
   long long satisfy = 0, in_domain = 0;
   int reported = 0;
@@ -469,12 +524,22 @@ static int sample_space(const heron_space *sp, long long n, uint64_t seed) {
   for (long long i = 1; i < got; i++)
     distinct += strcmp(keys[i], keys[i - 1]) != 0;
 
-  printf("%lld samples in %.3f s: %.0f samples/s on one core; checked: "
-         "%lld/%lld satisfy every constraint\n",
-         got, dt, dt > 0 ? (double)got / dt : 0.0, satisfy, got);
-  printf("domains: %lld/%lld samples have every variable in its domain; "
-         "%lld distinct configs (by knob key)\n",
-         in_domain, got, distinct);
+  FILE *rep = print ? stderr : stdout;
+  for (long long i = 0; print && i < got; i++)
+    print_sample(sp, cfgs + i * nv);
+  print_sampler(rep, sp, setup_s);
+  fprintf(rep,
+          "%lld samples in %.3f s: %.0f samples/s on one core; checked: "
+          "%lld/%lld satisfy every constraint\n",
+          got, dt, dt > 0 ? (double)got / dt : 0.0, satisfy, got);
+  fprintf(rep,
+          "domains: %lld/%lld samples have every variable in its domain; "
+          "%lld distinct configs (by knob key)\n",
+          in_domain, got, distinct);
+  /* What a busy machine cannot slow down: the samples per second of this
+   * process's own CPU time. */
+  fprintf(rep, "cpu time: %.3f s, %.0f samples/s of CPU time\n", dc,
+          dc > 0 ? (double)got / dc : 0.0);
   if (failed)
     cli_report(first_rc, &err, "--sample: %lld of %lld draws failed", failed,
                n);
@@ -573,6 +638,8 @@ int main(int argc, char **argv) {
               "--source (see --help)");
   if (a.config_json && !a.source)
     cli_usage("--config-json: only used with --source");
+  if (a.print && !a.sample)
+    cli_usage("--print: only used with --sample N");
   cli_check_task(&a.task);
   if (a.describe && !a.task.t1)
     describe_op(a.task.op);
@@ -584,7 +651,9 @@ int main(int argc, char **argv) {
     cli_free_all();
     return CLI_EXIT_OK;
   }
+  double t0 = cli_now();
   heron_task *t = cli_make_task(&a.task);
+  a.setup_s = cli_now() - t0;
   const heron_space *sp = heron_task_space(t);
   int status = CLI_EXIT_OK;
   if (a.describe)
@@ -595,7 +664,8 @@ int main(int argc, char **argv) {
     count_space(sp, a.count_limit, a.seed);
   if (a.count && a.task.t1 && a.task.t4 && compare_t4(t) != 0)
     status = CLI_EXIT_FAILURE;
-  if (a.sample && sample_space(sp, a.sample, a.seed) != CLI_EXIT_OK)
+  if (a.sample &&
+      sample_space(sp, a.sample, a.seed, a.print, a.setup_s) != CLI_EXIT_OK)
     status = CLI_EXIT_FAILURE;
   if (a.source)
     print_source(t, a.config_json, a.seed);

@@ -58,6 +58,8 @@ int heron__log_write(FILE *f, const heron_space *sp, const heron__log_ctx *c,
   json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
   json_object_set_new(o, "simulated", json_boolean(m->simulated));
   /* Only where they hold, so ordinary lines stay as they were. */
+  if (heron_space_sampler(sp, NULL, NULL) == HERON_SAMPLER_UNIFORM)
+    json_object_set_new(o, "sampler", json_string("uniform"));
   if (c->untimed && m->status == HERON_MEAS_OK)
     json_object_set_new(o, "untimed", json_true());
   if (c->env_failure)

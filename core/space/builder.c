@@ -36,6 +36,7 @@ void heron__space_free(heron_space *sp) {
   free(sp->knobs);
   free(sp->root);
   free(sp->order);
+  heron__uniform_free(sp->unif);
   free(sp);
 }
 

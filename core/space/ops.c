@@ -255,8 +255,56 @@ static int distances(const heron_space *sp, int src, int *dist) {
 
 /* ---- Sampling and validation ------------------------------------------ */
 
+HERON_API const char *heron_sampler_name(heron_sampler mode) {
+  switch (mode) {
+  case HERON_SAMPLER_HERON:
+    return "heron";
+  case HERON_SAMPLER_UNIFORM:
+    return "uniform";
+  }
+  return NULL;
+}
+
+HERON_API int heron_sampler_parse(const char *name) {
+  for (int m = HERON_SAMPLER_HERON; m <= HERON_SAMPLER_UNIFORM; m++)
+    if (name && strcmp(name, heron_sampler_name((heron_sampler)m)) == 0)
+      return m;
+  return HERON_EINVAL;
+}
+
+HERON_API int heron_space_set_sampler(heron_space *sp, heron_sampler mode,
+                                      heron_error *err) {
+  if (!sp || !sp->finished || !heron_sampler_name(mode))
+    return heron_error_set(err, HERON_EINVAL,
+                           "a sampler mode needs a finished space and a "
+                           "known mode");
+  if (mode == HERON_SAMPLER_UNIFORM && !sp->unif) {
+    int rc = heron__uniform_build(sp, 0, &sp->unif, err);
+    if (rc)
+      return rc;
+  }
+  sp->sampler = mode;
+  return HERON_OK;
+}
+
+HERON_API heron_sampler heron_space_sampler(const heron_space *sp, int *exact,
+                                            double *count) {
+  int uniform = sp && sp->sampler == HERON_SAMPLER_UNIFORM;
+  double n = -1;
+  int ex = uniform && heron__uniform_exact(sp->unif, &n);
+  if (exact)
+    *exact = ex;
+  if (count)
+    *count = ex ? n : -1;
+  return uniform ? HERON_SAMPLER_UNIFORM : HERON_SAMPLER_HERON;
+}
+
 HERON_API int heron_space_sample(const heron_space *sp, heron_rng *rng,
                                  int64_t *out, heron_error *err) {
+  if (sp && sp->sampler == HERON_SAMPLER_UNIFORM) {
+    int rc = ready(sp, rng, out, err);
+    return rc ? rc : heron__uniform_sample(sp, sp->unif, rng, out, err);
+  }
   return heron_space_sample_restricted(sp, rng, NULL, NULL, out, err);
 }
 

@@ -34,6 +34,8 @@ typedef struct hsearch {
   int64_t *out;
   int counting;
   double count, limit;
+  void (*each)(const int64_t *cfg, void *ctx); /* counting: every config */
+  void *each_ctx;
   int64_t nodes, node_budget;
 } hsearch;
 
@@ -206,6 +208,8 @@ static int leaf(hsearch *hs, const int64_t *s) {
     if (!allowed(hs, hs->soft[i], s[hs->soft[i]]))
       return fail(hs, -1);
   if (hs->counting) {
+    if (hs->each)
+      hs->each(s, hs->each_ctx);
     hs->count += 1;
     return hs->count > hs->limit ? -1 : 0;
   }
@@ -531,24 +535,19 @@ static int count_exact(hsearch *hs) {
   return dfs(hs, 0, 0) == 0;
 }
 
-/* One Knuth probe: walks one random path from the root and returns the
- * product of the domain sizes met on the way when the path ends in a
- * solution, else 0.  Its expectation is the number of solutions. */
-static double probe(hsearch *hs) {
-  const heron_space *sp = hs->sp;
-  int64_t *s = hs->lev[0];
-  memcpy(s, sp->root, sp->slen * sizeof *s);
-  hs->p.s = s;
+double heron__probe(hprop *p, int64_t *s, const int *order, int norder,
+                    heron_rng *rng) {
+  const heron_space *sp = p->sp;
+  p->s = s;
   double est = 1;
-  for (int pos = 0; pos < hs->norder; pos++) {
-    int v = hs->order[pos];
+  for (int pos = 0; pos < norder; pos++) {
+    int v = order[pos];
     if (hs_fixed(sp, s, v))
       continue;
     uint64_t n = heron__dom_size(sp, s, v);
-    int64_t x = heron__dom_kth(sp, s, v, heron_rng_below(hs->rng, n));
+    int64_t x = heron__dom_kth(sp, s, v, heron_rng_below(rng, n));
     est *= (double)n;
-    if (heron__dom_fix(&hs->p, v, x) == HS_FAIL ||
-        heron__prop_run(&hs->p) == HS_FAIL)
+    if (heron__dom_fix(p, v, x) == HS_FAIL || heron__prop_run(p) == HS_FAIL)
       return 0;
   }
   for (int c = 0; c < sp->nc; c++)
@@ -557,10 +556,20 @@ static double probe(hsearch *hs) {
   return est;
 }
 
+/* One Knuth probe from the root (heron__probe). */
+static double probe(hsearch *hs) {
+  memcpy(hs->lev[0], hs->sp->root, hs->sp->slen * sizeof(int64_t));
+  return heron__probe(&hs->p, hs->lev[0], hs->order, hs->norder, hs->rng);
+}
+
 #define HS_PROBES 4096
 
-int heron__count(const heron_space *sp, heron_rng *rng, double limit,
-                 double *count, int *exact, heron_error *err) {
+/* heron__count, and heron__enumerate when `each` is set (no estimate
+ * then: *exact 0 and *count the configs passed to each so far). */
+static int count_or_enumerate(const heron_space *sp, heron_rng *rng,
+                              double limit,
+                              void (*each)(const int64_t *, void *), void *ctx,
+                              double *count, int *exact, heron_error *err) {
   *count = 0;
   *exact = 1;
   if (sp->root_failed)
@@ -590,11 +599,16 @@ int heron__count(const heron_space *sp, heron_rng *rng, double limit,
     hs.order[hs.norder - 1] = v;
   }
   hs.limit = limit;
+  hs.each = each;
+  hs.each_ctx = ctx;
   /* Enumeration visits few dead nodes thanks to propagation, so a node
    * budget proportional to the limit only stops pathological spaces. */
   hs.node_budget = limit < 1e6 ? (int64_t)(20 * limit) + 100000 : 20000000;
   if (count_exact(&hs)) {
     *count = hs.count;
+  } else if (each) {
+    *count = hs.count;
+    *exact = 0;
   } else {
     double sum = 0;
     for (int i = 0; i < HS_PROBES; i++)
@@ -609,4 +623,17 @@ done:
   ws_free(&hs);
   free(mark);
   return rc;
+}
+
+int heron__count(const heron_space *sp, heron_rng *rng, double limit,
+                 double *count, int *exact, heron_error *err) {
+  return count_or_enumerate(sp, rng, limit, NULL, NULL, count, exact, err);
+}
+
+int heron__enumerate(const heron_space *sp, double limit,
+                     void (*each)(const int64_t *cfg, void *ctx), void *ctx,
+                     double *count, int *complete, heron_error *err) {
+  heron_rng rng;
+  heron_rng_seed(&rng, 1);
+  return count_or_enumerate(sp, &rng, limit, each, ctx, count, complete, err);
 }

@@ -80,6 +80,8 @@ struct heron_space {
   int64_t *root;     /* the state after root propagation */
   int *order;        /* default decision order: knobs, then the rest */
   int norder;
+  int sampler;                 /* a heron_sampler (heron_space_set_sampler) */
+  struct heron__uniform *unif; /* HERON_SAMPLER_UNIFORM's counts */
 };
 
 /* State accessors. */
@@ -190,6 +192,39 @@ int heron__solve(const heron_space *sp, heron_rng *rng, const hquery *q,
 /* Counts solutions: exactly when at most `limit`, else by random probes. */
 int heron__count(const heron_space *sp, heron_rng *rng, double limit,
                  double *count, int *exact, heron_error *err);
+
+/* Enumerates the valid configs by heron__count's exact walk, calling
+ * each(cfg, ctx) for every one (cfg[nv], valid until each returns):
+ * *complete is 1 when all were passed (*count of them), 0 when there are
+ * more than `limit`.  For tests that check a sampler against the space. */
+int heron__enumerate(const heron_space *sp, double limit,
+                     void (*each)(const int64_t *cfg, void *ctx), void *ctx,
+                     double *count, int *complete, heron_error *err);
+
+/* One Knuth probe from the propagated state s (narrowed in place, with p):
+ * decides the free variables in order[0..norder) by uniform draws and
+ * returns the product of the domain sizes met when the path ends in a valid
+ * config, else 0.  Its expectation is the number of configs below s. */
+double heron__probe(hprop *p, int64_t *s, const int *order, int norder,
+                    heron_rng *rng);
+
+/* ---- Uniform sampling (uniform.c) ------------------------------------ */
+
+/* The counts behind HERON_SAMPLER_UNIFORM (see uniform.c for the design). */
+typedef struct heron__uniform heron__uniform;
+
+/* Counts sp's configs for uniform sampling into *out (exact, or marked as
+ * estimated when the space is too large to count: more than max_visits
+ * propagations, 0 for the default budget).  HERON_ENOMEM. */
+int heron__uniform_build(const heron_space *sp, int64_t max_visits,
+                         heron__uniform **out, heron_error *err);
+void heron__uniform_free(heron__uniform *u);
+/* 1 when u's draws are exactly uniform (*count: the number of valid
+ * configs), 0 when they follow estimated counts (*count: -1). */
+int heron__uniform_exact(const heron__uniform *u, double *count);
+/* Draws a valid config, each with the same probability, into out[nv]. */
+int heron__uniform_sample(const heron_space *sp, const heron__uniform *u,
+                          heron_rng *rng, int64_t *out, heron_error *err);
 
 /* Writes "no valid config: <constraint c>" into err with code EUNSAT. */
 int heron__unsat(const heron_space *sp, int c, heron_error *err);

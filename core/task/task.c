@@ -91,11 +91,25 @@ static int build_op(heron_task *t, const heron_task_spec *spec, int dtype,
   return rc;
 }
 
+/* Gives the new task *out the spec's sampler mode (heron_space_set_sampler);
+ * on failure frees it. */
+static int set_sampler(const heron_task_spec *spec, heron_task **out, int rc,
+                       heron_error *err) {
+  if (!rc && spec->sampler != HERON_SAMPLER_HERON)
+    rc = heron_space_set_sampler((*out)->space, spec->sampler, err);
+  if (rc && *out) {
+    heron_task_free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
 HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
                                 heron_error *err) {
   if (spec && spec->t1 && out) {
     const heron__target *tg = t1_target();
-    return tg->t1_task(spec, out, err);
+    *out = NULL;
+    return set_sampler(spec, out, tg->t1_task(spec, out, err), err);
   }
   if (spec && spec->t4)
     return heron_error_set(err, HERON_EINVAL,
@@ -169,7 +183,7 @@ HERON_API int heron_task_create(const heron_task_spec *spec, heron_task **out,
   }
   make_key(t);
   *out = t;
-  return HERON_OK;
+  return set_sampler(spec, out, HERON_OK, err);
 }
 
 HERON_API void heron_task_free(heron_task *t) {

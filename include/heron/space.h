@@ -115,16 +115,62 @@ HERON_API int heron_space_constraint_get(const heron_space *sp, int c,
                                          int *nx, int *cond,
                                          const int64_t **vals, int *nvals);
 
+/* ---- Sampler modes ---------------------------------------------------- */
+
+/* How heron_space_sample draws.  Every caller of heron_space_sample (every
+ * strategy) draws by the space's mode, so a mode changes no strategy. */
+typedef enum heron_sampler {
+  /* "heron", the default: constrained random sampling, each knob in turn
+   * takes a value drawn uniformly from what propagation leaves possible.
+   * Fast on any space, but not uniform over the valid configs: a value with
+   * few completions below it is drawn as often as one with many. */
+  HERON_SAMPLER_HERON = 0,
+  /* "uniform": every valid config is drawn with the same probability 1/N.
+   * Setting the mode counts the solutions below each choice of the
+   * solver's search tree once (memoised on the propagated state; see
+   * core/space/uniform.c); each draw then takes each variable's value with
+   * probability count(child) / count(node).  Exact when the space can be
+   * counted that way (tiling spaces of 10^9 configs and the T1 spaces
+   * can); otherwise each value is weighed by estimated counts (random
+   * probes) and the draw is only close to uniform: heron_space_sampler
+   * tells which. */
+  HERON_SAMPLER_UNIFORM = 1
+} heron_sampler;
+
+/* The mode's name ("heron", "uniform"), or NULL for an unknown mode. */
+HERON_API const char *heron_sampler_name(heron_sampler mode);
+
+/* The mode called `name`, or HERON_EINVAL. */
+HERON_API int heron_sampler_parse(const char *name);
+
+/* Sets the space's sampler mode; for HERON_SAMPLER_UNIFORM this counts the
+ * space first (milliseconds for a T1 space, 19 s of CPU time for a GEMM
+ * 512^3 cpu space of 5.5e8 configs; memory in proportion to the distinct
+ * nodes of its search tree).  Not thread-safe:
+ * call it before the space is shared (heron_task_spec.sampler does it when
+ * the task is built).  HERON_OK, HERON_EINVAL, HERON_ENOMEM. */
+HERON_API int heron_space_set_sampler(heron_space *sp, heron_sampler mode,
+                                      heron_error *err);
+
+/* The space's sampler mode.  *exact (may be NULL) is 1 when its draws are
+ * exactly uniform over the valid configs (HERON_SAMPLER_UNIFORM on a space
+ * it could count), else 0; *count (may be NULL) is then the exact number of
+ * valid configs, else -1. */
+HERON_API heron_sampler heron_space_sampler(const heron_space *sp, int *exact,
+                                            double *count);
+
 /* ---- Operations -------------------------------------------------------- */
 
-/* Draws a valid config at random (constrained random sampling: every knob
- * value is drawn from what propagation leaves possible, with restarts), and
- * writes it to out[nvars].  Returns HERON_OK, or HERON_EUNSAT with a message
- * when no valid config was found within the solver's restart budget. */
+/* Draws a valid config at random by the space's sampler mode (above;
+ * HERON_SAMPLER_HERON: constrained random sampling, every knob value is
+ * drawn from what propagation leaves possible, with restarts), and writes
+ * it to out[nvars].  Returns HERON_OK, or HERON_EUNSAT with a message when
+ * no valid config was found within the solver's restart budget. */
 HERON_API int heron_space_sample(const heron_space *sp, heron_rng *rng,
                                  int64_t *out, heron_error *err);
 
-/* As heron_space_sample, with restrictions: for every variable v with
+/* As heron_space_sample with the default sampler (whatever the space's
+ * mode), with restrictions: for every variable v with
  * a[v] != HERON_UNSET, v must take the value a[v] or (when b is not NULL and
  * b[v] != HERON_UNSET) the value b[v].  Variables where a[v] is HERON_UNSET
  * are free.  `a` alone fixes variables; `a` and `b` give the two-candidate

@@ -116,6 +116,11 @@ typedef struct heron_task_spec {
    * The strings are copied. */
   const char *t1;
   const char *t4;
+  /* How the task's space samples (heron_space_set_sampler): 0,
+   * HERON_SAMPLER_HERON, is the default; HERON_SAMPLER_UNIFORM counts the
+   * space when the task is built, so that every strategy's random draws are
+   * uniform over the valid configs. */
+  heron_sampler sampler;
 } heron_task_spec;
 
 typedef struct heron_task heron_task;

@@ -2,8 +2,8 @@
 """help_flags.py TOOL SOURCE CLI_H - compares a tool's --help with its table.
 
 Reads the option table of SOURCE (tools/heron_search.c, ...: the entries of
-`static cli_option options[]`, with the CLI_TASK_OPTIONS and
-CLI_MEASURE_OPTIONS macros expanded from CLI_H) and the "Options" section of
+`static cli_option options[]`, with the CLI_TASK_OPTIONS,
+CLI_MEASURE_OPTIONS and CLI_SAMPLER_OPTION macros expanded from CLI_H) and the "Options" section of
 `TOOL --help`, and fails, naming each difference, unless both list the same
 flags in the same order, each once, with the same value name (or none).
 Prints one line naming the count when they agree.
@@ -30,25 +30,29 @@ def macro_body(header, name):
     return m.group(1).replace("\\\n", "\n")
 
 
+MACROS = ("CLI_TASK_OPTIONS", "CLI_MEASURE_OPTIONS", "CLI_SAMPLER_OPTION")
+TOKEN = re.compile(r"\b(" + "|".join(MACROS) + r")\b|" + ENTRY.pattern)
+
+
+def expand(text, header):
+    """The entries of text, in order, the option macros of header expanded
+    (a macro may use another: CLI_TASK_OPTIONS ends with
+    CLI_SAMPLER_OPTION)."""
+    out = []
+    for t in TOKEN.finditer(text):
+        if t.group(1):
+            out += expand(macro_body(header, t.group(1)), header)
+        else:
+            out.append((t.group(2), t.group(4)))
+    return out
+
+
 def table(source, header):
     m = re.search(r"static cli_option options\[\] = \{(.*?)\{0, NULL", source,
                   re.S)
     if not m:
         sys.exit("help_flags: no 'static cli_option options[]' table found")
-    body = m.group(1)
-    out = []
-    # Entries and macro uses in the order they stand.
-    token = re.compile(r"CLI_TASK_OPTIONS\s*\(|CLI_MEASURE_OPTIONS\b|" +
-                       ENTRY.pattern)
-    for t in token.finditer(body):
-        s = t.group(0)
-        if s.startswith("CLI_TASK_OPTIONS"):
-            out += entries(macro_body(header, "CLI_TASK_OPTIONS"))
-        elif s.startswith("CLI_MEASURE_OPTIONS"):
-            out += entries(macro_body(header, "CLI_MEASURE_OPTIONS"))
-        else:
-            out.append((t.group(1), t.group(3)))
-    return out
+    return expand(m.group(1), header)
 
 
 def helped(tool):
