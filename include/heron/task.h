@@ -244,6 +244,38 @@ HERON_API int heron_task_nbuffers(const heron_task *t);
 HERON_API int heron_task_buffer_info(const heron_task *t, int i,
                                      heron_task_buffer *b, heron_error *err);
 
+/* ---- A cuda kernel's device code ------------------------------------------
+ * What a program needs to launch a cuda task's kernel through the driver
+ * API (heron-lib embeds it in its libraries).  The kernel takes four
+ * device pointers, (in0, in1, out, bias): the op's two inputs, its output
+ * and the bias, 0 when the epilogue adds none; all fp16. */
+typedef struct heron_cuda_image {
+  void *cubin;       /* the cubin (heron_cuda_image_free frees it); NULL when
+                        only the launch was asked for */
+  size_t cubin_size; /* bytes */
+  char entry[256];   /* the kernel's name in the cubin */
+  int sm;            /* the architecture built for: the task's */
+  int grid[3], block[3];
+  int64_t dynamic_smem; /* bytes the launch asks; above 48 KiB the kernel's
+                           MAX_DYNAMIC_SHARED_SIZE_BYTES must be raised */
+  int regs;             /* ptxas' registers per thread */
+  int spill_bytes;      /* spill stores + loads */
+  int64_t static_smem;  /* static shared memory per block */
+  char nvrtc[32];       /* NVRTC's version ("13.0"); "" without a cubin */
+} heron_cuda_image;
+
+/* The launch of `src`, a source of a cuda task's kernel
+ * (heron_task_source), into *out (zeroed first), and with `compile` 1 its
+ * cubin, which NVRTC builds for the task's SM with the options of a tuning
+ * run.  HERON_EINVAL for a task of another target or a source without its
+ * launch line; HERON_EBUILD when NVRTC refuses the source or the
+ * architecture (the message names sm_XX); HERON_EUNSUPPORTED when libheron
+ * was built without NVRTC. */
+HERON_API int heron_cuda_image_build(const heron_task *t, const char *src,
+                                     int compile, heron_cuda_image *out,
+                                     heron_error *err);
+HERON_API void heron_cuda_image_free(heron_cuda_image *img);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,19 @@ int heron__nvrtc_available(void) {
 #endif
 }
 
+const char *heron__nvrtc_version(char *buf, size_t cap) {
+  int major = 0, minor = 0;
+#ifdef HERON_HAVE_NVRTC
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    major = minor = 0;
+#endif
+  if (major > 0)
+    snprintf(buf, cap, "%d.%d", major, minor);
+  else
+    snprintf(buf, cap, "%s", "");
+  return buf;
+}
+
 /* The number that ends right before `at` (skipping spaces), or -1 when
  * there is none: "..., 1024 bytes smem" read backwards from " bytes". */
 static long long number_before(const char *start, const char *at) {

@@ -88,6 +88,9 @@ int heron__nvrtc_ptx(const char *src, int sm, char **ptx, heron_error *err);
 /* 1 when this libheron was built with NVRTC. */
 int heron__nvrtc_available(void);
 
+/* NVRTC's version ("13.0") into buf[cap], "" without NVRTC; returns buf. */
+const char *heron__nvrtc_version(char *buf, size_t cap);
+
 /* Parses ptxas' -v report in an NVRTC log: the registers, spill bytes
  * (stores + loads) and static shared memory of entry function `entry`
  * (or of the first one reported, when `entry` is NULL or not found).
