@@ -16,9 +16,15 @@
  *   "four"         four devices (device 0 as "ok")
  *   "launchfail"   cuLaunchKernel returns CUDA_ERROR_LAUNCH_FAILED (719)
  * A dynamic shared-memory attribute above 163 KiB (the A100's opt-in
- * limit) is refused with CUDA_ERROR_INVALID_VALUE (1).
+ * limit) is refused with CUDA_ERROR_INVALID_VALUE (1).  With
+ * HERON_FAKE_CUDA_LOG naming a file, each cuModuleLoadData, each
+ * cuFuncSetAttribute and each cuLaunchKernel appends a line to it
+ * ("cuModuleLoadData", "cuFuncSetAttribute 8 98304", "cuLaunchKernel grid
+ * 4 4 1 block 128 1 1 smem 16384 stream 0x2a"), so a test can count the
+ * loads and see the launch a program made.
  */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,20 @@ typedef void (*host_kernel)(void **params);
 static int mode_is(const char *m) {
   const char *v = getenv("HERON_FAKE_CUDA");
   return v && !strcmp(v, m);
+}
+
+/* Appends one line to $HERON_FAKE_CUDA_LOG, when set. */
+static void log_call(const char *fmt, ...) {
+  const char *path = getenv("HERON_FAKE_CUDA_LOG");
+  FILE *f = path && *path ? fopen(path, "a") : NULL;
+  if (!f)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fclose(f);
 }
 
 static double now_ms(void) {
@@ -116,6 +136,7 @@ EXPORT CUresult cuCtxSetCurrent(void *ctx) {
 EXPORT CUresult cuCtxSynchronize(void) { return 0; }
 
 EXPORT CUresult cuModuleLoadData(void **mod, const void *image) {
+  log_call("cuModuleLoadData");
   /* The image's size is not passed; the tests' host objects are small,
    * and an ELF file's size is its section header table's end. */
   const unsigned char *e = image;
@@ -150,6 +171,7 @@ EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
 EXPORT CUresult cuModuleUnload(void *mod) { return dlclose(mod) ? 1 : 0; }
 EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
   (void)fn;
+  log_call("cuFuncSetAttribute %d %d", attr, value);
   if (attr == 8 && value > OPTIN_LIMIT)
     return 1;
   return 0;
@@ -185,8 +207,9 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
                                unsigned bx, unsigned by, unsigned bz,
                                unsigned smem, void *stream, void **params,
                                void **extra) {
-  (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem;
-  (void)stream, (void)extra;
+  (void)extra;
+  log_call("cuLaunchKernel grid %u %u %u block %u %u %u smem %u stream %p", gx,
+           gy, gz, bx, by, bz, smem, stream);
   if (mode_is("launchfail"))
     return 719;
   host_kernel k;
