@@ -45,6 +45,7 @@ enum {
   OPT_BATCH,
   OPT_JOBS,
   OPT_QUIET,
+  OPT_CUDA_IMAGE,
   OPT_HELP
 };
 
@@ -84,7 +85,17 @@ static cli_option options[] = {
     {OPT_SEED, "seed", "N", "random seed of the strategy", ""},
     {OPT_BATCH, "batch", "N", "configs measured per round", ""},
     {CLI_OPT_DTYPE, "dtype", "TYPE",
-     "element type of the suite's tasks: fp32, int8 or bf16", "the suite's"},
+     "element type of the suite's tasks: fp32, int8 or bf16 (cpu), fp16 "
+     "(cuda)",
+     "the suite's"},
+    {CLI_OPT_TARGET, "target", "NAME",
+     "target of the suite's tasks: cpu, amx, or cuda (tuned on this "
+     "machine's GPU)",
+     "the suite's, else cpu"},
+    {CLI_OPT_SM, "sm", "N",
+     "cuda: compute capability x 10 the cubins are built for (90 for "
+     "H100/H200); the tasks of logs too",
+     "--hw's, else the GPU's, else 80"},
     {CLI_OPT_HW, "hw", "NAME|FILE",
      "hardware description the kernels are generated for (configs/hw/)",
      "this machine"},
@@ -96,6 +107,11 @@ static cli_option options[] = {
     {OPT_JOBS, "jobs", "N", "parallel compiles of the library", "one per core"},
     {OPT_QUIET, "quiet", NULL, "no progress lines, only errors and the table",
      ""},
+    {OPT_CUDA_IMAGE, "cuda-image", "cubin|host",
+     "what a cuda kernel's launcher embeds: its cubin (NVRTC), or, as a test "
+     "aid, its CPU emulation as a host shared object that only the tests' "
+     "fake driver (HERON_LIBCUDA) can load",
+     "cubin"},
     {OPT_HELP, "help", NULL, "show this help", ""},
     {0, NULL, NULL, NULL, ""}};
 
@@ -107,7 +123,8 @@ static void usage(void) {
   cli_print_wrapped(
       stdout,
       "Builds the best kernels of tuned tasks into a library a program links "
-      "(cpu target: fp32, int8, bf16).  DIR/include/NAME.h declares one "
+      "(cpu target: fp32, int8, bf16; cuda: fp16 on the Tensor Cores).  "
+      "DIR/include/NAME.h declares one "
       "function per kernel, named after its op, type and shape "
       "(NAME_gemm_f32_384x768x3072), and per op one function that takes the "
       "shape at run time and calls the kernel tuned for it (NAME_sgemm, "
@@ -117,6 +134,10 @@ static void usage(void) {
       "cblas_sgemm, cblas_sgemv, sgemm_ and sgemv_ run the tuned kernels "
       "where they match), pkgconfig/NAME.pc and cmake/NAME/; "
       "DIR/share/NAME/kernels.json traces each kernel to its log record.  "
+      "A cuda kernel's function takes device pointers and the caller's "
+      "stream; its cubin, built by NVRTC for the task's SM, is embedded in "
+      "the library and loaded once through the driver API (libcuda.so.1, "
+      "opened at run time).  "
       "Tasks of --suite without a --log are tuned first, each into "
       "DIR/logs/, resumed by the next run; the same logs give the same "
       "library, byte for byte.",
@@ -171,6 +192,8 @@ static void name_kernel(const lib_settings *s, lib_kernel *k) {
   k->fn = cli_printf("%s_%s_%s_%s%s", s->name, op, dt, dims, epi);
   if (!strcmp(dt, "f32") && !epi[0] && !strcmp(op, "gemm"))
     k->family = cli_printf("%s_sgemm", s->name);
+  else if (!strcmp(dt, "f16") && !epi[0] && !strcmp(op, "gemm"))
+    k->family = cli_printf("%s_hgemm", s->name);
   else if (!strcmp(dt, "f32") && !epi[0] && !strcmp(op, "gemv"))
     k->family = cli_printf("%s_sgemv", s->name);
   else
@@ -252,7 +275,15 @@ static const char *isa_level(const char *hardware) {
 typedef struct isa_check {
   const char *path, *want_name, *want;
   int unnamed; /* records that name no hardware */
+  int cuda;    /* a GPU's log: the model must be the task's */
 } isa_check;
+
+/* A GPU's model: its hardware name up to " (" ("NVIDIA H200" of "NVIDIA
+ * H200 (driver 580.159.04)" and of "NVIDIA H200 (no GPU here)"). */
+static size_t gpu_model_len(const char *hardware) {
+  const char *p = strstr(hardware, " (");
+  return p ? (size_t)(p - hardware) : strlen(hardware);
+}
 
 static int check_record_isa(json_t *o, int lineno, void *ctx) {
   isa_check *c = ctx;
@@ -261,6 +292,15 @@ static int check_record_isa(json_t *o, int lineno, void *ctx) {
     c->unnamed++;
     return 0;
   }
+  size_t n = gpu_model_len(hw);
+  if (c->cuda &&
+      (n != gpu_model_len(c->want_name) || strncmp(hw, c->want_name, n)))
+    cli_usage("--log %s:%d was measured on %s, but the library is built for "
+              "%s: its cubin would be built for the wrong GPU (give --hw of "
+              "the GPU the log was measured on)",
+              c->path, lineno, hw, c->want_name);
+  if (c->cuda)
+    return 0;
   const char *got = isa_level(hw);
   if (c->want && got && strcmp(got, c->want))
     cli_usage("--log %s:%d was measured on %s, but the library is built for "
@@ -274,7 +314,8 @@ static int check_record_isa(json_t *o, int lineno, void *ctx) {
  * kernel's task; warns once when its records name no machine (logs of
  * versions before "hardware" was written). */
 static void check_log_machine(const lib_settings *s, const lib_kernel *k) {
-  isa_check c = {k->log, k->hardware, isa_level(k->hardware), 0};
+  isa_check c = {k->log, k->hardware, k->cuda ? NULL : isa_level(k->hardware),
+                 0, k->cuda};
   int n = each_record(k->log, check_record_isa, &c);
   if (c.unnamed && !s->quiet)
     fprintf(stderr,
@@ -305,10 +346,10 @@ static void make_task(lib_kernel *k, const char *who) {
   if (rc)
     cli_usage("%s: %s: %s", who, heron_err_name(rc), err.text);
   const char *target = heron_task_target(k->task);
-  if (strcmp(target, "cpu") && strcmp(target, "amx"))
-    cli_usage("%s: target %s: heron-lib builds cpu and amx kernels (the "
-              "cuda target's cubins are not built into libraries yet)",
-              who, target);
+  if (strcmp(target, "cpu") && strcmp(target, "amx") && strcmp(target, "cuda"))
+    cli_usage("%s: target %s: heron-lib builds cpu, amx and cuda kernels", who,
+              target);
+  k->cuda = !strcmp(target, "cuda");
   if (heron_task_prepack(k->task)[0])
     cli_usage("%s: task %s takes %s prepacked: a library's functions take "
               "the tensors as they are (tune it without --prepack)",
@@ -330,6 +371,7 @@ static void collect(lib_settings *s) {
                 "target)",
                 s->logs[i], key);
     k->args.hw = s->task.hw;
+    k->args.sm = s->task.sm;
     k->log = s->logs[i];
     k->user_log = 1;
     make_task(k, cli_printf("--log %s", s->logs[i]));
@@ -449,11 +491,14 @@ static void best_kernel(const lib_settings *s, lib_kernel *k, int i) {
   o.verbose = 0;
   const char *label = k->task_name ? k->task_name : k->key;
   if (k->user_log || s->no_tune) {
-    /* The log's best, nothing measured: a budget its records fill. */
+    /* The log's best, nothing measured: a budget its records fill.  A cuda
+     * task's meter needs a GPU to open unless it emulates, and nothing is
+     * run either way. */
     o.trials = 1;
     o.resume_path = k->log;
     o.log_path = NULL;
     o.progress = NULL;
+    o.measure.emulate = k->cuda;
   } else {
     if (cli_make_dirs(cli_printf("%s/logs", s->out)) != 0)
       cli_usage("--out %s: cannot create its logs folder", s->out);
@@ -477,7 +522,8 @@ static void best_kernel(const lib_settings *s, lib_kernel *k, int i) {
     cli_die(CLI_EXIT_FAILURE, rep.rc, &rep.err, "task %s (log %s)", label,
             k->log);
   char *cfg = read_text(cli_printf("%s/config.json", emit));
-  k->source = read_text(cli_printf("%s/kernel.c", emit));
+  k->source =
+      read_text(cli_printf("%s/%s", emit, k->cuda ? "kernel.cu" : "kernel.c"));
   if (!cfg || !k->source) {
     free(cfg);
     cli_usage("task %s: log %s has no successful measurement: no kernel to "
@@ -497,7 +543,9 @@ static void best_kernel(const lib_settings *s, lib_kernel *k, int i) {
   k->gflops = json_number_value(json_object_get(c, "gflops"));
   json_decref(c);
   remove_emit(emit);
-  char *flags = cli_strdup(heron_task_cflags(k->task));
+  /* A cuda kernel's C file is its launcher, built as the library's own
+   * code is. */
+  char *flags = cli_strdup(k->cuda ? "-O2 -fPIC" : heron_task_cflags(k->task));
   char *sh = strstr(flags, " -shared");
   if (sh)
     memmove(sh, sh + strlen(" -shared"), strlen(sh + strlen(" -shared")) + 1);
@@ -505,6 +553,10 @@ static void best_kernel(const lib_settings *s, lib_kernel *k, int i) {
 }
 
 /* ---- main ---------------------------------------------------------------- */
+
+static int by_fn(const void *a, const void *b) {
+  return strcmp(((const lib_kernel *)a)->fn, ((const lib_kernel *)b)->fn);
+}
 
 static void parse(lib_settings *s, int argc, char **argv) {
   heron_tune_options_init(&s->o);
@@ -583,6 +635,11 @@ static void parse(lib_settings *s, int argc, char **argv) {
     case OPT_QUIET:
       s->quiet = 1;
       break;
+    case OPT_CUDA_IMAGE:
+      if (strcmp(val, "cubin") && strcmp(val, "host"))
+        cli_usage("--cuda-image: '%s' is not one of cubin, host", val);
+      s->host_image = !strcmp(val, "host");
+      break;
     default:
       cli_task_flag(&s->task, id, val);
     }
@@ -616,8 +673,10 @@ static void parse(lib_settings *s, int argc, char **argv) {
   else
     cli_usage("--fallback: '%s' is not one of none, cblas, onednn", fallback);
   if (s->task.dtype && strcmp(s->task.dtype, "fp32") &&
-      strcmp(s->task.dtype, "int8") && strcmp(s->task.dtype, "bf16"))
-    cli_usage("--dtype: '%s': a library's kernels are fp32, int8 or bf16",
+      strcmp(s->task.dtype, "int8") && strcmp(s->task.dtype, "bf16") &&
+      strcmp(s->task.dtype, "fp16"))
+    cli_usage("--dtype: '%s': a library's kernels are fp32, int8, bf16 "
+              "(cpu) or fp16 (cuda)",
               s->task.dtype);
   if (!s->jobs) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -640,7 +699,11 @@ int main(int argc, char **argv) {
     cli_usage("no task to build: --tasks selected none");
   for (int i = 0; i < s.nk; i++)
     best_kernel(&s, &s.k[i], i);
+  /* The order of the function names, so the order of the flags does not
+   * change the library. */
+  qsort(s.k, (size_t)s.nk, sizeof *s.k, by_fn);
   s.machine = s.k[0].hardware;
+  lib_build_images(&s);
   lib_write_files(&s);
   lib_build(&s);
   printf("library %s: %d kernel%s in %s\n", s.name, s.nk, s.nk == 1 ? "" : "s",
@@ -655,6 +718,8 @@ int main(int argc, char **argv) {
     heron_task_free(s.k[i].task);
     free(s.k[i].source);
     json_decref(s.k[i].config);
+    heron_cuda_image_free(&s.k[i].image);
+    free(s.k[i].embed);
   }
   free(s.k);
   free((void *)s.o.strategy_params);

@@ -8,8 +8,8 @@
  *                      symbols renamed, the functions of the header and
  *                      their dispatch by shape, the fallback, the version
  *                      script, pkg-config and CMake files, kernels.json
- *   heron_lib_build.c  compiling and linking them: lib/libNAME.a and
- *                      lib/libNAME.so
+ *   heron_lib_build.c  the cuda kernels' images (cubins), then compiling
+ *                      and linking: lib/libNAME.a and lib/libNAME.so
  *
  * Every file the library is made of is a function of the logs and of the
  * compiler alone (no time, no absolute path inside), so the same logs give
@@ -44,6 +44,12 @@ typedef struct lib_kernel {
   int trial;
   double seconds, gflops;
   const char *cflags; /* heron_task_cflags, less " -shared" */
+  /* A cuda kernel: launched on the caller's stream from the image the
+   * library embeds (heron_lib_build.c's lib_build_images). */
+  int cuda;
+  heron_cuda_image image; /* its launch; its cubin unless host_image */
+  unsigned char *embed;   /* the bytes embedded: the cubin, or the host */
+  size_t embed_size;      /* emulation's shared object (--cuda-image) */
 } lib_kernel;
 
 typedef struct lib_settings {
@@ -57,6 +63,7 @@ typedef struct lib_settings {
   int fallback;
   int jobs; /* parallel compiles */
   int quiet;
+  int host_image;     /* --cuda-image host: the emulation in place of cubins */
   const char *cc;     /* $CC or cc */
   cli_task_args task; /* --dtype, --hw given for the suite's tasks */
   heron_tune_options o;
@@ -77,6 +84,13 @@ void lib_write_files(const lib_settings *s);
 const char *lib_ctype(const char *dtype);
 
 /* ---- heron_lib_build.c --------------------------------------------------- */
+
+/* The image each cuda kernel's launcher embeds: the cubin NVRTC builds for
+ * the task's SM (heron_cuda_image_build), or with s->host_image the
+ * kernel's CPU emulation built by $CC as a shared object exporting the
+ * kernel's entry, which only the tests' fake driver loads.  Exits naming
+ * the kernel and its SM when NVRTC cannot build it. */
+void lib_build_images(lib_settings *s);
 
 /* Compiles src/ into lib/libNAME.a and lib/libNAME.so; exits naming the
  * failing command and its output on a compiler error. */

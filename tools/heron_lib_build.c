@@ -124,6 +124,122 @@ static job own_code(const lib_settings *s, const char *base, char **argv) {
                cli_printf("%s/src/%s.log", s->out, base), 0};
 }
 
+/* ---- The cuda kernels' images -------------------------------------------- */
+
+static unsigned char *read_bytes(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  unsigned char *buf = NULL;
+  long n = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+      fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
+      fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  if (f)
+    fclose(f);
+  if (!buf) {
+    fprintf(stderr, "%s: cannot read %s: %s\n", cli_prog(), path,
+            errno ? strerror(errno) : "empty");
+    exit(CLI_EXIT_FAILURE);
+  }
+  *size = (size_t)n;
+  return buf;
+}
+
+/* src/NAME_k<i>_host.c: the kernel's source built as its CPU emulation,
+ * its kernel function renamed, and the entry the fake driver calls in its
+ * place: heron_cuda_kernel(params), params pointing at the four 64-bit
+ * device pointers as cuLaunchKernel passes them. */
+static const char *host_source(const lib_settings *s, const lib_kernel *k,
+                               int i) {
+  const char *base = cli_printf("%s_k%d_host", s->name, i);
+  lib_write_text(
+      cli_printf("%s/src/%s.c", s->out, base),
+      cli_printf("/* %s, kernel %d of %s: its CPU emulation as a host shared "
+                 "object,\n * the test aid of --cuda-image host (only the "
+                 "tests' fake driver loads it). */\n"
+                 "#define %s heron__host_body\n%s#undef %s\n\n"
+                 "__attribute__((visibility(\"default\"))) void %s(void "
+                 "**params) {\n"
+                 "  void *bufs[4];\n"
+                 "  for (int i = 0; i < 4; i++)\n"
+                 "    bufs[i] = (void *)(unsigned long)*(unsigned long long "
+                 "*)params[i];\n"
+                 "  heron_kernel(bufs);\n}\n",
+                 k->fn, i, s->name, k->image.entry, k->source, k->image.entry,
+                 k->image.entry));
+  return base;
+}
+
+void lib_build_images(lib_settings *s) {
+  job *jobs = calloc((size_t)s->nk + 1, sizeof *jobs);
+  if (!jobs) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    exit(CLI_EXIT_FAILURE);
+  }
+  int nj = 0;
+  const char *src = cli_printf("%s/src", s->out);
+  if (cli_make_dirs(src) != 0) {
+    fprintf(stderr, "%s: cannot create %s: %s\n", cli_prog(), src,
+            strerror(errno));
+    exit(CLI_EXIT_FAILURE);
+  }
+  for (int i = 0; i < s->nk; i++) {
+    lib_kernel *k = &s->k[i];
+    if (!k->cuda)
+      continue;
+    heron_error err;
+    heron_error_clear(&err);
+    int rc = heron_cuda_image_build(k->task, k->source, !s->host_image,
+                                    &k->image, &err);
+    if (rc == HERON_EBUILD || rc == HERON_EUNSUPPORTED)
+      cli_usage("task %s (log %s): cannot build its cubin for sm_%d: %s "
+                "(--sm picks the architecture)",
+                k->key, k->log, k->image.sm, err.text);
+    if (rc)
+      cli_die(CLI_EXIT_FAILURE, rc, &err, "task %s (log %s)", k->key, k->log);
+    if (!s->host_image) {
+      /* The cubin beside the launcher that embeds it, for cuobjdump. */
+      k->embed = malloc(k->image.cubin_size);
+      if (!k->embed) {
+        fprintf(stderr, "%s: out of memory\n", cli_prog());
+        exit(CLI_EXIT_FAILURE);
+      }
+      memcpy(k->embed, k->image.cubin, k->image.cubin_size);
+      k->embed_size = k->image.cubin_size;
+      FILE *f = fopen(cli_printf("%s/%s_k%d.cubin", src, s->name, i), "wb");
+      if (!f || fwrite(k->embed, 1, k->embed_size, f) != k->embed_size ||
+          fclose(f) != 0) {
+        fprintf(stderr, "%s: cannot write %s/%s_k%d.cubin\n", cli_prog(), src,
+                s->name, i);
+        exit(CLI_EXIT_FAILURE);
+      }
+      continue;
+    }
+    const char *base = host_source(s, k, i);
+    char **argv = new_argv(128);
+    int n = split_words(s->cc, argv, 0);
+    n = split_words(heron_task_cflags(k->task), argv, n);
+    argv[n++] = cli_printf("%s.c", base);
+    argv[n++] = "-o";
+    argv[n++] = cli_printf("%s.so", base);
+    jobs[nj++] = (job){cli_printf("the host image of kernel %d (%s)", i, k->fn),
+                       argv, cli_printf("%s/%s.log", src, base), 0};
+  }
+  run_jobs(src, jobs, nj, s->jobs);
+  for (int j = 0; j < nj; j++) {
+    unlink(jobs[j].out);
+    free(jobs[j].argv);
+  }
+  free(jobs);
+  for (int i = 0; i < s->nk; i++)
+    if (s->k[i].cuda && s->host_image)
+      s->k[i].embed =
+          read_bytes(cli_printf("%s/%s_k%d_host.so", src, s->name, i),
+                     &s->k[i].embed_size);
+}
+
 void lib_build(const lib_settings *s) {
   const char *src = cli_printf("%s/src", s->out);
   const char *N = s->name;

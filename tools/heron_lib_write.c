@@ -13,8 +13,8 @@
  *                           NAME::NAME_static)
  *   share/NAME/kernels.json what each kernel is and where it comes from
  *
- * The kernels are in the order of their function names, so the order of
- * the flags does not change the library. */
+ * The kernels come in the order of their function names (heron_lib.c
+ * sorts them), so the order of the flags does not change the library. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,7 +97,7 @@ static const char *dim_param(const lib_kernel *k, const char *dim) {
 
 /* The buffers joined: "const float *A, const float *B, float *C" (the
  * bias last; BUF_PARAM), "A, B, C" (BUF_ARG), "A fp32[33][9], ..."
- * (BUF_LAYOUT). */
+ * (BUF_LAYOUT); a cuda kernel's end in its stream. */
 enum { BUF_PARAM, BUF_ARG, BUF_LAYOUT };
 static const char *buffers_joined(const lib_kernel *k, int mode) {
   char *s = cli_strdup("");
@@ -116,7 +116,21 @@ static const char *buffers_joined(const lib_kernel *k, int mode) {
         s = cli_printf("%s[%lld]", s, (long long)info.dims[d]);
     }
   }
+  /* A cuda kernel runs on the caller's stream. */
+  if (k->cuda && mode == BUF_PARAM)
+    s = cli_printf("%s, void *stream", s);
+  else if (k->cuda && mode == BUF_ARG)
+    s = cli_printf("%s, stream", s);
   return s;
+}
+
+/* Whether the library holds a cuda kernel (then it has the driver's
+ * loader and its two statuses). */
+static int has_cuda(const lib_settings *s) {
+  for (int i = 0; i < s->nk; i++)
+    if (s->k[i].cuda)
+      return 1;
+  return 0;
 }
 
 /* The op's dimensions joined: "int M, int N, int K" (DIM_PARAM), "M, N,
@@ -182,6 +196,7 @@ static void write_header(const lib_settings *s) {
       "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
       "enum {\n  %s_OK = 0,\n"
       "  %s_ENOTUNED = -1, /* no kernel for this shape (and no fallback) */\n"
+      "%s"
       "  %s_EFALLBACK = -2 /* the fallback library could not be loaded */\n"
       "};\n\n"
       "/* The words of a status (static). */\n"
@@ -194,7 +209,29 @@ static void write_header(const lib_settings *s) {
           : cli_printf("\n * (%s_sgemm and %s_sgemv call %s for those instead)",
                        N, N,
                        s->fallback == FALLBACK_CBLAS ? "CBLAS" : "oneDNN"),
-      N, guard, guard, N, N, N, N, N);
+      N, guard, guard, N, N,
+      has_cuda(s)
+          ? cli_printf("  %s_ENODRIVER = -3, /* no CUDA driver could be "
+                       "loaded */\n"
+                       "  %s_ECUDA = -4, /* a driver call failed "
+                       "(%s_cuda_error) */\n",
+                       N, N, N)
+          : "",
+      N, N, N);
+  if (has_cuda(s))
+    put(&t,
+        "/* The cuda kernels (those whose last parameter is `stream`) take\n"
+        " * device pointers (cuMemAlloc, cudaMalloc) to fp16 elements, held\n"
+        " * as their uint16_t bits, and enqueue the kernel on `stream` (a\n"
+        " * CUstream or cudaStream_t; NULL: the default stream), returning\n"
+        " * before it ran.  The first call opens libcuda.so.1 ($HERON_LIBCUDA\n"
+        " * names another); each kernel's cubin, embedded in the library, is\n"
+        " * loaded once, into the context current at its first call, which\n"
+        " * the later calls must share.  A failure to load is kept: every\n"
+        " * later call of that kernel returns it. */\n\n"
+        "/* The CUresult of the last driver call that failed (0: none). */\n"
+        "int %s_cuda_error(void);\n\n",
+        N);
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
     if (!first_of_family(s, i))
@@ -213,17 +250,29 @@ static void write_header(const lib_settings *s) {
       const lib_kernel *q = &s->k[j];
       if (strcmp(q->family, k->family))
         continue;
+      const heron_cuda_image *im = &q->image;
       put(&t,
           "/* %s%s%s: %s (%s)\n"
           " * %s\n"
-          " * %.2f GFLOP/s (%.6g ms) on %s: trial %d of its log. */\n"
+          " * %.2f GFLOP/s (%.6g ms) on %s: trial %d of its log.%s */\n"
           "int %s(%s);\n\n",
           q->task_name ? q->task_name : "", q->task_name ? ", " : "", q->key,
           dims_joined(q, DIM_TEXT),
           heron_task_epilogue(q->task)[0] ? heron_task_epilogue(q->task)
                                           : "no epilogue",
           buffers_joined(q, BUF_LAYOUT), q->gflops, q->seconds * 1e3,
-          q->hardware, q->trial, q->fn, buffers_joined(q, BUF_PARAM));
+          q->hardware, q->trial,
+          !q->cuda ? ""
+          : s->host_image
+              ? "\n * Its CPU emulation stands in for the cubin (--cuda-image "
+                "host):\n * only the tests' fake driver runs it."
+              : cli_printf("\n * Cubin for sm_%d (NVRTC %s): grid (%d, %d, "
+                           "%d), block (%d, %d, %d),\n * %lld bytes of "
+                           "dynamic shared memory, %d registers.",
+                           im->sm, im->nvrtc, im->grid[0], im->grid[1],
+                           im->grid[2], im->block[0], im->block[1],
+                           im->block[2], (long long)im->dynamic_smem, im->regs),
+          q->fn, buffers_joined(q, BUF_PARAM));
     }
   }
   put(&t, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", guard);
@@ -312,6 +361,82 @@ static void write_fallback(const lib_settings *s, text *t) {
         N);
 }
 
+/* The driver's loader, when the library has cuda kernels: libcuda.so.1
+ * opened once (HERON_LIBCUDA names another, as for libheron), the five
+ * entry points a launch needs, and the two calls every kernel's launcher
+ * (src/NAME_k<i>.c) makes: NAME__cuda_load, once per kernel, and
+ * NAME__cuda_launch. */
+static void write_cuda_runtime(const lib_settings *s, text *t) {
+  const char *N = s->name;
+  if (!has_cuda(s))
+    return;
+  put(t,
+      "/* The CUDA driver, opened at the first call of a cuda kernel. */\n"
+      "#include <dlfcn.h>\n#include <pthread.h>\n"
+      "typedef int (*%s__cu_init)(unsigned);\n"
+      "typedef int (*%s__cu_load)(void **, const void *);\n"
+      "typedef int (*%s__cu_get)(void **, void *, const char *);\n"
+      "typedef int (*%s__cu_attr)(void *, int, int);\n"
+      "typedef int (*%s__cu_launch)(void *, unsigned, unsigned, unsigned,\n"
+      "    unsigned, unsigned, unsigned, unsigned, void *, void **, void "
+      "**);\n"
+      "static struct {\n"
+      "  %s__cu_init init;\n  %s__cu_load load;\n  %s__cu_get get;\n"
+      "  %s__cu_attr attr;\n  %s__cu_launch launch;\n"
+      "} %s__cu;\n"
+      "static pthread_once_t %s__cu_once = PTHREAD_ONCE_INIT;\n"
+      "static int %s__cu_status, %s__cu_error;\n\n"
+      "int %s_cuda_error(void) {\n"
+      "  return __atomic_load_n(&%s__cu_error, __ATOMIC_RELAXED);\n}\n\n"
+      "/* A driver call's result as a status, the CUresult kept. */\n"
+      "static int %s__cu_check(int r) {\n"
+      "  if (r == 0)\n    return %s_OK;\n"
+      "  __atomic_store_n(&%s__cu_error, r, __ATOMIC_RELAXED);\n"
+      "  return %s_ECUDA;\n}\n\n"
+      "static void %s__cu_open(void) {\n"
+      "  const char *path = getenv(\"HERON_LIBCUDA\");\n"
+      "  void *h = dlopen(path && *path ? path : \"libcuda.so.1\",\n"
+      "                  RTLD_NOW | RTLD_LOCAL);\n"
+      "  if (h) {\n"
+      "    %s__cu.init = (%s__cu_init)dlsym(h, \"cuInit\");\n"
+      "    %s__cu.load = (%s__cu_load)dlsym(h, \"cuModuleLoadData\");\n"
+      "    %s__cu.get = (%s__cu_get)dlsym(h, \"cuModuleGetFunction\");\n"
+      "    %s__cu.attr = (%s__cu_attr)dlsym(h, \"cuFuncSetAttribute\");\n"
+      "    %s__cu.launch = (%s__cu_launch)dlsym(h, \"cuLaunchKernel\");\n"
+      "  }\n"
+      "  if (!h || !%s__cu.init || !%s__cu.load || !%s__cu.get || "
+      "!%s__cu.attr ||\n      !%s__cu.launch)\n"
+      "    %s__cu_status = %s_ENODRIVER;\n"
+      "  else\n    %s__cu_status = %s__cu_check(%s__cu.init(0));\n}\n\n"
+      "/* Loads a kernel's image into the current context, finds its entry\n"
+      " * and allows its dynamic shared memory (above 48 KiB a kernel must\n"
+      " * opt in); each kernel calls it once. */\n"
+      "int %s__cuda_load(const unsigned char *image, const char *entry,\n"
+      "                  long long smem, void **fn) {\n"
+      "  pthread_once(&%s__cu_once, %s__cu_open);\n"
+      "  if (%s__cu_status)\n    return %s__cu_status;\n"
+      "  void *mod = NULL;\n"
+      "  int rc = %s__cu_check(%s__cu.load(&mod, image));\n"
+      "  if (rc == %s_OK)\n"
+      "    rc = %s__cu_check(%s__cu.get(fn, mod, entry));\n"
+      "  /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */\n"
+      "  if (rc == %s_OK && smem > 48 * 1024)\n"
+      "    rc = %s__cu_check(%s__cu.attr(*fn, 8, (int)smem));\n"
+      "  return rc;\n}\n\n"
+      "/* Enqueues the kernel on `stream` with its four device pointers. */\n"
+      "int %s__cuda_launch(void *fn, const unsigned *grid, const unsigned "
+      "*block,\n"
+      "                    unsigned smem, void *stream, unsigned long long "
+      "*args) {\n"
+      "  void *params[4] = {&args[0], &args[1], &args[2], &args[3]};\n"
+      "  return %s__cu_check(%s__cu.launch(fn, grid[0], grid[1], grid[2], "
+      "block[0],\n"
+      "      block[1], block[2], smem, stream, params, NULL));\n}\n\n",
+      N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+      N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+      N, N, N, N, N, N, N);
+}
+
 static void write_code(const lib_settings *s) {
   const char *N = s->name;
   text t = {0};
@@ -331,7 +456,7 @@ static void write_code(const lib_settings *s) {
       "         : status == %s_ENOTUNED ? \"no kernel was tuned for this "
       "shape\"\n"
       "         : status == %s_EFALLBACK ? \"the fallback library could not "
-      "be loaded\"\n"
+      "be loaded\"\n%s"
       "         : \"unknown status\";\n}\n\n"
       "unsigned long long %s_fallback_calls(void) {\n"
       "  return __atomic_load_n(&%s__fallbacks, __ATOMIC_RELAXED);\n}\n\n"
@@ -344,10 +469,36 @@ static void write_code(const lib_settings *s) {
       "            %s__calls[i]);\n"
       "  fprintf(stderr, \"%s: %%-48s %%llu calls\\n\", \"fallback\",\n"
       "          %s__fallbacks);\n}\n\n",
-      N, N, N, N, N, N, N, s->nk, N, N, N, N, N);
+      N, N, N, N,
+      has_cuda(s) ? cli_printf("         : status == %s_ENODRIVER ? \"no CUDA "
+                               "driver could be loaded\"\n"
+                               "         : status == %s_ECUDA ? \"a CUDA "
+                               "driver call failed\"\n",
+                               N, N)
+                  : "",
+      N, N, N, s->nk, N, N, N, N, N);
   write_fallback(s, &t);
+  write_cuda_runtime(s, &t);
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
+    if (k->cuda) {
+      put(&t,
+          "int %s__k%d_launch(void *const *bufs, void *stream);\n"
+          "int %s(%s) {\n"
+          "  void *const bufs[] = {",
+          N, i, k->fn, buffers_joined(k, BUF_PARAM));
+      for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
+        heron_task_buffer info;
+        heron_task_buffer_info(k->task, b, &info, NULL);
+        put(&t, "%s(void *)%s", b ? ", " : "", info.name);
+      }
+      put(&t,
+          "};\n"
+          "  __atomic_add_fetch(&%s__calls[%d], 1, __ATOMIC_RELAXED);\n"
+          "  return %s__k%d_launch(bufs, stream);\n}\n\n",
+          N, i, N, i);
+      continue;
+    }
     put(&t,
         "void %s__k%d_kernel(void *const *bufs);\n"
         "int %s(%s) {\n"
@@ -387,6 +538,8 @@ static void write_code(const lib_settings *s) {
       heron_task_buffer_info(k->task, b, &info, NULL);
       put(&t, "  (void)%s;\n", info.name);
     }
+    if (k->cuda)
+      put(&t, "  (void)stream;\n");
     put(&t, "  return %s_ENOTUNED;\n}\n\n", N);
     /* FAMILY: the kernels, then the fallback where there is one. */
     put(&t, "int %s(%s,\n    %s) {\n", k->family, dims_joined(k, DIM_PARAM),
@@ -412,12 +565,83 @@ static void write_code(const lib_settings *s) {
   free(t.s);
 }
 
+/* A cuda kernel's file: its image as bytes (the cubin, or the host
+ * emulation of --cuda-image host) and its launcher, which loads the image
+ * once (pthread_once) and launches it on the caller's stream with the
+ * geometry of the source's launch line. */
+static void write_launcher(const lib_settings *s, const lib_kernel *k, int i) {
+  const char *N = s->name;
+  const heron_cuda_image *im = &k->image;
+  text t = {0};
+  put(&t,
+      "/* %s, kernel %d of %s: %s, trial %d of %s.\n"
+      " * %s; launched with grid (%d, %d, %d),\n"
+      " * block (%d, %d, %d) and %lld bytes of dynamic shared memory. */\n"
+      "#include <pthread.h>\n#include <stdint.h>\n\n"
+      "int %s__cuda_load(const unsigned char *image, const char *entry,\n"
+      "                  long long smem, void **fn);\n"
+      "int %s__cuda_launch(void *fn, const unsigned *grid, const unsigned "
+      "*block,\n"
+      "                    unsigned smem, void *stream, unsigned long long "
+      "*args);\n\n"
+      "static const unsigned char image[%zu] __attribute__((aligned(8))) = "
+      "{",
+      k->fn, i, N, k->key, k->trial, k->log,
+      s->host_image
+          ? "The kernel's CPU emulation as a host shared object "
+            "(--cuda-image host:\n * only the tests' fake driver loads it)"
+          : cli_printf("The cubin NVRTC %s built for sm_%d (%d registers, "
+                       "%d bytes spilled,\n * %lld bytes of static shared "
+                       "memory)",
+                       im->nvrtc, im->sm, im->regs, im->spill_bytes,
+                       (long long)im->static_smem),
+      im->grid[0], im->grid[1], im->grid[2], im->block[0], im->block[1],
+      im->block[2], (long long)im->dynamic_smem, N, N, k->embed_size);
+  for (size_t b = 0; b < k->embed_size; b++)
+    put(&t, "%s0x%02x,", b % 16 ? "" : "\n   ", k->embed[b]);
+  int nb = heron_task_nbuffers(k->task), out = 0, bias = 0;
+  for (int b = 0; b < nb; b++) {
+    heron_task_buffer info;
+    heron_task_buffer_info(k->task, b, &info, NULL);
+    if (info.output)
+      out = b;
+  }
+  bias = out + 1 < nb;
+  put(&t,
+      "\n};\n\n"
+      "static pthread_once_t once = PTHREAD_ONCE_INIT;\n"
+      "static void *fn;\nstatic int status;\n"
+      "static void load(void) {\n"
+      "  status = %s__cuda_load(image, \"%s\", %lldLL, &fn);\n}\n\n"
+      "/* bufs: the op's device pointers in the header's order; the kernel\n"
+      " * takes (in0, in1, out, bias). */\n"
+      "int %s__k%d_launch(void *const *bufs, void *stream) {\n"
+      "  static const unsigned grid[3] = {%d, %d, %d};\n"
+      "  static const unsigned block[3] = {%d, %d, %d};\n"
+      "  pthread_once(&once, load);\n"
+      "  if (status)\n    return status;\n"
+      "  unsigned long long args[4] = {\n"
+      "      (uintptr_t)bufs[0], %s, (uintptr_t)bufs[%d], %s};\n"
+      "  return %s__cuda_launch(fn, grid, block, %lldu, stream, args);\n}\n",
+      N, im->entry, (long long)im->dynamic_smem, N, i, im->grid[0], im->grid[1],
+      im->grid[2], im->block[0], im->block[1], im->block[2],
+      out > 1 ? "(uintptr_t)bufs[1]" : "0", out,
+      bias ? cli_printf("(uintptr_t)bufs[%d]", out + 1) : "0", N,
+      (long long)im->dynamic_smem);
+  lib_write_text(cli_printf("%s/src/%s_k%d.c", s->out, N, i), t.s);
+  free(t.s);
+}
+
 /* The kernels' sources: each exported symbol (heron_kernel, and
  * heron_prepack / heron_prepacked_elems where the kernel has them)
  * renamed to the library's own. */
 static void write_kernels(const lib_settings *s) {
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
+    if (k->cuda) {
+      write_launcher(s, k, i);
+      continue;
+    }
     text t = {0};
     put(&t,
         "/* %s, kernel %d of %s: %s, trial %d of %s. */\n"
@@ -608,6 +832,8 @@ static void write_packaging(const lib_settings *s) {
       "  global:\n",
       N);
   put(&t, "    %s_strerror;\n    %s_fallback_calls;\n", N, N);
+  if (has_cuda(s))
+    put(&t, "    %s_cuda_error;\n", N);
   for (int i = 0; i < s->nk; i++) {
     put(&t, "    %s;\n", s->k[i].fn);
     if (first_of_family(s, i))
@@ -626,7 +852,7 @@ static void write_packaging(const lib_settings *s) {
       "Version: 1.0\n"
       "Cflags: -I${includedir}\n"
       "Libs: -L${libdir} -l%s\n"
-      "Libs.private: -fopenmp -ldl -lm\n",
+      "Libs.private: -fopenmp -ldl -lm -lpthread\n",
       N, N, s->machine, N);
   make_dir(cli_printf("%s/lib/pkgconfig", s->out));
   lib_write_text(cli_printf("%s/lib/pkgconfig/%s.pc", s->out, N), t.s);
@@ -698,6 +924,32 @@ static void write_manifest(const lib_settings *s) {
     json_object_set_new(o, "gflops", json_real(k->gflops));
     json_object_set_new(o, "hardware", json_string(k->hardware));
     json_object_set_new(o, "cflags", json_string(k->cflags));
+    if (k->cuda) {
+      const heron_cuda_image *im = &k->image;
+      json_t *c = json_object();
+      json_object_set_new(c, "image",
+                          json_string(s->host_image ? "host emulation (a "
+                                                      "test aid)"
+                                                    : "cubin"));
+      json_object_set_new(c, "sm", json_integer(im->sm));
+      if (!s->host_image) {
+        json_object_set_new(c, "nvrtc", json_string(im->nvrtc));
+        json_object_set_new(c, "registers", json_integer(im->regs));
+        json_object_set_new(c, "spill_bytes", json_integer(im->spill_bytes));
+        json_object_set_new(c, "static_smem",
+                            json_integer((json_int_t)im->static_smem));
+      }
+      json_object_set_new(c, "bytes", json_integer((json_int_t)k->embed_size));
+      json_object_set_new(c, "entry", json_string(im->entry));
+      json_object_set_new(
+          c, "grid", json_pack("[iii]", im->grid[0], im->grid[1], im->grid[2]));
+      json_object_set_new(
+          c, "block",
+          json_pack("[iii]", im->block[0], im->block[1], im->block[2]));
+      json_object_set_new(c, "dynamic_smem",
+                          json_integer((json_int_t)im->dynamic_smem));
+      json_object_set_new(o, "cuda", c);
+    }
     json_object_set_new(o, "source",
                         json_string(cli_printf("src/%s_k%d.c", s->name, i)));
     json_array_append_new(ks, o);
@@ -715,12 +967,7 @@ static void write_manifest(const lib_settings *s) {
   free(txt);
 }
 
-static int by_fn(const void *a, const void *b) {
-  return strcmp(((const lib_kernel *)a)->fn, ((const lib_kernel *)b)->fn);
-}
-
 void lib_write_files(const lib_settings *s) {
-  qsort(s->k, (size_t)s->nk, sizeof *s->k, by_fn);
   make_dir(cli_printf("%s/src", s->out));
   make_dir(cli_printf("%s/include", s->out));
   write_kernels(s);
