@@ -57,6 +57,22 @@ double heron__tune_elapsed(const run *r) {
   return r->elapsed_base + (heron__now() - r->t0) + r->sim_s;
 }
 
+/* The mean simulated cost of a config of a recorded (T1/T4) task, what a
+ * trial is expected to cost before any was measured; 0 for other tasks. */
+static double recorded_mean_cost(const heron_task *t) {
+  double *secs = NULL, *cost = NULL, sum = 0;
+  int n = 0;
+  heron_error e;
+  heron_error_clear(&e);
+  if (heron_task_recorded_space(t, &secs, &cost, &n, &e) != HERON_OK)
+    return 0;
+  for (int i = 0; i < n; i++)
+    sum += cost[i];
+  heron_free(secs);
+  heron_free(cost);
+  return n > 0 ? sum / n : 0;
+}
+
 /* Stores the elapsed time of history record i. */
 int heron__tune_set_elapsed(run *r, int i, double el, heron_error *err) {
   if (i >= r->elapsed_cap) {
@@ -293,6 +309,8 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
     r.simulated = (r.meter->props & HERON__METER_SIMULATED) != 0;
     r.log_ctx.build_stats = (r.meter->props & HERON__METER_BUILD_STATS) != 0;
   }
+  if (r.simulated && o->time_limit_s > 0)
+    r.prior_cost = recorded_mean_cost(t);
   /* Crashes and hangs in plugin calls end the run with their name.  The
    * guard's watchdog is a thread, so it starts after the runner's fork. */
   {

@@ -61,6 +61,11 @@ typedef struct run {
   double sim_s;
   double *costs; /* simulated seconds of each answer of a round (0 on a
                     real clock) */
+  /* The expected cost of one trial before any was measured: a recorded
+   * (T1/T4) task's mean cost per config, else 0 (engine_round.c,
+   * round_size). */
+  double prior_cost;
+  int one_by_one; /* the budget left holds less than a batch (said once) */
   /* The round in flight, for candidates recorded as they arrive from a
    * remote measurement (o->remote's `arrived`): its arrays, indexed as
    * the remote function's, and pre[i], the stored record of candidate i

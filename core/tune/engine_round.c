@@ -311,18 +311,66 @@ static int keep_done(heron_measurement *ms, char **errors, uint64_t *keys,
   return k;
 }
 
-static int run_round(run *r, int64_t *props, uint64_t *keys,
-                     heron_measurement *ms, char **errors, int *done, int *env,
-                     const heron_measurement **stored, int *got_new,
-                     heron_error *err) {
+/* The budget spent so far: real time, plus the simulated measuring time on
+ * a simulated clock (the budget of such a run is its simulated clock,
+ * which a resumed run continues). */
+static double spent_s(const run *r) {
+  return r->simulated ? heron__tune_elapsed(r) : heron__now() - r->t0;
+}
+
+/* How many configs to ask the strategy for: a batch, or the trials left
+ * when fewer; and one at a time once the time left (--time-limit, real or
+ * simulated) is expected to hold fewer trials than that, so that a budget
+ * shorter than a batch is spent on configs chosen one after another, each
+ * with every measurement before it, not on one batch proposed blind (a
+ * T1/T4 run's budget of 13 trials got one batch of 16 before).  A trial's
+ * expected cost is the run's mean so far, or before any trial a recorded
+ * task's mean cost per config (run.prior_cost); unknown, a round is
+ * whole. */
+static int round_size(run *r) {
   int want = r->o->trials - r->hist.n;
   if (want > r->o->batch)
     want = r->o->batch;
+  double limit = r->o->time_limit_s, spent = spent_s(r);
+  if (limit <= 0 || want <= 1)
+    return want;
+  int measured = r->hist.n - r->res->resumed;
+  double cost =
+      measured > 0 ? (r->simulated ? spent - r->elapsed_base : spent) / measured
+                   : r->prior_cost;
+  if (cost <= 0 || limit - spent >= want * cost)
+    return want;
+  if (!r->one_by_one)
+    heron__tune_progress(r,
+                         "%.3g s of the time limit left, about %.1f trials: "
+                         "measuring one config per round\n",
+                         limit - spent, (limit - spent) / cost);
+  r->one_by_one = 1;
+  return 1;
+}
+
+/* One round; `empty` rounds in a row brought nothing new before it. */
+static int run_round(run *r, int64_t *props, uint64_t *keys,
+                     heron_measurement *ms, char **errors, int *done, int *env,
+                     const heron_measurement **stored, int *got_new, int empty,
+                     heron_error *err) {
+  int most = round_size(r), want = most;
+  /* One at a time, a strategy whose one proposal was measured already
+   * leaves the round empty (and MAX_EMPTY_ROUNDS of those end the run):
+   * after such a round it is asked for a batch again, and the first new
+   * config of it is measured. */
+  if (r->one_by_one && empty > 0) {
+    want = r->o->trials - r->hist.n;
+    if (want > r->o->batch)
+      want = r->o->batch;
+  }
   int got = 0;
   int rc = propose(r, want, props, &got, err);
   if (rc)
     return rc;
   int n = filter(r, props, got, keys);
+  if (n > most)
+    n = most;
   *got_new = n;
   if (n == 0)
     return HERON_OK;
@@ -395,11 +443,9 @@ int heron__tune_loop(run *r, heron_error *err) {
   int empty = 0;
   while (rc == HERON_OK && r->hist.n < r->o->trials &&
          !heron__tune_stopping(r)) {
-    /* Real time, plus the simulated measuring time on a simulated clock.
-     * Such a run's budget is its simulated clock, which a resumed run
-     * continues: resuming one must not grant a second budget (heron-bench
-     * scores T1/T4 runs against exactly that clock). */
-    double spent = r->simulated ? heron__tune_elapsed(r) : heron__now() - r->t0;
+    /* Resuming a simulated run must not grant a second budget
+     * (heron-bench scores T1/T4 runs against exactly that clock). */
+    double spent = spent_s(r);
     if (r->o->time_limit_s > 0 && spent >= r->o->time_limit_s) {
       heron__tune_progress(r, "time limit of %.0f s reached\n",
                            r->o->time_limit_s);
@@ -410,8 +456,8 @@ int heron__tune_loop(run *r, heron_error *err) {
      * included. */
     if (r->model)
       heron__model_set_guard(r->model, r->guard, heron__tune_call_limit(r));
-    rc =
-        run_round(r, props, keys, ms, errors, done, env, stored, &got_new, err);
+    rc = run_round(r, props, keys, ms, errors, done, env, stored, &got_new,
+                   empty, err);
     empty = got_new ? 0 : empty + 1;
     if (empty >= MAX_EMPTY_ROUNDS) {
       heron__tune_progress(

@@ -68,7 +68,10 @@ typedef struct heron_tune_options {
                            target the simulated time: real time plus each
                            trial's recorded cost (a log's build_seconds + 3
                            x seconds; a T4 record's compilation, framework
-                           and run times), continued across --resume */
+                           and run times), continued across --resume.
+                           When the time left is expected to hold fewer
+                           trials than a round would ask for, the strategy
+                           is asked for one config per round */
   uint64_t seed;        /* default 1 */
   int batch;            /* configs measured per round (default 16) */
   const char *log_path; /* JSONL log to write; NULL = none */

@@ -966,3 +966,75 @@ TEST(a_fifo_or_folder_as_replay_log_or_t4_file_is_refused_saying_so) {
   alarm(0);
   rmrf(dir);
 }
+
+/* ---- Issue 35: budgets shorter than a batch ------------------------------ */
+
+/* A T1 space of 64 configs (x, y: 1..8) into dir/T1.json and its T4 file
+ * into dir/T4.json, every config correct and costing 4 simulated seconds
+ * (compilation 2, two runs of 1; "timeunit": "seconds"). */
+static void write_grid(const char *dir, char *t1, char *t4, size_t cap) {
+  snprintf(t1, cap, "%s/T1.json", dir);
+  snprintf(t4, cap, "%s/T4.json", dir);
+  FILE *f = fopen(t1, "w");
+  if (!f)
+    abort();
+  fputs("{\"General\": {\"BenchmarkName\": \"grid\"}, \"ConfigurationSpace\": "
+        "{\"TuningParameters\": [{\"Name\": \"x\", \"Values\": "
+        "\"[1, 2, 3, 4, 5, 6, 7, 8]\"}, {\"Name\": \"y\", \"Values\": "
+        "\"[1, 2, 3, 4, 5, 6, 7, 8]\"}], \"Conditions\": []}}\n",
+        f);
+  fclose(f);
+  if (!(f = fopen(t4, "w")))
+    abort();
+  fputs("{\"schema_version\": \"1.0.0\", \"metadata\": {\"timeunit\": "
+        "\"seconds\"}, \"results\": [",
+        f);
+  for (int x = 1; x <= 8; x++)
+    for (int y = 1; y <= 8; y++)
+      fprintf(f,
+              "%s{\"configuration\": {\"x\": %d, \"y\": %d}, \"times\": "
+              "{\"compilation\": 2, \"framework\": 0, \"runtimes\": [1, 1]}, "
+              "\"invalidity\": \"correct\", \"correctness\": 1, "
+              "\"measurements\": [{\"name\": \"time\", \"value\": %d, "
+              "\"unit\": \"\"}], \"objectives\": [\"time\"]}",
+              x + y > 2 ? ", " : "", x, y, 1 + x * y);
+  fputs("]}\n", f);
+  fclose(f);
+}
+
+/* A time budget shorter than a batch is spent one config per round, each
+ * proposed with every measurement before it, not on one blind batch: with
+ * batch 16 and 4 s a trial, 22 simulated seconds give 6 trials (the sixth
+ * starts at 20 s; one batch of 16 before), and 82 s give a batch of 16 and
+ * then five one at a time, 21 trials (two batches, 32, before).  Seen
+ * failing with round_size returning the whole batch (16 trials for 22 s). */
+TEST(a_time_budget_shorter_than_a_batch_is_spent_one_config_at_a_time) {
+  char dir[64], t1[600], t4[600];
+  tmpdir(dir, sizeof dir);
+  CHECK(dir[0]);
+  write_grid(dir, t1, t4, sizeof t1);
+  heron_task_spec spec = {.t1 = t1, .t4 = t4};
+  heron_task *t = NULL;
+  heron_error err;
+  heron_error_clear(&err);
+  CHECK_OK(heron_task_create(&spec, &t, &err), &err);
+  static const struct {
+    double limit;
+    int trials;
+  } cases[] = {{22, 6}, {82, 21}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    heron_tune_options o;
+    heron_tune_options_init(&o);
+    o.strategy = "random";
+    o.trials = 64;
+    o.batch = 16;
+    o.time_limit_s = cases[i].limit;
+    o.progress = NULL;
+    heron_tune_result res;
+    CHECK_OK(heron_tune(t, &o, &res, &err), &err);
+    CHECK_MSG(res.trials == cases[i].trials, "time limit %g s: %d trials",
+              cases[i].limit, res.trials);
+  }
+  heron_task_free(t);
+  rmrf(dir);
+}
