@@ -228,6 +228,33 @@ HERON_API int heron_space_repair(const heron_space *sp, heron_rng *rng,
                                  const int64_t *cfg, int64_t *out,
                                  heron_error *err);
 
+/* Neighbourhoods of heron_space_neighbours. */
+typedef enum heron_neighbourhood {
+  /* Every valid config that differs from cfg in exactly one knob (Kernel
+   * Tuner's "Hamming" neighbours). */
+  HERON_NEIGHBOURS_HAMMING = 0,
+  /* Per knob, the Hamming neighbours whose value of that knob is nearest
+   * to cfg's in the knob's domain order, one below and one above (at most
+   * two per knob): one knob moved to its next value that keeps the config
+   * valid (Kernel Tuner's "Hamming-adjacent"). */
+  HERON_NEIGHBOURS_ADJACENT = 1
+} heron_neighbourhood;
+
+/* Neighbours: the valid configs that differ from the valid config cfg in
+ * exactly one knob, in the neighbourhood `kind` (a heron_neighbourhood),
+ * each with its auxiliary variables re-derived so that it is valid.  They
+ * are distinct, and listed knob by knob (in knob order), each knob's values
+ * ascending.  Writes the first min(count, cap) of them to out[cap * nvars]
+ * (out may be NULL when cap is 0) and returns their count, or HERON_EINVAL
+ * (cfg is not a valid config, or a bad argument) / HERON_ENOMEM.  The time
+ * is proportional to the sum of the knobs' domain sizes (each candidate
+ * value is one propagation), so a caller wanting all of them may ask with
+ * cap 0 first.  rng only completes auxiliary variables that propagation
+ * leaves open. */
+HERON_API int heron_space_neighbours(const heron_space *sp, heron_rng *rng,
+                                     const int64_t *cfg, int kind, int64_t *out,
+                                     int cap, heron_error *err);
+
 /* Length of a feature vector (the number of variables). */
 HERON_API int heron_space_nfeatures(const heron_space *sp);
 

@@ -601,6 +601,124 @@ TEST(repair_snaps_out_of_domain_values_to_the_nearest) {
   heron__space_free(sp);
 }
 
+/* A small space with an auxiliary variable, a set knob, a small interval
+ * knob (searched as a set) and a wide interval knob (searched as an
+ * interval): a, b divisors of 12, p = a * b <= 36, c in [0, 6] with
+ * c <= a, d in [0, 5000] with d <= c. */
+static heron_space *nb_space(int *a, int *b, int *p, int *c, int *d) {
+  heron_space *sp = heron__space_new();
+  *a = heron__space_var_divisors(sp, "a", 1, 12);
+  *b = heron__space_var_divisors(sp, "b", 1, 12);
+  *p = fx_prod(sp, "p", (int[]){*a, *b}, 2);
+  fx_le_const(sp, *p, 36, -1);
+  *c = fx_var(sp, "c", 1, 0, 6);
+  fx_post(sp, HERON_C_LE, *c, (int[]){*a}, 1, -1);
+  *d = fx_var(sp, "d", 1, 0, 5000);
+  fx_post(sp, HERON_C_LE, *d, (int[]){*c}, 1, -1);
+  return finish(sp);
+}
+
+enum { NB_MAX = 512 };
+
+/* Every valid config by brute force (d > 6 is invalid, as d <= c <= 6). */
+static int nb_all(heron_space *sp, int a, int b, int p, int c, int d,
+                  int64_t (*all)[8]) {
+  const int64_t *dv;
+  int nd, n = 0, nv = heron_space_nvars(sp);
+  heron_space_var_domain(sp, a, NULL, NULL, &dv, &nd);
+  int64_t cfg[8];
+  for (int v = 0; v < nv; v++) /* constants */
+    cfg[v] = atoll(heron_space_var_name(sp, v));
+  for (int i = 0; i < nd; i++)
+    for (int j = 0; j < nd; j++)
+      for (int x = 0; x <= 6; x++)
+        for (int y = 0; y <= 6; y++) {
+          cfg[a] = dv[i], cfg[b] = dv[j], cfg[p] = dv[i] * dv[j];
+          cfg[c] = x, cfg[d] = y;
+          if (fx_check(sp, cfg) == -1 && n < NB_MAX)
+            memcpy(all[n++], cfg, sizeof cfg);
+        }
+  return n;
+}
+
+/* The knob in which u and w differ when it is exactly one, else -1. */
+static int nb_diff(heron_space *sp, const int64_t *u, const int64_t *w) {
+  int k = -1, n = 0;
+  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+    int v = heron_space_knob(sp, i);
+    if (u[v] != w[v])
+      k = v, n++;
+  }
+  return n == 1 ? k : -1;
+}
+
+TEST(neighbours_match_brute_force_hamming_and_adjacent) {
+  int a, b, p, c, d;
+  heron_space *sp = nb_space(&a, &b, &p, &c, &d);
+  static int64_t all[NB_MAX][8], flat[NB_MAX * 8];
+  int n = nb_all(sp, a, b, p, c, d, all), nv = heron_space_nvars(sp);
+  CHECK(n > 50 && n < NB_MAX);
+  heron_rng rng;
+  heron_rng_seed(&rng, 31);
+  long total = 0;
+  for (int i = 0; i < n; i++) {
+    for (int kind = 0; kind < 2; kind++) {
+      heron_error err;
+      heron_error_clear(&err);
+      int m =
+          heron_space_neighbours(sp, &rng, all[i], kind, flat, NB_MAX, &err);
+      CHECK_MSG(m >= 0, "neighbours: %s", err.text);
+      CHECK_EQ(heron_space_neighbours(sp, &rng, all[i], kind, NULL, 0, NULL),
+               m);
+      /* Every neighbour (rows of nv values) is valid, one knob away and
+       * listed once. */
+      for (int x = 0; x < m; x++) {
+        CHECK_MSG(fx_check(sp, (flat + (size_t)x * nv)) == -1, "%s",
+                  fx_why(sp, (flat + (size_t)x * nv)));
+        CHECK(nb_diff(sp, all[i], (flat + (size_t)x * nv)) >= 0);
+        for (int y = 0; y < x; y++)
+          CHECK(memcmp((flat + (size_t)x * nv), (flat + (size_t)y * nv),
+                       sizeof(int64_t) * (size_t)nv) != 0);
+      }
+      /* None is missed: every valid config one knob away is listed
+       * (Hamming), or, per knob, the nearest one below and above. */
+      int want = 0;
+      for (int w = 0; w < n; w++) {
+        int k = nb_diff(sp, all[i], all[w]);
+        if (k < 0)
+          continue;
+        if (kind == HERON_NEIGHBOURS_ADJACENT) {
+          int64_t x0 = all[i][k], x = all[w][k];
+          int nearer = 0;
+          for (int z = 0; z < n && !nearer; z++)
+            nearer = nb_diff(sp, all[i], all[z]) == k &&
+                     (x < x0 ? all[z][k] > x && all[z][k] < x0
+                             : all[z][k] < x && all[z][k] > x0);
+          if (nearer)
+            continue;
+        }
+        want++;
+        int found = 0;
+        for (int x = 0; x < m && !found; x++)
+          found = memcmp((flat + (size_t)x * nv), all[w],
+                         sizeof(int64_t) * (size_t)nv) == 0;
+        CHECK_MSG(found, "config %d misses neighbour %d (kind %d)", i, w, kind);
+      }
+      CHECK_EQ(m, want);
+      total += m;
+    }
+  }
+  CHECK(total > 10 * n);
+  /* An invalid config has no neighbours: it is refused. */
+  int64_t bad[8];
+  memcpy(bad, all[0], sizeof bad);
+  bad[d] = bad[c] + 1;
+  CHECK_EQ(heron_space_neighbours(sp, &rng, bad, HERON_NEIGHBOURS_HAMMING, flat,
+                                  NB_MAX, NULL),
+           HERON_EINVAL);
+  heron__space_free(sp);
+}
+
 TEST(key_is_stable_and_differs_between_configs) {
   heron_space *sp = fx_gemm(1024, 1024, 1024);
   heron_rng rng;
