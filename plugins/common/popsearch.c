@@ -157,8 +157,7 @@ static int pop_cache_grow(pop_cache *c) {
   return HERON_OK;
 }
 
-/* Records the first cost seen for `key` (a config is measured once). */
-static int pop_cache_put(pop_cache *c, uint64_t key, double cost) {
+int pop_cache_put(pop_cache *c, uint64_t key, double cost) {
   if ((!c->used || 2 * (c->n + 1) > c->mask + 1) && pop_cache_grow(c))
     return HERON_ENOMEM;
   size_t i = pop_slot(c, key);
@@ -171,6 +170,13 @@ static int pop_cache_put(pop_cache *c, uint64_t key, double cost) {
   return HERON_OK;
 }
 
+void pop_cache_free(pop_cache *c) {
+  free(c->key);
+  free(c->cost);
+  free(c->used);
+  memset(c, 0, sizeof *c);
+}
+
 /* ---- A generation and the driver ----------------------------------------- */
 int pop_run_init(pop_run *r, const heron_strategy_env *env, const char *who) {
   memset(r, 0, sizeof *r);
@@ -181,9 +187,7 @@ int pop_run_init(pop_run *r, const heron_strategy_env *env, const char *who) {
 }
 
 void pop_run_free(pop_run *r) {
-  free(r->cache.key);
-  free(r->cache.cost);
-  free(r->cache.used);
+  pop_cache_free(&r->cache);
   free(r->gen.cfg);
   free(r->gen.key);
   free(r->gen.cost);

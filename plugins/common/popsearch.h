@@ -13,6 +13,9 @@
  *     the cached ones answered at once, and the driver that asks the
  *     strategy for its next generation once every cost of this one is known.
  *
+ * The coordinates and the cache serve the local searches after Kernel
+ * Tuner's too (local_search.h).
+ *
  * The cost of a measurement is its time in seconds, as Kernel Tuner
  * minimises time; a failed trial costs DBL_MAX (Kernel Tuner's invalid
  * value, sys.float_info.max).  Nothing here writes to stdout.
@@ -79,6 +82,11 @@ typedef struct pop_cache {
 
 /* 1 with *cost set when `key` was measured, else 0. */
 int pop_cache_get(const pop_cache *c, uint64_t key, double *cost);
+/* Records the first cost seen for `key` (a config is measured once); an
+ * empty (zeroed) cache grows on the first call.  HERON_OK or
+ * HERON_ENOMEM. */
+int pop_cache_put(pop_cache *c, uint64_t key, double cost);
+void pop_cache_free(pop_cache *c);
 
 /* ---- A generation and the driver ----------------------------------------- */
 enum pop_state {
