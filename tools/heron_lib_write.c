@@ -479,41 +479,28 @@ static void write_code(const lib_settings *s) {
       N, N, N, s->nk, N, N, N, N, N);
   write_fallback(s, &t);
   write_cuda_runtime(s, &t);
+  /* Each kernel's function: its buffers as the kernel's argument array,
+   * the call counted, then the kernel run (cpu) or launched on the
+   * caller's stream (cuda). */
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
-    if (k->cuda) {
-      put(&t,
-          "int %s__k%d_launch(void *const *bufs, void *stream);\n"
-          "int %s(%s) {\n"
-          "  void *const bufs[] = {",
-          N, i, k->fn, buffers_joined(k, BUF_PARAM));
-      for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
-        heron_task_buffer info;
-        heron_task_buffer_info(k->task, b, &info, NULL);
-        put(&t, "%s(void *)%s", b ? ", " : "", info.name);
-      }
-      put(&t,
-          "};\n"
-          "  __atomic_add_fetch(&%s__calls[%d], 1, __ATOMIC_RELAXED);\n"
-          "  return %s__k%d_launch(bufs, stream);\n}\n\n",
-          N, i, N, i);
-      continue;
-    }
     put(&t,
-        "void %s__k%d_kernel(void *const *bufs);\n"
-        "int %s(%s) {\n"
-        "  void *const bufs[] = {",
-        N, i, k->fn, buffers_joined(k, BUF_PARAM));
+        k->cuda ? "int %s__k%d_launch(void *const *bufs, void *stream);\n"
+                : "void %s__k%d_kernel(void *const *bufs);\n",
+        N, i);
+    put(&t, "int %s(%s) {\n  void *const bufs[] = {", k->fn,
+        buffers_joined(k, BUF_PARAM));
     for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
       heron_task_buffer info;
       heron_task_buffer_info(k->task, b, &info, NULL);
       put(&t, "%s(void *)%s", b ? ", " : "", info.name);
     }
-    put(&t,
-        "};\n"
-        "  __atomic_add_fetch(&%s__calls[%d], 1, __ATOMIC_RELAXED);\n"
-        "  %s__k%d_kernel(bufs);\n  return %s_OK;\n}\n\n",
-        N, i, N, i, N);
+    put(&t, "};\n  __atomic_add_fetch(&%s__calls[%d], 1, __ATOMIC_RELAXED);\n",
+        N, i);
+    if (k->cuda)
+      put(&t, "  return %s__k%d_launch(bufs, stream);\n}\n\n", N, i);
+    else
+      put(&t, "  %s__k%d_kernel(bufs);\n  return %s_OK;\n}\n\n", N, i, N);
   }
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
