@@ -40,6 +40,19 @@
 #define HERON_TEST_SANITIZED 0
 #endif
 
+/* How many of something slow a test samples: `release`, or `sanitized` in
+ * the sanitizer build unless HERON_BUILD_CACHE is set (tools/test.sh sets
+ * it for both stages: the generated kernels, built without the sanitizers,
+ * then come from the build cache the Release stage filled, and the
+ * sanitizer stage takes the generator and the harness through as many
+ * configs as Release at the cost of running them). */
+static inline int heron_test_build_cached(void) {
+  const char *d = getenv("HERON_BUILD_CACHE");
+  return d && *d;
+}
+#define HERON_TEST_SHARE(release, sanitized)                                   \
+  (HERON_TEST_SANITIZED && !heron_test_build_cached() ? (sanitized) : (release))
+
 typedef void (*heron_test_fn)(void);
 
 /* The text of an error struct, or "" for NULL (a function, not a ?:, so

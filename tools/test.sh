@@ -6,7 +6,9 @@
 # Left out of both stages: the exhaustive NVRTC sweeps (label
 # cuda_exhaustive, about 24 CPU-minutes; run them with
 #   ctest --test-dir build -L cuda_exhaustive -j2
-# ); the sanitizer stage also leaves out the no_asan tests.  The sanitizer
+# ), and three quarters of the programs of dot_every_config's enumerated
+# spaces (HERON_TEST_EXHAUSTIVE=1 runs them all); the sanitizer stage also
+# leaves out the no_asan tests.  The sanitizer
 # build is optimized at -O1 (with -g and frame pointers): the sanitizers
 # see the same errors and the tests run several times faster than at -O0
 # (test_bo.every_proposal_is_valid_unique_and_new: 50 s at -O0, 12 s).  Tests that
@@ -19,6 +21,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
 B=${HERON_TEST_BUILD:-build}
+
+# Both stages share one build cache (docs/environment.md,
+# HERON_BUILD_CACHE): the generated kernels are built without the
+# sanitizers in both, so the sanitizer stage copies what the Release stage
+# compiled, and samples as many configs as Release (HERON_TEST_SHARE in
+# tests/test.h).  Entries unused for three days are dropped.
+export HERON_BUILD_CACHE=${HERON_BUILD_CACHE:-$PWD/$B-cache}
+if [ -d "$HERON_BUILD_CACHE" ]; then
+  find "$HERON_BUILD_CACHE" -maxdepth 1 -name '*.hbc' -atime +3 -delete || true
+fi
 
 bash tools/setup.sh
 

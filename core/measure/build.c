@@ -389,14 +389,48 @@ static void no_run_reason(const heron__bench *b, const cc_run *r,
 /* 1 when `path` exists. */
 static int exists(const char *path) { return access(path, F_OK) == 0; }
 
+/* 1 when the file `path` still holds exactly `text` (a compiler wrapper
+ * may have edited it). */
+static int source_unchanged(const char *path, const char *text) {
+  char *data = NULL;
+  size_t len = 0;
+  heron_error err = {0};
+  if (heron__read_file(path, &data, &len, &err) != HERON_OK)
+    return 0;
+  int same = len == strlen(text) && memcmp(data, text, len) == 0;
+  free(data);
+  return same;
+}
+
 /* The host toolchain's build: compiles candidate `c` (source `src`, log
  * `logp`) into c->art.path; fills status, error, build_seconds and
  * env_failure. */
 static void host_build(const heron__bench *b, heron__candidate *c,
                        const char *src, const char *logp) {
+  /* The build cache (measure.h): a hit is a build that succeeded. */
+  const char *cache = heron__build_cache_dir();
+  heron__buf key = {0};
+  if (cache && c->source) {
+    double t0 = heron__now();
+    char command[4096];
+    snprintf(command, sizeof command, "%s %s", b->opts.cc, b->tc.cflags);
+    if (heron__build_cache_key(command, c->source, strlen(c->source), &key) !=
+        0)
+      cache = NULL;
+    else if (heron__build_cache_fetch(cache, &key, c->art.path)) {
+      c->build_seconds = heron__now() - t0;
+      c->status = HERON_MEAS_OK;
+      heron__buf_free(&key);
+      return;
+    }
+  }
   cc_run r;
   run_compiler(b, src, c->art.path, logp, &r);
   c->build_seconds = r.seconds;
+  if (cache && c->source && r.end == CC_EXITED && r.code == 0 &&
+      exists(c->art.path) && source_unchanged(src, c->source))
+    heron__build_cache_store(cache, &key, c->art.path);
+  heron__buf_free(&key);
   if (r.end == CC_TIMED_OUT) {
     set_error(c, HERON_MEAS_TIMEOUT, "build exceeded the %.1f s timeout",
               b->opts.timeout_s);

@@ -40,6 +40,7 @@
 
 #include "core/measure/toolchain.h"
 #include "core/op/op.h"
+#include "core/util/util.h"
 #include "heron/record.h"
 #include "heron/tune.h"
 
@@ -132,6 +133,42 @@ typedef struct heron__candidate {
  * tells them apart. */
 int heron__build_all(heron__bench *b, heron__candidate *c, int n,
                      heron_error *err);
+
+/* ---- The build cache ----------------------------------------------------
+ *
+ * With HERON_BUILD_CACHE naming a folder (created when missing), a host
+ * build (the cpu and amx targets, and the cuda target's CPU emulation)
+ * whose compiler, command, flags, machine and source text are all those of
+ * an earlier successful build copies that build's artifact instead of
+ * compiling again: a resumed run, the seeds of a heron-bench comparison
+ * and the two stages of tools/test.sh then compile each kernel once.  The
+ * key holds the compiler's file (path, size, modification time, inode: an
+ * upgraded compiler misses), the command and flags, GCC's path variables,
+ * this CPU's model and flags (-march=native) and the source; it is
+ * compared byte for byte, never trusted to a hash.  Only successful
+ * builds are kept, and only when the source file is unchanged after the
+ * compile (a compiler wrapper that edits the source, as a test's fault
+ * injector does, is never cached).  A compiler whose output depends on
+ * anything else (the source's file name, the time) must not be used with
+ * the cache.  The kernels are still run and checked every time; only the
+ * compile is saved.  Any failure of the cache (an unwritable folder, a
+ * damaged entry) is a miss, never an error.  The folder may be deleted at
+ * any time. */
+
+/* The folder HERON_BUILD_CACHE names, or NULL when unset or empty. */
+const char *heron__build_cache_dir(void);
+/* Appends the key of compiling `src` (len bytes) with `command` (the
+ * compiler and its flags, without output and source file names) to key;
+ * -1 when the compiler cannot be found (then nothing is cached). */
+int heron__build_cache_key(const char *command, const char *src, size_t len,
+                           heron__buf *key);
+/* Writes the artifact of `key` from the cache in `dir` to `out`
+ * (replacing it, mode 0755): 1 on a hit, 0 on a miss. */
+int heron__build_cache_fetch(const char *dir, const heron__buf *key,
+                             const char *out);
+/* Keeps `artifact` as the build of `key` in `dir` (best effort). */
+void heron__build_cache_store(const char *dir, const heron__buf *key,
+                              const char *artifact);
 
 /* Builds a trivial kernel exactly as the bench's candidates are built (the
  * toolchain's check), to tell whether the toolchain works at all: before

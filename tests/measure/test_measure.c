@@ -1145,3 +1145,118 @@ TEST(kernel_runs_after_the_tuner_started_openmp_threads) {
   CHECK_MSG(r.m.status == HERON_MEAS_OK, "%s", r.run_error);
   outcome_free(&r);
 }
+
+/* ---- The build cache (HERON_BUILD_CACHE) -------------------------------- */
+
+/* Lines in a file (0 when it does not exist). */
+static int count_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  int n = 0, ch;
+  while (f && (ch = fgetc(f)) != EOF)
+    n += ch == '\n';
+  if (f)
+    fclose(f);
+  return n;
+}
+
+/* Builds variant v with the bench's compiler and runs it; the build's and
+ * the run's status. */
+static void build_and_run(heron__bench *b, enum variant v, int *bst, int *ran) {
+  outcome r;
+  *bst = *ran = -1;
+  if (measure_variant(b, v, &r) == HERON_OK) {
+    *bst = r.build_status;
+    *ran = r.m.status;
+  }
+  outcome_free(&r);
+}
+
+/* A compiler is run once per source, command and machine: the second build
+ * of the same source is copied from the cache (and still run and checked:
+ * a cached wrong kernel is still wrong), another source or other flags
+ * compile again, a compiler that edits the source is never cached, a
+ * damaged entry is a miss, and a cache folder that cannot be made is no
+ * error.  The compiler is a script that counts its runs. */
+TEST(build_cache_compiles_each_source_once_and_only_what_it_can_trust) {
+  heron__op op;
+  heron__bench b;
+  heron_measure_options o = quick_options();
+  CHECK_OK(bench_up(&b, &op, &o), NULL);
+  const char *old = getenv("HERON_BUILD_CACHE");
+  char saved[1024] = "";
+  if (old)
+    snprintf(saved, sizeof saved, "%s", old);
+  char cache[600], count[600], cc[600], editor[600], body[1400];
+  snprintf(cache, sizeof cache, "%s/cache", b.work_dir);
+  snprintf(count, sizeof count, "%s/count", b.work_dir);
+  setenv("HERON_BUILD_CACHE", cache, 1);
+  snprintf(body, sizeof body, "#!/bin/sh\necho run >>'%s'\nexec cc \"$@\"\n",
+           count);
+  snprintf(cc, sizeof cc, "%s/count-cc.sh", b.work_dir);
+  snprintf(editor, sizeof editor, "%s/edit-cc.sh", b.work_dir);
+  int ok = write_script(cc, body, 0755) == 0;
+  /* A fault injector: appends to the source it compiles. */
+  snprintf(body, sizeof body,
+           "#!/bin/sh\necho run >>'%s'\nfor a; do case $a in *.c) echo "
+           "'/* edited */' >>\"$a\";; esac; done\nexec cc \"$@\"\n",
+           count);
+  ok = ok && write_script(editor, body, 0755) == 0;
+  int bst[8], ran[8], runs[8];
+  b.opts.cc = cc;
+  build_and_run(&b, GOOD, &bst[0], &ran[0]);
+  runs[0] = count_lines(count);
+  build_and_run(&b, GOOD, &bst[1], &ran[1]);
+  runs[1] = count_lines(count);
+  build_and_run(&b, WRONG_VALUE, &bst[2], &ran[2]);
+  build_and_run(&b, WRONG_VALUE, &bst[3], &ran[3]);
+  runs[3] = count_lines(count);
+  /* Other flags: a miss. */
+  const char *flags = b.tc.cflags;
+  b.tc.cflags = "-O2 -fopenmp -fPIC -shared";
+  build_and_run(&b, GOOD, &bst[4], &ran[4]);
+  runs[4] = count_lines(count);
+  b.tc.cflags = flags;
+  /* Every entry damaged: a miss, rebuilt. */
+  char cmd[1400];
+  snprintf(
+      cmd, sizeof cmd,
+      "for f in '%s'/*.hbc; do printf 'HERONBC1\\n9999\\ngarbage' >\"$f\"; "
+      "done",
+      cache);
+  ok = ok && system(cmd) == 0;
+  build_and_run(&b, GOOD, &bst[5], &ran[5]);
+  runs[5] = count_lines(count);
+  /* The editing compiler: compiled every time. */
+  b.opts.cc = editor;
+  build_and_run(&b, GOOD, &bst[6], &ran[6]);
+  build_and_run(&b, GOOD, &bst[7], &ran[7]);
+  int edited_runs = count_lines(count) - runs[5];
+  /* A cache folder that cannot be made (under a file): built as usual. */
+  char bad[700];
+  snprintf(bad, sizeof bad, "%s/count/cache", b.work_dir);
+  setenv("HERON_BUILD_CACHE", bad, 1);
+  b.opts.cc = cc;
+  int bad_built, bad_ran;
+  build_and_run(&b, GOOD, &bad_built, &bad_ran);
+  if (saved[0])
+    setenv("HERON_BUILD_CACHE", saved, 1);
+  else
+    unsetenv("HERON_BUILD_CACHE");
+  heron__bench_free(&b);
+  CHECK(ok);
+  for (int i = 0; i < 8; i++) {
+    CHECK_EQ(bst[i], HERON_MEAS_OK);
+    CHECK_EQ(ran[i],
+             i == 2 || i == 3 ? HERON_MEAS_WRONG_RESULT : HERON_MEAS_OK);
+  }
+  CHECK_EQ(runs[0], 1);
+  CHECK_MSG(runs[1] == 1, "the same source was compiled again (%d runs)",
+            runs[1]);
+  CHECK_MSG(runs[3] == 2, "another source: %d compiler runs, not 2", runs[3]);
+  CHECK_MSG(runs[4] == 3, "other flags: %d compiler runs, not 3", runs[4]);
+  CHECK_MSG(runs[5] == 4, "a damaged entry: %d compiler runs, not 4", runs[5]);
+  CHECK_MSG(edited_runs == 2, "the editing compiler ran %d times, not 2",
+            edited_runs);
+  CHECK_EQ(bad_built, HERON_MEAS_OK);
+  CHECK_EQ(bad_ran, HERON_MEAS_OK);
+}

@@ -2,6 +2,7 @@
  * targets share (see kernel_check.h). */
 #include "kernel_check.h"
 
+#include "core/measure/measure.h"
 #include "core/space/builder.h"
 
 #include <dlfcn.h>
@@ -59,10 +60,36 @@ void *kc_sym(void *h, const char *base, int i) {
 
 int kc_compile_all_c(const char *dir, const char *name, const char *cflags,
                      const char *extra) {
-  char cmd[1024];
+  /* Through the build cache when HERON_BUILD_CACHE is set, as the
+   * measurements build (core/measure/measure.h). */
+  const char *cache = heron__build_cache_dir();
+  char cmd[1024], src_path[600], out[600];
+  snprintf(src_path, sizeof src_path, "%s/all.c", dir);
+  snprintf(out, sizeof out, "%s/%s.so", dir, name);
+  char *src = NULL;
+  size_t len = 0;
+  heron_error err = {0};
+  heron__buf key = {0};
+  if (cache && heron__read_file(src_path, &src, &len, &err) == HERON_OK) {
+    snprintf(cmd, sizeof cmd, "cc %s %s", cflags, extra);
+    if (heron__build_cache_key(cmd, src, len, &key) != 0)
+      cache = NULL;
+    else if (heron__build_cache_fetch(cache, &key, out)) {
+      free(src);
+      heron__buf_free(&key);
+      return 1;
+    }
+  } else {
+    cache = NULL;
+  }
   snprintf(cmd, sizeof cmd, "cd '%s' && cc %s %s all.c -o %s.so 2> %s.err", dir,
            cflags, extra, name, name);
-  return system(cmd) == 0;
+  int ok = system(cmd) == 0;
+  if (ok && cache)
+    heron__build_cache_store(cache, &key, out);
+  free(src);
+  heron__buf_free(&key);
+  return ok;
 }
 
 int kc_hold_libgomp(char *why, size_t cap) {

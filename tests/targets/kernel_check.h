@@ -58,7 +58,9 @@ void kc_append_renamed(heron__buf *all, int i, const char *src);
 void *kc_sym(void *h, const char *base, int i);
 
 /* Runs "cc <cflags> <extra> all.c -o <name>.so" in dir, diagnostics to
- * dir/<name>.err; 1 when the compiler succeeded. */
+ * dir/<name>.err; 1 when the compiler succeeded.  With HERON_BUILD_CACHE
+ * set, a build of the same source with the same command comes from the
+ * build cache (core/measure/measure.h). */
 int kc_compile_all_c(const char *dir, const char *name, const char *cflags,
                      const char *extra);
 

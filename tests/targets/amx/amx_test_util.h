@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/measure/measure.h"
 #include "core/targets/amx/amx_template.h"
 #include "core/util/util.h"
 #include "test.h"
@@ -38,8 +39,33 @@ static int amx_build(const char *dir, const char *stem, char *const *srcs,
   }
   heron__buf_printf(&cmd, " 2> '%s/%s.err'", dir, stem);
   snprintf(so, cap, "%s/%s.so", dir, stem);
+  /* Through the build cache when HERON_BUILD_CACHE is set
+   * (core/measure/measure.h): the key is the flags and every source in
+   * order. */
+  const char *cache = heron__build_cache_dir();
+  heron__buf key = {0}, all = {0}, flags = {0};
+  if (cache) {
+    heron__buf_printf(&flags, "cc %s (%d sources)", cflags, n);
+    for (int i = 0; i < n; i++)
+      heron__buf_printf(&all, "/* source %d */\n%s", i, srcs[i]);
+    if (all.failed || !all.data ||
+        heron__build_cache_key(flags.data, all.data, all.len, &key) != 0)
+      cache = NULL;
+    else if (heron__build_cache_fetch(cache, &key, so)) {
+      heron__buf_free(&key);
+      heron__buf_free(&all);
+      heron__buf_free(&flags);
+      heron__buf_free(&cmd);
+      return 0;
+    }
+  }
   int rc = system(cmd.data);
   heron__buf_free(&cmd);
+  if (rc == 0 && cache)
+    heron__build_cache_store(cache, &key, so);
+  heron__buf_free(&key);
+  heron__buf_free(&all);
+  heron__buf_free(&flags);
   if (rc != 0) {
     char path[600];
     snprintf(path, sizeof path, "%s/%s.err", dir, stem);

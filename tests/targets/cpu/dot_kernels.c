@@ -34,9 +34,10 @@
  * test-seconds; at 30 the int8 run on an AMX Xeon still packed regions in
  * all four region cases, 7 to 16 kernels each, and drew both vector widths
  * in 6 of the 13 cases; dot_every_config runs every config of small
- * spaces).  Under the sanitizers every case samples 10: the kernels are
- * built without them, so the generator is what is tested. */
-#define NCONFIGS (HERON_TEST_SANITIZED ? 10 : 30)
+ * spaces).  Under the sanitizers every case samples 10 unless the build
+ * cache holds the Release stage's kernels (HERON_TEST_SHARE): the kernels
+ * are built without them, so the generator is what is tested. */
+#define NCONFIGS HERON_TEST_SHARE(30, 10)
 
 typedef void (*kernel_fn)(void *const *bufs);
 
@@ -590,7 +591,7 @@ TEST(isa_cap_clears_dot_product_flags_and_lacks_names_them) {
  * weights' axes or reduction-outer steps), so the copy's offsets are
  * tested, not only one block's layout. */
 static void prepacked_ops(int dtype, const char *hw) {
-  int ncfg = HERON_TEST_SANITIZED ? 4 : 12;
+  int ncfg = HERON_TEST_SHARE(12, 4);
   int skipped = 0, blocks = 0;
   char why[512], last[512] = "";
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

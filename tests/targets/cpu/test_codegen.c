@@ -27,7 +27,7 @@
  * the template's flags (heron__template_cflags), but at -O2: faster
  * builds, the same code paths. */
 #define CC_OPT "-O2" KERNEL_SAN
-#define NCONFIGS 20
+#define NCONFIGS 16
 #define MAX_CONFIGS 50
 
 /* Under the sanitizers (the second stage of tools/test.sh) every case
@@ -432,11 +432,12 @@ static int run_case(const char *op, const int64_t *shape, int n,
   return run_case_opts(op, shape, n, seed, &o);
 }
 
-/* The suite's cases: 50 random valid configs per op, at least 5 of them
+/* The suite's cases: 32 random valid configs per op (50 until
+ * 2026-11-28, trimmed for CI time), at least 4 of them
  * with edge tiles (the shapes are odd, so most are). */
 static int run_suite_case(const char *op, const int64_t *shape, int n,
                           uint64_t seed) {
-  case_opts o = {.nconfigs = 50, .min_ragged = 5};
+  case_opts o = {.nconfigs = 32, .min_ragged = 4};
   return run_case_opts(op, shape, n, seed, &o);
 }
 
@@ -475,49 +476,49 @@ TEST(c2d_vectorized_padded_ow_random_configs_match_reference) {
 
 /* ---- The whole suite at small, odd shapes: 50 configs per op ----------- */
 
-TEST(suite_gemm_prime_13x11x7_50_configs_match_reference) {
+TEST(suite_gemm_prime_13x11x7_32_configs_match_reference) {
   CHECK(run_suite_case("gemm", (const int64_t[]){13, 11, 7}, 3, 11));
 }
 
-TEST(suite_bmm_3x10x24x9_50_configs_match_reference) {
+TEST(suite_bmm_3x10x24x9_32_configs_match_reference) {
   CHECK(run_suite_case("bmm", (const int64_t[]){3, 10, 24, 9}, 4, 12));
 }
 
-TEST(suite_gemv_37x48_50_configs_match_reference) {
+TEST(suite_gemv_37x48_32_configs_match_reference) {
   CHECK(run_suite_case("gemv", (const int64_t[]){37, 48}, 2, 13));
 }
 
-TEST(suite_c1d_stride2_pad1_50_configs_match_reference) {
+TEST(suite_c1d_stride2_pad1_32_configs_match_reference) {
   CHECK(
       run_suite_case("c1d", (const int64_t[]){2, 13, 3, 5, 3, 2, 1, 1}, 8, 14));
 }
 
-TEST(suite_c2d_odd_stride_pad_50_configs_match_reference) {
+TEST(suite_c2d_odd_stride_pad_32_configs_match_reference) {
   CHECK(run_suite_case("c2d", (const int64_t[]){1, 11, 7, 3, 8, 3, 3, 2, 1, 1},
                        10, 15));
 }
 
-TEST(suite_c3d_pad1_50_configs_match_reference) {
+TEST(suite_c3d_pad1_32_configs_match_reference) {
   CHECK(run_suite_case(
       "c3d", (const int64_t[]){1, 5, 6, 7, 3, 4, 3, 3, 2, 1, 1, 1}, 12, 16));
 }
 
-TEST(suite_dil_dilation2_50_configs_match_reference) {
+TEST(suite_dil_dilation2_32_configs_match_reference) {
   CHECK(run_suite_case("dil", (const int64_t[]){1, 9, 11, 3, 5, 3, 3, 1, 2, 2},
                        10, 17));
 }
 
-TEST(suite_t2d_stride2_outpad1_50_configs_match_reference) {
+TEST(suite_t2d_stride2_outpad1_32_configs_match_reference) {
   CHECK(run_suite_case(
       "t2d", (const int64_t[]){1, 5, 7, 3, 4, 3, 3, 2, 1, 1, 1}, 11, 18));
 }
 
-TEST(suite_t2d_stride1_pad1_50_configs_match_reference) {
+TEST(suite_t2d_stride1_pad1_32_configs_match_reference) {
   CHECK(run_suite_case(
       "t2d", (const int64_t[]){2, 6, 5, 4, 8, 3, 2, 1, 1, 1, 0}, 11, 19));
 }
 
-TEST(suite_scan_5x13x11_50_configs_match_reference) {
+TEST(suite_scan_5x13x11_32_configs_match_reference) {
   CHECK(run_suite_case("scan", (const int64_t[]){5, 13, 11}, 3, 20));
 }
 

@@ -13,12 +13,13 @@
 
 /* 32 configs of each op (50 until 2026-11-28; the selections below add
  * configs of every instruction path, pipeline depth, swizzle and the
- * implicit GEMM on top).  Fewer under the sanitizers: the kernels are
- * built by cc without them, so the Release stage already checks the
+ * implicit GEMM on top).  Fewer under the sanitizers unless the build
+ * cache holds the Release stage's kernels (HERON_TEST_SHARE): the kernels
+ * are built by cc without them, so the Release stage already checks the
  * kernels, and under ASan a few take the generator and the measuring code
  * through their paths (8 instead of 25 took the sanitizer stage's share
  * of this file from about 430 to about 200 test-seconds). */
-#define CONFIGS (HERON_TEST_SANITIZED ? 8 : 32)
+#define CONFIGS HERON_TEST_SHARE(32, 8)
 /* A minimum of cut-short configs among n_release Release samples, for a
  * build that samples n of them: the same share, rounded up. */
 #define RAGGED_OF(min, n, n_release)                                           \
@@ -223,7 +224,7 @@ TEST(gemm_prime_tiles_cut_short) {
  * zero fill of guarded-out copies and the barriers).  The copies at the
  * k.o loop and at the k.m loop, a GEMM with cut-short tiles, and a padded
  * convolution whose data is read element by element. */
-#define PIPE_CONFIGS (HERON_TEST_SANITIZED ? 6 : 12)
+#define PIPE_CONFIGS HERON_TEST_SHARE(12, 6)
 TEST(gemm_pipelined_at_the_ko_loop) {
   emulate_some(&CUDA_SMALL[1], HERON__EPI_BIAS, 0, PIPE_AT_KO, PIPE_CONFIGS);
 }
@@ -247,7 +248,7 @@ TEST(dil_pad2_pipelined) {
  * ISA lays the fragments out: every op at its small odd shape and the
  * prime GEMM with cut-short tiles, with one and with two pipeline stages.
  * A value in a wrong lane fails the reference check. */
-#define MMA_CONFIGS (HERON_TEST_SANITIZED ? 3 : 6)
+#define MMA_CONFIGS HERON_TEST_SHARE(6, 3)
 /* min_ragged: of the Release stage's 6 configs per stage count. */
 static void emulate_mma(const cuda_case *c, int epilogue, int min_ragged) {
   int min = RAGGED_OF(min_ragged, MMA_CONFIGS, 6);
@@ -284,7 +285,7 @@ TEST(mma_gemm_prime_tiles_cut_short) {
  * op, on the wmma and the mma.sync path, and the prime GEMM with cut-short
  * tiles.  The emulation runs the copies synchronously, so this checks the
  * ring indexing, the prologue, the chunk offsets and the zero fill. */
-#define STAGED_CONFIGS (HERON_TEST_SANITIZED ? 2 : 3)
+#define STAGED_CONFIGS HERON_TEST_SHARE(3, 2)
 /* min_ragged: of the Release stage's 3 configs per combination. */
 static void emulate_staged(const cuda_case *c, int epilogue, int min_ragged) {
   int min = RAGGED_OF(min_ragged, STAGED_CONFIGS, 3);
@@ -323,7 +324,7 @@ TEST(staged_gemm_prime_tiles_cut_short) {
  * the layout put a value in a wrong place and fail the reference check.
  * Every op, one to four pipeline stages, the prime GEMM with cut-short
  * tiles. */
-#define SWZ_CONFIGS (HERON_TEST_SANITIZED ? 1 : 2)
+#define SWZ_CONFIGS HERON_TEST_SHARE(2, 1)
 /* min_ragged counts over the four stage counts together: the sanitizer
  * build samples one config per stage count, which may divide its extents
  * (the ASan stage of a loaded run failed so with a per-call minimum). */
@@ -436,7 +437,7 @@ TEST(block_swizzled_bmm) { emulate_block_swizzled(&CUDA_SMALL[2], 0, 0); }
  * stages on the wmma and the mma.sync path; a wrong coordinate, guard or
  * sentinel reads a wrong element or misses a zero and fails the reference
  * check. */
-#define IGEMM_CONFIGS (HERON_TEST_SANITIZED ? 1 : 2)
+#define IGEMM_CONFIGS HERON_TEST_SHARE(2, 1)
 static void emulate_igemm(const cuda_case *c, int epilogue, int min_ragged) {
   int ragged = 0;
   for (int S = 1; S <= 4; S++)
@@ -481,7 +482,7 @@ TEST(igemm_c2d_nhwc_stride2) {
  * 4-wide kernels (K-inner tiles, vectors along kw), both padded, so that
  * vectors at the edges go element by element and misaligned ones too
  * (the emulation aborts on a misaligned vector copy). */
-#define IGEMM_VEC_CONFIGS (HERON_TEST_SANITIZED ? 4 : 12)
+#define IGEMM_VEC_CONFIGS HERON_TEST_SHARE(12, 4)
 TEST(igemm_vectors_dil_along_ow) {
   static const cuda_case dil = {"dil", {1, 13, 16, 3, 5, 3, 3, 1, 2, 2}, 10};
   emulate_some(&dil, 0, 0, IGEMM_VEC, IGEMM_VEC_CONFIGS);
