@@ -137,20 +137,19 @@ int heron__build_all(heron__bench *b, heron__candidate *c, int n,
 /* ---- The build cache ----------------------------------------------------
  *
  * With HERON_BUILD_CACHE naming a folder (created when missing), a host
- * build (the cpu and amx targets, and the cuda target's CPU emulation)
- * whose compiler, command, flags, machine and source text are all those of
- * an earlier successful build copies that build's artifact instead of
- * compiling again: a resumed run, the seeds of a heron-bench comparison
- * and the two stages of tools/test.sh then compile each kernel once.  The
- * key holds the compiler's file (path, size, modification time, inode: an
- * upgraded compiler misses), the command and flags, GCC's path variables,
- * this CPU's model and flags (-march=native) and the source; it is
- * compared byte for byte, never trusted to a hash.  Only successful
- * builds are kept, and only when the source file is unchanged after the
- * compile (a compiler wrapper that edits the source, as a test's fault
- * injector does, is never cached).  A compiler whose output depends on
- * anything else (the source's file name, the time) must not be used with
- * the cache.  The kernels are still run and checked every time; only the
+ * build (the C compiler into a shared object, toolchain.h) whose compiler,
+ * command, flags, machine and source text are all those of an earlier
+ * successful build copies that build's artifact instead of compiling again: a
+ * resumed run, the seeds of a heron-bench comparison and the two stages of
+ * tools/test.sh then compile each kernel once.  The key holds the compiler's
+ * file (path, size, modification time, inode: an upgraded compiler misses), the
+ * command and flags, GCC's path variables, this CPU's model and flags
+ * (-march=native) and the source; it is compared byte for byte, never trusted
+ * to a hash.  Only successful builds are kept, and only when the source file is
+ * unchanged after the compile (a compiler wrapper that edits the source, as a
+ * test's fault injector does, is never cached).  A compiler whose output
+ * depends on anything else (the source's file name, the time) must not be used
+ * with the cache.  The kernels are still run and checked every time; only the
  * compile is saved.  Any failure of the cache (an unwritable folder, a
  * damaged entry) is a miss, never an error.  The folder may be deleted at
  * any time. */

@@ -535,7 +535,7 @@ TEST(suite_scan_5x13x11_32_configs_match_reference) {
  * (8 into 29); the other knobs sampled, packs on and off. */
 TEST(gemm_prime_37x41x29_edge_tiles_match_reference) {
   case_opts o = {
-      .fix_name = {"i.t3", "k.t1"}, .fix_val = {4, 8}, .min_ragged = 20};
+      .fix_name = {"i.t3", "k.t1"}, .fix_val = {4, 8}, .min_ragged = NCONFIGS};
   CHECK(run_case_opts("gemm", (const int64_t[]){37, 41, 29}, 3, 31, &o));
 }
 
@@ -543,7 +543,7 @@ TEST(gemm_prime_37x41x29_edge_tiles_match_reference) {
 TEST(gemm_prime_edge_tiles_unpacked_match_reference) {
   case_opts o = {.fix_name = {"A.pack", "B.pack", "i.t3"},
                  .fix_val = {0, 0, 3},
-                 .min_ragged = 20};
+                 .min_ragged = NCONFIGS};
   CHECK(run_case_opts("gemm", (const int64_t[]){31, 19, 23}, 3, 32, &o));
 }
 
