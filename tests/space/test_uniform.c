@@ -105,6 +105,12 @@ static double chi2_p(const double *obs, const double *expct, int k) {
   return df > 0 ? gamma_q(df / 2.0, x2 / 2) : 1;
 }
 
+/* The slot of value v in a knob's domain: its index in the value list
+ * vals[nvals], or its distance from lo in a range. */
+static int value_slot(const int64_t *vals, int nvals, int64_t lo, int64_t v) {
+  return vals ? heron__vals_lower(vals, nvals, v) : (int)(v - lo);
+}
+
 /* The p-value of n draws of sp against the enumeration e: whole configs
  * when every one is expected >= 10 times, else the smallest knob p times
  * the number of knobs tested (Bonferroni), at most 1.  Every draw must be
@@ -150,14 +156,11 @@ static void draw_p(const heron_space *sp, const enumerated *e, long n,
         continue;
       double *o = calloc((size_t)m, sizeof *o),
              *x = calloc((size_t)m, sizeof *x);
-      for (size_t i = 0; i < e->n; i++) {
-        int64_t v = e->knobs[i * (size_t)nk + (size_t)k];
-        x[vals ? heron__vals_lower(vals, nvals, v) : (int)(v - lo)] += 1;
-      }
-      for (long i = 0; i < n; i++) {
-        int64_t v = drawn[i * nk + k];
-        o[vals ? heron__vals_lower(vals, nvals, v) : (int)(v - lo)] += 1;
-      }
+      for (size_t i = 0; i < e->n; i++)
+        x[value_slot(vals, nvals, lo, e->knobs[i * (size_t)nk + (size_t)k])] +=
+            1;
+      for (long i = 0; i < n; i++)
+        o[value_slot(vals, nvals, lo, drawn[i * nk + k])] += 1;
       for (int j = 0; j < m; j++)
         x[j] *= (double)n / (double)e->n;
       double pk = chi2_p(o, x, m);
