@@ -60,6 +60,9 @@ static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
    * through its index map per element. */
   k->igemm = s->igemm >= 0 ? cfg[s->igemm] : 0;
   k->rbytes = k->igemm ? s->ig.ncols * s->ig.elem_bytes * k->bm : 0;
+  /* A space without the knob (or a K too short for it) is unsplit. */
+  k->splitk = s->split_k >= 0 ? cfg[s->split_k] : 1;
+  k->kper = k->sp[2][0] / k->splitk;
 }
 
 static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
@@ -94,7 +97,7 @@ void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
   heron__cuda_smem_plan_of(t, cfg, &p);
   l->grid[0] = (int)(k.sp[0][0] * k.sp[1][0]);
   l->grid[1] = (int)s->g[HERON__GB].extent;
-  l->grid[2] = 1;
+  l->grid[2] = (int)k.splitk;
   l->block[0] = 32;
   l->block[1] = (int)k.warps;
   l->block[2] = 1;
@@ -483,6 +486,49 @@ static void emit_mma(gen *g, int depth, const char *a, const char *b) {
   emit(g, depth, "}");
 }
 
+/* The floats of the split-K workspace: a partial block tile per split of
+ * every output tile (grid x * grid y). */
+static int64_t split_ws_elems(const gen *g) {
+  const knobs *k = &g->k;
+  return k->sp[0][0] * k->sp[1][0] * g->s->g[HERON__GB].extent * k->splitk *
+         k->bm * k->bn;
+}
+
+/* Split-K's end of the block (split_k > 1), after the accumulators are in
+ * C.shared: the block's partial tile goes to its slot of the workspace
+ * (tile, blockIdx.z), then the block that arrives last at the tile sums
+ * the splits' partials in split order back into C.shared, and only it
+ * stores the tile (emit_store) with the epilogue. */
+static void emit_split_reduce(gen *g) {
+  const knobs *k = &g->k;
+  int64_t inner = k->m_inner ? k->bm : k->bn, tile = k->bm * k->bn;
+  emit(g, 1,
+       "/* split-K: the partial tile -> workspace[tile][split]; the last "
+       "block of the tile sums the %lld partials */",
+       (long long)k->splitk);
+  emit(g, 1, "const int tile = HERON_BY * HERON_GRID_X + HERON_BX;");
+  emit(g, 1, "const long long wt = (long long)tile * %lld;",
+       (long long)(k->splitk * tile));
+  int d = heron__cuda_coop_loop(g, 1, tile, 4);
+  emit(g, d, "const int o = e / %lld, q = e %% %lld;", (long long)inner,
+       (long long)inner);
+  emit(g, d,
+       "HERON_WS_PUT4(wt + (long long)HERON_BZ * %lld + e, Cs + o * %lld "
+       "+ q);",
+       (long long)tile, (long long)k->ldc);
+  heron__cuda_coop_loop_end(g, 1, tile, 4);
+  emit(g, 1, "if (HERON_SPLIT_LAST(tile)) {");
+  d = heron__cuda_coop_loop(g, 2, tile, 4);
+  emit(g, d, "const int o = e / %lld, q = e %% %lld;", (long long)inner,
+       (long long)inner);
+  emit(g, d, "HERON_WS_SUM4(Cs + o * %lld + q, wt + e, %lld);",
+       (long long)k->ldc, (long long)tile);
+  heron__cuda_coop_loop_end(g, 2, tile, 4);
+  emit(g, 2, "HERON_SYNC();");
+  emit_store(g, 2);
+  emit(g, 1, "}");
+}
+
 static void emit_header(gen *g, const int64_t *cfg) {
   const heron__template *t = g->t;
   const heron__op *op = g->op;
@@ -524,6 +570,14 @@ static void emit_header(gen *g, const int64_t *cfg) {
                                         : " (4 pipeline stages each)")
                     : "",
       rows, (long long)k->cbytes);
+  if (k->splitk > 1)
+    heron__buf_printf(
+        g->out,
+        "/* Split-K: %lld blocks (blockIdx.z) per output tile, %lld of the "
+        "%lld chunks of k.o each; fp32 partials in the module's workspace "
+        "of %lld floats, summed by the last block of each tile. */\n",
+        (long long)k->splitk, (long long)k->kper, (long long)k->sp[2][0],
+        (long long)split_ws_elems(g));
   emit(g, 0, "#define HERON_THREADS %lld", (long long)k->threads);
   emit(g, 0, "#define HERON_GRID_X %d", l.grid[0]);
   emit(g, 0, "#define HERON_GRID_Y %d", l.grid[1]);
@@ -545,11 +599,20 @@ static void emit_header(gen *g, const int64_t *cfg) {
        (long long)((op->epilogue & HERON__EPI_BIAS)
                        ? heron__tensor_elems(&op->bias)
                        : 0));
+  if (k->splitk > 1) {
+    emit(g, 0, "#define HERON_SPLIT_K %lld", (long long)k->splitk);
+    emit(g, 0, "#define HERON_SPLIT_TILES %lld",
+         (long long)l.grid[0] * l.grid[1]);
+    emit(g, 0, "#define HERON_SPLIT_WS_ELEMS %lldLL",
+         (long long)split_ws_elems(g));
+  }
   heron__buf_puts(g->out, heron__cuda_prelude());
   if (k->stages > 1)
     heron__buf_puts(g->out, heron__cuda_prelude_async());
   if (k->mma)
     heron__buf_puts(g->out, heron__cuda_prelude_mma());
+  if (k->splitk > 1)
+    heron__buf_puts(g->out, heron__cuda_prelude_split());
   heron__buf_puts(g->out, "\n");
 }
 
@@ -558,22 +621,26 @@ static void emit_header(gen *g, const int64_t *cfg) {
  * after it (the chunk is complete). */
 static void emit_main_loop(gen *g) {
   const knobs *k = &g->k;
-  emit(g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->sp[2][0]);
+  /* Split-K: this block's chunks start at K index ksplit. */
+  const char *kb = k->splitk > 1 ? "ksplit + " : "";
+  char k0[64];
+  emit(g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->kper);
   if (k->at[0] == 0 || k->at[1] == 0) {
     emit(g, 2, "HERON_SYNC();");
+    snprintf(k0, sizeof k0, "%sko * CHUNK0", kb);
     for (int i = 0; i < 2; i++)
       if (k->at[i] == 0)
-        emit_load(g, 2, i, "ko * CHUNK0", i == 0 ? "As" : "Bs", 0);
+        emit_load(g, 2, i, k0, i == 0 ? "As" : "Bs", 0);
     emit(g, 2, "HERON_SYNC();");
   }
   unroll_pragma(g, 2, k->sp[2][1]);
   emit(g, 2, "for (int km = 0; km < %lld; km++) {", (long long)k->sp[2][1]);
   if (k->at[0] == 1 || k->at[1] == 1) {
     emit(g, 3, "HERON_SYNC();");
+    snprintf(k0, sizeof k0, "%sko * CHUNK0 + km * CHUNK1", kb);
     for (int i = 0; i < 2; i++)
       if (k->at[i] == 1)
-        emit_load(g, 3, i, "ko * CHUNK0 + km * CHUNK1", i == 0 ? "As" : "Bs",
-                  0);
+        emit_load(g, 3, i, k0, i == 0 ? "As" : "Bs", 0);
     emit(g, 3, "HERON_SYNC();");
   }
   emit_mma(g, 3, "As", "Bs");
@@ -587,7 +654,8 @@ static void emit_main_loop(gen *g) {
 static void emit_issue(gen *g, int depth, const char *c) {
   const knobs *k = &g->k;
   char k0[96];
-  snprintf(k0, sizeof k0, "(%s) * CHUNK%d", c, (int)k->at[0]);
+  snprintf(k0, sizeof k0, "%s(%s) * CHUNK%d", k->splitk > 1 ? "ksplit + " : "",
+           c, (int)k->at[0]);
   for (int i = 0; i < 2; i++)
     emit_load(g, depth, i, k0, i == 0 ? "An" : "Bn", 1);
 }
@@ -629,7 +697,7 @@ static void emit_pipelined(gen *g) {
   const knobs *k = &g->k;
   int at = (int)k->at[0];
   int64_t S = k->stages;
-  int64_t nchunks = at == 0 ? k->sp[2][0] : k->sp[2][0] * k->sp[2][1];
+  int64_t nchunks = at == 0 ? k->kper : k->kper * k->sp[2][1];
   if (S == 2)
     emit(g, 1,
          "/* software pipeline: 2 stages of A.shared and B.shared, "
@@ -663,7 +731,7 @@ static void emit_pipelined(gen *g) {
       emit(g, 1, "HERON_CP_COMMIT();");
     }
   }
-  emit(g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->sp[2][0]);
+  emit(g, 1, "for (int ko = 0; ko < %lld; ko++) {", (long long)k->kper);
   int d = 2;
   const char *c = "ko";
   if (at == 1) {
@@ -764,6 +832,9 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "(void)gb;");
   emit(&g, 1, "enum { CHUNK0 = %lld, CHUNK1 = %lld };", (long long)k->kc0,
        (long long)k->kc1);
+  if (k->splitk > 1)
+    emit(&g, 1, "const %s ksplit = (%s)HERON_BZ * %lld; /* this split's K */",
+         g.it, g.it, (long long)(k->kper * k->kc0));
   if (k->mma) {
     /* mma.sync: per-lane registers, no layout in the fragment's type. */
     emit(&g, 1, "HERON_MFRAG_ACC(acc, %lld);",
@@ -814,7 +885,10 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
          (long long)(k->sp[1][2] * k->wn), (long long)k->wn,
          (long long)k->sp[1][2], (long long)k->ldc);
   emit(&g, 1, "HERON_SYNC();");
-  emit_store(&g, 1);
+  if (k->splitk > 1)
+    emit_split_reduce(&g);
+  else
+    emit_store(&g, 1);
   emit(&g, 0, "}");
   emit(&g, 0, "HERON_EMU_ENTRY(heron_cuda_kernel)");
   return HERON_OK;
@@ -887,4 +961,13 @@ void heron__cuda_describe(const heron__template *t, heron__buf *out) {
   heron__buf_puts(
       out, "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
            "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
+  if (s->split_k >= 0)
+    heron__buf_puts(
+        out,
+        "  split_k == S > 1: blockIdx.z = split z runs k.o / S of the k.o "
+        "chunks; each block writes\n"
+        "    its fp32 partial tile from C.shared to the module's workspace, "
+        "the last block of the\n"
+        "    tile (a counter per tile) sums the S partials in split order and "
+        "stores C\n");
 }

@@ -29,6 +29,8 @@ typedef struct knobs {
   int64_t mma;    /* 0: wmma, 1: mma.sync m16n8k16 with ldmatrix */
   int64_t bswz;   /* block_swz: rows of M tiles per group of blocks */
   int64_t igemm;  /* 1: A through the per-block row table (A.rows) */
+  int64_t splitk; /* split_k: blocks (blockIdx.z) per output tile's K */
+  int64_t kper;   /* k.o chunks per split: k.o / split_k */
   int64_t rbytes; /* bytes of A.rows (0 without igemm) */
   int m_inner;    /* C.shared is M-inner */
   /* What the tiles sweep of M, N and K (b * w * f * wmma; >= the padded

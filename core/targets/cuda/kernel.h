@@ -24,17 +24,21 @@
  *   #define HERON_WM / HERON_WN / HERON_WK   the wmma shape (e.g. 16 16 16)
  *   #define HERON_IN0_ELEMS / HERON_IN1_ELEMS / HERON_OUT_ELEMS /
  *           HERON_BIAS_ELEMS   element counts of the buffers (bias 0: none)
+ *   #define HERON_SPLIT_K / _TILES / _WS_ELEMS   only with split_k > 1
  *   the prelude text (heron__cuda_prelude()), then, in a kernel with
- *            asynchronous copies only, heron__cuda_prelude_async(), and
+ *            asynchronous copies only, heron__cuda_prelude_async(),
  *            in a kernel of the mma.sync path only,
- *            heron__cuda_prelude_mma()
+ *            heron__cuda_prelude_mma(), and in a split-K kernel only,
+ *            heron__cuda_prelude_split()
  *   HERON_KERNEL(heron_cuda_kernel) { ... body in the dialect ... }
  *   HERON_EMU_ENTRY(heron_cuda_kernel)
  *
  * The kernel's parameters are always (in0, in1, out, bias): the op's two
  * inputs, its output and the bias (NULL when the op has no bias epilogue),
  * all `heron_half` (fp16) in the op's own layouts.  The kernel writes every
- * output element exactly once (never accumulates onto what was there).
+ * output element exactly once (never accumulates onto what was there; a
+ * split-K kernel sums its partials in its own workspace, and only the
+ * last block of a tile stores it).
  *
  * The dialect (the body may also use plain C: int / long long arithmetic,
  * for loops, if, float, and `#pragma unroll N` lines, which the host
@@ -161,6 +165,25 @@
  *   HERON_MSTORE_ACC(ptr, acc, ldm, LAYOUT)  each lane stores its own
  *       floats to the shared float ptr; row: (m, n) at ptr[m*ldm + n], col:
  *       at ptr[n*ldm + m]
+ *   Split-K (the knob split_k = S > 1), defined by
+ *   heron__cuda_prelude_split(), which a kernel that uses it pastes last;
+ *   the kernel defines HERON_SPLIT_K (S), HERON_SPLIT_TILES (output tiles:
+ *   grid x * grid y) and HERON_SPLIT_WS_ELEMS (floats of the workspace)
+ *   before the prelude.  The workspace and one counter per tile are arrays
+ *   of the module (__device__; static in the emulation), zero at load:
+ *   the kernel keeps its parameters and its single launch.
+ *   HERON_WS_PUT4(idx, src)   stores 4 floats of the shared src (16-byte
+ *       aligned) to workspace[idx..idx+4) (idx a multiple of 4), past L1
+ *   HERON_SPLIT_LAST(tile)    block-collective: fences this thread's
+ *       workspace stores, barrier, the block's first thread counts the
+ *       block in at tile's counter, and a barrier that ORs: nonzero in
+ *       every thread of the block that counted the S-th (the tile's last
+ *       split), which also resets the counter to 0 for the next launch
+ *   HERON_WS_SUM4(dst, idx, STRIDE)  dst[0..4) (shared, 16-byte aligned)
+ *       = workspace[idx + z * STRIDE ..] summed over z = 0 .. S-1 in that
+ *       order, read past L1
+ *   The emulation aborts on a partial written twice before its sum, a sum
+ *   of a partial not written since the last sum, or a counter past S.
  *   The per-lane ldmatrix row address (heron__ldm_row) and accumulator
  *   position (heron__macc_m / _n) are one text that both meanings use.
  *   In the emulation each thread holds the registers of all 32 lanes of
@@ -233,6 +256,12 @@ const char *heron__cuda_prelude_async(void);
  * pasted after heron__cuda_prelude() (and heron__cuda_prelude_async())
  * only by kernels that use them.  Static. */
 const char *heron__cuda_prelude_mma(void);
+
+/* The split-K workspace and reduction (HERON_WS_PUT4, HERON_WS_SUM4,
+ * HERON_SPLIT_LAST), for both branches; pasted last, only by kernels of
+ * split_k > 1, which define HERON_SPLIT_K, HERON_SPLIT_TILES and
+ * HERON_SPLIT_WS_ELEMS before the prelude.  Static. */
+const char *heron__cuda_prelude_split(void);
 
 /* The include block every generated source starts with (after line 1).
  * Static. */

@@ -828,6 +828,123 @@ static void rule_igemm(ctx *c) {
          (long long)igemm_vec(s, 0), (long long)ig->b_vec);
 }
 
+/* Split-K (the knob split_k, issue 32 step 5): S in {1, 2, 4, 8, 16}
+ * blocks share the K of each output tile (blockIdx.z), so that a skinny
+ * shape (GEMV, a GEMM with a small M or N, C1D), whose output tiles leave
+ * most SMs idle, puts its long reduction on more of them.  Each block runs
+ * k.o / S of the k.o chunks, writes its fp32 partial tile to a workspace
+ * of the module, and the block that arrives last at the tile sums the S
+ * partials (in split order) and stores the tile with the epilogue
+ * (template.h).  The rules:
+ *   - the knob exists only where K (padded) holds two splits of at least
+ *     SPLIT_K_MIN, and S takes only values with K >= S * SPLIT_K_MIN: a
+ *     shorter split cannot pay for its share of the reduction (and the
+ *     spaces of short reductions stay what they were);
+ *   - k.o == S * k.o.split: every split runs the same whole number of
+ *     chunks, so none is left without K work;
+ *   - S > 1 => the chunks of a split at the pipelined loop (k.o.split at
+ *     shared_at 0, k.o.split * k.m at 1) >= pipeline: each split gets at
+ *     least one k-tile per stage;
+ *   - S > 1 => i.b * j.b * batch * S <= 4 * SMs: split-K fills a GPU that
+ *     the output tiles leave idle;
+ *   - S > 1 => the workspace (4 bytes * block.m * block.n per block of
+ *     that grid) <= SPLIT_K_WS_MAX: the module that holds it stays
+ *     small.
+ * Absent value 1: old logs read back unsplit, and S = 1 generates the
+ * source of before the knob. */
+#define SPLIT_K_MIN 128
+#define SPLIT_K_WS_MAX ((int64_t)64 << 20)
+static void rule_split_k(ctx *c) {
+  heron__cuda_sched *s = c->s;
+  s->split_k = -1;
+  int64_t kp = s->padded[HERON__GK];
+  if (kp < 2 * SPLIT_K_MIN)
+    return;
+  static const int64_t all[] = {1, 2, 4, 8, 16};
+  int64_t vals[5], hi[4];
+  int nv = 0;
+  for (int i = 0; i < 5; i++)
+    if (all[i] * SPLIT_K_MIN <= kp) {
+      vals[nv] = all[i];
+      if (nv)
+        hi[nv - 1] = all[i];
+      nv++;
+    }
+  s->split_k = heron__r_set(&c->r, "split_k", 1, vals, nv);
+  if (s->split_k >= 0 &&
+      heron__space_var_absent(c->r.sp, s->split_k, 1) != HERON_OK && !c->r.rc)
+    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                              "cuda template: cannot declare split_k's "
+                              "absent value");
+  int ko = s->split[2][0];
+  int64_t kub = heron__r_ub(&c->r, ko);
+  int per = heron__r_range(&c->r, "k.o.split", 0, 1, kub < 1 ? 1 : kub);
+  heron__r_post(&c->r, HERON_C_PROD, ko, (int[]){s->split_k, per}, 2, NULL, 0,
+                "k.o == split_k * k.o.split");
+  /* on = (S > 1): S = select(on, 1, S'), S' in {2, ...}. */
+  int on = heron__r_range(&c->r, "split_k.on", 0, 0, 1);
+  int wide = heron__r_set(&c->r, "split_k.wide", 0, hi, nv - 1);
+  heron__r_post(&c->r, HERON_C_SELECT, s->split_k,
+                (int[]){on, heron__r_const(&c->r, 1), wide}, 3, NULL, 0,
+                "split_k.on == (split_k > 1)");
+  /* The chunks of one split at the pipelined loop: k.o.split *
+   * select(A.shared_at, k.m, 1) >= select(on, 1, pipeline). */
+  int64_t mub = heron__r_ub(&c->r, s->split[2][1]);
+  int km = heron__r_range(&c->r, "split_k.km", 0, 1, mub < 1 ? 1 : mub);
+  heron__r_post(&c->r, HERON_C_SELECT, km,
+                (int[]){s->op[0].at, heron__r_const(&c->r, 1), s->split[2][1]},
+                3, NULL, 0, "split_k.km == select(A.shared_at, 1, k.m)");
+  int chunks = heron__r_prod(&c->r, "split_k.chunks", (int[]){per, km}, 2);
+  int need = heron__r_range(&c->r, "split_k.stages", 0, 1, 4);
+  heron__r_post(&c->r, HERON_C_SELECT, need,
+                (int[]){on, heron__r_const(&c->r, 1), s->pipeline}, 3, NULL, 0,
+                "split_k.stages == select(split_k.on, 1, pipeline)");
+  heron__r_post(&c->r, HERON_C_LE, need, (int[]){chunks}, 1, NULL, 0,
+                "split_k > 1 => the chunks of a split >= pipeline");
+  /* The split grid: i.b * j.b * batch * S <= select(on, its bound,
+   * 4 * SMs). */
+  int64_t sms = c->t->hw.sm_count > 0 ? c->t->hw.sm_count : 1;
+  int blocks = heron__r_prod(
+      &c->r, "split_k.grid",
+      (int[]){s->split[0][0], s->split[1][0],
+              heron__r_const(&c->r, s->g[HERON__GB].extent), s->split_k},
+      4);
+  int64_t gub = heron__r_ub(&c->r, blocks);
+  if (gub <= 4 * sms)
+    gub = 4 * sms + 1;
+  int cap = heron__r_set(&c->r, "split_k.max_grid", 0,
+                         (const int64_t[]){4 * sms, gub}, 2);
+  heron__r_post(
+      &c->r, HERON_C_SELECT, cap,
+      (int[]){on, heron__r_const(&c->r, gub), heron__r_const(&c->r, 4 * sms)},
+      3, NULL, 0, "split_k.max_grid == select(split_k.on, any, 4 * SMs)");
+  heron__r_post(&c->r, HERON_C_LE, blocks, (int[]){cap}, 1, NULL, 0,
+                "split_k > 1 => i.b * j.b * batch * split_k <= 4 * SMs");
+  /* The workspace: a partial block tile of fp32 per block of the split
+   * grid, <= select(on, its bound, SPLIT_K_WS_MAX). */
+  int ws =
+      heron__r_prod(&c->r, "split_k.ws_bytes",
+                    (int[]){blocks, s->bm, s->bn, heron__r_const(&c->r, 4)}, 4);
+  int64_t wub = heron__r_ub(&c->r, ws);
+  if (wub <= SPLIT_K_WS_MAX)
+    wub = SPLIT_K_WS_MAX + 1;
+  int wcap = heron__r_set(&c->r, "split_k.max_ws", 0,
+                          (const int64_t[]){SPLIT_K_WS_MAX, wub}, 2);
+  heron__r_post(&c->r, HERON_C_SELECT, wcap,
+                (int[]){on, heron__r_const(&c->r, wub),
+                        heron__r_const(&c->r, SPLIT_K_WS_MAX)},
+                3, NULL, 0,
+                "split_k.max_ws == select(split_k.on, any, 64 MiB)");
+  heron__r_post(&c->r, HERON_C_LE, ws, (int[]){wcap}, 1, NULL, 0,
+                "split_k > 1 => workspace <= 64 MiB");
+  NOTE(c, "Split-K",
+       "split_k in {1..%lld}: S > 1 blocks (blockIdx.z) each run k.o / S "
+       "chunks, write fp32 partials to a module workspace, the last sums "
+       "them in split order and stores; needs K >= 128 S, >= pipeline "
+       "chunks a split, i.b*j.b*batch*S <= %lld; old logs read as 1",
+       (long long)vals[nv - 1], (long long)(4 * sms));
+}
+
 int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
                             heron_error *err) {
   const heron__op *op = &t->op;
@@ -874,6 +991,7 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     rule_swizzle(c);
     rule_block_swizzle(c);
     rule_igemm(c);
+    rule_split_k(c);
     rc = c->r.rc;
   }
   free(c);

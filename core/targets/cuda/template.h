@@ -80,6 +80,15 @@
  * so blocks launched together share G rows of A and few columns of B in
  * L2 instead of one row of A and every column of B.
  *
+ * With the knob split_k = S > 1 (split-K, for grids that leave SMs idle)
+ * the k.o loop is shared by S blocks, blockIdx.z = z taking its chunks
+ * [z * k.o / S, (z + 1) * k.o / S); each block writes its fp32 partial
+ * tile from C.shared to a workspace in global memory (a __device__ array
+ * of the module), and the block that arrives last at the tile (a counter
+ * per tile, atomicAdd after a fence) sums the S partials in the order
+ * z = 0 .. S - 1 into C.shared, resets the counter and stores the tile
+ * with the epilogue: one kernel, one launch, a deterministic sum.
+ *
  * With the knob igemm = 1 (ops whose A has a sliding window: the
  * convolutions) A is read as a real implicit GEMM: before the k loop the
  * block fills the table A.rows (heron__cuda_igemm below) with each M
@@ -191,6 +200,9 @@ typedef struct heron__cuda_sched {
   int block_swz; /* knob: 1, 2, 4 or 8 rows of blocks per group of
                     the block order (1: row-major); -1 in a space
                     without it */
+  int split_k;   /* knob: 1, 2, 4, 8 or 16 blocks share each output
+                    tile's K (blockIdx.z); -1 when K is too short
+                    for a split (or in a space without it) */
   int igemm;     /* knob: 1 addresses A through the per-block row
                     table (heron__cuda_igemm), 0 through the index
                     map per element; -1 when the op has no sliding

@@ -63,10 +63,16 @@ enum {
  * A.shared_vec beyond the index map's (the checked interior vectors). */
 #define IGEMM(mma, S) (400 + 10 * (mma) + (S))
 #define IGEMM_VEC 500
+/* SPLIT_ON: split_k > 1 (blocks in z share each tile's K, the last one
+ * sums the partials); SPLIT_OFF: split_k 1 in a space that has the knob. */
+#define SPLIT_ON 600
+#define SPLIT_OFF 601
 
 static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
   if (which == ALL_CONFIGS)
     return 1;
+  if (which == SPLIT_ON || which == SPLIT_OFF)
+    return (cuda_val(b->sp, cfg, "split_k") > 1) == (which == SPLIT_ON);
   if (which == BLOCK_SWIZZLED)
     return cuda_val(b->sp, cfg, "block_swz") > 1;
   if (which == IGEMM_VEC)
@@ -504,4 +510,43 @@ TEST(igemm_vectors_c3d_ndhwc_along_ci) {
   static const cuda_case ndhwc = {
       "c3d_ndhwc", {1, 3, 5, 5, 8, 6, 3, 3, 3, 1, 1, 1}, 12};
   emulate_some(&ndhwc, 0, 0, IGEMM_VEC, IGEMM_VEC_CONFIGS);
+}
+
+/* Split-K (split_k = S > 1): S blocks (blockIdx.z) run k.o / S chunks
+ * each, write their fp32 partial tiles to the workspace, and the block
+ * that arrives last at a tile sums the S partials in split order and
+ * stores the tile with the epilogue.  The emulation runs the blocks one
+ * after another and checks the protocol (a partial summed before it was
+ * written, or written twice, aborts), so a wrong K range of a split, a
+ * wrong slot or a missed partial fails the reference check.  Skinny shapes
+ * whose K (padded) holds two splits of 128: a prime GEMV, GEMMs with a
+ * small M and a small N, a prime strided c1d, on and off (split_k 1 of the
+ * same spaces), with and without the bias and ReLU epilogue. */
+#define SPLIT_CONFIGS HERON_TEST_SHARE(6, 2)
+static void emulate_split(const cuda_case *c, int epilogue, int min_ragged) {
+  last_ragged = 0;
+  emulate_some(c, epilogue, 0, SPLIT_ON, SPLIT_CONFIGS);
+  int ragged = last_ragged;
+  last_ragged = 0;
+  emulate_some(c, epilogue, 0, SPLIT_OFF, SPLIT_CONFIGS / 2);
+  ragged += last_ragged;
+  CHECK_MSG(ragged >= RAGGED_OF(min_ragged, SPLIT_CONFIGS, 6),
+            "%d configs with cut-short tiles, wanted %d", ragged,
+            RAGGED_OF(min_ragged, SPLIT_CONFIGS, 6));
+}
+TEST(split_k_gemv_prime_with_bias) {
+  static const cuda_case gemv = {"gemv", {61, 509}, 2};
+  emulate_split(&gemv, HERON__EPI_BIAS, 1);
+}
+TEST(split_k_gemm_small_m_with_bias_relu) {
+  static const cuda_case gemm = {"gemm", {5, 67, 509}, 3};
+  emulate_split(&gemm, HERON__EPI_BIAS | HERON__EPI_RELU, 1);
+}
+TEST(split_k_gemm_small_n) {
+  static const cuda_case gemm = {"gemm", {197, 13, 509}, 3};
+  emulate_split(&gemm, 0, 1);
+}
+TEST(split_k_c1d_prime_stride2_with_bias_relu) {
+  static const cuda_case c1d = {"c1d", {1, 37, 171, 13, 3, 2, 1, 1}, 8};
+  emulate_split(&c1d, HERON__EPI_BIAS | HERON__EPI_RELU, 1);
 }

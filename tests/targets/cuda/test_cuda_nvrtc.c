@@ -690,3 +690,84 @@ TEST(c2d_nhwc_igemm_compiles) {
       "c2d_nhwc", {16, 56, 56, 64, 64, 3, 3, 1, 1, 1}, 10};
   igemm_case(&nhwc);
 }
+
+/* Split-K (split_k = S > 1): configs of skinny shapes at the given S (mma
+ * and the rest sampled) compile for sm_80 and sm_90 within the register
+ * limits, without static shared memory (the workspace and the counters
+ * are __device__ arrays of the module), beside their unsplit twins (S 1,
+ * the same other knobs); both kernels' registers and spills are printed
+ * (recorded, not required: nothing was timed). */
+static void split_k_case(const cuda_case *c, const int64_t *splits, int n) {
+  if (!heron__nvrtc_available())
+    SKIP("libheron was built without NVRTC: no %s kernel compiled", c->op);
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, c, "h100", HERON__EPI_BIAS | HERON__EPI_RELU, &err),
+           &err);
+  const heron__cuda_sched *s = heron__cuda_sched_of(b.t);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int64_t *twin = malloc((size_t)nv * sizeof *twin);
+  int sk = heron_space_find_var(b.sp, "split_k");
+  CHECK(sk >= 0);
+  heron_rng rng;
+  heron_rng_seed(&rng, 5151);
+  for (int i = 0; i < n; i++) {
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[sk] = splits[i];
+    CHECK_OK(heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err),
+             &err);
+    for (int v = 0; v < nv; v++)
+      twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
+    twin[sk] = 1;
+    CHECK_OK(heron_space_validate(b.sp, &rng, twin, twin, &err), &err);
+    heron__buf ss = {0}, su = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &ss, &err), &err);
+    CHECK_OK(heron__codegen(b.t, b.sp, twin, &su, &err), &err);
+    CHECK(strstr(ss.data, "HERON_SPLIT_LAST(tile)") &&
+          !strstr(su.data, "HERON_SPLIT"));
+    int64_t threads = 32 * cuda_val(b.sp, cfg, "threadIdx.y");
+    for (int sm = 80; sm <= 90; sm += 10) {
+      heron__nvrtc_result rs, ru;
+      int rc = heron__nvrtc_compile(ss.data, sm, &rs, &err);
+      CHECK_MSG(rc == HERON_OK, "%s split_k %lld sm_%d: %s\n%.2000s", c->op,
+                (long long)splits[i], sm, err.text, rs.log ? rs.log : "");
+      CHECK_OK(heron__nvrtc_compile(su.data, sm, &ru, &err), &err);
+      CHECK(rs.regs <= 255 && rs.regs * threads <= s->regs_limit);
+      CHECK(rs.static_smem == 0 && rs.smem_bytes <= b.hw.smem_per_block_optin);
+      fprintf(stderr,
+              "%s sm_%d (split_k %lld, k.o %lld, i.b %lld, j.b %lld, mma "
+              "%lld, pipeline %lld): %d registers, %d bytes spilled; "
+              "unsplit twin %d, %d\n",
+              c->op, sm, (long long)splits[i],
+              (long long)cuda_val(b.sp, cfg, "k.o"),
+              (long long)cuda_val(b.sp, cfg, "i.b"),
+              (long long)cuda_val(b.sp, cfg, "j.b"),
+              (long long)cuda_val(b.sp, cfg, "mma"),
+              (long long)cuda_val(b.sp, cfg, "pipeline"), rs.regs,
+              rs.spill_bytes, ru.regs, ru.spill_bytes);
+      heron__nvrtc_result_free(&rs);
+      heron__nvrtc_result_free(&ru);
+    }
+    heron__buf_free(&ss);
+    heron__buf_free(&su);
+  }
+  free(fix);
+  free(cfg);
+  free(twin);
+  cuda_unbuild(&b);
+}
+
+TEST(gemv_split_k_compiles) {
+  split_k_case(&CUDA_SUITE[2], (const int64_t[]){2, 8}, 2);
+}
+TEST(gemm_small_m_split_k_compiles) {
+  static const cuda_case gemm = {"gemm", {64, 1024, 8192}, 3};
+  split_k_case(&gemm, (const int64_t[]){4, 16}, 2);
+}
+TEST(c1d_split_k_compiles) {
+  static const cuda_case c1d = {"c1d", {1, 256, 512, 64, 3, 1, 1, 1}, 8};
+  split_k_case(&c1d, (const int64_t[]){8}, 1);
+}

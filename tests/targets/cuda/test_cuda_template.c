@@ -22,7 +22,7 @@ TEST(gemm_template_has_herons_knobs) {
       "A.shared_at",  "B.shared_at",  "A.shared_pad", "B.shared_pad",
       "C.shared_pad", "A.shared_vec", "B.shared_vec", "out.vec",
       "unroll",       "pipeline",     "mma",          "A.shared_swz",
-      "B.shared_swz", "block_swz"};
+      "B.shared_swz", "block_swz",    "split_k"};
   int nk = (int)(sizeof knobs / sizeof knobs[0]);
   CHECK_EQ(heron_space_nknobs(b.sp), nk);
   for (int i = 0; i < nk; i++) {
@@ -256,6 +256,35 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
                     (long long)G, (long long)sp3[0][0], (long long)sp3[1][0],
                     b->hw.sm_count),
            0;
+  /* Split-K: no knob where K (padded) holds no two splits of 128; S
+   * blocks per tile each run a whole share of the k.o chunks, at least
+   * one per pipeline stage, on a grid of at most 4 blocks per SM. */
+  int64_t S = cuda_val(sp, cfg, "split_k"), kp = s->padded[HERON__GK];
+  if ((S < 0) != (kp < 256))
+    return snprintf(why, cap, "split_k %lld with K padded to %lld",
+                    (long long)S, (long long)kp),
+           0;
+  S = S < 0 ? 1 : S;
+  if (S != 1 && S != 2 && S != 4 && S != 8 && S != 16)
+    return snprintf(why, cap, "split_k %lld", (long long)S), 0;
+  if (S > 1) {
+    int64_t per = sp3[2][0] / S;
+    int64_t chunks =
+        cuda_val(sp, cfg, "A.shared_at") == 0 ? per : per * sp3[2][1];
+    int64_t grid = sp3[0][0] * sp3[1][0] * s->g[HERON__GB].extent * S;
+    int64_t ws =
+        4 * grid * (sp3[0][1] * sp3[0][2] * wm) * (sp3[1][1] * sp3[1][2] * wn);
+    if (sp3[2][0] % S || S * 128 > kp ||
+        chunks < cuda_val(sp, cfg, "pipeline") ||
+        grid > 4 * (int64_t)b->hw.sm_count || ws > ((int64_t)64 << 20))
+      return snprintf(why, cap,
+                      "split_k %lld: k.o %lld, %lld chunks a split, K %lld, "
+                      "%lld blocks on %d SMs, workspace %lld",
+                      (long long)S, (long long)sp3[2][0], (long long)chunks,
+                      (long long)kp, (long long)grid, b->hw.sm_count,
+                      (long long)ws),
+             0;
+  }
   int64_t warps = sp3[0][1] * sp3[1][1];
   if (32 * warps > b->hw.max_threads_per_block ||
       warps > b->hw.max_threads_dim[1])
@@ -348,7 +377,8 @@ static int config_ok(const cuda_built *b, const int64_t *cfg, heron_rng *rng,
     }
   heron__cuda_launch l;
   heron__cuda_launch_of(b->t, cfg, &l);
-  if (l.smem_bytes != plan.total || l.block[0] * l.block[1] != 32 * warps)
+  if (l.smem_bytes != plan.total || l.block[0] * l.block[1] != 32 * warps ||
+      l.grid[2] != S)
     return snprintf(why, cap, "launch disagrees with the plan"), 0;
   /* Vector widths against the index maps. */
   int64_t va = cuda_val(sp, cfg, "A.shared_vec"),
@@ -564,8 +594,9 @@ TEST(pipeline_one_is_the_single_stage_kernel) {
     int wait = cfg[pv] > 1 && strstr(body, w) != NULL;
     if (cfg[pv] == 1)
       CHECK(!cp && !strstr(body, "HERON_CP_WAIT") && !strstr(body, "Ac + "));
-    else
-      CHECK(wait && strstr(body, "Ac + ") &&
+    else /* A's fragments read the stage slot Ac (a swizzled A: whole) */
+      CHECK(wait &&
+            (strstr(body, "Ac + ") || strstr(body, "_SWZ(fa[i], Ac, ")) &&
             (cp || (cuda_val(b.sp, cfg, "A.shared_vec") == 1 &&
                     cuda_val(b.sp, cfg, "B.shared_vec") == 1)));
     seen[cfg[pv]]++;
@@ -735,6 +766,7 @@ TEST(log_line_without_the_swizzle_knobs_reads_back_unswizzled) {
   CHECK_EQ(cuda_val(b.sp, cfg, "A.shared_swz"), 0);
   CHECK_EQ(cuda_val(b.sp, cfg, "B.shared_swz"), 0);
   CHECK_EQ(cuda_val(b.sp, cfg, "block_swz"), 1);
+  CHECK_EQ(cuda_val(b.sp, cfg, "split_k"), 1);
   char key[32];
   CHECK_OK(heron_space_key(b.sp, cfg, key, sizeof key), NULL);
   CHECK_MSG(!strcmp(key, "2c2b06ee1a8f9057"), "key %s", key);
@@ -792,6 +824,102 @@ TEST(block_swizzle_by_the_rules) {
     else
       CHECK_MSG(seen[1] == 400, "GEMM 64^3 took G > 1 %d times", 400 - seen[1]);
   }
+}
+
+/* Split-K by the rules: no knob where K (padded) is under 256 (every
+ * small case, GEMM 64^3); on a skinny GEMM of K 509 (padded 512) samples
+ * take S in {1, 2, 4}, never 8 (a split of 64), each S > 1 source defines
+ * the split, sums through the workspace and launches S blocks in z, and
+ * the S = 1 source has none of it.  A split that would leave a split
+ * without K work (k.o not a multiple of S) or with fewer chunks than
+ * pipeline stages cannot be completed, nor S > 1 on a grid of more than
+ * 4 blocks per SM. */
+TEST(split_k_by_the_rules) {
+  static const cuda_case g64 = {"gemm", {64, 64, 64}, 3};
+  for (int i = -1; i < CUDA_NSMALL; i++) {
+    cuda_built b;
+    heron_error err = {0};
+    CHECK_OK(cuda_build(&b, i < 0 ? &g64 : &CUDA_SMALL[i], "h100", 0, &err),
+             &err);
+    CHECK_MSG(heron_space_find_var(b.sp, "split_k") < 0, "%s",
+              i < 0 ? "gemm 64^3" : CUDA_SMALL[i].op);
+    cuda_unbuild(&b);
+  }
+  static const cuda_case skinny = {"gemm", {5, 67, 509}, 3};
+  cuda_built b;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&b, &skinny, "h100", 0, &err), &err);
+  int nv = heron_space_nvars(b.sp);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  int64_t *twin = malloc((size_t)nv * sizeof *twin);
+  heron_rng rng;
+  heron_rng_seed(&rng, 9);
+  int seen[17] = {0}, odd_half = 0, few_chunks = 0;
+  for (int n = 0; n < 3000; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    int64_t S = cuda_val(b.sp, cfg, "split_k"), ko = cuda_val(b.sp, cfg, "k.o");
+    CHECK(S == 1 || S == 2 || S == 4);
+    if (seen[S]++ == 0) {
+      heron__buf src = {0};
+      CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+      heron__cuda_launch l;
+      CHECK_EQ(heron__cuda_launch_parse(src.data, &l), 0);
+      CHECK_EQ(l.grid[2], S);
+      char def[48];
+      snprintf(def, sizeof def, "#define HERON_SPLIT_K %lld\n", (long long)S);
+      if (S > 1)
+        CHECK_MSG(strstr(src.data, def) &&
+                      strstr(src.data, "if (HERON_SPLIT_LAST(tile)) {") &&
+                      strstr(src.data, "HERON_WS_SUM4(") &&
+                      strstr(src.data, "const int ksplit = (int)HERON_BZ * "),
+                  "S %lld: %s", (long long)S, src.data);
+      else
+        CHECK(!strstr(src.data, "HERON_SPLIT") && !strstr(src.data, "ksplit"));
+      heron__buf_free(&src);
+    }
+    /* A knob-only copy (aux variables left to validate) with S changed. */
+    for (int v = 0; v < nv; v++)
+      twin[v] = heron_space_var_is_knob(b.sp, v) ? cfg[v] : HERON_UNSET;
+    int sv = heron_space_find_var(b.sp, "split_k");
+    if (S == 2 && ko % 4 == 2) {
+      /* S = 4 would leave k.o / 4 not whole: some split without work. */
+      twin[sv] = 4;
+      CHECK(heron_space_validate(b.sp, &rng, twin, twin, &err) != HERON_OK);
+      odd_half++;
+    } else if (S == 1 && ko == 4 && cuda_val(b.sp, cfg, "pipeline") == 4 &&
+               cuda_val(b.sp, cfg, "A.shared_at") == 0) {
+      /* S = 2: 2 chunks a split for 4 stages; S = 1 is the config. */
+      twin[sv] = 2;
+      CHECK(heron_space_validate(b.sp, &rng, twin, twin, &err) != HERON_OK);
+      few_chunks++;
+    }
+  }
+  CHECK_MSG(seen[1] && seen[2] && seen[4] && odd_half && few_chunks,
+            "S 1/2/4 seen %d/%d/%d times; %d k.o = 2 mod 4, %d with too few "
+            "chunks",
+            seen[1], seen[2], seen[4], odd_half, few_chunks);
+  cuda_unbuild(&b);
+  /* GEMM 2048 x 2048 x 512 on an H100 (132 SMs): S > 1 only on grids of
+   * at most 528 / S blocks. */
+  static const cuda_case wide = {"gemm", {2048, 2048, 512}, 3};
+  CHECK_OK(cuda_build(&b, &wide, "h100", 0, &err), &err);
+  free(cfg);
+  free(twin);
+  nv = heron_space_nvars(b.sp);
+  cfg = malloc((size_t)nv * sizeof *cfg);
+  int split = 0;
+  for (int n = 0; n < 1000; n++) {
+    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    int64_t S = cuda_val(b.sp, cfg, "split_k");
+    if (S > 1) {
+      split++;
+      CHECK(cuda_val(b.sp, cfg, "i.b") * cuda_val(b.sp, cfg, "j.b") * S <=
+            4 * 132);
+    }
+  }
+  fprintf(stderr, "gemm 2048x2048x512: %d of 1000 samples split\n", split);
+  free(cfg);
+  cuda_unbuild(&b);
 }
 
 /* The swizzle knobs: {0, 1} on sm_80+, only 0 below; a swizzled operand
