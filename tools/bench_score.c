@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heron/rng.h"
 #include "timing.h"
 
 /* Below this, P(none of the j-1 best drawn) adds at most 1e-18 of the
@@ -20,6 +21,12 @@
 /* Points on the draws axis are real (a linspace); this keeps 4.9999999 from
  * becoming 4 draws. */
 #define FLOOR_EPS 1e-9
+/* The time axis's baseline: uniform random searches simulated, and the
+ * points of the grid their mean best-so-far is kept on (see "Time axis" in
+ * bench_score.h).  The seed is fixed, so a space has one baseline. */
+#define SIM_RUNS 4000
+#define SIM_GRID 4096
+#define SIM_SEED 0x5eed5c0ce5ull
 
 void bench_score_settings_default(bench_score_settings *st) {
   /* experiments_defaults.json: statistics_settings and
@@ -57,23 +64,26 @@ double bench_score_expected_best(const bench_score_baseline *b, size_t k) {
 }
 
 /* The baseline at a point of the axis.  Draws axis: E[best_floor(x)], as a
- * run is sampled after floor(x) trials.  Time axis: x / mean_cost draws,
- * linear between the whole draws around it (a run's draws at a time are a
- * random whole number whose mean is about that). */
+ * run is sampled after floor(x) trials.  Time axis: the simulated expected
+ * best-so-far at x seconds. */
 static double baseline_at(const bench_score_baseline *b, double x) {
   if (b->settings.axis == BENCH_SCORE_AXIS_DRAWS) {
     double d = floor(x + FLOOR_EPS);
     return bench_score_expected_best(b, d <= 0 ? 0 : (size_t)fmin(d, b->n));
   }
-  double d = x / b->mean_cost;
-  if (!(d > 0))
+  return bench_score_expected_best_at(b, x);
+}
+
+double bench_score_expected_best_at(const bench_score_baseline *b,
+                                    double seconds) {
+  if (!b->time_curve || !(seconds > 0))
     return b->worst;
-  if (d >= (double)b->n)
-    return bench_score_expected_best(b, b->n);
-  size_t k0 = (size_t)floor(d);
-  double f = d - (double)k0;
-  double e0 = bench_score_expected_best(b, k0);
-  return f > 0 ? e0 + f * (bench_score_expected_best(b, k0 + 1) - e0) : e0;
+  double g = seconds / b->time_step;
+  if (g >= (double)(b->time_points - 1))
+    return b->time_curve[b->time_points - 1];
+  size_t g0 = (size_t)floor(g);
+  double f = g - (double)g0;
+  return b->time_curve[g0] + f * (b->time_curve[g0 + 1] - b->time_curve[g0]);
 }
 
 /* The first number of draws whose expected best is at or below `value`.
@@ -152,21 +162,110 @@ static int load_space(bench_score_baseline *b, const bench_score_space *sp,
   return HERON_OK;
 }
 
+/* The time axis's baseline (bench_score.h, "Time axis"): SIM_RUNS uniform
+ * random searches without replacement over the space, each drawing configs
+ * until its clock passes the horizon, and their mean best-so-far at
+ * SIM_GRID points from 0 to the horizon; a trial counts at a point once its
+ * result is known (its clock at or before the point), as in
+ * bench_score_run.  The horizon starts at twice the draws axis's cutoff in
+ * mean costs and doubles until the mean reaches the cutoff value there,
+ * which it does at the latest when the horizon holds every config.  Each
+ * run is a partial Fisher-Yates shuffle of one array, which a shuffle
+ * leaves a permutation, so every run draws uniformly without replacement.
+ * Returns 0, or -1 when out of memory. */
+static int simulate_time(bench_score_baseline *b, const bench_score_space *sp) {
+  size_t n = sp->n;
+  size_t *perm = malloc(n * sizeof *perm);
+  double *acc = malloc(SIM_GRID * sizeof *acc);
+  if (!perm || !acc) {
+    free(perm);
+    free(acc);
+    return -1;
+  }
+  double total = 0;
+  for (size_t i = 0; i < n; i++) {
+    perm[i] = i;
+    total += sp->cost[i];
+  }
+  /* Summed in another order a run's clock may pass `total` by a rounding
+   * error: a horizon of every config is a little longer. */
+  double all = total * (1 + 1e-9);
+  double horizon = 2.0 * (double)b->cutoff_draws * b->mean_cost;
+  for (;;) {
+    if (!(horizon < all))
+      horizon = all;
+    double step = horizon / (SIM_GRID - 1);
+    memset(acc, 0, SIM_GRID * sizeof *acc);
+    heron_rng rng;
+    heron_rng_seed(&rng, SIM_SEED);
+    for (int r = 0; r < SIM_RUNS; r++) {
+      double t = 0, best = b->worst;
+      int g = 0;
+      for (size_t k = 0; k < n && g < SIM_GRID; k++) {
+        size_t j = k + (size_t)heron_rng_below(&rng, n - k);
+        size_t c = perm[j];
+        perm[j] = perm[k];
+        perm[k] = c;
+        t += sp->cost[c];
+        while (g < SIM_GRID && (double)g * step < t)
+          acc[g++] += best;
+        if (isfinite(sp->objective[c]) && sp->objective[c] < best)
+          best = sp->objective[c];
+      }
+      for (; g < SIM_GRID; g++)
+        acc[g] += best;
+    }
+    for (int g = 0; g < SIM_GRID; g++)
+      acc[g] /= SIM_RUNS;
+    if (acc[SIM_GRID - 1] <= b->cutoff_value || horizon >= all) {
+      b->time_step = step;
+      break;
+    }
+    horizon *= 2;
+  }
+  free(perm);
+  b->time_curve = acc;
+  b->time_points = SIM_GRID;
+  b->sim_runs = SIM_RUNS;
+  return 0;
+}
+
+/* The first time the time axis's baseline is at or below `value`: the
+ * crossing of its line between the grid points around it (the curve does
+ * not increase: every simulated run's best-so-far does not). */
+static double first_seconds_reaching(const bench_score_baseline *b,
+                                     double value) {
+  const double *c = b->time_curve;
+  if (c[0] <= value)
+    return 0;
+  int g = 1;
+  while (g < b->time_points - 1 && c[g] > value)
+    g++;
+  double drop = c[g - 1] - c[g];
+  double f = drop > 0 ? (c[g - 1] - value) / drop : 1;
+  return b->time_step * ((double)(g - 1) + fmin(f, 1.0));
+}
+
 /* The window: objective values to reach (searchspace_statistics.py,
- * objective_performance_at_cutoff_point), the draws at which the baseline
- * reaches them, their seconds, the run budget with its margin
- * (experiments.py, calculate_budget), and the points over it. */
-static void set_window(bench_score_baseline *b) {
+ * objective_performance_at_cutoff_point), the draws and the seconds at
+ * which the baseline reaches them, the run budget with its margin
+ * (experiments.py, calculate_budget), and the points over it.  Returns 0,
+ * or -1 when out of memory. */
+static int set_window(bench_score_baseline *b, const bench_score_space *sp) {
   const bench_score_settings *st = &b->settings;
   double span = b->median - b->optimum;
   b->cutoff_value = b->optimum + span * (1 - st->cutoff_percentile);
   b->start_value = b->optimum + span * (1 - st->cutoff_percentile_start);
   b->cutoff_draws = first_draws_reaching(b, b->cutoff_value);
   b->start_draws = first_draws_reaching(b, b->start_value);
-  b->cutoff_seconds = (double)b->cutoff_draws * b->mean_cost;
-  b->start_seconds = (double)b->start_draws * b->mean_cost;
   double budget = ceil((double)b->cutoff_draws * (1 + st->cutoff_margin));
   b->budget_draws = budget >= (double)b->n ? b->n : (size_t)budget;
+  if (b->mean_cost > 0) {
+    if (simulate_time(b, sp) != 0)
+      return -1;
+    b->cutoff_seconds = first_seconds_reaching(b, b->cutoff_value);
+    b->start_seconds = first_seconds_reaching(b, b->start_value);
+  }
   b->budget_seconds = b->cutoff_seconds * (1 + st->cutoff_margin);
 
   int time = st->axis == BENCH_SCORE_AXIS_TIME;
@@ -177,6 +276,7 @@ static void set_window(bench_score_baseline *b) {
   b->x[b->points - 1] = hi; /* exactly, whatever the rounding */
   for (int i = 0; i < b->points; i++)
     b->curve[i] = baseline_at(b, b->x[i]);
+  return 0;
 }
 
 int bench_score_baseline_init(bench_score_baseline *b,
@@ -207,7 +307,10 @@ int bench_score_baseline_init(bench_score_baseline *b,
     bench_score_baseline_free(b);
     return rc;
   }
-  set_window(b);
+  if (set_window(b, sp) != 0) {
+    bench_score_baseline_free(b);
+    return heron_error_set(err, HERON_ENOMEM, "out of memory");
+  }
   return HERON_OK;
 }
 
@@ -217,6 +320,7 @@ void bench_score_baseline_free(bench_score_baseline *b) {
   free(b->sorted);
   free(b->x);
   free(b->curve);
+  free(b->time_curve);
   memset(b, 0, sizeof *b);
 }
 

@@ -164,13 +164,77 @@ TEST(window_follows_the_cutoff_percentiles_and_the_budget_has_the_margin) {
   CHECK(bench_score_expected_best(&b, b.cutoff_draws - 1) > b.cutoff_value);
   CHECK(bench_score_expected_best(&b, b.start_draws) <= b.start_value);
   CHECK(b.start_draws >= 1 && b.start_draws < b.cutoff_draws);
-  CHECK(fabs(b.cutoff_seconds - b.cutoff_draws * b.mean_cost) < 1e-9);
+  /* Over time, the first second the simulated baseline reaches the value. */
+  CHECK(bench_score_expected_best_at(&b, b.cutoff_seconds) <=
+        b.cutoff_value + 1e-12);
+  CHECK(bench_score_expected_best_at(&b, 0.999 * b.cutoff_seconds) >
+        b.cutoff_value);
+  CHECK(bench_score_expected_best_at(&b, b.start_seconds) <=
+        b.start_value + 1e-12);
   CHECK(b.budget_draws == (size_t)ceil(b.cutoff_draws * 1.1));
   CHECK(fabs(b.budget_seconds - 1.1 * b.cutoff_seconds) < 1e-9);
   CHECK(b.points == 1000);
   CHECK(b.x[0] == b.start_seconds && b.x[999] == b.cutoff_seconds);
   for (int i = 1; i < b.points; i++)
     CHECK(b.curve[i] <= b.curve[i - 1] + 1e-12);
+  bench_score_baseline_free(&b);
+  free_space(&s);
+}
+
+/* A space like convolution-W6600: objectives spread over two orders of
+ * magnitude (e^5u), each config costing 0.5 s plus its objective, and a
+ * window of a dozen draws.  The baseline over time must be what uniform
+ * random search reaches in that time; seconds mapped to draws through the
+ * mean cost (the baseline before) lie above it by up to a fifth of the
+ * span to the optimum here, and a simulated random search scored -1.7
+ * against them. */
+TEST(time_baseline_is_the_best_so_far_random_search_reaches_in_that_time) {
+  space s = make_space(1000, 0, 1, 5);
+  uint64_t seed = 5;
+  for (size_t i = 0; i < s.n; i++) {
+    s.obj[i] = exp(5 * uniform(&seed));
+    s.cost[i] = 0.5 + s.obj[i];
+  }
+  bench_score_space v = view(&s);
+  bench_score_baseline b;
+  heron_error err = {0};
+  CHECK_OK(bench_score_baseline_init(&b, &v, NULL, &err), &err);
+  CHECK(b.cutoff_draws < 20);
+  /* Independent searches (this file's generator), their mean best-so-far
+   * at 11 points of the window and its standard error. */
+  enum { RUNS = 3000, PTS = 11 };
+  double x[PTS], sum[PTS] = {0}, sum2[PTS] = {0};
+  for (int q = 0; q < PTS; q++)
+    x[q] = b.start_seconds + (b.cutoff_seconds - b.start_seconds) * q / 10;
+  size_t *idx = calloc(s.n, sizeof *idx);
+  for (uint64_t r = 1; r <= RUNS; r++) {
+    uint64_t rng = r * 104729;
+    shuffle(idx, s.n, &rng);
+    double t = 0, best = b.worst;
+    int q = 0;
+    for (size_t k = 0; k < s.n && q < PTS; k++) {
+      t += s.cost[idx[k]];
+      for (; q < PTS && x[q] < t; q++) {
+        sum[q] += best;
+        sum2[q] += best * best;
+      }
+      if (s.obj[idx[k]] < best)
+        best = s.obj[idx[k]];
+    }
+    for (; q < PTS; q++) {
+      sum[q] += best;
+      sum2[q] += best * best;
+    }
+  }
+  for (int q = 0; q < PTS; q++) {
+    double mean = sum[q] / RUNS;
+    double se = sqrt(fmax(sum2[q] / RUNS - mean * mean, 0) / RUNS);
+    double at = bench_score_expected_best_at(&b, x[q]);
+    CHECK_MSG(fabs(at - mean) <= 4 * se + 1e-3 * (b.worst - b.optimum),
+              "at %.2f s: baseline %.4f, simulated %.4f +- %.4f", x[q], at,
+              mean, se);
+  }
+  free(idx);
   bench_score_baseline_free(&b);
   free_space(&s);
 }
