@@ -49,6 +49,11 @@ typedef struct run {
   int trial_last;
   char strategy_name[64];
   double t0;
+  /* Where the clock of "elapsed" and of the time limit starts: t0, or on a
+   * simulated clock once the meter is open, since reading the records
+   * (and, under load, waiting for a core to do it) is nobody's search
+   * time. */
+  double clock0;
   heron_tune_result *res;
   int compile_only; /* build, never run (o->measure.compile_only) */
   int emulate;      /* kernels checked once, untimed (o->measure.emulate) */

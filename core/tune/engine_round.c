@@ -136,7 +136,7 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
 }
 
 static void print_progress(run *r, int round_ok, int round_failed) {
-  double el = heron__now() - r->t0 + r->sim_s;
+  double el = heron__now() - r->clock0 + r->sim_s;
   const heron_measurement *best = heron_history_best(&r->hist);
   int done = r->hist.n, total = r->o->trials;
   int measured = r->res->measured;
@@ -315,7 +315,7 @@ static int keep_done(heron_measurement *ms, char **errors, uint64_t *keys,
  * a simulated clock (the budget of such a run is its simulated clock,
  * which a resumed run continues). */
 static double spent_s(const run *r) {
-  return r->simulated ? heron__tune_elapsed(r) : heron__now() - r->t0;
+  return r->simulated ? heron__tune_elapsed(r) : heron__now() - r->clock0;
 }
 
 /* How many configs to ask the strategy for: a batch, or the trials left
