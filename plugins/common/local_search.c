@@ -291,3 +291,69 @@ int ls_climb_run(ls_base *b, ls_climb *c, heron_error *err) {
       return LS_CLIMB_DONE;
   }
 }
+
+/* ---- Climbs from starts -------------------------------------------------- */
+
+int ls_starts_init(ls_starts *s, const heron_strategy_env *env, const char *who,
+                   const heron_param *params, int nparams, int first_default,
+                   int randomize, heron_error *err) {
+  memset(s, 0, sizeof *s);
+  int rc = ls_init(&s->b, env, who, err);
+  if (rc)
+    return rc;
+  s->start = malloc((size_t)(s->b.nv ? s->b.nv : 1) * sizeof *s->start);
+  int first =
+      (int)heron_param_int_value(params, nparams, "restart", first_default);
+  rc = ls_climb_init(&s->climb, &s->b, ls_neighbourhood(params, nparams), first,
+                     randomize);
+  if (rc || !s->start) {
+    ls_starts_free(s);
+    return heron_error_set(err, HERON_ENOMEM, "%s: out of memory", who);
+  }
+  return HERON_OK;
+}
+
+void ls_starts_free(ls_starts *s) {
+  if (s->b.env)
+    s->b.env->log(s->b.env, HERON_LOG_DEBUG, "%ld random starts, %ld moves",
+                  s->starts, s->climb.moves);
+  ls_climb_free(&s->climb);
+  ls_free(&s->b);
+  free(s->start);
+  memset(s, 0, sizeof *s);
+}
+
+int ls_starts_begin(ls_starts *s, heron_error *err) {
+  if (s->climbing)
+    return 1;
+  if (!s->have_start) {
+    int r = ls_sample(&s->b, s->start, 0, err);
+    if (r <= 0)
+      return r;
+    s->have_start = 1;
+    s->starts++;
+  }
+  double cost;
+  if (!ls_known(&s->b, s->start, &cost)) {
+    ls_propose(&s->b, s->start);
+    return 0;
+  }
+  ls_climb_start(&s->climb, &s->b, s->start, cost);
+  s->have_start = 0;
+  s->climbing = 1;
+  return 1;
+}
+
+int ls_starts_fresh(ls_starts *s, heron_error *err) {
+  if (s->b.got > 0 || s->climbing)
+    return HERON_OK;
+  int r = ls_sample(&s->b, s->start, 1, err);
+  if (r < 0)
+    return r;
+  if (r > 0) {
+    s->have_start = 1;
+    s->starts++;
+    ls_propose(&s->b, s->start);
+  }
+  return HERON_OK;
+}

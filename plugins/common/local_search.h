@@ -13,6 +13,8 @@
  * the kernel time in milliseconds (INFINITY for a failed trial), so its
  * temperatures mean what they mean there.
  *
+ * mls and greedy_ils also share their state and its start (ls_starts).
+ *
  * The table of costs and the knobs' positions in domain order (for the
  * relaxations of basinhopping and dual_annealing) are popsearch.h's, which
  * the population strategies use too.  Linked statically into each of those
@@ -140,6 +142,44 @@ void ls_climb_start(ls_climb *c, const ls_base *b, const int64_t *cfg,
  * LS_CLIMB_DONE when the climb ended (c->cur is where), or a negative
  * status. */
 int ls_climb_run(ls_base *b, ls_climb *c, heron_error *err);
+
+/* ---- Climbs from starts: what mls and greedy_ils share ----------------
+ *
+ * A plugin state that hill-climbs from one start after another: the base,
+ * the climb, and the next start once drawn.  The plugin says where the
+ * next start comes from (a random config, or its own perturbation) and
+ * what a finished climb means. */
+typedef struct ls_starts {
+  ls_base b;
+  ls_climb climb;
+  int64_t *start; /* the next climb's start, once drawn (have_start) */
+  int have_start, climbing;
+  long starts; /* random starts drawn */
+} ls_starts;
+
+/* Sets s up for the plugin `who`: the base, a start buffer, and a climb
+ * over the "neighbor" parameter's neighbourhood, first improvement as the
+ * "restart" parameter says (first_default when not given), knobs in random
+ * order when randomize.  HERON_OK, or HERON_ENOMEM with s freed. */
+int ls_starts_init(ls_starts *s, const heron_strategy_env *env, const char *who,
+                   const heron_param *params, int nparams, int first_default,
+                   int randomize, heron_error *err);
+
+/* Frees what init allocated (and logs the starts and moves at debug
+ * level); zeroes s. */
+void ls_starts_free(ls_starts *s);
+
+/* When no climb is under way, begins the next from s->start (a random
+ * config drawn first when there is none): 1 when the climb is under way
+ * now, 0 when propose() must stop here (the start went into the round, its
+ * cost comes with it; or no config was found), or a negative status. */
+int ls_starts_begin(ls_starts *s, heron_error *err);
+
+/* The end of a propose() that found nothing to measure and is not
+ * climbing: only measured configs were within reach, so the next start is
+ * an unmeasured random config, proposed now.  HERON_OK or a negative
+ * status. */
+int ls_starts_fresh(ls_starts *s, heron_error *err);
 
 #ifdef __cplusplus
 }

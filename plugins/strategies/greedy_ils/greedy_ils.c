@@ -48,10 +48,8 @@ static const heron_param_spec gils_params[] = {
 };
 
 typedef struct gils {
-  ls_base b;
-  ls_climb climb;
-  int64_t *cand; /* the next climb's start */
-  int have_cand, climbing, perm_size;
+  ls_starts st; /* st.start: the next climb's start, the candidate */
+  int perm_size;
   int64_t no_improvement;
   long last_improvement;
   double best;
@@ -62,11 +60,10 @@ static void gils_destroy(void *self) {
   gils *s = self;
   if (!s)
     return;
-  s->b.env->log(s->b.env, HERON_LOG_DEBUG, "%ld iterations, %ld moves",
-                s->iterations, s->climb.moves);
-  ls_climb_free(&s->climb);
-  ls_free(&s->b);
-  free(s->cand);
+  if (s->st.b.env)
+    s->st.b.env->log(s->st.b.env, HERON_LOG_DEBUG, "%ld iterations",
+                     s->iterations);
+  ls_starts_free(&s->st);
   free(s);
 }
 
@@ -75,23 +72,16 @@ static int gils_create(const heron_strategy_env *env, const heron_param *params,
   gils *s = calloc(1, sizeof *s);
   if (!s)
     return heron_error_set(err, HERON_ENOMEM, "greedy_ils: out of memory");
-  int rc = ls_init(&s->b, env, "greedy_ils", err);
+  int rc =
+      ls_starts_init(&s->st, env, "greedy_ils", params, nparams, 1, 1, err);
   if (rc) {
     free(s);
     return rc;
   }
-  s->cand = malloc((size_t)(s->b.nv ? s->b.nv : 1) * sizeof *s->cand);
-  rc = ls_climb_init(&s->climb, &s->b, ls_neighbourhood(params, nparams),
-                     (int)heron_param_int_value(params, nparams, "restart", 1),
-                     1);
-  if (rc || !s->cand) {
-    gils_destroy(s);
-    return heron_error_set(err, HERON_ENOMEM, "greedy_ils: out of memory");
-  }
   s->no_improvement =
       heron_param_int_value(params, nparams, "no_improvement", 50);
   double walk = heron_param_double_value(params, nparams, "random_walk", 0.3);
-  s->perm_size = (int)(walk * s->b.nk);
+  s->perm_size = (int)(walk * s->st.b.nk);
   if (s->perm_size == 0)
     s->perm_size = 1;
   s->best = INFINITY;
@@ -103,12 +93,13 @@ static int gils_create(const heron_strategy_env *env, const heron_param *params,
  * without a new best, else perm_size random Hamming moves from the climb's
  * end.  1 when set, 0 when no config was found, or a negative status. */
 static int gils_perturb(gils *s, heron_error *err) {
+  ls_starts *st = &s->st;
   if (s->last_improvement >= s->no_improvement)
-    return ls_sample(&s->b, s->cand, 0, err);
-  memcpy(s->cand, s->climb.cur, (size_t)s->b.nv * sizeof *s->cand);
+    return ls_sample(&st->b, st->start, 0, err);
+  memcpy(st->start, st->climb.cur, (size_t)st->b.nv * sizeof *st->start);
   for (int i = 0; i < s->perm_size; i++) {
-    int r = ls_random_neighbour(&s->b, s->cand, HERON_NEIGHBOURS_HAMMING,
-                                s->cand, err);
+    int r = ls_random_neighbour(&st->b, st->start, HERON_NEIGHBOURS_HAMMING,
+                                st->start, err);
     if (r < 0)
       return r;
   }
@@ -118,34 +109,24 @@ static int gils_perturb(gils *s, heron_error *err) {
 static int gils_propose(void *self, int want, int64_t *out, int *got,
                         heron_error *err) {
   gils *s = self;
-  ls_round(&s->b, out, want);
-  for (long step = 0; step < LS_MAX_STEPS && !ls_full(&s->b); step++) {
-    if (!s->climbing) {
-      double cost;
-      if (!s->have_cand) {
-        int r = ls_sample(&s->b, s->cand, 0, err);
-        if (r < 0)
-          return r;
-        if (r == 0)
-          break;
-        s->have_cand = 1;
-      }
-      if (!ls_known(&s->b, s->cand, &cost)) {
-        ls_propose(&s->b, s->cand);
-        break;
-      }
-      ls_climb_start(&s->climb, &s->b, s->cand, cost);
-      s->climbing = 1;
+  ls_starts *st = &s->st;
+  ls_round(&st->b, out, want);
+  for (long step = 0; step < LS_MAX_STEPS && !ls_full(&st->b); step++) {
+    int r = ls_starts_begin(st, err);
+    if (r <= 0) {
+      if (r < 0)
+        return r;
+      break;
     }
-    int r = ls_climb_run(&s->b, &s->climb, err);
+    r = ls_climb_run(&st->b, &st->climb, err);
     if (r < 0)
       return r;
     if (r == LS_CLIMB_WAIT)
       break;
-    s->climbing = 0;
+    st->climbing = 0;
     s->iterations++;
-    if (s->climb.cur_cost < s->best) {
-      s->best = s->climb.cur_cost;
+    if (st->climb.cur_cost < s->best) {
+      s->best = st->climb.cur_cost;
       s->last_improvement = 0;
     } else {
       s->last_improvement++;
@@ -153,26 +134,19 @@ static int gils_propose(void *self, int want, int64_t *out, int *got,
     r = gils_perturb(s, err);
     if (r < 0)
       return r;
-    s->have_cand = r > 0;
+    st->have_start = r > 0;
   }
-  if (s->b.got == 0 && !s->climbing) {
-    /* Only measured configs within reach: a random unmeasured candidate. */
-    int r = ls_sample(&s->b, s->cand, 1, err);
-    if (r < 0)
-      return r;
-    if (r > 0) {
-      s->have_cand = 1;
-      ls_propose(&s->b, s->cand);
-    }
-  }
-  *got = s->b.got;
+  int rc = ls_starts_fresh(st, err);
+  if (rc < 0)
+    return rc;
+  *got = st->b.got;
   return HERON_OK;
 }
 
 static int gils_observe(void *self, const heron_measurement *results, int n,
                         heron_error *err) {
   gils *s = self;
-  return ls_observe(&s->b, results, n, err);
+  return ls_observe(&s->st.b, results, n, err);
 }
 
 static const heron_strategy_plugin gils_plugin = {

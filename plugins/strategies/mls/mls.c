@@ -35,22 +35,14 @@ static const heron_param_spec mls_params[] = {
 };
 
 typedef struct mls {
-  ls_base b;
-  ls_climb climb;
-  int64_t *start; /* the next start, once drawn */
-  int have_start, climbing;
-  long starts;
+  ls_starts st;
 } mls;
 
 static void mls_destroy(void *self) {
   mls *s = self;
   if (!s)
     return;
-  s->b.env->log(s->b.env, HERON_LOG_DEBUG, "%ld starts, %ld moves", s->starts,
-                s->climb.moves);
-  ls_climb_free(&s->climb);
-  ls_free(&s->b);
-  free(s->start);
+  ls_starts_free(&s->st);
   free(s);
 }
 
@@ -59,19 +51,12 @@ static int mls_create(const heron_strategy_env *env, const heron_param *params,
   mls *s = calloc(1, sizeof *s);
   if (!s)
     return heron_error_set(err, HERON_ENOMEM, "mls: out of memory");
-  int rc = ls_init(&s->b, env, "mls", err);
+  int rc = ls_starts_init(
+      &s->st, env, "mls", params, nparams, 0,
+      (int)heron_param_int_value(params, nparams, "randomize", 1), err);
   if (rc) {
     free(s);
     return rc;
-  }
-  s->start = malloc((size_t)(s->b.nv ? s->b.nv : 1) * sizeof *s->start);
-  rc = ls_climb_init(
-      &s->climb, &s->b, ls_neighbourhood(params, nparams),
-      (int)heron_param_int_value(params, nparams, "restart", 0),
-      (int)heron_param_int_value(params, nparams, "randomize", 1));
-  if (rc || !s->start) {
-    mls_destroy(s);
-    return heron_error_set(err, HERON_ENOMEM, "mls: out of memory");
   }
   *self = s;
   return HERON_OK;
@@ -79,47 +64,25 @@ static int mls_create(const heron_strategy_env *env, const heron_param *params,
 
 static int mls_propose(void *self, int want, int64_t *out, int *got,
                        heron_error *err) {
-  mls *s = self;
+  ls_starts *s = &((mls *)self)->st;
   ls_round(&s->b, out, want);
   for (long step = 0; step < LS_MAX_STEPS && !ls_full(&s->b); step++) {
-    if (!s->climbing) {
-      double cost;
-      if (!s->have_start) {
-        int r = ls_sample(&s->b, s->start, 0, err);
-        if (r < 0)
-          return r;
-        if (r == 0)
-          break;
-        s->have_start = 1;
-        s->starts++;
-      }
-      if (!ls_known(&s->b, s->start, &cost)) {
-        ls_propose(&s->b, s->start);
-        break; /* its cost comes with the round */
-      }
-      ls_climb_start(&s->climb, &s->b, s->start, cost);
-      s->have_start = 0;
-      s->climbing = 1;
+    int r = ls_starts_begin(s, err);
+    if (r <= 0) {
+      if (r < 0)
+        return r;
+      break;
     }
-    int r = ls_climb_run(&s->b, &s->climb, err);
+    r = ls_climb_run(&s->b, &s->climb, err);
     if (r < 0)
       return r;
     if (r == LS_CLIMB_WAIT)
       break;
     s->climbing = 0; /* a local optimum (or one first-improvement move) */
   }
-  if (s->b.got == 0 && !s->climbing) {
-    /* Only measured configs within reach: start afresh where nothing was
-     * measured yet. */
-    int r = ls_sample(&s->b, s->start, 1, err);
-    if (r < 0)
-      return r;
-    if (r > 0) {
-      s->have_start = 1;
-      s->starts++;
-      ls_propose(&s->b, s->start);
-    }
-  }
+  int rc = ls_starts_fresh(s, err);
+  if (rc < 0)
+    return rc;
   *got = s->b.got;
   return HERON_OK;
 }
@@ -127,7 +90,7 @@ static int mls_propose(void *self, int want, int64_t *out, int *got,
 static int mls_observe(void *self, const heron_measurement *results, int n,
                        heron_error *err) {
   mls *s = self;
-  return ls_observe(&s->b, results, n, err);
+  return ls_observe(&s->st.b, results, n, err);
 }
 
 static const heron_strategy_plugin mls_plugin = {
