@@ -12,10 +12,14 @@
  * or elsewhere, by o->remote.  The engine does not ask which.  It asks the
  * meter's properties: on a simulated clock (HERON__METER_SIMULATED) each
  * answer costs the seconds the meter reports, what measuring it would have
- * taken, and the log's "elapsed" and the time limit count real time
- * (strategy and model work) plus those costs, so strategies compared on
- * records spend the budget a real run would.  Every run logs "elapsed",
- * continued across --resume.
+ * taken, and the log's "elapsed" and the time limit count the process's
+ * CPU time (strategy and model work, on every thread) plus those costs, so
+ * strategies compared on records spend the budget a real run would.  CPU
+ * time, not wall time: on a shared machine wall time stretched a run's own
+ * work by the load (a 1.5 CPU-second run took 79 s at a load of 14 on 2
+ * cores), and the scores with it.  A pipe strategy's program is another
+ * process, whose time is its own and not counted.  Every run logs
+ * "elapsed", continued across --resume.
  *
  * This file sets a run up (options, the meter, the guard, the strategy)
  * and tears it down; engine_log.c claims, resumes and writes its log,
@@ -54,7 +58,11 @@ HERON_API void heron_tune_options_init(heron_tune_options *o) {
  * convergence against wall time): real time plus, on a simulated clock,
  * the simulated measuring time, continuing a resumed log's. */
 double heron__tune_elapsed(const run *r) {
-  return r->elapsed_base + (heron__now() - r->clock0) + r->sim_s;
+  return r->elapsed_base + (heron__tune_clock(r) - r->clock0) + r->sim_s;
+}
+
+double heron__tune_clock(const run *r) {
+  return r->simulated ? heron__cpu_now() : heron__now();
 }
 
 /* The mean simulated cost of a config of a recorded (T1/T4) task, what a
@@ -128,7 +136,7 @@ double heron__tune_call_limit(const run *r) {
    * run up to the budget), so it is not killed for it, as a slow Python
    * strategy near the end of a heron-bench budget would be. */
   if (r->o->time_limit_s > 0 && !r->simulated) {
-    double left = r->o->time_limit_s - (heron__now() - r->clock0 + r->sim_s);
+    double left = r->o->time_limit_s - (heron__now() - r->clock0);
     if (left < 1)
       left = 1;
     if (left < lim)
@@ -313,10 +321,10 @@ HERON_API int heron_tune(const heron_task *t, const heron_tune_options *o,
     r.prior_cost = recorded_mean_cost(t);
   /* A simulated clock counts the strategy's and the model's time and the
    * answers' costs, from here: opening the meter read and indexed the
-   * records (a T4 file: about a second of a loaded 2-core machine, a
-   * fifth of convolution-W6600's window, before). */
+   * records (a T4 file: up to 14 s of convolution-W6600's 58 s budget on
+   * a loaded machine, before). */
   if (r.simulated)
-    r.clock0 = heron__now();
+    r.clock0 = heron__tune_clock(&r);
   /* Crashes and hangs in plugin calls end the run with their name.  The
    * guard's watchdog is a thread, so it starts after the runner's fork. */
   {

@@ -49,10 +49,9 @@ typedef struct run {
   int trial_last;
   char strategy_name[64];
   double t0;
-  /* Where the clock of "elapsed" and of the time limit starts: t0, or on a
-   * simulated clock once the meter is open, since reading the records
-   * (and, under load, waiting for a core to do it) is nobody's search
-   * time. */
+  /* Where the clock of "elapsed" and of the time limit starts
+   * (heron__tune_clock): t0, or on a simulated clock the CPU time once the
+   * meter is open, since reading the records is nobody's search time. */
   double clock0;
   heron_tune_result *res;
   int compile_only; /* build, never run (o->measure.compile_only) */
@@ -90,6 +89,9 @@ typedef struct run {
 
 /* Seconds since the run started as the log counts them. */
 double heron__tune_elapsed(const run *r);
+/* The run's own clock: wall seconds, or on a simulated clock the CPU
+ * seconds of this process (engine.c says why). */
+double heron__tune_clock(const run *r);
 /* Stores the elapsed time of history record i. */
 int heron__tune_set_elapsed(run *r, int i, double el, heron_error *err);
 /* A line to o->progress (none without it), flushed. */

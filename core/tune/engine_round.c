@@ -136,7 +136,7 @@ static int measure_round(run *r, const int64_t *cfgs, int n,
 }
 
 static void print_progress(run *r, int round_ok, int round_failed) {
-  double el = heron__now() - r->clock0 + r->sim_s;
+  double el = heron__tune_clock(r) - r->clock0 + r->sim_s;
   const heron_measurement *best = heron_history_best(&r->hist);
   int done = r->hist.n, total = r->o->trials;
   int measured = r->res->measured;

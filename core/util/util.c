@@ -74,6 +74,12 @@ double heron__now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double heron__cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void heron__iso_time(char *buf, size_t cap) {
   time_t now = time(NULL);
   struct tm tm;

@@ -35,6 +35,9 @@ void heron__buf_free(heron__buf *b);
 
 /* Monotonic seconds, for durations. */
 double heron__now(void);
+/* CPU seconds this process has used, all its threads together: a clock a
+ * loaded machine does not stretch. */
+double heron__cpu_now(void);
 /* The current UTC time as ISO 8601 ("2026-11-22T10:00:00Z") into buf[32]. */
 void heron__iso_time(char *buf, size_t cap);
 
