@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/space/builder.h"
 #include "core/targets/cpu/codegen.h"
 
 /* A sanity cap on the statements of one register tile.  The register
@@ -50,9 +51,14 @@ static void emit_header(gen *g, const heron_space *sp) {
   for (int i = 0; i < op->nshape; i++)
     heron__buf_printf(o, "%s%lld", i ? "," : "", (long long)op->shape[i]);
   heron__buf_puts(o, ") fp32, cpu template.\n * config:");
-  for (int i = 0; i < heron_space_nknobs(sp); i++) {
+  /* A knob at its absent value is left out, as from the config's key:
+   * the kernel is the one of before the knob, word for word. */
+  for (int i = 0, n = 0; i < heron_space_nknobs(sp); i++) {
     int v = heron_space_knob(sp, i);
-    heron__buf_printf(o, "%s %s = %lld", i ? "," : "",
+    int64_t absent;
+    if (heron__space_absent(sp, v, &absent) && g->cfg[v] == absent)
+      continue;
+    heron__buf_printf(o, "%s %s = %lld", n++ ? "," : "",
                       heron_space_var_name(sp, v), (long long)g->cfg[v]);
   }
   heron__buf_printf(o,
@@ -338,6 +344,9 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
       g.stage = 1;
   heron__cpu_index_maps(&g);
   heron__cpu_setup_packing(&g);
+  if (heron__cpu_setup_region(&g) != HERON_OK)
+    return heron_error_set(err, HERON_EINVAL,
+                           "codegen: %s has no region to pack", g.op->name);
   heron__cpu_setup_halo(&g);
   int npts = heron__cpu_tile_points(&g, 0, NULL);
   if (npts > MAX_POINTS)
@@ -382,6 +391,8 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
       char dst[16];
       snprintf(dst, sizeof dst, "h_pk%d", ti);
       heron__cpu_emit_pack(&g, ti, d, dst);
+    } else if (is_region(&g, ti)) {
+      heron__cpu_emit_region(&g, d);
     }
   }
   int n1 = heron__cpu_open_loops(&g, HERON__SPATIAL, 1, d, 0);

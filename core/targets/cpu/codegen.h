@@ -16,6 +16,7 @@
 #ifndef HERON_CORE_TARGETS_CPU_CODEGEN_H
 #define HERON_CORE_TARGETS_CPU_CODEGEN_H
 
+#include "core/targets/cpu/region.h"
 #include "core/targets/cpu/template.h"
 
 /* The state of generating one config's source. */
@@ -87,6 +88,13 @@ typedef struct gen {
    * heron_prepack, ahead of the calls, for the whole tensor; the kernel
    * takes that copy in the input's place and points into it. */
   int prepacked[HERON__MAX_TENSORS];
+  /* The input read from its region (the knob X.region, region.h): at
+   * each reduction-outer step the part of it that the thread tile and the
+   * slice read is copied, channels innermost and zeros outside the input,
+   * into the per-thread buffer h_pk<rg.act>, which the micro-kernel reads
+   * through h_q<rg.act> at constant offsets with no checks. */
+  int region;
+  heron__cpu_region rg;
   /* An unpacked input whose reads leave its dimensions (a padded
    * convolution's data): the kernel first copies it into a zero-haloed
    * buffer h_hc<ti> wide enough for every index its tiles reach, past the
@@ -140,13 +148,19 @@ static inline int any_input(const gen *g, const int *flag) {
 /* Whether some input is packed. */
 static inline int any_packed(const gen *g) { return any_input(g, g->packed); }
 
-/* Whether the kernel has per-thread buffers: packs made in the call or
- * the output's stage (slot ninputs of h_keep). */
+/* Whether input ti is read from its region. */
+static inline int is_region(const gen *g, int ti) {
+  return g->region && ti == g->rg.act;
+}
+
+/* Whether the kernel has per-thread buffers: packs made in the call, a
+ * region (in its input's slot of h_keep) or the output's stage (slot
+ * ninputs). */
 static inline int any_buffer(const gen *g) {
   for (int ti = 0; ti < g->op->ninputs; ti++)
     if (g->packed[ti] && !g->prepacked[ti])
       return 1;
-  return g->stage;
+  return g->region || g->stage;
 }
 
 /* Whether some input is packed ahead of the calls. */
@@ -231,7 +245,13 @@ void heron__cpu_emit_pack(gen *g, int ti, int depth, const char *dst);
  * buffer, blocks of `block` floats. */
 void heron__cpu_block_offset_text(const gen *g, int ti, int64_t block,
                                   heron__buf *b);
-/* Emits h_q<ti>, the register tile's block of every packed input. */
+/* Plans the region of the input whose knob X.region is on (g->region,
+ * g->rg); HERON_EINVAL when region.h finds none. */
+int heron__cpu_setup_region(gen *g);
+/* Emits the copy of the region into h_pk<rg.act>. */
+void heron__cpu_emit_region(gen *g, int depth);
+/* Emits h_q<ti>, the register tile's block of every packed input and its
+ * origin in the region. */
 void heron__cpu_emit_pack_pointers(gen *g, int depth);
 /* Emits h_k, the flattened reduction-inner step. */
 void heron__cpu_emit_step_index(gen *g, int depth);

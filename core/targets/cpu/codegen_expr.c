@@ -236,6 +236,40 @@ static int packed_value(const gen *g, int ti, const int64_t *off,
   return g->vec > 1 ? VAL_VEC : VAL_SCALAR;
 }
 
+/* The value of the region's input at register-tile point off: its
+ * position in the region is the point's constant offset from the tile's
+ * origin (h_q) plus the reduction step's, each axis' position times how
+ * far a step of it moves in the region.  The input is broadcast (the
+ * rules keep the vector axis out of it) and never needs a check. */
+static int region_value(const gen *g, const int64_t *off, heron__buf *b) {
+  const heron__op *op = g->op;
+  int64_t pos = 0;
+  heron__buf idx = {0};
+  for (int a = 0; a < op->naxes; a++) {
+    int64_t k = heron__cpu_region_coef(op, &g->rg, a);
+    if (op->axes[a].extent == 1 || !k)
+      continue;
+    if (op->axes[a].kind == HERON__SPATIAL)
+      pos += off[a] * k;
+    else if (g->len[a][1] > 1)
+      heron__buf_printf(&idx, "%s_1 * %lld + ", op->axes[a].name, (long long)k);
+  }
+  heron__buf_printf(&idx, "%lld", (long long)pos);
+  int ti = g->rg.act;
+  int kind = g->vec > 1 ? VAL_VEC : VAL_SCALAR;
+  if (g->fmab) {
+    heron__buf_printf(b, "&h_q%d[%s]", ti, idx.data);
+    kind = VAL_ADDR;
+  } else if (g->bcv)
+    heron__buf_printf(b, "h_bcv(&h_q%d[%s])", ti, idx.data);
+  else if (g->vec > 1)
+    heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx.data);
+  else
+    heron__buf_printf(b, "h_q%d[%s]", ti, idx.data);
+  heron__buf_free(&idx);
+  return kind;
+}
+
 /* The value of input ti at tile offset off for one reduction step: from
  * its pack, or read in place as a broadcast scalar (when the tensor does
  * not depend on the vector axis), a vector load, or a gather of the
@@ -245,6 +279,8 @@ static int packed_value(const gen *g, int ti, const int64_t *off,
 int heron__cpu_input_value(gen *g, int ti, const int64_t *off, heron__buf *b) {
   if (g->packed[ti])
     return packed_value(g, ti, off, b);
+  if (is_region(g, ti))
+    return region_value(g, off, b);
   int depends_vec = g->vec > 1 && g->lin[ti][g->vaxis] != 0;
   if (!depends_vec) {
     if (g->fmab) {

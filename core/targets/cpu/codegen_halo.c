@@ -30,7 +30,8 @@ void heron__cpu_setup_halo(gen *g) {
     for (int d = 0; d < ts->ndim; d++)
       any |= g->guard[ti][d];
     g->halo[ti] = 0;
-    if (!any || g->packed[ti] || g->divided[ti] || !ts->bounded)
+    if (!any || g->packed[ti] || is_region(g, ti) || g->divided[ti] ||
+        !ts->bounded)
       continue;
     g->halo[ti] = 1;
     int64_t stride = 1;

@@ -152,10 +152,100 @@ void heron__cpu_block_offset_text(const gen *g, int ti, int64_t block,
   }
 }
 
+/* ---- the region (region.h) -----------------------------------------------
+ *
+ * The knob X.region copies, at each step of the reduction-outer loops, the
+ * part of X the thread tile (spatial levels 1..3) and the reduction slice
+ * read into the per-thread buffer h_pk<X>, with region.h's emitter, the
+ * one the int8 and bf16 generator calls. */
+
+int heron__cpu_setup_region(gen *g) {
+  const heron__op *op = g->op;
+  const heron__cpu_sched *s = g->s;
+  if (s->region < 0 || !g->cfg[s->region])
+    return HERON_OK;
+  int64_t tile[HERON__MAX_AXES];
+  for (int a = 0; a < op->naxes; a++)
+    tile[a] = op->axes[a].kind == HERON__SPATIAL
+                  ? g->len[a][1] * g->len[a][2] * g->len[a][3]
+                  : g->len[a][1];
+  int act = op->act_input;
+  if (!heron__cpu_region_plan(op, act, 1 - act, tile, 1, &g->rg))
+    return HERON_EINVAL;
+  g->region = 1;
+  return HERON_OK;
+}
+
+/* The origins the region's copy reads: o_<a>, the thread tile's, of every
+ * spatial axis the input reads, and b_<r>, the slice's first step, of
+ * every reduction axis it reads, in a block of their own. */
+void heron__cpu_emit_region(gen *g, int depth) {
+  const heron__op *op = g->op;
+  const heron__tensor *ts = &op->in[g->rg.act];
+  indent(g, depth);
+  heron__buf_printf(g->o, "{ /* region of %s */\n", ts->name);
+  for (int a = 0; a < op->naxes; a++) {
+    if (op->axes[a].extent == 1 || !heron__tensor_reads(ts, a))
+      continue;
+    int spatial = op->axes[a].kind == HERON__SPATIAL;
+    int64_t step =
+        spatial ? g->len[a][1] * g->len[a][2] * g->len[a][3] : g->len[a][1];
+    const char *nm = op->axes[a].name;
+    indent(g, depth + 1);
+    if (g->len[a][0] > 1)
+      heron__buf_printf(g->o, "const int64_t %s_%s = %s_0 * %lld;\n",
+                        spatial ? "o" : "b", nm, nm, (long long)step);
+    else
+      heron__buf_printf(g->o, "const int64_t %s_%s = 0;\n", spatial ? "o" : "b",
+                        nm);
+  }
+  char dst[16];
+  snprintf(dst, sizeof dst, "h_pk%d", g->rg.act);
+  heron__cpu_region_emit(g->o, op, &g->rg, depth + 1, dst, ts->name, "float");
+  indent(g, depth);
+  heron__buf_puts(g->o, "}\n");
+}
+
+/* "oh_1 * 8 + oh_2 * 4": the origin of axis a's register tile inside the
+ * thread tile, from the loop indices of levels 1 up to the register
+ * tile's. */
+static void local_origin_text(const gen *g, int a, heron__buf *b) {
+  size_t start = b->len;
+  for (int l = 1; l < g->reg_from; l++) {
+    if (g->len[a][l] <= 1)
+      continue;
+    int64_t stride = 1;
+    for (int m = l + 1; m < HERON__CPU_SPATIAL_LEVELS; m++)
+      stride *= g->len[a][m];
+    heron__buf_printf(b, "%s%s_%d", b->len > start ? " + " : "",
+                      g->op->axes[a].name, l);
+    if (stride > 1)
+      heron__buf_printf(b, " * %lld", (long long)stride);
+  }
+}
+
 /* In the compute nest, at a register tile: h_q<ti> points at the tile's
- * block of every packed input. */
+ * block of every packed input, and at the tile's origin in the region. */
 void heron__cpu_emit_pack_pointers(gen *g, int depth) {
   const heron__op *op = g->op;
+  if (g->region) {
+    heron__buf b = {0};
+    heron__buf_printf(&b, "h_pk%d + %lld", g->rg.act, (long long)g->rg.origin);
+    for (int a = 0; a < op->naxes; a++) {
+      int64_t k = heron__cpu_region_coef(op, &g->rg, a);
+      if (op->axes[a].kind != HERON__SPATIAL || op->axes[a].extent == 1 || !k)
+        continue;
+      heron__buf o = {0};
+      local_origin_text(g, a, &o);
+      if (o.len)
+        heron__buf_printf(&b, " + (%s) * %lld", o.data, (long long)k);
+      heron__buf_free(&o);
+    }
+    indent(g, depth);
+    heron__buf_printf(g->o, "const float *restrict h_q%d = %s;\n", g->rg.act,
+                      b.data);
+    heron__buf_free(&b);
+  }
   for (int ti = 0; ti < op->ninputs; ti++) {
     if (!g->packed[ti])
       continue;
@@ -234,6 +324,11 @@ void heron__cpu_emit_pack_alloc(gen *g, int depth) {
     snprintf(name, sizeof name, "h_pk%d", ti);
     emit_take(g, depth, name, ti, g->cfg[g->s->pack_elems[ti]]);
   }
+  if (g->region) {
+    char name[16];
+    snprintf(name, sizeof name, "h_pk%d", g->rg.act);
+    emit_take(g, depth, name, g->rg.act, g->rg.elems);
+  }
   if (g->stage)
     emit_take(g, depth, "h_stg", g->op->ninputs, g->cfg[g->s->stage_elems]);
 }
@@ -245,6 +340,11 @@ void heron__cpu_emit_pack_free(gen *g, int depth) {
       snprintf(name, sizeof name, "h_pk%d", ti);
       emit_release(g, depth, name);
     }
+  if (g->region) {
+    char name[16];
+    snprintf(name, sizeof name, "h_pk%d", g->rg.act);
+    emit_release(g, depth, name);
+  }
   if (g->stage)
     emit_release(g, depth, "h_stg");
 }

@@ -64,7 +64,8 @@ typedef struct prefetched {
 static void emit_prefetch(gen *g, int ti, const int64_t *off, int depth,
                           prefetched *pf) {
   const heron__op *op = g->op;
-  if (g->prefetch <= 0 || g->pf_axis < 0 || g->divided[ti])
+  /* A region is the thread's own small buffer, which the tile reuses. */
+  if (g->prefetch <= 0 || g->pf_axis < 0 || g->divided[ti] || is_region(g, ti))
     return;
   int64_t c, step;
   if (g->packed[ti]) {

@@ -109,6 +109,13 @@ void heron__cpu_describe(const heron__template *t, heron__buf *out) {
            "%s.pack = the thread's tile of %s x reduction slice  (only when "
            "%s.pack == 1)",
            op->in[i].name, op->in[i].name, op->in[i].name);
+  if (s->region >= 0)
+    line(out, d,
+         "%s.region = the part of %s the thread's tile and the reduction "
+         "slice read, each element once, channels innermost  (only when "
+         "%s.region == 1)",
+         op->in[op->act_input].name, op->in[op->act_input].name,
+         op->in[op->act_input].name);
   loop_line(t, out, d++, HERON__SPATIAL, 1, "  (cache tiles)");
   loop_line(t, out, d++, HERON__SPATIAL, 2,
             "  (register outer; only when "

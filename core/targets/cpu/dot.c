@@ -69,8 +69,8 @@ static void emit_prelude(dgen *g, const heron_space *sp, const int64_t *cfg) {
     heron__buf_printf(o,
                       "activations as a region of %lld elements (%s "
                       "innermost, rounded to %lld)",
-                      (long long)g->pa_elems, op->axes[g->cax].name,
-                      (long long)g->cgp);
+                      (long long)g->pa_elems, op->axes[g->rg.cax].name,
+                      (long long)g->rg.cgp);
   else
     heron__buf_printf(o, "activations %lld x %lld", (long long)g->pa_pts,
                       (long long)g->rip);

@@ -5,14 +5,14 @@
  * is declared in template.h.
  *
  *   dot.c          the kernel: prelude, parallel loop, the whole nest
- *   dot_packs.c    the activation (row) and weight packs
- *   dot_region.c   the region pack of the activations
+ *   dot_packs.c    the activation (row or region) and weight packs
  *   dot_tiles.c    the register tile: group loop and stores
  *   dot_prepack.c  weights packed ahead of the calls
  */
 #ifndef HERON_CORE_TARGETS_CPU_DOT_H
 #define HERON_CORE_TARGETS_CPU_DOT_H
 
+#include "core/targets/cpu/region.h"
 #include "core/targets/cpu/template.h"
 
 /* A cap on the accumulators of one register tile, as MAX_POINTS in
@@ -41,21 +41,17 @@ typedef struct dgen {
    * kernel points h_pw into the copy heron_prepack made instead of
    * packing them at every reduction-outer step. */
   int prepacked;
-  /* The activations packed as a region (see heron__cpu_dot_plan_region): the
-   * slice of the activation tensor the thread tile and the reduction-inner
-   * slice touch, each element once, with the group axis cax innermost and
-   * rounded up to cgp (a whole number of groups), instead of one row of
-   * k per point (im2col, which copies a convolution's input KH x KW
-   * times).  The reduction order is then the other reduction axes (axis
-   * order), then cax; group h_g of a row starts at h_go[h_g] in it. */
+  /* The activations packed as a region (heron__cpu_dot_plan_region,
+   * region.h: rg): the slice of the activation tensor the thread tile and
+   * the reduction-inner slice touch, each element once, with the group
+   * axis rg.cax innermost and rounded up to rg.cgp (a whole number of
+   * groups), instead of one row of k per point (im2col, which copies a
+   * convolution's input KH x KW times).  The reduction order is then the
+   * other reduction axes (axis order), then rg.cax; group h_g of a row
+   * starts at h_go[h_g] in it. */
   int region;
-  int cax, cdim; /* the group axis and the activation dimension it indexes */
-  int64_t cgp;   /* cax's inner tile rounded up to a whole group */
-  int64_t span[HERON__MAX_DIMS]; /* positions of each other dimension */
-  int64_t neg[HERON__MAX_DIMS];  /* position of the local origin (> 0 where
-                                    a coefficient is negative) */
-  int64_t rstr[HERON__MAX_DIMS]; /* their strides in the region (cdim: 1) */
-  int64_t pa_elems;              /* elements of the activation pack */
+  heron__cpu_region rg;
+  int64_t pa_elems; /* elements of the activation pack */
 } dgen;
 
 /* Indents the next line written to depth levels of two spaces. */
@@ -119,11 +115,8 @@ void heron__cpu_dot_element_text(const dgen *g, int ti, heron__buf *cond,
 void heron__cpu_dot_emit_pack_act(dgen *g, int depth);
 /* Emits the weight pack into h_pw. */
 void heron__cpu_dot_emit_pack_weight(dgen *g, int depth);
-
-/* ---- dot_region.c ------------------------------------------------------ */
-
 /* Chooses the region pack of the activations where it applies (g->region
- * and the fields it uses). */
+ * and g->rg). */
 void heron__cpu_dot_plan_region(dgen *g);
 /* Emits the region pack of the activations into h_pa. */
 void heron__cpu_dot_emit_pack_region(dgen *g, int depth);

@@ -1,8 +1,10 @@
 /* core/targets/cpu/dot_packs.c - the packs of the int8 and bf16 generator:
  * the activations one row of k per point of the thread tile, the weights
  * in the layout of the dot-product instructions ([k / G][lane][G]), and
- * the loops and element reads both share.  The region pack of the
- * activations is dot_region.c. */
+ * the loops and element reads both share; the activations as a region
+ * where that packs fewer elements (the region pack, region.c, which the
+ * fp32 generator calls too). */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/targets/cpu/dot.h"
@@ -64,10 +66,10 @@ static int open_reduce_inner(dgen *g, int depth, heron__buf *inr) {
   for (int pass = 0; pass < 1 + g->region; pass++)
     for (int a = 0; a < op->naxes; a++) {
       if (op->axes[a].kind != HERON__REDUCE || !live(g, a) ||
-          (g->region && (a == g->cax) != pass))
+          (g->region && (a == g->rg.cax) != pass))
         continue;
       const char *nm = op->axes[a].name;
-      int64_t len = g->region && a == g->cax ? g->cgp : g->len[a][1];
+      int64_t len = g->region && a == g->rg.cax ? g->rg.cgp : g->len[a][1];
       ind(g, depth + n);
       heron__buf_printf(g->o, "for (int64_t l_%s = 0; l_%s < %lld; l_%s++) {\n",
                         nm, nm, (long long)len, nm);
@@ -200,4 +202,32 @@ void heron__cpu_dot_emit_pack_weight(dgen *g, int depth) {
   heron__buf_free(&inr);
   heron__buf_free(&cond);
   heron__buf_free(&off);
+}
+
+/* The region pack of the activations where it packs fewer elements than
+ * one row of k per point and its rounding of the group axis to whole
+ * groups, once per position of the other reduction axes, stays within
+ * the padded-work bound of rule_dot_groups (125% of the slice): where
+ * heron__cpu_region_axis finds a group axis (a convolution's input
+ * channels).  A matrix op (its one reduction the group axis) packs the
+ * same rows either way and keeps the row pack. */
+void heron__cpu_dot_plan_region(dgen *g) {
+  heron__cpu_region r;
+  g->region = 0;
+  g->pa_elems = g->pa_pts * g->rip;
+  if (!heron__cpu_region_plan(g->op, g->act, g->wt, g->thr, g->group, &r) ||
+      4 * r.rip > 5 * g->ri || r.elems >= g->pa_elems)
+    return;
+  g->region = 1;
+  g->rg = r;
+  g->rip = r.rip;
+  g->ng = r.rip / g->group;
+  g->pa_elems = r.elems;
+}
+
+void heron__cpu_dot_emit_pack_region(dgen *g, int depth) {
+  char src[64];
+  snprintf(src, sizeof src, "t_%s", g->op->in[g->act].name);
+  heron__cpu_region_emit(g->o, g->op, &g->rg, depth, "h_pa", src,
+                         act_pack_type(g));
 }

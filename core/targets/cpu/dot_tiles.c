@@ -53,16 +53,9 @@ static void pack_point_text(const dgen *g, int ti, const int64_t *off,
   heron__buf_free(&acc);
 }
 
-/* How far one step of axis a moves in the region pack: the sum over the
- * activation's dimensions (the group axis's left out) of a's coefficient
- * times the dimension's stride in the region. */
+/* How far one step of axis a moves in the region pack (region.h). */
 static int64_t region_coef(const dgen *g, int a) {
-  const heron__tensor *ts = &g->op->in[g->act];
-  int64_t c = 0;
-  for (int d = 0; d < ts->ndim; d++)
-    if (d != g->cdim)
-      c += ts->index[d].coef[a] * g->rstr[d];
-  return c;
+  return heron__cpu_region_coef(g->op, &g->rg, a);
 }
 
 /* The offset in the region pack of row r's first element, from the
@@ -71,12 +64,7 @@ static int64_t region_coef(const dgen *g, int a) {
 static void region_point_text(const dgen *g, const int64_t *off,
                               heron__buf *b) {
   const heron__op *op = g->op;
-  const heron__tensor *ts = &op->in[g->act];
-  int64_t origin = 0;
-  for (int d = 0; d < ts->ndim; d++)
-    if (d != g->cdim)
-      origin += g->neg[d] * g->rstr[d];
-  heron__buf_printf(b, "(%lldLL", (long long)origin);
+  heron__buf_printf(b, "(%lldLL", (long long)g->rg.origin);
   for (int a = 0; a < op->naxes; a++)
     if (op->axes[a].kind == HERON__SPATIAL && live(g, a) &&
         region_coef(g, a) != 0)
@@ -111,14 +99,14 @@ static int64_t act_delta(const dgen *g, int64_t r) {
  * groups) starts in the region pack, from a row's first element. */
 static void emit_group_table(dgen *g, int depth) {
   const heron__op *op = g->op;
-  int64_t per = g->cgp / g->group;
+  int64_t per = g->rg.cgp / g->group;
   ind(g, depth);
   heron__buf_printf(g->o, "static const int32_t h_go[%lld] = {",
                     (long long)g->ng);
   for (int64_t h = 0; h < g->ng; h++) {
     int64_t pos = h / per, o = (h % per) * g->group;
     for (int a = op->naxes - 1; a >= 0; a--) {
-      if (op->axes[a].kind != HERON__REDUCE || !live(g, a) || a == g->cax)
+      if (op->axes[a].kind != HERON__REDUCE || !live(g, a) || a == g->rg.cax)
         continue;
       o += (pos % g->len[a][1]) * region_coef(g, a);
       pos /= g->len[a][1];
@@ -290,7 +278,7 @@ void heron__cpu_dot_emit_dot_loop(dgen *g, int depth, int64_t rows,
   }
   /* A region's groups lie apart: their offsets from the row's start, in
    * the weights' order, as a table (constants once unrolled). */
-  int table = g->region && g->rip > g->cgp;
+  int table = g->region && g->rip > g->rg.cgp;
   if (table)
     emit_group_table(g, depth);
   ind(g, depth);

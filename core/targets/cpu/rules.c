@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/space/builder.h"
+#include "core/targets/cpu/region.h"
 #include "core/targets/cpu/rules.h"
 
 /* ---- Always-Inline ------------------------------------------------------ */
@@ -528,14 +529,15 @@ static void rule_tensorize(ctx *c, int vec_q) {
 }
 
 /* The variable of spatial axis a's thread tile (levels 1..3: <a>.P),
- * made on first use and shared by the packs and the output's stage. */
-static int thread_tile_var(ctx *c, int *thread_tile, int a) {
-  if (thread_tile[a] < 0) {
+ * made on first use and shared by the packs, the output's stage and the
+ * region. */
+static int thread_tile_var(ctx *c, int a) {
+  if (c->thread_tile[a] < 0) {
     char name[48];
     snprintf(name, sizeof name, "%s.P", c->t->op.axes[a].name);
-    thread_tile[a] = heron__r_prod(&c->r, name, &c->s->tile[a][1], 3);
+    c->thread_tile[a] = heron__r_prod(&c->r, name, &c->s->tile[a][1], 3);
   }
-  return thread_tile[a];
+  return c->thread_tile[a];
 }
 
 /* ---- Add-Multi-Level-SPM: the output's stage ---------------------------- */
@@ -550,7 +552,7 @@ static int thread_tile_var(ctx *c, int *thread_tile, int a) {
  * only when the reduction is split (the product of its t0 is at least 2:
  * rsplit == rsplit.m1 + 1, stage <= rsplit.m1), and the buffer counts
  * toward the packs' cache share (its elements appended to sizes[]). */
-static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
+static void stage_output(ctx *c, int *sizes, int *nsizes) {
   heron__template *t = c->t;
   heron__cpu_sched *s = c->s;
   const heron__op *op = &t->op;
@@ -565,7 +567,7 @@ static void stage_output(ctx *c, int *thread_tile, int *sizes, int *nsizes) {
   int xs[HERON__MAX_AXES], n = 0;
   for (int a = 0; a < op->naxes; a++) {
     if (op->axes[a].kind == HERON__SPATIAL && s->has_knobs[a])
-      xs[n++] = thread_tile_var(c, thread_tile, a);
+      xs[n++] = thread_tile_var(c, a);
   }
   char name[48];
   snprintf(name, sizeof name, "%s.stage", op->out.name);
@@ -609,9 +611,6 @@ static void rule_pack(ctx *c) {
     share = t->hw.l2_bytes;
   s->pack_limit = share / t->elem_bytes;
   int sizes[HERON__MAX_TENSORS], nsizes = 0;
-  int thread_tile[HERON__MAX_AXES]; /* levels 1..3 of each spatial axis */
-  for (int a = 0; a < op->naxes; a++)
-    thread_tile[a] = -1;
   for (int i = 0; i < op->ninputs && !c->r.rc; i++) {
     const heron__tensor *ts = &op->in[i];
     int xs[HERON__MAX_AXES], n = 0;
@@ -626,7 +625,7 @@ static void rule_pack(ctx *c) {
         continue;
       }
       if (heron__tensor_reads(ts, a))
-        xs[n++] = thread_tile_var(c, thread_tile, a);
+        xs[n++] = thread_tile_var(c, a);
     }
     char name[48];
     snprintf(name, sizeof name, "%s.pack", ts->name);
@@ -651,8 +650,9 @@ static void rule_pack(ctx *c) {
                   0, name);
     sizes[nsizes++] = s->pack_elems[i];
   }
-  stage_output(c, thread_tile, sizes, &nsizes);
+  stage_output(c, sizes, &nsizes);
   int total = heron__r_sum(&c->r, "pack.elems", sizes, nsizes);
+  c->pack_total = total;
   heron__r_post(&c->r, HERON_C_LE, total,
                 (int[]){heron__r_const(&c->r, s->pack_limit)}, 1, NULL, 0,
                 "pack.elems <= cache share");
@@ -829,6 +829,93 @@ static void rule_prefetch(ctx *c) {
       "none)");
 }
 
+/* ---- Add-Multi-Level-SPM: the region ---------------------------------- */
+
+/* The knob X.region of the activation input X (a convolution's data): at
+ * each reduction-outer step, instead of X's pack (one block of the
+ * register tile's points per reduction step, which copies an input
+ * element once for every kernel position that reads it) or its reads in
+ * place (a plane apart from one input channel to the next in NCHW), the
+ * region of X that the thread tile and the reduction slice read is copied
+ * once, each element once, with the channels innermost
+ * (core/targets/cpu/region.h, the pack the int8 and bf16 kernels take
+ * wherever it is the smaller).  The micro-kernel broadcasts from it at
+ * constant offsets, unguarded.  It exists where region.h finds a channel
+ * axis and a kernel window (another reduction axis that X reads), where
+ * X is broadcast (not read along the vector axis) and not prepacked; it
+ * replaces the pack (X.pack + X.region <= 1), and its elements (the
+ * product over X's dimensions of their footprints over the thread tile
+ * and the reduction slice) count with the packs toward the cache share.
+ * Absent value 0: configs recorded before the knob are the kernels they
+ * measured. */
+static void rule_region(ctx *c) {
+  heron__template *t = c->t;
+  heron__cpu_sched *s = c->s;
+  const heron__op *op = &t->op;
+  s->region = s->region_elems = -1;
+  int act = op->act_input, cdim = -1, cax = -1, window = 0;
+  if (!s->dot && !s->vec_reduce && op->ninputs == 2 && act >= 0 && act < 2 &&
+      !(op->prepack >> act & 1u) &&
+      (s->vec_axis < 0 || !heron__tensor_reads(&op->in[act], s->vec_axis)))
+    cax = heron__cpu_region_axis(op, act, 1 - act, &cdim);
+  for (int a = 0; a < op->naxes && cax >= 0; a++)
+    window |= a != cax && op->axes[a].kind == HERON__REDUCE &&
+              s->has_knobs[a] && heron__tensor_reads(&op->in[act], a);
+  if (!window || c->r.rc) {
+    heron__rule_note_add(t->rules, &t->nrules, "Region",
+                         "not applicable: no input read through a kernel "
+                         "window over a channel axis and broadcast");
+    return;
+  }
+  const heron__tensor *ts = &op->in[act];
+  int sizes[HERON__MAX_AXES];
+  for (int a = 0; a < op->naxes; a++) {
+    sizes[a] = -1;
+    if (!s->has_knobs[a] || !heron__tensor_reads(ts, a))
+      continue;
+    sizes[a] = op->axes[a].kind == HERON__REDUCE ? s->tile[a][1]
+                                                 : thread_tile_var(c, a);
+  }
+  char name[48];
+  snprintf(name, sizeof name, "%s.region", ts->name);
+  s->region = heron__r_range(&c->r, name, 1, 0, 1);
+  if (s->region >= 0 &&
+      heron__space_var_absent(c->r.sp, s->region, 0) != HERON_OK && !c->r.rc)
+    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
+                              "cpu template: cannot declare %s's absent "
+                              "value",
+                              name);
+  snprintf(name, sizeof name, "%s.pack.region", ts->name);
+  int either = heron__r_sum(&c->r, name, (int[]){s->pack[act], s->region}, 2);
+  heron__r_le(&c->r, either, 1, name);
+  int dims[HERON__MAX_DIMS], nd = 0;
+  for (int d = 0; d < ts->ndim; d++) {
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "%s.region.d%d", ts->name, d);
+    int v = dim_footprint(c, &ts->index[d], sizes, prefix);
+    if (v != heron__r_const(&c->r, 1))
+      dims[nd++] = v;
+  }
+  snprintf(name, sizeof name, "%s.region.tile", ts->name);
+  int tile = heron__r_prod(&c->r, name, dims, nd);
+  snprintf(name, sizeof name, "%s.region.elems", ts->name);
+  s->region_elems = heron__r_range(&c->r, name, 0, 0, heron__r_ub(&c->r, tile));
+  heron__r_post(&c->r, HERON_C_SELECT, s->region_elems,
+                (int[]){s->region, heron__r_const(&c->r, 0), tile}, 3, NULL, 0,
+                name);
+  int total = heron__r_sum(&c->r, "pack.region.elems",
+                           (int[]){c->pack_total, s->region_elems}, 2);
+  heron__r_le(&c->r, total, s->pack_limit, "pack.region.elems <= cache share");
+  heron__rule_note_add(
+      t->rules, &t->nrules, "Region",
+      "%s.region in {0, 1}: copy the part of %s the thread tile and the "
+      "reduction slice read, each element once, %s innermost (the int8 "
+      "pack's region), instead of %s.pack; with the packs <= %lld "
+      "elements; old logs read as 0",
+      ts->name, ts->name, op->axes[cax].name, ts->name,
+      (long long)s->pack_limit);
+}
+
 int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
                            heron_error *err) {
   /* The cpu schedule, owned by t from here on (the descriptor's
@@ -847,6 +934,8 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   c->r.err = err;
   c->r.who = "cpu template";
   c->vec_q = -1;
+  for (int a = 0; a < HERON__MAX_AXES; a++)
+    c->thread_tile[a] = -1;
   heron__cpu_dot_setup(c);
 
   rule_always_inline(c);
@@ -870,6 +959,10 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
   rule_pack(c);
   rule_unroll(c);
   rule_prefetch(c);
+  /* Last: the knob came after configs were recorded, and the sampler
+   * decides knobs in the order they were made, so the configs drawn
+   * before it came are drawn alike. */
+  rule_region(c);
 
   int rc = c->r.rc;
   free(c);

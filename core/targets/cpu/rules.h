@@ -7,12 +7,18 @@
 #include "core/targets/cpu/template.h"
 
 /* The rule context: the shared builder context (core/sched/rules.h), the
- * template being filled, and the vector axis' quotient variable. */
+ * template being filled, the vector axis' quotient variable, and what the
+ * packing rule leaves to the region's. */
 typedef struct ctx {
   heron__template *t;
   heron__cpu_sched *s; /* t's cpu schedule, being filled */
   heron__rules r;
   int vec_q; /* t3 / vec of the vector axis, or -1 */
+  /* thread_tile[a]: the variable of spatial axis a's thread tile (levels
+   * 1..3, <a>.P), or -1 until one is made; pack_total: pack.elems, the
+   * elements of the packs and the output's stage. */
+  int thread_tile[HERON__MAX_AXES];
+  int pack_total;
 } ctx;
 
 /* rules_dot.c: the micro-kernel variant from the description's ISA flags

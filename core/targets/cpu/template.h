@@ -111,6 +111,19 @@ typedef struct heron__cpu_sched {
    * constraint).  stage_elems: aux, the buffer's elements (0 when off). */
   int stage;
   int stage_elems;
+  /* region: knob (0/1) of the activation input (op.act_input), or -1:
+   * instead of its pack, the part of it the thread tile and the
+   * reduction slice read, each element once with the channels innermost
+   * (core/targets/cpu/region.h, the pack the int8 and bf16 kernels take
+   * where it is smaller), copied at each reduction-outer step into a
+   * per-thread buffer.  fp32 convolutions only (a kernel window over a
+   * channel axis; the input broadcast, not read along the vector axis);
+   * pack + region <= 1; absent value 0, so configs recorded before the
+   * knob read as the kernels they were.  region_elems: aux, the buffer's
+   * elements (0 when off), counted with the packs toward the cache
+   * share. */
+  int region;
+  int region_elems;
   int regs_need; /* aux: vector registers the micro-kernel needs */
   /* int8 and bf16 (Tensorize with a dot-product instruction; fp32 has
    * HERON__DOT_NONE and none of what follows).  Each 32-bit accumulator

@@ -657,6 +657,106 @@ TEST(conv_family_staged_output_matches_reference) {
       "t2d", (const int64_t[]){1, 5, 6, 7, 16, 3, 3, 2, 1, 1, 1}, 11, 47, &o));
 }
 
+/* ---- The region (data.region) ------------------------------------------- */
+
+/* A convolution's data read from its region (the pack the int8 kernels
+ * share, core/targets/cpu/region.c): the part of the input a thread tile
+ * and a reduction slice read, channels innermost, zeros outside.  The
+ * knob exists where the template vectorizes along the output channels
+ * (the data broadcast), so those stay multiples of 16; stride, padding, a
+ * prime input channel count and edge tiles on every axis, with the
+ * fused epilogue; the other knobs sampled (weights packed or not, the
+ * output's stage, vector widths, scalar code). */
+TEST(c2d_region_with_edges_and_epilogue_matches_reference) {
+  case_opts o = {.fix_name = {"data.region"},
+                 .fix_val = {1},
+                 .epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .nconfigs = 8,
+                 .min_ragged = 4,
+                 .concurrent = 1};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 13, 11, 7, 32, 3, 3, 2, 1, 1},
+                      10, 71, &o));
+}
+
+/* Every convolution whose template has the knob: 1-D with stride, 3-D,
+ * dilated, a transposed one at stride 1 (its kernel offsets negative: the
+ * region's origin moves), and with the weights packed ahead. */
+TEST(conv_family_region_matches_reference) {
+  case_opts o = {.fix_name = {"data.region"}, .fix_val = {1}, .nconfigs = 4};
+  CHECK(run_case_opts("c1d", (const int64_t[]){1, 37, 11, 32, 3, 2, 1, 1}, 8,
+                      72, &o));
+  CHECK(run_case_opts("c3d",
+                      (const int64_t[]){1, 5, 7, 6, 5, 16, 3, 3, 3, 1, 1, 1},
+                      12, 73, &o));
+  CHECK(run_case_opts("dil", (const int64_t[]){1, 11, 9, 6, 16, 3, 3, 1, 2, 2},
+                      10, 74, &o));
+  CHECK(run_case_opts(
+      "t2d", (const int64_t[]){1, 5, 6, 7, 16, 3, 3, 1, 1, 1, 0}, 11, 75, &o));
+  case_opts w = {.fix_name = {"data.region", "weight.pack"},
+                 .fix_val = {1, 1},
+                 .prepack = "weight",
+                 .min_prepacked = 4,
+                 .nconfigs = 4};
+  CHECK(run_case_opts("c2d", (const int64_t[]){1, 9, 7, 5, 32, 3, 3, 1, 1, 1},
+                      10, 76, &w));
+}
+
+/* The micro-kernel's broadcasts from the region: embedded in the
+ * multiply-add at 16 lanes on the AVX-512 description (h_fmab), a
+ * broadcast at 8 on the AVX2 one. */
+TEST(c2d_region_vec16_on_avx512_matches_reference) {
+  case_opts o = {.fix_name = {"data.region", "vec"},
+                 .fix_val = {1, 16},
+                 .epilogue = HERON__EPI_BIAS,
+                 .nconfigs = 6,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){2, 7, 9, 5, 32, 3, 3, 1, 1, 1}, 10, 77);
+}
+
+TEST(c2d_region_vec8_on_avx2_matches_reference) {
+  case_opts o = {.fix_name = {"data.region", "vec"},
+                 .fix_val = {1, 8},
+                 .epilogue = HERON__EPI_BIAS,
+                 .nconfigs = 6,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){2, 7, 9, 5, 32, 3, 3, 1, 1, 1}, 10, 77);
+}
+
+/* ---- Channels last in fp32 ---------------------------------------------- */
+
+/* The channels-last convolutions (NWC, NHWC, NDHWC activations and
+ * outputs) in fp32, at odd shapes with strides, padding and edge tiles:
+ * random configs (the region sampled in or not), then with the region,
+ * whose copy of each position's channels is one run of the input. */
+TEST(channels_last_fp32_random_configs_match_reference) {
+  case_opts o = {.nconfigs = 6};
+  CHECK(run_case_opts("c1d_nwc", (const int64_t[]){1, 31, 7, 19, 3, 2, 1, 1}, 8,
+                      81, &o));
+  CHECK(run_case_opts("c2d_nhwc",
+                      (const int64_t[]){1, 13, 11, 9, 17, 3, 3, 2, 1, 1}, 10,
+                      82, &o));
+  CHECK(run_case_opts("c3d_ndhwc",
+                      (const int64_t[]){1, 5, 6, 7, 5, 11, 3, 3, 3, 1, 1, 1},
+                      12, 83, &o));
+}
+
+TEST(channels_last_fp32_region_matches_reference) {
+  case_opts o = {.fix_name = {"data.region"},
+                 .fix_val = {1},
+                 .epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .nconfigs = 4};
+  CHECK(run_case_opts("c1d_nwc", (const int64_t[]){1, 31, 7, 19, 3, 2, 1, 1}, 8,
+                      84, &o));
+  CHECK(run_case_opts("c2d_nhwc",
+                      (const int64_t[]){1, 13, 11, 9, 17, 3, 3, 1, 2, 2}, 10,
+                      85, &o));
+  CHECK(run_case_opts("c3d_ndhwc",
+                      (const int64_t[]){1, 5, 6, 7, 5, 11, 3, 3, 3, 2, 1, 1},
+                      12, 86, &o));
+}
+
 /* ---- Inputs packed ahead of the calls (prepack) ------------------------- */
 
 /* Weights packed once, at odd shapes with padding, stride and edge tiles
@@ -867,6 +967,67 @@ static int sampled_source(const kc_cpu *b, const char *const *names,
   return rc;
 }
 
+/* The knob exists only where it can apply: an fp32 convolution whose
+ * data is broadcast (vectorized along the output channels) and read
+ * through a kernel window, not prepacked; not for a matrix op, a
+ * convolution vectorized along its rows, a transposed one of stride 2
+ * (divided indices), a 1x1 one (no window) or int8 (whose kernels pick
+ * the region themselves).  Its absent value is 0, and a config at 0 is
+ * the kernel of before, its header not naming the knob; at 1 the data
+ * is read from the region, with no halo and no range check. */
+TEST(region_knob_only_where_it_applies_and_off_is_the_old_kernel) {
+  static const struct {
+    const char *op;
+    int64_t shape[12];
+    int n, dtype, has;
+    const char *prepack;
+  } cases[] = {
+      {"c2d", {1, 7, 9, 5, 32, 3, 3, 1, 1, 1}, 10, HERON__FP32, 1, NULL},
+      {"c2d_nhwc", {1, 7, 9, 5, 19, 3, 3, 1, 1, 1}, 10, HERON__FP32, 1, NULL},
+      {"c2d", {1, 7, 9, 5, 32, 3, 3, 1, 1, 1}, 10, HERON__FP32, 0, "data"},
+      {"c2d", {1, 7, 9, 5, 37, 3, 3, 1, 1, 1}, 10, HERON__FP32, 0, NULL},
+      {"c2d", {1, 7, 9, 5, 32, 1, 1, 1, 0, 1}, 10, HERON__FP32, 0, NULL},
+      {"t2d", {1, 7, 9, 4, 16, 3, 3, 2, 1, 1, 1}, 11, HERON__FP32, 0, NULL},
+      {"gemm", {33, 48, 17}, 3, HERON__FP32, 0, NULL},
+      {"c2d", {1, 7, 9, 5, 32, 3, 3, 1, 1, 1}, 10, HERON__INT8, 0, NULL},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    kc_cpu b;
+    heron_error err = {0};
+    CHECK_OK(kc_cpu_build(&b, cases[k].op, cases[k].shape, cases[k].n,
+                          cases[k].dtype, 0, cases[k].prepack, "cpu-avx512",
+                          &err),
+             &err);
+    int v = heron_space_find_var(b.sp, "data.region");
+    CHECK_MSG((v >= 0) == cases[k].has, "case %zu (%s): data.region %s", k,
+              cases[k].op, v >= 0 ? "present" : "missing");
+    if (v < 0) {
+      kc_cpu_free(&b);
+      continue;
+    }
+    int64_t absent = -1;
+    CHECK(heron__space_absent(b.sp, v, &absent) && absent == 0);
+    heron__buf off = {0}, on = {0};
+    CHECK_OK(sampled_source(&b, (const char *const[]){"data.region"},
+                            (const int64_t[]){0}, 1, 7, &off, &err),
+             &err);
+    CHECK_OK(sampled_source(&b, (const char *const[]){"data.region"},
+                            (const int64_t[]){1}, 1, 7, &on, &err),
+             &err);
+    kc_cpu_free(&b);
+    CHECK_MSG(!strstr(off.data, "region"), "%s: region off names it",
+              cases[k].op);
+    CHECK_MSG(strstr(on.data, "data.region = 1") &&
+                  strstr(on.data, "/* region of data */"),
+              "%s: no region", cases[k].op);
+    CHECK_MSG(!strstr(on.data, "h_halo(") && !strstr(on.data, "? data[") &&
+                  !strstr(on.data, "&data["),
+              "%s: the micro-kernel reads data, not its region", cases[k].op);
+    heron__buf_free(&off);
+    heron__buf_free(&on);
+  }
+}
+
 /* A padded convolution's unpacked data is read from a zero-haloed copy
  * (h_hc0, made by h_halo) with no range check anywhere, border tiles and
  * cut-short tiles included; packed data has no halo (its pack checks the
@@ -890,10 +1051,12 @@ TEST(padded_inputs_are_read_from_a_zero_halo_without_range_checks) {
         CHECK_OK(
             build_epi(&b, ops[k].op, ops[k].shape, ops[k].n, 0, hw[h], &err),
             &err);
+        /* Unpacked data read from its region has no halo either. */
+        int region = heron_space_find_var(b.sp, "data.region") >= 0;
         heron__buf src = {0};
-        int rc =
-            sampled_source(&b, (const char *const[]){"vec", "data.pack"},
-                           (const int64_t[]){8, pack}, 2, 41 + k, &src, &err);
+        int rc = sampled_source(
+            &b, (const char *const[]){"vec", "data.pack", "data.region"},
+            (const int64_t[]){8, pack, 0}, 2 + region, 41 + k, &src, &err);
         kc_cpu_free(&b);
         CHECK_OK(rc, &err);
         int halo = strstr(src.data, "h_halo(h_own") != NULL;
@@ -931,8 +1094,8 @@ TEST(strided_transposed_convolution_keeps_its_checks_without_halo) {
 /* Two host threads calling a haloed kernel at once: the one that finds
  * the kept halo busy makes (and frees) its own, and both match. */
 TEST(concurrent_calls_of_haloed_kernels_match_reference) {
-  case_opts o = {.fix_name = {"data.pack"},
-                 .fix_val = {0},
+  case_opts o = {.fix_name = {"data.pack", "data.region"},
+                 .fix_val = {0, 0},
                  .nconfigs = 8,
                  .concurrent = 1};
   CHECK_DESCRIBED_CASE(
