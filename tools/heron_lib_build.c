@@ -111,10 +111,11 @@ static char **new_argv(int cap) {
   return argv;
 }
 
-/* The job compiling the library's own file src/BASE.c into argv. */
+/* The job compiling the library's own file src/BASE.c into argv (with
+ * OpenMP: NAME.c sets the kernels' thread count). */
 static job own_code(const lib_settings *s, const char *base, char **argv) {
   int n = split_words(s->cc, argv, 0);
-  const char *flags[] = {"-O2", "-fPIC", "-I../include", "-c"};
+  const char *flags[] = {"-O2", "-fPIC", "-fopenmp", "-I../include", "-c"};
   for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
     argv[n++] = (char *)flags[f];
   argv[n++] = cli_printf("%s.c", base);

@@ -1,11 +1,13 @@
 /* tools/heron_lib_write.c - the files of a library heron-lib builds
- * (heron_lib.h): under OUT,
+ * (heron_lib.h).  One idea: the text of each file of the library, from
+ * the kernels heron_lib.c chose (the compiling is heron_lib_build.c's);
+ * under OUT,
  *
  *   src/NAME_k<i>.c         each kernel's generated source, its exported
  *                           symbols renamed to NAME__k<i>_*
  *   src/NAME.c              the header's functions: one per kernel, one per
  *                           family dispatching by shape, the fallback, the
- *                           call counts
+ *                           call counts, the thread count
  *   src/NAME.map            the version script: the header's names only
  *   include/NAME.h          the header, each function documented
  *   lib/pkgconfig/NAME.pc   pkg-config (relocatable)
@@ -124,6 +126,15 @@ static const char *buffers_joined(const lib_kernel *k, int mode) {
   return s;
 }
 
+/* Whether the library holds a cpu kernel (then it has
+ * NAME_set_num_threads and NAME_EINVAL). */
+static int has_cpu(const lib_settings *s) {
+  for (int i = 0; i < s->nk; i++)
+    if (!s->k[i].cuda)
+      return 1;
+  return 0;
+}
+
 /* Whether the library holds a cuda kernel (then it has the driver's
  * loader and its two statuses). */
 static int has_cuda(const lib_settings *s) {
@@ -186,17 +197,16 @@ static void write_header(const lib_settings *s) {
       "/* %s.h - kernels tuned by Heron-C (heron-lib), for %s.\n"
       " *\n"
       " * Every function takes row-major, contiguous tensors and returns\n"
-      " * %s_OK (0), or %s_ENOTUNED for a shape no kernel was tuned for%s.\n"
-      " * The kernels run on the OpenMP threads of the caller's setting\n"
-      " * (OMP_NUM_THREADS, omp_set_num_threads) and may be called from many\n"
-      " * threads at once.  share/%s/kernels.json says where each kernel\n"
-      " * comes from; HERON_LIB_STATS=1 in the environment prints, at exit,\n"
-      " * how many calls each function served. */\n"
+      " * %s_OK (0), or %s_ENOTUNED for a shape no kernel was tuned for%s.%s\n"
+      " * The functions may be called from many threads at once.\n"
+      " * share/%s/kernels.json says where each kernel comes from;\n"
+      " * HERON_LIB_STATS=1 in the environment prints, at exit, how many\n"
+      " * calls each function served. */\n"
       "#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n"
       "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
       "enum {\n  %s_OK = 0,\n"
       "  %s_ENOTUNED = -1, /* no kernel for this shape (and no fallback) */\n"
-      "%s"
+      "%s%s"
       "  %s_EFALLBACK = -2 /* the fallback library could not be loaded */\n"
       "};\n\n"
       "/* The words of a status (static). */\n"
@@ -209,6 +219,13 @@ static void write_header(const lib_settings *s) {
           : cli_printf("\n * (%s_sgemm and %s_sgemv call %s for those instead)",
                        N, N,
                        s->fallback == FALLBACK_CBLAS ? "CBLAS" : "oneDNN"),
+      has_cpu(s)
+          ? cli_printf("\n * The cpu kernels run on as many OpenMP threads as\n"
+                       " * %s_set_num_threads says, by default as many as the\n"
+                       " * caller's setting (OMP_NUM_THREADS,\n"
+                       " * omp_set_num_threads).",
+                       N)
+          : "",
       N, guard, guard, N, N,
       has_cuda(s)
           ? cli_printf("  %s_ENODRIVER = -3, /* no CUDA driver could be "
@@ -217,7 +234,26 @@ static void write_header(const lib_settings *s) {
                        "(%s_cuda_error) */\n",
                        N, N, N)
           : "",
+      has_cpu(s) ? cli_printf("  %s_EINVAL = -5, /* an argument out of range "
+                              "*/\n",
+                              N)
+                 : "",
       N, N, N);
+  if (has_cpu(s))
+    put(&t,
+        "/* The OpenMP threads every cpu kernel runs on, for the whole "
+        "process\n"
+        " * (as openblas_set_num_threads): n > 0 that many, 0 (the default)\n"
+        " * the caller's OpenMP setting.  A call sets its thread's OpenMP\n"
+        " * setting to n for the kernel's run and restores it after, so the\n"
+        " * caller's own setting is left as it was.  Returns %s_OK, or\n"
+        " * %s_EINVAL for n < 0 (the setting unchanged).  May be called at\n"
+        " * any time from any thread; a kernel runs with the value it read at\n"
+        " * its start. */\n"
+        "int %s_set_num_threads(int n);\n\n"
+        "/* That setting: n > 0, or 0 for the caller's OpenMP setting. */\n"
+        "int %s_get_num_threads(void);\n\n",
+        N, N, N, N);
   if (has_cuda(s))
     put(&t,
         "/* The cuda kernels (those whose last parameter is `stream`) take\n"
@@ -361,6 +397,41 @@ static void write_fallback(const lib_settings *s, text *t) {
         N);
 }
 
+/* NAME_set_num_threads's setting, and NAME__run, which runs a cpu kernel
+ * on that many OpenMP threads: it sets the calling thread's OpenMP setting
+ * (an ICV each thread has its own of, so concurrent callers do not meet)
+ * for the kernel's run and restores it.  The kernels' sources stay as
+ * heron-search generated and timed them: their parallel regions take the
+ * count from that setting. */
+static void write_threads(const lib_settings *s, text *t) {
+  const char *N = s->name;
+  if (!has_cpu(s))
+    return;
+  put(t,
+      "/* %s_set_num_threads's count; 0: the caller's OpenMP setting. */\n"
+      "static int %s__threads;\n\n"
+      "int %s_set_num_threads(int n) {\n"
+      "  if (n < 0)\n    return %s_EINVAL;\n"
+      "  __atomic_store_n(&%s__threads, n, __ATOMIC_RELAXED);\n"
+      "  return %s_OK;\n}\n\n"
+      "int %s_get_num_threads(void) {\n"
+      "  return __atomic_load_n(&%s__threads, __ATOMIC_RELAXED);\n}\n\n",
+      N, N, N, N, N, N, N, N);
+  put(t,
+      "/* Runs a cpu kernel on %s__threads OpenMP threads (when set): the\n"
+      " * calling thread's own OpenMP setting for the run, restored after. */\n"
+      "#include <omp.h>\n"
+      "static void %s__run(void (*kernel)(void *const *), void *const *bufs) "
+      "{\n"
+      "  int n = __atomic_load_n(&%s__threads, __ATOMIC_RELAXED);\n"
+      "  if (!n) {\n    kernel(bufs);\n    return;\n  }\n"
+      "  int caller = omp_get_max_threads();\n"
+      "  omp_set_num_threads(n);\n"
+      "  kernel(bufs);\n"
+      "  omp_set_num_threads(caller);\n}\n\n",
+      N, N, N);
+}
+
 /* The driver's loader, when the library has cuda kernels: libcuda.so.1
  * opened once (HERON_LIBCUDA names another, as for libheron), the five
  * entry points a launch needs, and the two calls every kernel's launcher
@@ -457,6 +528,7 @@ static void write_code(const lib_settings *s) {
       "shape\"\n"
       "         : status == %s_EFALLBACK ? \"the fallback library could not "
       "be loaded\"\n%s"
+      "%s"
       "         : \"unknown status\";\n}\n\n"
       "unsigned long long %s_fallback_calls(void) {\n"
       "  return __atomic_load_n(&%s__fallbacks, __ATOMIC_RELAXED);\n}\n\n"
@@ -476,7 +548,12 @@ static void write_code(const lib_settings *s) {
                                "driver call failed\"\n",
                                N, N)
                   : "",
+      has_cpu(s) ? cli_printf("         : status == %s_EINVAL ? \"an argument "
+                              "is out of range\"\n",
+                              N)
+                 : "",
       N, N, N, s->nk, N, N, N, N, N);
+  write_threads(s, &t);
   write_fallback(s, &t);
   write_cuda_runtime(s, &t);
   /* Each kernel's function: its buffers as the kernel's argument array,
@@ -500,7 +577,8 @@ static void write_code(const lib_settings *s) {
     if (k->cuda)
       put(&t, "  return %s__k%d_launch(bufs, stream);\n}\n\n", N, i);
     else
-      put(&t, "  %s__k%d_kernel(bufs);\n  return %s_OK;\n}\n\n", N, i, N);
+      put(&t, "  %s__run(%s__k%d_kernel, bufs);\n  return %s_OK;\n}\n\n", N, N,
+          i, N);
   }
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
@@ -819,6 +897,8 @@ static void write_packaging(const lib_settings *s) {
       "  global:\n",
       N);
   put(&t, "    %s_strerror;\n    %s_fallback_calls;\n", N, N);
+  if (has_cpu(s))
+    put(&t, "    %s_set_num_threads;\n    %s_get_num_threads;\n", N, N);
   if (has_cuda(s))
     put(&t, "    %s_cuda_error;\n", N);
   for (int i = 0; i < s->nk; i++) {

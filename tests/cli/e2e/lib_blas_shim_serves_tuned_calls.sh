@@ -20,8 +20,8 @@ nm -D --defined-only "$SHIM" | awk '$2 == "T" { print $3 }' | sort | tr '\n' ' '
   >"$W/exported"
 [ "$(cat "$W/exported")" = "cblas_sgemm cblas_sgemv sgemm_ sgemv_ " ] ||
   fail "the shim exports $(cat "$W/exported")"
-$CC -O1 -o "$W/check_blas" "$LIBDIR/check_blas.c" -lopenblas -lm \
-  2>"$W/cc.err" || fail "check_blas.c does not link: $(cat "$W/cc.err")"
+$CC -O1 -o "$W/check_blas" "$LIBDIR/check_blas.c" "$LIBDIR/common.c" \
+  -lopenblas -lm 2>"$W/cc.err" || fail "check_blas.c does not link: $(cat "$W/cc.err")"
 "$W/check_blas" >"$W/plain.out" 2>"$W/plain.err" ||
   fail "without the shim: $(cat "$W/plain.err")"
 LD_PRELOAD=$SHIM HERON_LIB_STATS=1 "$W/check_blas" >"$W/shim.out" \

@@ -5,7 +5,10 @@
 # shape, the CBLAS fallback's on an untuned GEMM (counted) and tlib_ENOTUNED
 # on an untuned convolution, also from 8 threads at once
 # (tests/cli/lib/check_lib.c; again built under ThreadSanitizer from the
-# library's sources); the .so exports the header's names and no
+# library's sources); tlib_set_num_threads sets the threads each kernel's
+# parallel regions run on, 0 the caller's OpenMP setting, which a call
+# leaves as it was (tests/cli/lib/check_threads.c counts the threads from
+# inside, static and shared); the .so exports the header's names and no
 # other; a second run from the same logs (--no-tune) rebuilds every file
 # byte for byte; a library built elsewhere from copies of the logs, without
 # a fallback, answers tlib_ENOTUNED; HERON_LIB_STATS=1 counts the calls.
@@ -35,13 +38,15 @@ grep -q "library tlib: 5 kernels" "$W/lib.out" || fail "summary: $(cat "$W/lib.o
 
 # Static, then shared through pkg-config.
 $CC -O1 -DFALLBACK -I"$W/lib/include" -o "$W/check_static" \
-  "$LIBDIR/check_lib.c" "$W/lib/lib/libtlib.a" -fopenmp -ldl -lm -lpthread \
-  2>"$W/cc_static.err" || fail "check_lib.c does not link libtlib.a"
+  "$LIBDIR/check_lib.c" "$LIBDIR/common.c" "$W/lib/lib/libtlib.a" -fopenmp \
+  -ldl -lm -lpthread 2>"$W/cc_static.err" ||
+  fail "check_lib.c does not link libtlib.a"
 "$W/check_static" >"$W/static.out" 2>"$W/static.err" ||
   fail "static: $(cat "$W/static.err")"
 flags=$(PKG_CONFIG_PATH="$W/lib/lib/pkgconfig" pkg-config --cflags --libs tlib) ||
   fail "pkg-config does not know tlib"
-$CC -O1 -DFALLBACK -o "$W/check_shared" "$LIBDIR/check_lib.c" $flags \
+$CC -O1 -DFALLBACK -o "$W/check_shared" "$LIBDIR/check_lib.c" \
+  "$LIBDIR/common.c" $flags \
   -Wl,-rpath,"$W/lib/lib" -lpthread -lm 2>"$W/cc_shared.err" ||
   fail "check_lib.c does not link libtlib.so: $(cat "$W/cc_shared.err")"
 HERON_LIB_STATS=1 "$W/check_shared" >"$W/shared.out" 2>"$W/shared.err" ||
@@ -51,6 +56,20 @@ grep -q "tlib_gemm_f32_33x17x9 *322 calls" "$W/shared.err" ||
   fail "HERON_LIB_STATS: $(cat "$W/shared.err")"
 grep -q "fallback *1 calls" "$W/shared.err" ||
   fail "HERON_LIB_STATS fallback: $(cat "$W/shared.err")"
+
+# The thread count, seen from inside the kernels' parallel regions.
+$CC -O1 -I"$W/lib/include" -o "$W/threads_static" "$LIBDIR/check_threads.c" \
+  "$LIBDIR/common.c" "$W/lib/lib/libtlib.a" -fopenmp -ldl -lm -lpthread \
+  2>"$W/cc_threads.err" ||
+  fail "check_threads.c does not link libtlib.a: $(cat "$W/cc_threads.err")"
+"$W/threads_static" >"$W/threads_static.out" 2>"$W/threads_static.err" ||
+  fail "threads, static: $(cat "$W/threads_static.err")"
+$CC -O1 -o "$W/threads_shared" "$LIBDIR/check_threads.c" "$LIBDIR/common.c" \
+  $flags -Wl,-rpath,"$W/lib/lib" -fopenmp -ldl -lpthread -lm \
+  2>"$W/cc_threads.err" ||
+  fail "check_threads.c does not link libtlib.so: $(cat "$W/cc_threads.err")"
+"$W/threads_shared" >"$W/threads_shared.out" 2>"$W/threads_shared.err" ||
+  fail "threads, shared: $(cat "$W/threads_shared.err")"
 
 # ThreadSanitizer: the library's own sources (each kernel with the flags it
 # was tuned with) and check_lib.c, whose 8 threads call every function at
@@ -72,7 +91,8 @@ PY
 objs=$(python3 "$W/tsan.py" "$W/lib" "$W/tsan" "$CC") ||
   fail "the library's sources do not build under ThreadSanitizer"
 $CC -fsanitize=thread -g -O1 -DFALLBACK -I"$W/lib/include" -o "$W/check_tsan" \
-  "$LIBDIR/check_lib.c" "$W/lib/src/tlib.c" $objs -fopenmp -ldl -lm -lpthread \
+  "$LIBDIR/check_lib.c" "$LIBDIR/common.c" "$W/lib/src/tlib.c" $objs \
+  -fopenmp -ldl -lm -lpthread \
   2>"$W/cc_tsan.err" || fail "check_lib.c does not build under ThreadSanitizer"
 OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$W/check_tsan" \
   >"$W/tsan.out" 2>"$W/tsan.err" ||
@@ -84,7 +104,7 @@ cat >"$W/cm/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
 project(check C)
 find_package(tlib REQUIRED)
-add_executable(check_cmake "$LIBDIR/check_lib.c")
+add_executable(check_cmake "$LIBDIR/check_lib.c" "$LIBDIR/common.c")
 target_compile_definitions(check_cmake PRIVATE FALLBACK)
 target_link_libraries(check_cmake PRIVATE tlib::tlib_static m pthread)
 CMAKE
@@ -102,6 +122,7 @@ M, N, K = 33, 17, 9
 A = (ctypes.c_float * (M * K))(*[(i % 7) / 7 for i in range(M * K)])
 B = (ctypes.c_float * (K * N))(*[(i % 5) / 5 for i in range(K * N)])
 C = (ctypes.c_float * (M * N))()
+assert lib.tlib_set_num_threads(1) == 0
 assert lib.tlib_sgemm(M, N, K, A, B, C) == 0
 for i in range(M):
     for j in range(N):
@@ -115,8 +136,8 @@ nm -D --defined-only "$W/lib/lib/libtlib.so" | awk '$2 == "T" { print $3 }' |
   sort >"$W/exported"
 sed -n 's/^[a-z][^(]*[ *]\(tlib_[A-Za-z0-9_]*\)(.*/\1/p' \
   "$W/lib/include/tlib.h" | sort -u >"$W/declared"
-[ "$(wc -l <"$W/declared")" -eq 12 ] ||
-  fail "expected 12 functions in tlib.h: $(cat "$W/declared")"
+[ "$(wc -l <"$W/declared")" -eq 14 ] ||
+  fail "expected 14 functions in tlib.h: $(cat "$W/declared")"
 cmp -s "$W/exported" "$W/declared" ||
   fail "exported and declared names differ: $(diff "$W/declared" "$W/exported")"
 
@@ -147,7 +168,7 @@ done
 cmp -s "$W/lib/lib/libtlib.so" "$W/lib2/lib/libtlib.so" &&
   fail "the library without a fallback is the same as the one with it"
 $CC -O1 -I"$W/lib2/include" -o "$W/check_nofb" "$LIBDIR/check_lib.c" \
-  "$W/lib2/lib/libtlib.a" -fopenmp -ldl -lm -lpthread 2>"$W/cc_nofb.err" ||
+  "$LIBDIR/common.c" "$W/lib2/lib/libtlib.a" -fopenmp -ldl -lm -lpthread 2>"$W/cc_nofb.err" ||
   fail "check_lib.c does not link the second libtlib.a"
 "$W/check_nofb" >"$W/nofb.out" 2>"$W/nofb.err" ||
   fail "no fallback: $(cat "$W/nofb.err")"

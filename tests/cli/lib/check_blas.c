@@ -6,10 +6,11 @@
  * GEMV 31x20) and calls they do not (an untuned shape, beta 1) must all
  * give the reference's results; HERON_LIB_STATS says which served them.
  * Prints "ok" or names the first mismatch and exits 1. */
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "common.h"
 
 void cblas_sgemm(int order, int ta, int tb, int M, int N, int K, float alpha,
                  const float *A, int lda, const float *B, int ldb, float beta,
@@ -26,39 +27,20 @@ enum { ROW = 101, COL = 102, NOTRANS = 111 };
 
 static int bad;
 
-static void same(const char *what, const float *got, const float *want,
-                 int n) {
-  for (int i = 0; i < n; i++)
-    if (!(fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i])))) {
-      fprintf(stderr, "FAIL %s: element %d is %g, want %g\n", what, i,
-              got[i], want[i]);
-      bad = 1;
-      return;
-    }
-}
-
-static void ref(int M, int N, int K, const float *A, const float *B,
-                float *C) {
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double s = 0;
-      for (int k = 0; k < K; k++)
-        s += (double)A[i * K + k] * B[k * N + j];
-      C[i * N + j] = (float)s;
-    }
-}
-
-static float *fill(int n, int seed) {
-  float *v = malloc((size_t)n * sizeof *v);
-  for (int i = 0; i < n; i++)
-    v[i] = (float)((i * 7 + seed * 13) % 11) / 11.0f - 0.5f;
-  return v;
+static void same(const char *what, const float *got, const float *want, int n) {
+  long i = check_mismatch(got, want, (size_t)n);
+  if (i >= 0) {
+    fprintf(stderr, "FAIL %s: element %ld is %g, want %g\n", what, i, got[i],
+            want[i]);
+    bad = 1;
+  }
 }
 
 int main(void) {
   enum { M = 33, N = 17, K = 9 };
-  float *A = fill(M * K, 1), *B = fill(K * N, 2), C[M * N], want[M * N];
-  ref(M, N, K, A, B, want);
+  float *A = check_randf(M * K, 1), *B = check_randf(K * N, 2), C[M * N],
+        want[M * N];
+  check_ref_gemm(M, N, K, A, B, want);
   cblas_sgemm(ROW, NOTRANS, NOTRANS, M, N, K, 1.0f, A, K, B, N, 0.0f, C, N);
   same("cblas_sgemm row-major", C, want, M * N);
   /* Column-major C' (17x33) = B' A' on the same memory is C = A B. */
@@ -70,12 +52,12 @@ int main(void) {
   same("sgemm_", C, want, M * N);
   /* Not tuned: a shape, and beta 1. */
   float c6[6 * 5], w6[6 * 5];
-  ref(6, 5, 4, A, B, w6);
+  check_ref_gemm(6, 5, 4, A, B, w6);
   cblas_sgemm(ROW, NOTRANS, NOTRANS, 6, 5, 4, 1.0f, A, 4, B, 5, 0.0f, c6, 5);
   same("cblas_sgemm 6x5x4 (system BLAS)", c6, w6, 30);
   enum { VM = 31, VK = 20 };
-  float *VA = fill(VM * VK, 3), *x = fill(VK, 4), y[VM], wy[VM];
-  ref(VM, 1, VK, VA, x, wy);
+  float *VA = check_randf(VM * VK, 3), *x = check_randf(VK, 4), y[VM], wy[VM];
+  check_ref_gemm(VM, 1, VK, VA, x, wy);
   cblas_sgemv(ROW, NOTRANS, VM, VK, 1.0f, VA, VK, x, 1, 0.0f, y, 1);
   same("cblas_sgemv", y, wy, VM);
   for (int i = 0; i < VM; i++)

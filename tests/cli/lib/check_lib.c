@@ -6,15 +6,15 @@
  * plain reference computed here, on the tuned shapes and on shapes not
  * tuned (NAME_ENOTUNED, or the fallback's result with FALLBACK defined),
  * then calls every function from 8 threads at once, 20 times each, every
- * result checked.  Prints "ok" and exits 0, or names the first mismatch
- * and exits 1. */
-#include <math.h>
+ * result checked, each thread setting tlib_set_num_threads as it goes.  Prints
+ * "ok" and exits 0, or names the first mismatch and exits 1. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "tlib.h"
 
 static int failed;
@@ -29,37 +29,14 @@ static int failed;
     }                                                                          \
   } while (0)
 
-static float *randf(size_t n, unsigned seed) {
-  float *v = malloc(n * sizeof *v);
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    v[i] = (float)((seed >> 16) % 2001) / 1000.0f - 1.0f;
-  }
-  return v;
-}
-
 static int close_all(const float *got, const float *want, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!(fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i]))))
-      return 0;
-  return 1;
+  return check_mismatch(got, want, n) < 0;
 }
 
 /* ---- References ---------------------------------------------------------- */
 
-static void ref_gemm(int M, int N, int K, const float *A, const float *B,
-                     float *C) {
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double s = 0;
-      for (int k = 0; k < K; k++)
-        s += (double)A[i * K + k] * B[k * N + j];
-      C[i * N + j] = (float)s;
-    }
-}
-
 static void ref_gemv(int M, int K, const float *A, const float *x, float *y) {
-  ref_gemm(M, 1, K, A, x, y);
+  check_ref_gemm(M, 1, K, A, x, y);
 }
 
 /* c2d NCHW, weight [CO][CI][KH][KW], then bias and relu. */
@@ -118,17 +95,17 @@ static uint16_t float_bf16(float f) {
 }
 
 static void make_inputs(inputs *in) {
-  in->A = randf(GM * GK, 1);
-  in->B = randf(GK * GN, 2);
+  in->A = check_randf(GM * GK, 1);
+  in->B = check_randf(GK * GN, 2);
   in->C_ref = malloc(GM * GN * sizeof(float));
-  ref_gemm(GM, GN, GK, in->A, in->B, in->C_ref);
-  in->VA = randf(VM * VK, 3);
-  in->vx = randf(VK, 4);
+  check_ref_gemm(GM, GN, GK, in->A, in->B, in->C_ref);
+  in->VA = check_randf(VM * VK, 3);
+  in->vx = check_randf(VK, 4);
   in->vy_ref = malloc(VM * sizeof(float));
   ref_gemv(VM, VK, in->VA, in->vx, in->vy_ref);
-  in->cd = randf(CCI * CH * CW, 5);
-  in->cw = randf(CCO * CCI * 9, 6);
-  in->cb = randf(CCO, 7);
+  in->cd = check_randf(CCI * CH * CW, 5);
+  in->cw = check_randf(CCO * CCI * 9, 6);
+  in->cb = check_randf(CCO, 7);
   in->co_ref = malloc(CCO * CH * CW * sizeof(float));
   ref_c2d(CH, CW, CCI, CCO, 3, 3, 1, in->cd, in->cw, in->cb, in->co_ref);
   in->ia = malloc(IM * IK);
@@ -145,7 +122,7 @@ static void make_inputs(inputs *in) {
         s += (int32_t)in->ia[i * IK + k] * in->ib[k * IN + j];
       in->ic_ref[i * IN + j] = s;
     }
-  float *fa = randf(BM * BK, 9), *fb = randf(BK * BN, 10);
+  float *fa = check_randf(BM * BK, 9), *fb = check_randf(BK * BN, 10);
   in->ba = malloc(BM * BK * sizeof(uint16_t));
   in->bb = malloc(BK * BN * sizeof(uint16_t));
   in->bc_ref = malloc(BM * BN * sizeof(float));
@@ -197,8 +174,9 @@ static void check_tuned(const inputs *in) {
 
 static void check_untuned(void) {
   enum { M = 6, N = 5, K = 4 };
-  float *A = randf(M * K, 8), *B = randf(K * N, 9), C[M * N], want[M * N];
-  ref_gemm(M, N, K, A, B, want);
+  float *A = check_randf(M * K, 8), *B = check_randf(K * N, 9), C[M * N],
+        want[M * N];
+  check_ref_gemm(M, N, K, A, B, want);
   unsigned long long before = tlib_fallback_calls();
   int rc = tlib_sgemm(M, N, K, A, B, C);
 #ifdef FALLBACK
@@ -221,10 +199,14 @@ static void check_untuned(void) {
   free(B);
 }
 
+/* Each round also sets the thread count, 1 or 0 (the OpenMP setting),
+ * while the other threads' kernels read it. */
 static void *hammer(void *arg) {
   const inputs *in = arg;
-  for (int r = 0; r < 20; r++)
+  for (int r = 0; r < 20; r++) {
+    CHECK(tlib_set_num_threads(r % 2) == tlib_OK, "set_num_threads");
     check_tuned(in);
+  }
   return NULL;
 }
 
