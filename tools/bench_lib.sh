@@ -8,17 +8,22 @@
 #  3. a numpy program running BERT-base's encoder GEMMs at 77 tokens (QKV,
 #     FFN up, FFN down) and GPT-2's attention output, under the BLAS shim
 #     (LD_PRELOAD) against the same program on the system BLAS alone,
-#     alternated 5 times, on one thread and on every core.
-#   bash tools/bench_lib.sh [--trials N] [--out DIR]
+#     alternated --runs times (default 5), each run the median of 7 samples
+#     of --seqs sequences (default 20), on one thread and on every core.
+#   bash tools/bench_lib.sh [--trials N] [--out DIR] [--runs N] [--seqs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TRIALS=150
 OUT=runs/bench-lib
+RUNS=5
+SEQS=20
 while [ $# -gt 0 ]; do
   case $1 in
     --trials) TRIALS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --seqs) SEQS=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench_lib.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -39,6 +44,7 @@ echo "== numpy: BERT's and GPT-2's GEMMs under the shim against the system BLAS"
 cat >"$OUT/encoder.py" <<'PY'
 import sys, time
 import numpy as np
+seqs = int(sys.argv[1])
 rng = np.random.default_rng(1)
 shapes = [(77, 2304, 768), (77, 3072, 768), (77, 768, 3072), (100, 768, 768)]
 mats = [(rng.random((m, k), np.float32), rng.random((k, n), np.float32))
@@ -48,27 +54,31 @@ for a, b in mats:
 best = []
 for _ in range(7):
     t = time.perf_counter()
-    for _ in range(20):
+    for _ in range(seqs):
         for a, b in mats:
             a @ b
-    best.append((time.perf_counter() - t) / 20)
+    best.append((time.perf_counter() - t) / seqs)
 best.sort()
 print("%.6f" % best[len(best) // 2])
 PY
 for th in 1 "$(nproc)"; do
   shim=() plain=()
-  for _ in 1 2 3 4 5; do
-    plain+=("$(OPENBLAS_NUM_THREADS=$th OMP_NUM_THREADS=$th /usr/bin/python3 "$OUT/encoder.py")")
+  for _ in $(seq "$RUNS"); do
+    plain+=("$(OPENBLAS_NUM_THREADS=$th OMP_NUM_THREADS=$th /usr/bin/python3 "$OUT/encoder.py" "$SEQS")")
     shim+=("$(LD_PRELOAD=$OUT/lib/lib/libbert_blas.so OPENBLAS_NUM_THREADS=$th \
-      OMP_NUM_THREADS=$th /usr/bin/python3 "$OUT/encoder.py")")
+      OMP_NUM_THREADS=$th /usr/bin/python3 "$OUT/encoder.py" "$SEQS")")
   done
   python3 - "$th" "${plain[*]}" "${shim[*]}" <<'PY'
 import statistics, sys
-th, plain, shim = sys.argv[1], map(float, sys.argv[2].split()), map(float, sys.argv[3].split())
+th = sys.argv[1]
+plain = [float(x) for x in sys.argv[2].split()]
+shim = [float(x) for x in sys.argv[3].split()]
 p, s = statistics.median(plain), statistics.median(shim)
 print("%s thread(s): system BLAS %.3f ms, shim %.3f ms per sequence: %.2fx"
-      % (th, p * 1e3, s * 1e3, p / s))
+      " (system BLAS / shim; run by run: %s)"
+      % (th, p * 1e3, s * 1e3, p / s,
+         " ".join("%.2f" % (a / b) for a, b in zip(plain, shim))))
 PY
 done
 LD_PRELOAD=$OUT/lib/lib/libbert_blas.so HERON_LIB_STATS=1 OMP_NUM_THREADS=1 \
-  /usr/bin/python3 "$OUT/encoder.py" >/dev/null
+  /usr/bin/python3 "$OUT/encoder.py" 1 >/dev/null
