@@ -196,6 +196,51 @@
  *   a warp runs the same fragment operations (shared pointers, ldm,
  *   layouts, source lines) between two barriers, and that only whole warps
  *   use fragments.
+ *   wgmma path (sm_90a; NVRTC needs --gpu-architecture=sm_90a), written
+ *   by heron__cuda_prelude_wgmma(b, N) after the other preludes for the
+ *   kernel's m64nNk16 (N a multiple of 8 from 8 to 256, also defined as
+ *   HERON_WG_N before the prelude).  Not yet run on a GPU:
+ *   HERON_KERNEL_TMA(name) / HERON_EMU_ENTRY_TMA(name)  HERON_KERNEL and
+ *       HERON_EMU_ENTRY with two more parameters, the tensor maps
+ *       `heron_tmap tmap_a, tmap_b` (by value, __grid_constant__); the
+ *       emulation's heron_kernel takes them as bufs[4] and bufs[5], in
+ *       its own format: q[0] the global address, q[1] / q[2] the extents
+ *       of a 2-D fp16 tensor (innermost first), q[3] the row stride in
+ *       bytes, q[4] / q[5] the box, q[6] the swizzle span in bytes (0, 32,
+ *       64, 128), q[7] 0x70616d74726568 ("hertmap")
+ *   HERON_SMEM_ADDR(p)            the shared-window address of a shared
+ *       pointer (unsigned; the emulation's window starts at the plan)
+ *   HERON_WG_ACC(name);           the accumulator, N / 2 fp32 per lane:
+ *       warp w of the warpgroup holds rows 16w .. 16w + 15, lane l in
+ *       register i row 16w + l / 4 + 8 * (i / 2 % 2), column 8 * (i / 4) +
+ *       2 * (l % 4) + i % 2 (name must be an identifier)
+ *   HERON_WG_FILL_ZERO(acc), HERON_WG_STORE_ACC(ptr, acc, ldm)  acc = 0;
+ *       each lane's floats to the shared float ptr, (m, n) at ptr[m*ldm+n]
+ *   HERON_WG_DESC(p, lbo, sbo, swz)  the matrix descriptor of the K-major
+ *       operand at the shared p: leading / stride byte offsets, swizzle
+ *       span swz in bytes (0: core matrices of 8 rows of 16 bytes, the two
+ *       along k16 lbo apart, 8-row groups sbo apart; 32, 64, 128: rows of
+ *       swz bytes, 8-row groups sbo apart, lbo unused)
+ *   HERON_WG_FENCE(acc), HERON_WG_MMA(acc, desc_a, desc_b),
+ *   HERON_WG_COMMIT(acc), HERON_WG_WAIT(acc, N)  wgmma.fence,
+ *       wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 (acc += A * B,
+ *       A 64 x 16, B N x 16, both K-major), commit_group, wait_group N;
+ *       warpgroup-collective (128 threads)
+ *   HERON_MBAR_INIT(bar, count), HERON_MBAR_FENCE_INIT(),
+ *   HERON_MBAR_EXPECT_TX(bar, bytes), HERON_MBAR_WAIT(bar, parity)  an
+ *       mbarrier (8 shared bytes): init, the init fence, arrive with
+ *       expect_tx, spin on try_wait.parity
+ *   HERON_TMA_LOAD_2D(dst, map, c0, c1, bar)  the map's box at
+ *       coordinates (c0, c1) (innermost first) into the shared dst, rows
+ *       packed, swizzled by the map's mode; completes its bytes on bar
+ *   The emulation runs each wgmma when issued, from the shared bytes the
+ *   descriptors name (decoded from their bits, through the canonical
+ *   layout and the address swizzle, so a wrong descriptor reads wrong
+ *   values), each thread for its warp's 16 rows and 32 lanes; it fails an
+ *   accumulator touched while a wgmma group is in flight or a wgmma
+ *   without a fence since, a wait on an mbarrier phase that has not
+ *   completed (the threads run in turn, so the arrivals and copies must
+ *   come first in thread order), and TMA boxes it does not model.
  *
  * Emulation (HERON_EMULATE): HERON_EMU_ENTRY defines the exported
  *     void heron_kernel(void *const *bufs)
@@ -262,6 +307,13 @@ const char *heron__cuda_prelude_mma(void);
  * split_k > 1, which define HERON_SPLIT_K, HERON_SPLIT_TILES and
  * HERON_SPLIT_WS_ELEMS before the prelude.  Static. */
 const char *heron__cuda_prelude_split(void);
+
+/* Appends the definitions of the wgmma path (HERON_WG_*, HERON_MBAR_*,
+ * HERON_TMA_LOAD_2D, HERON_KERNEL_TMA), for both branches, written for
+ * m64nNk16 with N = n (a multiple of 8 from 8 to 256), to b; pasted after
+ * the other preludes by kernels that use them. */
+struct heron__buf;
+void heron__cuda_prelude_wgmma(struct heron__buf *b, int n);
 
 /* The include block every generated source starts with (after line 1).
  * Static. */

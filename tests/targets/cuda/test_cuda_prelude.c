@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/targets/cuda/kernel.h"
+#include "core/targets/cuda/toolchain.h"
 #include "core/util/util.h"
 
 #ifdef HERON_HAVE_NVRTC
@@ -40,6 +41,7 @@ typedef struct kdesc {
   const char *body;
   int mma;   /* 1: the mma.sync prelude (heron__cuda_prelude_mma) follows */
   int async; /* 1: the cp.async prelude (heron__cuda_prelude_async) first */
+  int wg_n;  /* > 0: the wgmma prelude for m64n<wg_n>k16 follows */
 } kdesc;
 
 /* The source as the code generator lays it out (cuda_kernel.h). */
@@ -75,6 +77,10 @@ static char *kernel_source(const kdesc *k) {
     heron__buf_puts(&b, heron__cuda_prelude_async());
   if (k->mma)
     heron__buf_puts(&b, heron__cuda_prelude_mma());
+  if (k->wg_n) {
+    heron__buf_printf(&b, "#define HERON_WG_N %d\n", k->wg_n);
+    heron__cuda_prelude_wgmma(&b, k->wg_n);
+  }
   heron__buf_puts(&b, k->body);
   return heron__buf_take(&b);
 }
@@ -655,19 +661,22 @@ TEST(launch_parse_rejects_malformed_lines) {
 /* ---- NVRTC -------------------------------------------------------------- */
 
 #ifdef HERON_HAVE_NVRTC
-/* Compiles src for sm_<sm> with the options of the cuda target; 0 and a
- * non-empty cubin on success, else -1 with the log in log[cap]. */
-static int nvrtc_build(const char *src, int sm, char *log, size_t cap) {
+/* Compiles src for the architecture sm (e.g. "sm_90a") with the options of
+ * the cuda target and ptxas' statistics (-v); 0 and a non-empty cubin on
+ * success, else -1 (-2 when NVRTC refuses the architecture itself); the
+ * log in log[cap] either way. */
+static int nvrtc_build_arch(const char *src, const char *sm, char *log,
+                            size_t cap) {
   nvrtcProgram prog;
-  char arch[32];
-  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
+  char arch[48];
+  snprintf(arch, sizeof arch, "--gpu-architecture=%s", sm);
   const char *opts[] = {arch, "-I" HERON_CUDA_INCLUDE_DIR, "-default-device",
-                        "-std=c++17"};
+                        "-std=c++17", "-Xptxas=-v"};
   log[0] = '\0';
   if (nvrtcCreateProgram(&prog, src, "kernel.cu", 0, NULL, NULL) !=
       NVRTC_SUCCESS)
     return -1;
-  nvrtcResult rc = nvrtcCompileProgram(prog, 4, opts);
+  nvrtcResult rc = nvrtcCompileProgram(prog, 5, opts);
   size_t n = 0;
   if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
     char *full = malloc(n);
@@ -679,7 +688,15 @@ static int nvrtc_build(const char *src, int sm, char *log, size_t cap) {
   if (rc == NVRTC_SUCCESS)
     nvrtcGetCUBINSize(prog, &cubin);
   nvrtcDestroyProgram(&prog);
+  if (rc == NVRTC_ERROR_INVALID_OPTION)
+    return -2;
   return rc == NVRTC_SUCCESS && cubin > 0 ? 0 : -1;
+}
+
+static int nvrtc_build(const char *src, int sm, char *log, size_t cap) {
+  char arch[16];
+  snprintf(arch, sizeof arch, "sm_%d", sm);
+  return nvrtc_build_arch(src, arch, log, cap);
 }
 #endif
 
@@ -1362,6 +1379,307 @@ TEST(nvrtc_compiles_the_mma_sync_kernels_for_sm80_and_sm90) {
       CHECK_MSG(rc == 0, "%s for sm_%d:\n%s", k.name, sms[s], log);
     }
     free(src);
+  }
+#endif
+}
+
+/* ---- the wgmma path: descriptors, TMA, mbarriers (sm_90a) ---------------- */
+
+/* One warpgroup (128 threads) computes D[64 x N] = A[64 x 64] * B[N x 64]^T
+ * (both K-major, as the global inputs) with four HERON_WG_MMA of
+ * m64nNk16 on one accumulator.  The operands reach shared memory as boxes
+ * of W halves along K (W = the swizzle span / 2, or 8 without swizzle),
+ * one after another: by TMA (tensor maps in the emulation's format,
+ * bufs[4] and [5]; thread 0 arms an mbarrier with the bytes of every box,
+ * issues them, and all threads wait on phase 0) or, with tma 0, by plain
+ * stores at the offsets the test computes itself from the PTX ISA's
+ * layouts: row r of a box at r * 2W bytes, then the swizzle XOR of the
+ * byte offset's bits 4.. with its bits 7.. (3, 2, 1 bits for 128, 64 and
+ * 32 bytes).  So the TMA emulation and the wgmma emulation are each held
+ * against that statement of the layout, not only against each other.  The
+ * product goes out as two halves per element, as in the mma.sync test.
+ * fault: 0 none; 1 no HERON_WG_FENCE; 2 the store without HERON_WG_WAIT;
+ * 3 the wait on phase parity 1 (never completed); 4 the TMA box on a
+ * destination that is not aligned to its swizzle pattern. */
+typedef struct wg_case {
+  const char *name;
+  int swz, n, tma, fault;
+  const char *expect; /* fault's message, NULL for none */
+} wg_case;
+
+static const wg_case WG_CASES[] = {
+    {"wg_none_n8_tma", 0, 8, 1, 0, NULL},
+    {"wg_none_n64_tma", 0, 64, 1, 0, NULL},
+    {"wg_32b_n64_tma", 32, 64, 1, 0, NULL},
+    {"wg_64b_n24_tma", 64, 24, 1, 0, NULL},
+    {"wg_128b_n64_tma", 128, 64, 1, 0, NULL},
+    {"wg_128b_n256_tma", 128, 256, 1, 0, NULL},
+    {"wg_none_n64_stores", 0, 64, 0, 0, NULL},
+    {"wg_32b_n64_stores", 32, 64, 0, 0, NULL},
+    {"wg_64b_n24_stores", 64, 24, 0, 0, NULL},
+    {"wg_128b_n64_stores", 128, 64, 0, 0, NULL},
+};
+#define NWG ((int)(sizeof WG_CASES / sizeof WG_CASES[0]))
+#define WG_K 64
+
+/* Distinct A (every element, in [-16, 16) by 1/128) and B rows that
+ * differ at every k ([-2, 2) by 1/64): every sum of 64 products is exact
+ * in fp32 and splits exactly into two halves. */
+static float wg_val_a(long long i) { return (float)(i - 2048) / 128.0f; }
+static float wg_val_b(long long i) {
+  return (float)(((i / WG_K) * 5 + (i % WG_K) * 3) % 256 - 128) / 64.0f;
+}
+
+/* The shared layout of case c: box width W, box bytes of A and B, plan. */
+typedef struct wg_plan {
+  int w, nbox, abox, bbox, abytes, bbytes, ldc, smem;
+} wg_plan;
+
+static wg_plan wg_plan_of(const wg_case *c) {
+  wg_plan p;
+  p.w = c->swz ? c->swz / 2 : 8;
+  p.nbox = WG_K / p.w;
+  p.abox = 64 * p.w * 2;
+  p.bbox = c->n * p.w * 2;
+  p.abytes = p.nbox * p.abox;
+  p.bbytes = p.nbox * p.bbox;
+  p.ldc = c->n + 4;
+  /* 1024 bytes of slack to align the operands to the 128-byte swizzle's
+   * repeat, the mbarrier in 16, then C. */
+  p.smem = 1024 + p.abytes + p.bbytes + 16 + 4 * 64 * p.ldc;
+  return p;
+}
+
+static void wg_kdesc(const wg_case *c, kdesc *k, char *body, size_t cap) {
+  wg_plan p = wg_plan_of(c);
+  int mask = c->swz == 128 ? 7 : c->swz == 64 ? 3 : c->swz == 32 ? 1 : 0;
+  int sbo = c->swz ? 8 * c->swz : 128;
+  heron__buf b = {0};
+  heron__buf_printf(
+      &b,
+      "%s(heron_cuda_kernel) {\n"
+      "  HERON_SMEM_DECL;\n"
+      "  unsigned char *al =\n"
+      "      heron_smem + (1024 - HERON_SMEM_ADDR(heron_smem) %% 1024) %% "
+      "1024%s;\n"
+      "  heron_half *As = (heron_half *)al;\n"
+      "  heron_half *Bs = (heron_half *)(al + %d);\n"
+      "  unsigned long long *bar = (unsigned long long *)(al + %d);\n"
+      "  float *Cs = (float *)(al + %d);\n"
+      "  const int tid = HERON_TX;\n",
+      c->tma ? "HERON_KERNEL_TMA" : "HERON_KERNEL",
+      c->fault == 4 ? " + 128" : "", p.abytes, p.abytes + p.bbytes,
+      p.abytes + p.bbytes + 16);
+  if (c->tma) {
+    heron__buf_printf(
+        &b,
+        "  (void)Cs;\n"
+        "  if (tid == 0) {\n"
+        "    HERON_MBAR_INIT(bar, 1);\n"
+        "    HERON_MBAR_FENCE_INIT();\n"
+        "  }\n"
+        "  HERON_SYNC();\n"
+        "  if (tid == 0) {\n"
+        "    HERON_MBAR_EXPECT_TX(bar, %d);\n"
+        "    for (int j = 0; j < %d; j++) {\n"
+        "      HERON_TMA_LOAD_2D(As + j * %d, tmap_a, j * %d, 0, bar);\n"
+        "      HERON_TMA_LOAD_2D(Bs + j * %d, tmap_b, j * %d, 0, bar);\n"
+        "    }\n"
+        "  }\n"
+        "  HERON_MBAR_WAIT(bar, %d);\n",
+        p.abytes + p.bbytes, p.nbox, 64 * p.w, p.w, c->n * p.w, p.w,
+        c->fault == 3);
+  } else {
+    /* Element (r, k): box k / W, row r of it, column k % W, swizzled. */
+    heron__buf_printf(
+        &b,
+        "  (void)bar;\n"
+        "  for (int e = tid; e < %d; e += 128) {\n"
+        "    int o = e %% %d / %d * %d + e / %d * %d + e %% %d * 2;\n"
+        "    o ^= ((o >> 7) & %d) << 4;\n"
+        "    HERON_GLOAD1((heron_half *)((unsigned char *)As + o), in0, e,\n"
+        "                 HERON_IN0_ELEMS, 1);\n"
+        "  }\n"
+        "  for (int e = tid; e < %d; e += 128) {\n"
+        "    int o = e %% %d / %d * %d + e / %d * %d + e %% %d * 2;\n"
+        "    o ^= ((o >> 7) & %d) << 4;\n"
+        "    HERON_GLOAD1((heron_half *)((unsigned char *)Bs + o), in1, e,\n"
+        "                 HERON_IN1_ELEMS, 1);\n"
+        "  }\n"
+        "  HERON_SYNC();\n",
+        64 * WG_K, WG_K, p.w, p.abox, WG_K, 2 * p.w, p.w, mask, c->n * WG_K,
+        WG_K, p.w, p.bbox, WG_K, 2 * p.w, p.w, mask);
+  }
+  heron__buf_printf(
+      &b,
+      "  HERON_WG_ACC(acc);\n"
+      "  HERON_WG_FILL_ZERO(acc);\n"
+      "%s"
+      "  for (int s = 0; s < %d; s++) {\n"
+      "    const int box = s * 16 / %d, in = s * 16 %% %d * 2;\n"
+      "    HERON_WG_MMA(acc,\n"
+      "                 HERON_WG_DESC((unsigned char *)As + box * %d + in, %d, "
+      "%d, %d),\n"
+      "                 HERON_WG_DESC((unsigned char *)Bs + box * %d + in, %d, "
+      "%d, %d));\n"
+      "  }\n"
+      "  HERON_WG_COMMIT(acc);\n"
+      "%s"
+      "  HERON_WG_STORE_ACC(Cs, acc, %d);\n"
+      "  HERON_SYNC();\n"
+      "  for (int e = tid; e < %d; e += 128) {\n"
+      "    const float x = Cs[e / %d * %d + e %% %d];\n"
+      "    heron_half h[2];\n"
+      "    h[0] = HERON_F2H(x);\n"
+      "    h[1] = HERON_F2H(x - HERON_H2F(h[0]));\n"
+      "    HERON_GSTORE(out, 2 * e, HERON_OUT_ELEMS, h, 2);\n"
+      "  }\n"
+      "}\n"
+      "%s(heron_cuda_kernel)\n",
+      c->fault == 1 ? "" : "  HERON_WG_FENCE(acc);\n", WG_K / 16, p.w, p.w,
+      p.abox, c->swz ? 16 : p.abox, sbo, c->swz, p.bbox, c->swz ? 16 : p.bbox,
+      sbo, c->swz, c->fault == 2 ? "" : "  HERON_WG_WAIT(acc, 0);\n", p.ldc,
+      64 * c->n, c->n, p.ldc, c->n,
+      c->tma ? "HERON_EMU_ENTRY_TMA" : "HERON_EMU_ENTRY");
+  char *text = heron__buf_take(&b);
+  snprintf(body, cap, "%s", text ? text : "");
+  free(text);
+  memset(k, 0, sizeof *k);
+  k->name = c->name;
+  k->launch = (heron__cuda_launch){{1, 1, 1}, {128, 1, 1}, p.smem};
+  k->wmma[0] = k->wmma[1] = k->wmma[2] = 16;
+  k->elems[0] = 64LL * WG_K;
+  k->elems[1] = (long long)c->n * WG_K;
+  k->elems[2] = 2LL * 64 * c->n;
+  k->body = body;
+  k->wg_n = c->n;
+}
+
+/* The emulation's tensor map (kernel.h) of a rows x WG_K fp16 matrix. */
+typedef struct wg_tmap {
+  _Alignas(64) unsigned long long q[16];
+} wg_tmap;
+
+static void wg_tmap_of(wg_tmap *m, const half *base, int rows, int w, int swz) {
+  memset(m, 0, sizeof *m);
+  m->q[0] = (unsigned long long)(uintptr_t)base;
+  m->q[1] = WG_K;
+  m->q[2] = (unsigned long long)rows;
+  m->q[3] = 2 * WG_K;
+  m->q[4] = (unsigned long long)w;
+  m->q[5] = (unsigned long long)rows;
+  m->q[6] = (unsigned long long)swz;
+  m->q[7] = 0x70616d74726568ULL;
+}
+
+/* Builds and runs case c in the emulation: 1 when it matches the scalar
+ * product (no fault) or dies with its message (a fault). */
+static int wg_emulate(const char *dir, const wg_case *c) {
+  char body[8192], so[512], err[8192];
+  kdesc k;
+  bufs b;
+  wg_kdesc(c, &k, body, sizeof body);
+  if (build_emulated(dir, &k, so, sizeof so) != 0 || bufs_alloc(&b, &k) != 0)
+    return 0;
+  for (long long i = 0; i < b.n[0]; i++)
+    b.p[0][i] = (half)wg_val_a(i);
+  for (long long i = 0; i < b.n[1]; i++)
+    b.p[1][i] = (half)wg_val_b(i);
+  wg_plan p = wg_plan_of(c);
+  wg_tmap ma, mb;
+  wg_tmap_of(&ma, b.p[0], 64, p.w, c->swz);
+  wg_tmap_of(&mb, b.p[1], c->n, p.w, c->swz);
+  void *args[6] = {b.p[0], b.p[1], b.p[2], (void *)(uintptr_t)16, &ma, &mb};
+  const char *sos[1] = {so};
+  void *const *argv[1] = {args};
+  int status = run_child(sos, argv, 1, err, sizeof err);
+  int ok;
+  if (c->expect) {
+    ok = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+         strstr(err, "heron-emulate:") && strstr(err, c->expect);
+    if (!ok)
+      fprintf(stderr, "%s: expected SIGABRT and \"...%s...\"; got %#x:\n%s\n",
+              c->name, c->expect, status, err);
+    bufs_free(&b);
+    return ok;
+  }
+  ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok)
+    fprintf(stderr, "%s: the emulation failed (status %#x):\n%s\n", k.name,
+            status, err);
+  float *ref = ok ? calloc((size_t)(2 * 64 * c->n), sizeof *ref) : NULL;
+  for (int m = 0; ref && m < 64; m++)
+    for (int n = 0; n < c->n; n++) {
+      float x = 0;
+      for (int kk = 0; kk < WG_K; kk++)
+        x += (float)b.p[0][m * WG_K + kk] * (float)b.p[1][n * WG_K + kk];
+      half hi = (half)x;
+      ref[2 * (m * c->n + n)] = (float)hi;
+      ref[2 * (m * c->n + n) + 1] = (float)(half)(x - (float)hi);
+    }
+  ok = ok && ref && same_output(k.name, b.p[2], ref, b.n[2]);
+  free(ref);
+  bufs_free(&b);
+  return ok;
+}
+
+/* The emulated wgmma reads its operands through the descriptors' bits and
+ * the canonical layout of every swizzle mode, and places each product in
+ * the lane and register of the m64nNk16 accumulator layout; TMA boxes land
+ * where the plain stores of the same layout put them. */
+TEST(emulated_wgmma_over_tma_and_swizzled_shared_operands_gives_the_product) {
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = 1;
+  for (int i = 0; i < NWG; i++)
+    ok &= wg_emulate(dir, &WG_CASES[i]);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+/* The rules of the asynchronous units abort the emulation. */
+TEST(emulation_aborts_on_wgmma_and_mbarrier_misuse) {
+  static const wg_case cases[] = {
+      {"wg_no_fence", 128, 64, 1, 1, "no HERON_WG_FENCE"},
+      {"wg_no_wait", 128, 64, 1, 2, "while a committed wgmma is in flight"},
+      {"wg_wrong_parity", 128, 64, 1, 3, "the phase of parity 1 has not"},
+      {"wg_tma_misaligned", 128, 64, 1, 4, "is not 1024-byte aligned"},
+  };
+  char dir[512];
+  CHECK(scratch(dir, sizeof dir) == 0);
+  int ok = 1;
+  for (int i = 0; i < 4; i++)
+    ok &= wg_emulate(dir, &cases[i]);
+  heron__rmtree(dir);
+  CHECK(ok);
+}
+
+/* The device branch of the same kernels compiles for sm_90a, and ptxas
+ * reports registers and no spills for each. */
+TEST(nvrtc_compiles_the_wgmma_kernels_for_sm90a_without_spills) {
+#ifndef HERON_HAVE_NVRTC
+  SKIP("libheron was built without NVRTC (no CUDA toolkit)");
+#else
+  static char log[32768];
+  char body[8192];
+  for (int i = 0; i < NWG; i++) {
+    kdesc k;
+    wg_kdesc(&WG_CASES[i], &k, body, sizeof body);
+    char *src = kernel_source(&k);
+    CHECK(src);
+    int rc = nvrtc_build_arch(src, "sm_90a", log, sizeof log);
+    free(src);
+    if (rc == -2)
+      SKIP("this NVRTC does not know sm_90a: %.200s", log);
+    CHECK_MSG(rc == 0, "%s for sm_90a:\n%s", k.name, log);
+    int regs, spill;
+    int64_t smem;
+    CHECK_MSG(heron__ptxas_stats(log, HERON__CUDA_KERNEL_NAME, &regs, &spill,
+                                 &smem) == 0,
+              "%s: no ptxas statistics in:\n%s", k.name, log);
+    printf("%s: %d registers, %d bytes spilled\n", k.name, regs, spill);
+    CHECK_MSG(regs > 0 && regs <= 255 && spill == 0,
+              "%s: %d registers, %d bytes spilled", k.name, regs, spill);
   }
 #endif
 }
