@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,13 @@ static const cu_symbol symbols[] = {
 };
 #define NSYMBOLS (sizeof symbols / sizeof symbols[0])
 
+/* Entry points a driver may lack: NULL then, and what needs them says so
+ * when it is asked for. */
+static const cu_symbol optional_symbols[] = {
+    SYM(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL),
+};
+#define NOPTIONAL (sizeof optional_symbols / sizeof optional_symbols[0])
+
 /* dlerror's text for a missing file ends in the errno message ("...: cannot
  * open shared object file: No such file or directory"); the part up to
  * "shared object file" says it all and keeps the one-line reason short. */
@@ -104,6 +112,50 @@ int heron__cuda_driver_open(heron__cuda_driver *d, heron_error *err) {
     /* Object and function pointers have the same representation on every
      * platform with dlsym; memcpy says so without a cast ISO C forbids. */
     memcpy((char *)d + symbols[i].offset, &p, sizeof p);
+  }
+  for (size_t i = 0; i < NOPTIONAL; i++) {
+    void *p = dlsym(d->lib, optional_symbols[i].name);
+    memcpy((char *)d + optional_symbols[i].offset, &p, sizeof p);
+  }
+  return HERON_OK;
+}
+
+int heron__cuda_tmap_2d(const heron__cuda_driver *d, void *map,
+                        heron__cu_deviceptr global, unsigned long long inner,
+                        unsigned long long outer, unsigned long long row_bytes,
+                        unsigned box_inner, unsigned box_outer, int swz,
+                        heron_error *err) {
+  if (!d->TensorMapEncodeTiled)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "the CUDA driver lacks cuTensorMapEncodeTiled "
+                           "(CUDA 12.0 or newer makes TMA tensor maps)");
+  int mode = swz == 0     ? HERON__CU_TENSOR_MAP_SWIZZLE_NONE
+             : swz == 32  ? HERON__CU_TENSOR_MAP_SWIZZLE_32B
+             : swz == 64  ? HERON__CU_TENSOR_MAP_SWIZZLE_64B
+             : swz == 128 ? HERON__CU_TENSOR_MAP_SWIZZLE_128B
+                          : -1;
+  if (mode < 0)
+    return heron_error_set(err, HERON_EINVAL,
+                           "a tensor map's swizzle span is 0, 32, 64 or 128 "
+                           "bytes, not %d",
+                           swz);
+  const unsigned long long dims[2] = {inner, outer};
+  const unsigned long long strides[1] = {row_bytes};
+  const unsigned box[2] = {box_inner, box_outer};
+  const unsigned estr[2] = {1, 1};
+  heron__cu_result e = d->TensorMapEncodeTiled(
+      map, HERON__CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)(uintptr_t)global,
+      dims, strides, box, estr, HERON__CU_TENSOR_MAP_INTERLEAVE_NONE, mode,
+      HERON__CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      HERON__CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (e != 0) {
+    char ebuf[160];
+    return heron_error_set(
+        err, HERON_EINVAL,
+        "cuTensorMapEncodeTiled (%llu x %llu fp16, row %llu bytes, box %u x "
+        "%u, swizzle %d): %s",
+        inner, outer, row_bytes, box_inner, box_outer, swz,
+        heron__cuda_error_text(d, e, ebuf, sizeof ebuf));
   }
   return HERON_OK;
 }
@@ -216,9 +268,8 @@ HERON_API int heron_cuda_device_count(void) {
   memset(&hw, 0, sizeof hw);
   heron_error err;
   heron_error_clear(&err);
-  return heron__cuda_probe_isolated(&hw, 30, &err) == HERON_OK
-             ? hw.device_count
-             : 0;
+  return heron__cuda_probe_isolated(&hw, 30, &err) == HERON_OK ? hw.device_count
+                                                               : 0;
 }
 
 /* ---- the probe in a child process ---------------------------------------- */
@@ -368,6 +419,18 @@ SAME_VALUE(HERON__CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
 SAME_VALUE(HERON__CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 SAME_VALUE(HERON__CUDA_ERROR_NO_DEVICE, CUDA_ERROR_NO_DEVICE);
+SAME_VALUE(HERON__CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+           CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+SAME_VALUE(HERON__CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_INTERLEAVE_NONE);
+SAME_VALUE(HERON__CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE);
+SAME_VALUE(HERON__CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_32B);
+SAME_VALUE(HERON__CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_64B);
+SAME_VALUE(HERON__CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_SWIZZLE_128B);
+SAME_VALUE(HERON__CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+           CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+SAME_VALUE(HERON__CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+SAME_VALUE(sizeof(((CUtensorMap *)0)->opaque), 128);
 SAME_VALUE(sizeof(heron__cu_deviceptr), sizeof(CUdeviceptr));
 #endif
 #endif

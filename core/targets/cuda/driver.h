@@ -63,8 +63,9 @@ enum {
 
 /* The entry points, named after the driver's symbols without the "cu"
  * prefix (so that a cuda.h included elsewhere, whose macros rename some
- * of them, cannot change these member names).  Every member is non-NULL
- * after a successful heron__cuda_driver_open. */
+ * of them, cannot change these member names).  Every member but the
+ * optional ones (marked) is non-NULL after a successful
+ * heron__cuda_driver_open. */
 typedef struct heron__cuda_driver {
   void *lib; /* the dlopen handle */
   heron__cu_result (*Init)(unsigned flags);
@@ -105,7 +106,43 @@ typedef struct heron__cuda_driver {
                                        heron__cu_event end);
   heron__cu_result (*GetErrorName)(heron__cu_result e, const char **name);
   heron__cu_result (*GetErrorString)(heron__cu_result e, const char **text);
+  /* Optional (CUDA 12.0 and newer; NULL when the driver lacks it): the
+   * tensor map of a TMA copy (sm_90), filled into 128 bytes aligned to 64;
+   * see heron__cuda_tmap_2d. */
+  heron__cu_result (*TensorMapEncodeTiled)(
+      void *map, int dtype, unsigned rank, void *global,
+      const unsigned long long *dims, const unsigned long long *strides,
+      const unsigned *box, const unsigned *element_strides, int interleave,
+      int swizzle, int l2_promotion, int oob_fill);
 } heron__cuda_driver;
+
+/* CUtensorMapDataType, CUtensorMapSwizzle and friends: the values
+ * heron__cuda_tmap_2d passes. */
+enum {
+  HERON__CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  HERON__CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  HERON__CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  HERON__CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  HERON__CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  HERON__CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  HERON__CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  HERON__CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+};
+
+/* The tensor map of a TMA tile copy (HERON_TMA_LOAD_2D in kernel.h) over
+ * a row-major fp16 matrix at the device address `global`: `inner`
+ * elements per row (the contiguous dimension), `outer` rows `row_bytes`
+ * apart, boxes of box_inner x box_outer elements, swizzle span swz bytes
+ * (0, 32, 64 or 128; the box's row must not be wider), out-of-range
+ * elements read as zero.  Written into map (128 bytes, 64-byte aligned)
+ * by the driver's cuTensorMapEncodeTiled.  HERON_EUNSUPPORTED when the
+ * driver lacks it, HERON_EINVAL for a swizzle span it has no mode for or
+ * when the driver refuses the map (its error named). */
+int heron__cuda_tmap_2d(const heron__cuda_driver *d, void *map,
+                        heron__cu_deviceptr global, unsigned long long inner,
+                        unsigned long long outer, unsigned long long row_bytes,
+                        unsigned box_inner, unsigned box_outer, int swz,
+                        heron_error *err);
 
 /* Opens the driver: dlopen of $HERON_LIBCUDA when set and non-empty, else
  * libcuda.so.1, and resolves every entry point above.  Does not call

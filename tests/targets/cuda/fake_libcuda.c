@@ -22,6 +22,15 @@
  * ("cuModuleLoadData", "cuFuncSetAttribute 8 98304", "cuLaunchKernel grid
  * 4 4 1 block 128 1 1 smem 16384 stream 0x2a"), so a test can count the
  * loads and see the launch a program made.
+ * cuTensorMapEncodeTiled checks the driver's documented requirements of a
+ * tile map (64-byte aligned map, global address 16-byte aligned, strides
+ * multiples of 16, boxes of 1 .. 256 with rows of a multiple of 16 bytes
+ * and no wider than the swizzle span, element strides 1 .. 8) and refuses
+ * a broken one with CUDA_ERROR_INVALID_VALUE; it encodes only 2-D fp16
+ * maps with element strides 1, in the format the emulated TMA kernels read
+ * (core/targets/cuda/kernel.h, HERON_KERNEL_TMA), so a kernel run through
+ * this fake gets the map its host code made.  It logs "cuTensorMapEncodeTiled
+ * dims 64 64 stride 128 box 64 64 swizzle 3".
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -218,6 +227,48 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   return 0;
 }
 
+EXPORT CUresult cuTensorMapEncodeTiled(unsigned long long *map, int dtype,
+                                       unsigned rank, void *global,
+                                       const unsigned long long *dims,
+                                       const unsigned long long *strides,
+                                       const unsigned *box,
+                                       const unsigned *estr, int interleave,
+                                       int swizzle, int l2, int oob) {
+  static const unsigned span[4] = {0, 32, 64, 128};
+  (void)l2;
+  (void)oob;
+  log_call("cuTensorMapEncodeTiled dims %llu %llu stride %llu box %u %u "
+           "swizzle %d",
+           dims[0], rank > 1 ? dims[1] : 0, rank > 1 ? strides[0] : 0, box[0],
+           rank > 1 ? box[1] : 0, swizzle);
+  if ((size_t)map % 64 || (size_t)global % 16 || rank < 1 || rank > 5 ||
+      interleave != 0 || swizzle < 0 || swizzle > 3)
+    return 1;
+  for (unsigned i = 0; i < rank; i++) {
+    if (dims[i] == 0 || dims[i] > (1ULL << 32) || box[i] == 0 || box[i] > 256 ||
+        estr[i] == 0 || estr[i] > 8)
+      return 1;
+    if (i + 1 < rank && (strides[i] % 16 || strides[i] >= (1ULL << 40)))
+      return 1;
+  }
+  unsigned row = box[0] * 2; /* fp16 */
+  if (row % 16 || (swizzle && row > span[swizzle]))
+    return 1;
+  /* What the fake can hand an emulated kernel. */
+  if (dtype != 6 || rank != 2 || estr[0] != 1 || estr[1] != 1)
+    return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+  memset(map, 0, 128);
+  map[0] = (unsigned long long)(size_t)global;
+  map[1] = dims[0];
+  map[2] = dims[1];
+  map[3] = strides[0];
+  map[4] = box[0];
+  map[5] = box[1];
+  map[6] = span[swizzle];
+  map[7] = 0x70616d74726568ULL; /* "hertmap" */
+  return 0;
+}
+
 /* An event is a malloc'ed time stamp, taken when it is recorded (the
  * fake's launches are synchronous). */
 EXPORT CUresult cuEventCreate(double **ev, unsigned flags) {
@@ -259,6 +310,9 @@ EXPORT CUresult cuGetErrorName(CUresult e, const char **s) {
     return 0;
   case 719:
     *s = "CUDA_ERROR_LAUNCH_FAILED";
+    return 0;
+  case 801:
+    *s = "CUDA_ERROR_NOT_SUPPORTED";
     return 0;
   default:
     *s = NULL;

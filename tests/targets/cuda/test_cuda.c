@@ -721,6 +721,50 @@ TEST(cuda_error_text_gives_the_drivers_name_and_description) {
   CHECK(d.lib == NULL);
 }
 
+/* The TMA tensor map comes from the driver's cuTensorMapEncodeTiled (the
+ * fake checks the documented requirements and writes the map in the
+ * emulation's format); a map the driver refuses is EINVAL naming its
+ * error, and a driver without the entry point EUNSUPPORTED. */
+TEST(tensor_map_2d_is_made_by_the_drivers_encoder_and_refused_when_broken) {
+  static _Alignas(64) unsigned short data[128 * 64];
+  _Alignas(64) unsigned long long map[16];
+  heron__cu_deviceptr g = (heron__cu_deviceptr)(uintptr_t)data;
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA, 1);
+  heron__cuda_driver d;
+  heron_error err = {0};
+  CHECK_OK(heron__cuda_driver_open(&d, &err), &err);
+  unsetenv("HERON_LIBCUDA");
+  CHECK(d.TensorMapEncodeTiled != NULL);
+  CHECK_OK(heron__cuda_tmap_2d(&d, map, g, 64, 128, 128, 64, 32, 128, &err),
+           &err);
+  CHECK(map[0] == g && map[1] == 64 && map[2] == 128 && map[3] == 128);
+  CHECK(map[4] == 64 && map[5] == 32 && map[6] == 128);
+  CHECK(map[7] == 0x70616d74726568ULL);
+  CHECK_OK(heron__cuda_tmap_2d(&d, map, g, 64, 128, 128, 8, 64, 0, &err), &err);
+  CHECK(map[4] == 8 && map[6] == 0);
+  /* A box row of 256 bytes under the 128-byte swizzle, a row stride that
+   * is not a multiple of 16, a box taller than 256. */
+  CHECK_EQ(heron__cuda_tmap_2d(&d, map, g, 128, 64, 256, 128, 8, 128, &err),
+           HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "CUDA_ERROR_INVALID_VALUE");
+  CHECK_STR_CONTAINS(err.text, "box 128 x 8, swizzle 128");
+  CHECK_EQ(heron__cuda_tmap_2d(&d, map, g, 64, 100, 120, 64, 8, 128, &err),
+           HERON_EINVAL);
+  CHECK_EQ(heron__cuda_tmap_2d(&d, map, g, 64, 512, 128, 64, 257, 128, &err),
+           HERON_EINVAL);
+  heron_error_clear(&err);
+  CHECK_EQ(heron__cuda_tmap_2d(&d, map, g, 64, 128, 128, 64, 8, 48, &err),
+           HERON_EINVAL);
+  CHECK_STR_CONTAINS(err.text, "0, 32, 64 or 128");
+  heron__cuda_driver old = d;
+  old.TensorMapEncodeTiled = NULL;
+  heron_error_clear(&err);
+  CHECK_EQ(heron__cuda_tmap_2d(&old, map, g, 64, 128, 128, 64, 8, 128, &err),
+           HERON_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(err.text, "cuTensorMapEncodeTiled");
+  heron__cuda_driver_close(&d);
+}
+
 /* ---- runs through the (fake) driver ------------------------------------- */
 
 TEST(cubin_run_through_the_driver_checks_and_times_the_kernel) {
