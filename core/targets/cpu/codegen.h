@@ -223,8 +223,12 @@ int heron__cpu_emit_tiles(gen *g, int npts, int d, int has_first);
 int heron__cpu_open_loops(gen *g, int kind, int level, int depth, int pragma);
 /* Closes n loops opened at depth. */
 void heron__cpu_close_loops(gen *g, int n, int depth);
-/* Appends the origin of axis a's register tile from the outer loops. */
+/* Appends the origin of axis a's register tile from the outer loops
+ * ("0" when none moves it). */
 void heron__cpu_origin_text(const gen *g, int a, heron__buf *b);
+/* The same from the loops of levels from..: inside the thread tile with
+ * from 1 (the region pack's origin), nothing when none moves it. */
+void heron__cpu_origin_text_from(const gen *g, int a, int from, heron__buf *b);
 /* Emits <a>_b, the origin of axis a's register tile. */
 void heron__cpu_tile_origin(gen *g, int a, int depth);
 /* Emits the full index of every reduction axis. */

@@ -206,6 +206,25 @@ int64_t heron__cpu_packed_pos(const gen *g, int ti, const int64_t *off) {
   return pos;
 }
 
+/* Element h_q<ti>[idx] of a pack as one value of every lane: its address
+ * for the fused multiply-add of a broadcast operand (fmab), a broadcast
+ * load (bcv), a set1 of the scalar, or the scalar itself (vec 1); returns
+ * the kind of value written. */
+static int broadcast_value(const gen *g, int ti, const char *idx,
+                           heron__buf *b) {
+  if (g->fmab) {
+    heron__buf_printf(b, "&h_q%d[%s]", ti, idx);
+    return VAL_ADDR;
+  }
+  if (g->bcv)
+    heron__buf_printf(b, "h_bcv(&h_q%d[%s])", ti, idx);
+  else if (g->vec > 1)
+    heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx);
+  else
+    heron__buf_printf(b, "h_q%d[%s]", ti, idx);
+  return g->vec > 1 ? VAL_VEC : VAL_SCALAR;
+}
+
 /* The value of packed input ti at register-tile point off: its position
  * in the pack is the step's block (h_k * points) plus the point's offset
  * in the tensor's register layout, whose vector axis is innermost, so a
@@ -220,20 +239,13 @@ static int packed_value(const gen *g, int ti, const int64_t *off,
                       (long long)pos);
   else
     heron__buf_printf(&idx, "%lld", (long long)pos);
+  int kind = VAL_VEC;
   if (is_vec)
     heron__buf_printf(b, "h_ld(&h_q%d[%s])", ti, idx.data);
-  else if (g->fmab) {
-    heron__buf_printf(b, "&h_q%d[%s]", ti, idx.data);
-    heron__buf_free(&idx);
-    return VAL_ADDR;
-  } else if (g->bcv)
-    heron__buf_printf(b, "h_bcv(&h_q%d[%s])", ti, idx.data);
-  else if (g->vec > 1)
-    heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx.data);
   else
-    heron__buf_printf(b, "h_q%d[%s]", ti, idx.data);
+    kind = broadcast_value(g, ti, idx.data, b);
   heron__buf_free(&idx);
-  return g->vec > 1 ? VAL_VEC : VAL_SCALAR;
+  return kind;
 }
 
 /* The value of the region's input at register-tile point off: its
@@ -255,17 +267,7 @@ static int region_value(const gen *g, const int64_t *off, heron__buf *b) {
       heron__buf_printf(&idx, "%s_1 * %lld + ", op->axes[a].name, (long long)k);
   }
   heron__buf_printf(&idx, "%lld", (long long)pos);
-  int ti = g->rg.act;
-  int kind = g->vec > 1 ? VAL_VEC : VAL_SCALAR;
-  if (g->fmab) {
-    heron__buf_printf(b, "&h_q%d[%s]", ti, idx.data);
-    kind = VAL_ADDR;
-  } else if (g->bcv)
-    heron__buf_printf(b, "h_bcv(&h_q%d[%s])", ti, idx.data);
-  else if (g->vec > 1)
-    heron__buf_printf(b, "h_set1(h_q%d[%s])", ti, idx.data);
-  else
-    heron__buf_printf(b, "h_q%d[%s]", ti, idx.data);
+  int kind = broadcast_value(g, g->rg.act, idx.data, b);
   heron__buf_free(&idx);
   return kind;
 }

@@ -44,10 +44,11 @@ void heron__cpu_close_loops(gen *g, int n, int depth) {
 }
 
 /* "i_0 * 512 + i_1 * 64": the origin of axis a's register tile, from the
- * loop indices of the levels outside it. */
-void heron__cpu_origin_text(const gen *g, int a, heron__buf *b) {
+ * loop indices of the levels from `from` up to the register tile's
+ * (nothing when none moves it). */
+void heron__cpu_origin_text_from(const gen *g, int a, int from, heron__buf *b) {
   size_t start = b->len;
-  for (int l = 0; l < g->reg_from; l++) {
+  for (int l = from; l < g->reg_from; l++) {
     if (g->len[a][l] <= 1)
       continue;
     int64_t stride = 1;
@@ -58,6 +59,11 @@ void heron__cpu_origin_text(const gen *g, int a, heron__buf *b) {
     if (stride > 1)
       heron__buf_printf(b, " * %lld", (long long)stride);
   }
+}
+
+void heron__cpu_origin_text(const gen *g, int a, heron__buf *b) {
+  size_t start = b->len;
+  heron__cpu_origin_text_from(g, a, 0, b);
   if (b->len == start)
     heron__buf_puts(b, "0");
 }

@@ -206,24 +206,6 @@ void heron__cpu_emit_region(gen *g, int depth) {
   heron__buf_puts(g->o, "}\n");
 }
 
-/* "oh_1 * 8 + oh_2 * 4": the origin of axis a's register tile inside the
- * thread tile, from the loop indices of levels 1 up to the register
- * tile's. */
-static void local_origin_text(const gen *g, int a, heron__buf *b) {
-  size_t start = b->len;
-  for (int l = 1; l < g->reg_from; l++) {
-    if (g->len[a][l] <= 1)
-      continue;
-    int64_t stride = 1;
-    for (int m = l + 1; m < HERON__CPU_SPATIAL_LEVELS; m++)
-      stride *= g->len[a][m];
-    heron__buf_printf(b, "%s%s_%d", b->len > start ? " + " : "",
-                      g->op->axes[a].name, l);
-    if (stride > 1)
-      heron__buf_printf(b, " * %lld", (long long)stride);
-  }
-}
-
 /* In the compute nest, at a register tile: h_q<ti> points at the tile's
  * block of every packed input, and at the tile's origin in the region. */
 void heron__cpu_emit_pack_pointers(gen *g, int depth) {
@@ -236,7 +218,7 @@ void heron__cpu_emit_pack_pointers(gen *g, int depth) {
       if (op->axes[a].kind != HERON__SPATIAL || op->axes[a].extent == 1 || !k)
         continue;
       heron__buf o = {0};
-      local_origin_text(g, a, &o);
+      heron__cpu_origin_text_from(g, a, 1, &o);
       if (o.len)
         heron__buf_printf(&b, " + (%s) * %lld", o.data, (long long)k);
       heron__buf_free(&o);

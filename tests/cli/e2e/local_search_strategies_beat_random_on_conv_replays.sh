@@ -8,18 +8,7 @@
 # sanitizers; this one checks what the search finds, in the Release stage
 # only (label no_asan: 60 runs, 91 s under ASan, the same code).
 . "$(dirname "$0")/../e2e_common.sh"
-HUB="$HERON_SOURCE_DIR/configs/datasets/benchmark_hub"
-STRATS="mls greedy_ils simulated_annealing basinhopping dual_annealing"
-
-# run SPACE T4 STRATEGY SEED TRIALS LOG [flags]
-run() {
-  _sp=$1 _t4=$2 _s=$3 _seed=$4 _n=$5 _log=$6
-  shift 6
-  "$HERON_SEARCH" --t1 "$HUB/$_sp/T1.json" --t4 "$HUB/$_sp/$_t4.json.gz" \
-    --strategy "$_s" --trials "$_n" --batch 8 --seed "$_seed" --quiet \
-    --log "$_log" "$@" >"$W/run.out" 2>"$W/run.err" ||
-    fail "$_s on $_sp seed $_seed exited $?"
-}
+. "$(dirname "$0")/../local_search_common.sh"
 
 # Each one's median best over five seeds of 100 trials is at least as fast
 # as random's on convolution-A100 or convolution-A4000 (the runs are
