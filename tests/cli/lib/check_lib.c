@@ -17,18 +17,6 @@
 #include "common.h"
 #include "tlib.h"
 
-static int failed;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                     \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fprintf(stderr, "\n");                                                   \
-      __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);                          \
-    }                                                                          \
-  } while (0)
-
 static int close_all(const float *got, const float *want, size_t n) {
   return check_mismatch(got, want, n) < 0;
 }
@@ -220,7 +208,7 @@ int main(void) {
     pthread_create(&th[i], NULL, hammer, &in);
   for (int i = 0; i < 8; i++)
     pthread_join(th[i], NULL);
-  if (failed)
+  if (check_failed)
     return 1;
   printf("ok\n");
   return 0;

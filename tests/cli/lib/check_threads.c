@@ -26,18 +26,6 @@
 #include "common.h"
 #include "tlib.h"
 
-static int failed;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                     \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fprintf(stderr, "\n");                                                   \
-      __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);                          \
-    }                                                                          \
-  } while (0)
-
 /* ---- The hook ------------------------------------------------------------ */
 
 typedef void (*region_fn)(void *);
@@ -161,7 +149,7 @@ int main(void) {
     pthread_join(th[i], NULL);
   CHECK(tlib_set_num_threads(0) == tlib_OK, "set_num_threads(0)");
   run(&in, 1, "count 0 again, OpenMP 1");
-  if (failed)
+  if (check_failed)
     return 1;
   printf("ok\n");
   return 0;

@@ -1,6 +1,8 @@
 /* tests/cli/lib/common.c - see common.h. */
 #include "common.h"
 
+int check_failed;
+
 #include <math.h>
 #include <stdlib.h>
 
