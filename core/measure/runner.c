@@ -18,10 +18,18 @@
  * never outlive the tuner by more than the run in progress.  A request
  * names the kernel: its artifact, the file and the toolchain's meta
  * (toolchain.h), which the toolchain's run in the worker reads.
+ *
+ * A process may hold several runners at once (one per task measured:
+ * heron_measurer, heron-bench's tasks).  A runner forked after another
+ * would inherit the tuner's end of the earlier one's socket and keep it
+ * open, so closing that end would no longer end the earlier runner and
+ * heron__runner_stop would wait for it forever.  So the tuner's ends of
+ * the live runners are listed here, and each new runner closes them.
  */
 #include "core/measure/measure.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +112,33 @@ static void runner_main(heron__bench *b) {
   }
 }
 
+/* The tuner's ends of the live runners' sockets (in the tuner). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static int *live_fds;
+static size_t live_n, live_cap;
+
+/* Lists fd as a live runner's socket; -1 when out of memory. */
+static int live_add(int fd) {
+  if (live_n == live_cap) {
+    size_t cap = live_cap ? 2 * live_cap : 8;
+    int *g = realloc(live_fds, cap * sizeof *g);
+    if (!g)
+      return -1;
+    live_fds = g;
+    live_cap = cap;
+  }
+  live_fds[live_n++] = fd;
+  return 0;
+}
+
+static void live_remove(int fd) {
+  for (size_t i = 0; i < live_n; i++)
+    if (live_fds[i] == fd) {
+      live_fds[i] = live_fds[--live_n];
+      return;
+    }
+}
+
 int heron__runner_start(heron__bench *b, heron_error *err) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -112,20 +147,32 @@ int heron__runner_start(heron__bench *b, heron_error *err) {
                            strerror(errno));
   /* Whatever stdio holds now would otherwise be flushed twice. */
   fflush(NULL);
+  pthread_mutex_lock(&live_lock);
+  if (live_add(sv[0]) != 0) {
+    pthread_mutex_unlock(&live_lock);
+    close(sv[0]);
+    close(sv[1]);
+    return heron_error_set(err, HERON_ENOMEM, "cannot list the runner");
+  }
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
+    live_remove(sv[0]);
+    pthread_mutex_unlock(&live_lock);
     close(sv[0]);
     close(sv[1]);
     return heron_error_set(err, HERON_ERUN, "cannot fork the runner: %s",
                            strerror(e));
   }
   if (pid == 0) {
-    close(sv[0]);
+    /* Its own tuner end and every earlier runner's (the top of the file). */
+    for (size_t i = 0; i < live_n; i++)
+      close(live_fds[i]);
     b->runner_fd = sv[1];
     b->runner_pid = 0;
     runner_main(b);
   }
+  pthread_mutex_unlock(&live_lock);
   close(sv[1]);
   b->runner_fd = sv[0];
   b->runner_pid = pid;
@@ -133,8 +180,13 @@ int heron__runner_start(heron__bench *b, heron_error *err) {
 }
 
 void heron__runner_stop(heron__bench *b) {
-  if (b->runner_fd >= 0)
+  if (b->runner_fd >= 0) {
+    pthread_mutex_lock(&live_lock);
+    if (b->runner_pid > 0)
+      live_remove(b->runner_fd);
     close(b->runner_fd);
+    pthread_mutex_unlock(&live_lock);
+  }
   b->runner_fd = -1;
   if (b->runner_pid > 0) {
     /* The runner leaves as soon as it reads end-of-file; a run in progress

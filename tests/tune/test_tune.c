@@ -4,6 +4,7 @@
  * and the log and history it leaves. */
 #include <unistd.h>
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "test.h"
@@ -183,6 +184,107 @@ TEST(measurer_measures_configs_without_a_search) {
   heron_measurer_close(ms);
   heron_task_free(t);
   free(cfgs);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
+
+/* The inodes of the sockets process `pid` holds ("socket:[N]" under
+ * /proc/PID/fd), into ino[cap]; returns how many. */
+static int socket_inodes(long pid, unsigned long *ino, int cap) {
+  char dir[64], path[400], link[64];
+  snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) && n < cap) {
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    ssize_t len = readlink(path, link, sizeof link - 1);
+    if (len <= 0)
+      continue;
+    link[len] = '\0';
+    if (sscanf(link, "socket:[%lu]", &ino[n]) == 1)
+      n++;
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* The pids of this process's children, into pids[cap]; returns how many. */
+static int children(long *pids, int cap) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) && n < cap) {
+    char path[300], buf[512];
+    long pid = strtol(e->d_name, NULL, 10), ppid = 0;
+    if (pid <= 0)
+      continue;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    /* pid (comm) state ppid: the comm may hold spaces, so after the ')'. */
+    if (fgets(buf, sizeof buf, f)) {
+      char *r = strrchr(buf, ')');
+      if (r && sscanf(r + 1, " %*c %ld", &ppid) == 1 && ppid == getpid())
+        pids[n++] = pid;
+    }
+    fclose(f);
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* Two measurers open at once (heron-bench and bench_lib hold one a task):
+ * the second one's runner must not hold the first one's socket, else
+ * closing the first would wait for ever for a runner that never sees its
+ * end of file.  Checked on the processes themselves (no child of this one
+ * holds a tuner-side socket of a runner), then by closing them first to
+ * last. */
+TEST(measurers_open_together_hold_no_socket_of_each_other) {
+  char dir[] = "/tmp/heron-measurers-XXXXXX";
+  CHECK(mkdtemp(dir));
+  heron_task *t = small_gemm();
+  CHECK(t);
+  heron_tune_options d;
+  heron_tune_options_init(&d);
+  fast(&d, dir);
+  heron_error err = {0};
+  unsigned long before[64], after[64];
+  int nb = socket_inodes(getpid(), before, 64);
+  heron_measurer *ms[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3; i++)
+    CHECK_OK(heron_measurer_open(t, &d.measure, 1, &ms[i], &err), &err);
+  /* The tuner's ends: the sockets this process gained. */
+  int na = socket_inodes(getpid(), after, 64);
+  unsigned long mine[64];
+  int nm = 0;
+  for (int i = 0; i < na; i++) {
+    int old = 0;
+    for (int j = 0; j < nb; j++)
+      old |= after[i] == before[j];
+    if (!old)
+      mine[nm++] = after[i];
+  }
+  CHECK_EQ(nm, 3);
+  long kids[16];
+  int nk = children(kids, 16);
+  CHECK(nk >= 3);
+  for (int k = 0; k < nk; k++) {
+    unsigned long held[64];
+    int nh = socket_inodes(kids[k], held, 64);
+    for (int h = 0; h < nh; h++)
+      for (int m = 0; m < nm; m++)
+        CHECK_MSG(held[h] != mine[m],
+                  "child %ld holds socket:[%lu], a tuner end", kids[k],
+                  held[h]);
+  }
+  for (int i = 0; i < 3; i++)
+    heron_measurer_close(ms[i]);
+  heron_task_free(t);
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK_EQ(system(cmd), 0);
