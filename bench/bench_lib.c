@@ -1,17 +1,23 @@
 /* bench/bench_lib.c - the kernels of a library heron-lib built, called
  * through the library, against the same kernels as heron-search builds and
- * times them (each kernel's source compiled alone into a shared object with
- * the flags it was tuned with), in the same run, interleaved
- * (tools/timing.h); the ratio says what the library's functions cost on
- * top of the kernel (its dispatch and call counting).  The recorded speed
- * of each kernel's log is printed beside them.
+ * times them, in the same run, interleaved (tools/timing.h): the kernel's
+ * source compiled alone into a shared object with the flags it was tuned
+ * with and called here, and the kernel's config measured by heron-search's
+ * own harness (a heron_measurer: built, run in its isolated worker,
+ * checked, timed).  Each ratio is the median over the rounds of the
+ * library's repeat against the other's beside it (with its quartiles): it
+ * says what the library's functions cost on top of the kernel (its
+ * dispatch and call counting), and whether a kernel called through the
+ * library runs at the speed heron-search measured.  The speed recorded in
+ * each kernel's log is printed beside them.
  *
  *   bench_lib --lib DIR --name NAME [--reps 15] [--min-ms 50] [--threads N]
  *
  * Reads DIR/share/NAME/kernels.json, calls DIR/lib/libNAME.so's functions
  * by name and compiles DIR/src/NAME_k<i>.c into a temporary folder.
  * Every output is checked against the other's (the same kernel must give
- * the same numbers).  tools/bench_lib.sh builds a library of models.json's
+ * the same numbers); heron-search's measurement checks its own against the
+ * op's reference.  tools/bench_lib.sh builds a library of models.json's
  * BERT and GPT-2 GEMMs and runs this and the numpy comparison. */
 #include <dlfcn.h>
 #include <jansson.h>
@@ -75,6 +81,79 @@ static void *load_kernel(const char *src, const char *flags, const char *tmp,
   return h;
 }
 
+/* The kernel as heron-search measures it: its config through a
+ * heron_measurer (built, run in the isolated worker, checked and timed by
+ * the harness that tuned it).  Timed by its own clock: each call of
+ * measure_timed is one measurement, whose median seconds per call stand
+ * for `number` calls. */
+typedef struct measured {
+  heron_measurer *m;
+  int64_t *cfg;
+  const char *what; /* the task, for messages */
+} measured;
+
+static double measure_timed(void *self, long long number) {
+  measured *ms = self;
+  heron_measurement out;
+  char *why = NULL;
+  int env = 0;
+  heron_error err;
+  heron_error_clear(&err);
+  if (heron_measurer_run(ms->m, ms->cfg, 1, &out, &why, &env, &err) !=
+          HERON_OK ||
+      out.status != HERON_MEAS_OK) {
+    fprintf(stderr, "bench_lib: %s: heron-search's measurement: %s\n", ms->what,
+            why ? why : err.text);
+    free(why);
+    return -1;
+  }
+  free(why);
+  return out.seconds * (double)number;
+}
+
+/* Opens ms for task t and the knob values of `config` (an object, the
+ * log's), completed as heron-space --config-json completes them; returns
+ * 0, or 1 after a message. */
+static int open_measured(measured *ms, const heron_task *t, json_t *config,
+                         int threads) {
+  const heron_space *sp = heron_task_space(t);
+  int nv = heron_space_nvars(sp);
+  ms->what = heron_task_key(t);
+  ms->cfg = malloc((size_t)nv * sizeof *ms->cfg);
+  for (int v = 0; v < nv; v++)
+    ms->cfg[v] = HERON_UNSET;
+  const char *knob;
+  json_t *val;
+  json_object_foreach(config, knob, val) {
+    int v = heron_space_find_var(sp, knob);
+    if (v < 0 || !json_is_integer(val)) {
+      fprintf(stderr, "bench_lib: %s: '%s' is not a knob of its space\n",
+              ms->what, knob);
+      return 1;
+    }
+    ms->cfg[v] = json_integer_value(val);
+  }
+  heron_rng rng;
+  heron_rng_seed(&rng, 1);
+  heron_error err;
+  heron_error_clear(&err);
+  if (heron_space_validate(sp, &rng, ms->cfg, ms->cfg, &err) != HERON_OK) {
+    fprintf(stderr, "bench_lib: %s: its config is not valid: %s\n", ms->what,
+            err.text);
+    return 1;
+  }
+  heron_tune_options to; /* for the measuring defaults heron-search uses */
+  heron_tune_options_init(&to);
+  to.measure.threads = threads;
+  if (heron_measurer_open(t, &to.measure, 1, &ms->m, &err) != HERON_OK) {
+    fprintf(stderr, "bench_lib: %s: cannot open a measurer: %s\n", ms->what,
+            err.text);
+    ms->m = NULL;
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cli_set_prog("bench_lib");
   const char *dir = NULL, *name = NULL;
@@ -120,33 +199,51 @@ int main(int argc, char **argv) {
     omp_set_num_threads(threads);
   json_t *root =
       cli_json_load("--lib", cli_printf("%s/share/%s/kernels.json", dir, name));
-  void *lib = dlopen(cli_printf("%s/lib/lib%s.so", dir, name), RTLD_NOW);
-  if (!lib)
-    cli_usage("--lib %s: %s", dir, dlerror());
+  json_t *kernels = json_object_get(root, "kernels");
+  size_t nk = json_array_size(kernels);
   char tmp[] = "/tmp/bench_lib.XXXXXX";
   if (!mkdtemp(tmp)) {
     perror("bench_lib: mkdtemp");
     return 1;
   }
-  printf("| kernel | library (ms) | kernel alone (ms) | library / kernel | "
-         "recorded (ms) |\n| --- | --: | --: | --: | --: |\n");
-  double logsum = 0;
-  int n = 0, rc = 0;
-  size_t i;
-  json_t *k;
-  json_array_foreach(json_object_get(root, "kernels"), i, k) {
-    const char *fn = json_string_value(json_object_get(k, "function"));
+  /* heron-search's own measurements go through the build cache (a copy of
+   * the kernel's build instead of a compile each time) unless one is set. */
+  setenv("HERON_BUILD_CACHE", cli_printf("%s/cache", tmp), 0);
+  /* Each task, its config and its measurer, opened before the first
+   * OpenMP call starts threads (a measurer forks its runner at open). */
+  heron_task **tasks = calloc(nk ? nk : 1, sizeof *tasks);
+  measured *ms = calloc(nk ? nk : 1, sizeof *ms);
+  int rc = 0;
+  for (size_t i = 0; i < nk; i++) {
+    json_t *k = json_array_get(kernels, i);
     const char *key = json_string_value(json_object_get(k, "task"));
-    const char *flags = json_string_value(json_object_get(k, "cflags"));
-    double rec = json_number_value(json_object_get(k, "seconds"));
-    /* The task, for its buffers. */
     cli_task_args a;
-    if (cli_task_args_of_key(key, &a)) {
-      fprintf(stderr, "bench_lib: %s: not an op's task\n", key);
+    if (!key || cli_task_args_of_key(key, &a)) {
+      fprintf(stderr, "bench_lib: %s: not an op's task\n", key ? key : "?");
       rc = 1;
       continue;
     }
-    heron_task *t = cli_make_task(&a);
+    tasks[i] = cli_make_task(&a);
+    if (open_measured(&ms[i], tasks[i], json_object_get(k, "config"),
+                      threads ? threads : omp_get_max_threads()) != 0)
+      rc = 1;
+  }
+  void *lib = dlopen(cli_printf("%s/lib/lib%s.so", dir, name), RTLD_NOW);
+  if (!lib)
+    cli_usage("--lib %s: %s", dir, dlerror());
+  printf("| kernel | library (ms) | kernel alone (ms) | heron-search (ms) | "
+         "library / kernel alone | library / heron-search | recorded (ms) "
+         "|\n| --- | --: | --: | --: | --: | --: | --: |\n");
+  double logsum[2] = {0, 0};
+  int n = 0;
+  for (size_t i = 0; i < nk; i++) {
+    json_t *k = json_array_get(kernels, i);
+    const char *fn = json_string_value(json_object_get(k, "function"));
+    const char *flags = json_string_value(json_object_get(k, "cflags"));
+    double rec = json_number_value(json_object_get(k, "seconds"));
+    heron_task *t = tasks[i];
+    if (!t || !ms[i].m)
+      continue;
     call_ctx lc = {dlsym(lib, fn), 0, heron_task_nbuffers(t), {0}};
     call_ctx kc = lc;
     void *kh = load_kernel(cli_printf("%s/src/%s_k%zu.c", dir, name, i),
@@ -156,7 +253,6 @@ int main(int argc, char **argv) {
     if (!lc.fn || !kc.fn) {
       fprintf(stderr, "bench_lib: %s: not found\n", fn);
       rc = 1;
-      heron_task_free(t);
       continue;
     }
     size_t bytes[8];
@@ -178,7 +274,7 @@ int main(int argc, char **argv) {
         c[x] =
             info.elem_bytes == 4 && x % 4 == 3 ? 0x3e : (unsigned char)(x * 7);
     }
-    cli_runner rs[2];
+    cli_runner rs[3];
     memset(rs, 0, sizeof rs);
     snprintf(rs[0].name, sizeof rs[0].name, "library");
     rs[0].call = call;
@@ -186,28 +282,51 @@ int main(int argc, char **argv) {
     snprintf(rs[1].name, sizeof rs[1].name, "kernel");
     rs[1].call = call;
     rs[1].self = &kc;
+    snprintf(rs[2].name, sizeof rs[2].name, "heron-search");
+    rs[2].timed = measure_timed;
+    rs[2].self = &ms[i];
     call(&lc);
     call(&kc);
     int same = !memcmp(lc.bufs[out], kc.bufs[out], bytes[out]);
-    cli_time_runners(rs, 2, reps, min_ms * 1e-3, omp_get_max_threads());
-    double r = rs[0].seconds / rs[1].seconds;
-    printf("| %s%s | %.4f | %.4f | %.3f | %.4f |\n", fn,
-           same ? "" : " (OUTPUTS DIFFER)", rs[0].seconds * 1e3,
-           rs[1].seconds * 1e3, r, rec * 1e3);
+    if (cli_time_runners(rs, 3, reps, min_ms * 1e-3, omp_get_max_threads()) !=
+        0) {
+      fprintf(stderr, "bench_lib: %s: heron-search's measurement failed\n", fn);
+      rc = 1;
+    } else {
+      /* The library is runner 0, so the others' paired ratios are theirs
+       * over the library's, round by round: the inverse (its quartiles
+       * swapped) is the library's over theirs. */
+      printf("| %s%s | %.4f | %.4f | %.4f | %.3f [%.3f, %.3f] | %.3f [%.3f, "
+             "%.3f] | %.4f |\n",
+             fn, same ? "" : " (OUTPUTS DIFFER)", rs[0].seconds * 1e3,
+             rs[1].seconds * 1e3, rs[2].seconds * 1e3, 1 / rs[1].paired,
+             1 / rs[1].paired_q3, 1 / rs[1].paired_q1, 1 / rs[2].paired,
+             1 / rs[2].paired_q3, 1 / rs[2].paired_q1, rec * 1e3);
+      logsum[0] -= log(rs[1].paired);
+      logsum[1] -= log(rs[2].paired);
+      n++;
+    }
     rc |= !same;
-    logsum += log(r);
-    n++;
     for (int b = 0; b < lc.nbuf; b++) {
       if (kc.bufs[b] != lc.bufs[b])
         free(kc.bufs[b]);
       free(lc.bufs[b]);
     }
-    heron_task_free(t);
   }
   if (n)
-    printf("\ngeometric mean of library / kernel over %d kernels: %.3f "
-           "(1.0: the library adds nothing)\n",
-           n, exp(logsum / n));
+    printf("\ngeometric mean over %d kernels of the library's time (1.0: the "
+           "library adds nothing): %.3f of the kernel alone, %.3f of "
+           "heron-search's measurement\n",
+           n, exp(logsum[0] / n), exp(logsum[1] / n));
+  for (size_t i = 0; i < nk; i++) {
+    if (ms[i].m)
+      heron_measurer_close(ms[i].m);
+    free(ms[i].cfg);
+    if (tasks[i])
+      heron_task_free(tasks[i]);
+  }
+  free(ms);
+  free(tasks);
   json_decref(root);
   if (system(cli_printf("rm -rf %s", tmp)) != 0)
     fprintf(stderr, "bench_lib: could not remove %s\n", tmp);

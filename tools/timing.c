@@ -74,6 +74,15 @@ int cli_time_runners(cli_runner *rs, int n, int reps, double min_s,
       ts[i][r] = t / (double)number[i];
     }
   for (int i = 0; i < n; i++) {
+    double q[CLI_TIME_MAX_REPEATS];
+    for (int r = 0; r < reps; r++)
+      q[r] = ts[0][r] > 0 ? ts[i][r] / ts[0][r] : 1;
+    qsort(q, (size_t)reps, sizeof q[0], cli_cmp_double);
+    rs[i].paired = q[reps / 2];
+    rs[i].paired_q1 = q[reps / 4];
+    rs[i].paired_q3 = q[(3 * reps) / 4];
+  }
+  for (int i = 0; i < n; i++) {
     qsort(ts[i], (size_t)reps, sizeof ts[i][0], cli_cmp_double);
     rs[i].seconds = ts[i][reps / 2];
   }

@@ -41,6 +41,12 @@ typedef struct cli_runner {
    * they do not steal its cores. */
   int spins;
   double seconds; /* out: the median seconds per call */
+  /* out: this runner against rs[0] round by round: the median and the
+   * quartiles over the rounds of (its repeat's seconds per call) / (rs[0]'s
+   * in the same round); 1 for rs[0].  Two runners timed back to back share
+   * the machine's state of that moment, so on a loaded machine the paired
+   * ratio is steadier than the ratio of the two medians. */
+  double paired, paired_q1, paired_q3;
 } cli_runner;
 
 /* Times rs[0, n) interleaved (the top of the file): after one untimed
@@ -49,9 +55,9 @@ typedef struct cli_runner {
  * repeat of each runner in turn, a repeat of several calls preceded by one
  * untimed call (the other runners have evicted its data), and
  * rs[i].seconds gets its median repeat's seconds per call (the upper
- * middle one of an even count).  `threads`: the threads the runners use
- * (for `spins`).  Returns 0, or -1 when a runner's `timed` failed or n or
- * reps is out of range (1 to CLI_TIME_MAX_RUNNERS, 1 to
+ * middle one of an even count) and rs[i].paired its ratio to rs[0].  `threads`:
+ * the threads the runners use (for `spins`).  Returns 0, or -1 when a runner's
+ * `timed` failed or n or reps is out of range (1 to CLI_TIME_MAX_RUNNERS, 1 to
  * CLI_TIME_MAX_REPEATS). */
 int cli_time_runners(cli_runner *rs, int n, int reps, double min_s,
                      int threads);
