@@ -8,6 +8,7 @@
  *                      symbols renamed, the functions of the header and
  *                      their dispatch by shape, the fallback, the version
  *                      script, pkg-config and CMake files, kernels.json
+ *   heron_lib_shim.c   the BLAS shim's source and version script
  *   heron_lib_build.c  the cuda kernels' images (cubins), then compiling
  *                      and linking: lib/libNAME.a and lib/libNAME.so
  *
@@ -82,6 +83,23 @@ void lib_write_files(const lib_settings *s);
 /* The C type of one element of a buffer of type `dtype` ("float",
  * "uint8_t", ...). */
 const char *lib_ctype(const char *dtype);
+
+/* A text being written: appended to by lib_put, freed by the caller. */
+typedef struct lib_text {
+  char *s;
+  size_t len, cap;
+} lib_text;
+
+/* Appends printf's output of fmt to t; exits on running out of memory. */
+void lib_put(lib_text *t, const char *fmt, ...) HERON_PRINTF(2, 3);
+
+/* ---- heron_lib_shim.c ---------------------------------------------------- */
+
+/* Writes src/NAME_blas.c and src/NAME_blas.map: libNAME_blas.so exports
+ * cblas_sgemm, cblas_sgemv, sgemm_ and sgemv_, runs the tuned kernels on
+ * the calls they serve exactly and passes any other call to the next
+ * library defining the symbol. */
+void lib_write_shim(const lib_settings *s);
 
 /* ---- heron_lib_build.c --------------------------------------------------- */
 

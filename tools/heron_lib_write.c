@@ -15,6 +15,7 @@
  *                           NAME::NAME_static)
  *   share/NAME/kernels.json what each kernel is and where it comes from
  *
+ * and, through heron_lib_shim.c, src/NAME_blas.c and src/NAME_blas.map.
  * The kernels come in the order of their function names (heron_lib.c
  * sorts them), so the order of the flags does not change the library. */
 #include <errno.h>
@@ -27,13 +28,7 @@
 
 /* ---- Text ---------------------------------------------------------------- */
 
-typedef struct text {
-  char *s;
-  size_t len, cap;
-} text;
-
-static void put(text *t, const char *fmt, ...) HERON_PRINTF(2, 3);
-static void put(text *t, const char *fmt, ...) {
+void lib_put(lib_text *t, const char *fmt, ...) {
   for (;;) {
     va_list ap;
     va_start(ap, fmt);
@@ -188,12 +183,13 @@ static int is_blas_family(const lib_settings *s, const lib_kernel *k) {
 
 static void write_header(const lib_settings *s) {
   const char *N = s->name;
-  text t = {0};
+  lib_text t = {0};
   char *guard = cli_strdup(N);
   for (char *c = guard; *c; c++)
     if (*c >= 'a' && *c <= 'z')
       *c = (char)(*c - 'a' + 'A');
-  put(&t,
+  lib_put(
+      &t,
       "/* %s.h - kernels tuned by Heron-C (heron-lib), for %s.\n"
       " *\n"
       " * Every function takes row-major, contiguous tensors and returns\n"
@@ -240,7 +236,8 @@ static void write_header(const lib_settings *s) {
                  : "",
       N, N, N);
   if (has_cpu(s))
-    put(&t,
+    lib_put(
+        &t,
         "/* The OpenMP threads every cpu kernel runs on, for the whole "
         "process\n"
         " * (as openblas_set_num_threads): n > 0 that many, 0 (the default)\n"
@@ -255,7 +252,8 @@ static void write_header(const lib_settings *s) {
         "int %s_get_num_threads(void);\n\n",
         N, N, N, N);
   if (has_cuda(s))
-    put(&t,
+    lib_put(
+        &t,
         "/* The cuda kernels (those whose last parameter is `stream`) take\n"
         " * device pointers (cuMemAlloc, cudaMalloc) to fp16 elements, held\n"
         " * as their uint16_t bits, and enqueue the kernel on `stream` (a\n"
@@ -272,22 +270,23 @@ static void write_header(const lib_settings *s) {
     const lib_kernel *k = &s->k[i];
     if (!first_of_family(s, i))
       continue;
-    put(&t, "/* ---- %s ---- */\n\n", k->family);
-    put(&t,
-        "/* %s at run time: calls the kernel tuned for this shape (those\n"
-        " * below)%s. */\n"
-        "int %s(%s,\n    %s);\n\n",
-        heron_task_op(k->task),
-        is_blas_family(s, k) && s->fallback != FALLBACK_NONE
-            ? ", else the fallback library"
-            : cli_printf(", else returns %s_ENOTUNED", N),
-        k->family, dims_joined(k, DIM_PARAM), buffers_joined(k, BUF_PARAM));
+    lib_put(&t, "/* ---- %s ---- */\n\n", k->family);
+    lib_put(&t,
+            "/* %s at run time: calls the kernel tuned for this shape (those\n"
+            " * below)%s. */\n"
+            "int %s(%s,\n    %s);\n\n",
+            heron_task_op(k->task),
+            is_blas_family(s, k) && s->fallback != FALLBACK_NONE
+                ? ", else the fallback library"
+                : cli_printf(", else returns %s_ENOTUNED", N),
+            k->family, dims_joined(k, DIM_PARAM), buffers_joined(k, BUF_PARAM));
     for (int j = i; j < s->nk; j++) {
       const lib_kernel *q = &s->k[j];
       if (strcmp(q->family, k->family))
         continue;
       const heron_cuda_image *im = &q->image;
-      put(&t,
+      lib_put(
+          &t,
           "/* %s%s%s: %s (%s)\n"
           " * %s\n"
           " * %.2f GFLOP/s (%.6g ms) on %s: trial %d of its log.%s */\n"
@@ -311,28 +310,29 @@ static void write_header(const lib_settings *s) {
           q->fn, buffers_joined(q, BUF_PARAM));
     }
   }
-  put(&t, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", guard);
+  lib_put(&t, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", guard);
   lib_write_text(cli_printf("%s/include/%s.h", s->out, N), t.s);
   free(t.s);
 }
 
 /* ---- The library's own code ---------------------------------------------- */
 
-static void write_fallback(const lib_settings *s, text *t) {
+static void write_fallback(const lib_settings *s, lib_text *t) {
   const char *N = s->name;
   if (s->fallback == FALLBACK_NONE)
     return;
   int cblas = s->fallback == FALLBACK_CBLAS;
-  put(t,
-      "/* The fallback: %s, loaded when first needed. */\n"
-      "#include <dlfcn.h>\n#include <pthread.h>\n"
-      "static pthread_once_t %s__once = PTHREAD_ONCE_INIT;\n"
-      "static void *%s__gemm, *%s__gemv;\n",
-      cblas ? "CBLAS (libcblas, OpenBLAS or the reference BLAS)"
-            : "oneDNN (libdnnl)",
-      N, N, N);
+  lib_put(t,
+          "/* The fallback: %s, loaded when first needed. */\n"
+          "#include <dlfcn.h>\n#include <pthread.h>\n"
+          "static pthread_once_t %s__once = PTHREAD_ONCE_INIT;\n"
+          "static void *%s__gemm, *%s__gemv;\n",
+          cblas ? "CBLAS (libcblas, OpenBLAS or the reference BLAS)"
+                : "oneDNN (libdnnl)",
+          N, N, N);
   if (cblas)
-    put(t,
+    lib_put(
+        t,
         "static void %s__load(void) {\n"
         "  static const char *const libs[] = {\"libcblas.so.3\", "
         "\"libopenblas.so.0\", \"libblas.so.3\"};\n"
@@ -348,7 +348,8 @@ static void write_fallback(const lib_settings *s, text *t) {
         "*,\n    int, const float *, int, float, float *, int);\n\n",
         N, N, N, N, N, N);
   else
-    put(t,
+    lib_put(
+        t,
         "static void %s__load(void) {\n"
         "  static const char *const libs[] = {\"libdnnl.so.3\", "
         "\"libdnnl.so.2\"};\n"
@@ -360,41 +361,42 @@ static void write_fallback(const lib_settings *s, text *t) {
         "    float, const float *, int64_t, const float *, int64_t, float,\n"
         "    float *, int64_t);\n\n",
         N, N, N, N);
-  put(t,
-      "static int %s__fallback_sgemm(int M, int N, int K, const float *A,\n"
-      "                              const float *B, float *C) {\n"
-      "  pthread_once(&%s__once, %s__load);\n"
-      "  if (!%s__gemm)\n    return %s_EFALLBACK;\n"
-      "  __atomic_add_fetch(&%s__fallbacks, 1, __ATOMIC_RELAXED);\n",
-      N, N, N, N, N, N);
+  lib_put(t,
+          "static int %s__fallback_sgemm(int M, int N, int K, const float *A,\n"
+          "                              const float *B, float *C) {\n"
+          "  pthread_once(&%s__once, %s__load);\n"
+          "  if (!%s__gemm)\n    return %s_EFALLBACK;\n"
+          "  __atomic_add_fetch(&%s__fallbacks, 1, __ATOMIC_RELAXED);\n",
+          N, N, N, N, N, N);
   if (cblas)
-    put(t,
-        "  /* CblasRowMajor 101, CblasNoTrans 111. */\n"
-        "  ((%s__gemm_fn)%s__gemm)(101, 111, 111, M, N, K, 1.0f, A, K, B, "
-        "N, 0.0f,\n    C, N);\n  return %s_OK;\n}\n",
-        N, N, N);
+    lib_put(t,
+            "  /* CblasRowMajor 101, CblasNoTrans 111. */\n"
+            "  ((%s__gemm_fn)%s__gemm)(101, 111, 111, M, N, K, 1.0f, A, K, B, "
+            "N, 0.0f,\n    C, N);\n  return %s_OK;\n}\n",
+            N, N, N);
   else
-    put(t,
+    lib_put(
+        t,
         "  return ((%s__gemm_fn)%s__gemm)('N', 'N', M, N, K, 1.0f, A, K, B, "
         "N,\n    0.0f, C, N) == 0 ? %s_OK : %s_EFALLBACK;\n}\n",
         N, N, N, N);
-  put(t,
-      "static int %s__fallback_sgemv(int M, int K, const float *A, const "
-      "float *x,\n                              float *y) {\n",
-      N);
+  lib_put(t,
+          "static int %s__fallback_sgemv(int M, int K, const float *A, const "
+          "float *x,\n                              float *y) {\n",
+          N);
   if (cblas)
-    put(t,
-        "  pthread_once(&%s__once, %s__load);\n"
-        "  if (!%s__gemv)\n    return %s_EFALLBACK;\n"
-        "  __atomic_add_fetch(&%s__fallbacks, 1, __ATOMIC_RELAXED);\n"
-        "  ((%s__gemv_fn)%s__gemv)(101, 111, M, K, 1.0f, A, K, x, 1, 0.0f, "
-        "y, 1);\n  return %s_OK;\n}\n\n",
-        N, N, N, N, N, N, N, N);
+    lib_put(t,
+            "  pthread_once(&%s__once, %s__load);\n"
+            "  if (!%s__gemv)\n    return %s_EFALLBACK;\n"
+            "  __atomic_add_fetch(&%s__fallbacks, 1, __ATOMIC_RELAXED);\n"
+            "  ((%s__gemv_fn)%s__gemv)(101, 111, M, K, 1.0f, A, K, x, 1, 0.0f, "
+            "y, 1);\n  return %s_OK;\n}\n\n",
+            N, N, N, N, N, N, N, N);
   else
-    put(t,
-        "  /* y = A x as a GEMM with N = 1. */\n"
-        "  return %s__fallback_sgemm(M, 1, K, A, x, y);\n}\n\n",
-        N);
+    lib_put(t,
+            "  /* y = A x as a GEMM with N = 1. */\n"
+            "  return %s__fallback_sgemm(M, 1, K, A, x, y);\n}\n\n",
+            N);
 }
 
 /* NAME_set_num_threads's setting, and NAME__run, which runs a cpu kernel
@@ -403,21 +405,22 @@ static void write_fallback(const lib_settings *s, text *t) {
  * for the kernel's run and restores it.  The kernels' sources stay as
  * heron-search generated and timed them: their parallel regions take the
  * count from that setting. */
-static void write_threads(const lib_settings *s, text *t) {
+static void write_threads(const lib_settings *s, lib_text *t) {
   const char *N = s->name;
   if (!has_cpu(s))
     return;
-  put(t,
-      "/* %s_set_num_threads's count; 0: the caller's OpenMP setting. */\n"
-      "static int %s__threads;\n\n"
-      "int %s_set_num_threads(int n) {\n"
-      "  if (n < 0)\n    return %s_EINVAL;\n"
-      "  __atomic_store_n(&%s__threads, n, __ATOMIC_RELAXED);\n"
-      "  return %s_OK;\n}\n\n"
-      "int %s_get_num_threads(void) {\n"
-      "  return __atomic_load_n(&%s__threads, __ATOMIC_RELAXED);\n}\n\n",
-      N, N, N, N, N, N, N, N);
-  put(t,
+  lib_put(t,
+          "/* %s_set_num_threads's count; 0: the caller's OpenMP setting. */\n"
+          "static int %s__threads;\n\n"
+          "int %s_set_num_threads(int n) {\n"
+          "  if (n < 0)\n    return %s_EINVAL;\n"
+          "  __atomic_store_n(&%s__threads, n, __ATOMIC_RELAXED);\n"
+          "  return %s_OK;\n}\n\n"
+          "int %s_get_num_threads(void) {\n"
+          "  return __atomic_load_n(&%s__threads, __ATOMIC_RELAXED);\n}\n\n",
+          N, N, N, N, N, N, N, N);
+  lib_put(
+      t,
       "/* Runs a cpu kernel on %s__threads OpenMP threads (when set): the\n"
       " * calling thread's own OpenMP setting for the run, restored after. */\n"
       "#include <omp.h>\n"
@@ -437,11 +440,12 @@ static void write_threads(const lib_settings *s, text *t) {
  * entry points a launch needs, and the two calls every kernel's launcher
  * (src/NAME_k<i>.c) makes: NAME__cuda_load, once per kernel, and
  * NAME__cuda_launch. */
-static void write_cuda_runtime(const lib_settings *s, text *t) {
+static void write_cuda_runtime(const lib_settings *s, lib_text *t) {
   const char *N = s->name;
   if (!has_cuda(s))
     return;
-  put(t,
+  lib_put(
+      t,
       "/* The CUDA driver, opened at the first call of a cuda kernel. */\n"
       "#include <dlfcn.h>\n#include <pthread.h>\n"
       "typedef int (*%s__cu_init)(unsigned);\n"
@@ -510,17 +514,18 @@ static void write_cuda_runtime(const lib_settings *s, text *t) {
 
 static void write_code(const lib_settings *s) {
   const char *N = s->name;
-  text t = {0};
-  put(&t,
-      "/* %s.c - the functions of %s.h (written by heron-lib). */\n"
-      "#include <stdio.h>\n#include <stdlib.h>\n\n#include \"%s.h\"\n\n"
-      "static unsigned long long %s__fallbacks;\n"
-      "static unsigned long long %s__calls[%d];\n"
-      "static const char *const %s__names[%d] = {\n",
-      N, N, N, N, N, s->nk, N, s->nk);
+  lib_text t = {0};
+  lib_put(&t,
+          "/* %s.c - the functions of %s.h (written by heron-lib). */\n"
+          "#include <stdio.h>\n#include <stdlib.h>\n\n#include \"%s.h\"\n\n"
+          "static unsigned long long %s__fallbacks;\n"
+          "static unsigned long long %s__calls[%d];\n"
+          "static const char *const %s__names[%d] = {\n",
+          N, N, N, N, N, s->nk, N, s->nk);
   for (int i = 0; i < s->nk; i++)
-    put(&t, "    \"%s\",\n", s->k[i].fn);
-  put(&t,
+    lib_put(&t, "    \"%s\",\n", s->k[i].fn);
+  lib_put(
+      &t,
       "};\n\n"
       "const char *%s_strerror(int status) {\n"
       "  return status == %s_OK ? \"ok\"\n"
@@ -561,69 +566,70 @@ static void write_code(const lib_settings *s) {
    * caller's stream (cuda). */
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
-    put(&t,
-        k->cuda ? "int %s__k%d_launch(void *const *bufs, void *stream);\n"
-                : "void %s__k%d_kernel(void *const *bufs);\n",
-        N, i);
-    put(&t, "int %s(%s) {\n  void *const bufs[] = {", k->fn,
-        buffers_joined(k, BUF_PARAM));
+    lib_put(&t,
+            k->cuda ? "int %s__k%d_launch(void *const *bufs, void *stream);\n"
+                    : "void %s__k%d_kernel(void *const *bufs);\n",
+            N, i);
+    lib_put(&t, "int %s(%s) {\n  void *const bufs[] = {", k->fn,
+            buffers_joined(k, BUF_PARAM));
     for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
       heron_task_buffer info;
       heron_task_buffer_info(k->task, b, &info, NULL);
-      put(&t, "%s(void *)%s", b ? ", " : "", info.name);
+      lib_put(&t, "%s(void *)%s", b ? ", " : "", info.name);
     }
-    put(&t, "};\n  __atomic_add_fetch(&%s__calls[%d], 1, __ATOMIC_RELAXED);\n",
-        N, i);
+    lib_put(&t,
+            "};\n  __atomic_add_fetch(&%s__calls[%d], 1, __ATOMIC_RELAXED);\n",
+            N, i);
     if (k->cuda)
-      put(&t, "  return %s__k%d_launch(bufs, stream);\n}\n\n", N, i);
+      lib_put(&t, "  return %s__k%d_launch(bufs, stream);\n}\n\n", N, i);
     else
-      put(&t, "  %s__run(%s__k%d_kernel, bufs);\n  return %s_OK;\n}\n\n", N, N,
-          i, N);
+      lib_put(&t, "  %s__run(%s__k%d_kernel, bufs);\n  return %s_OK;\n}\n\n", N,
+              N, i, N);
   }
   for (int i = 0; i < s->nk; i++) {
     const lib_kernel *k = &s->k[i];
     if (!first_of_family(s, i))
       continue;
     /* FAMILY__tuned: the kernels alone (the BLAS shim calls it too). */
-    put(&t, "int %s__tuned(%s,\n    %s) {\n", k->family,
-        dims_joined(k, DIM_PARAM), buffers_joined(k, BUF_PARAM));
+    lib_put(&t, "int %s__tuned(%s,\n    %s) {\n", k->family,
+            dims_joined(k, DIM_PARAM), buffers_joined(k, BUF_PARAM));
     for (int j = i; j < s->nk; j++)
       if (!strcmp(s->k[j].family, k->family))
-        put(&t, "  if (%s)\n    return %s(%s);\n",
-            dims_joined(&s->k[j], DIM_TEST), s->k[j].fn,
-            buffers_joined(&s->k[j], BUF_ARG));
+        lib_put(&t, "  if (%s)\n    return %s(%s);\n",
+                dims_joined(&s->k[j], DIM_TEST), s->k[j].fn,
+                buffers_joined(&s->k[j], BUF_ARG));
     /* Every dimension and buffer is used, whatever the tests needed. */
     const char *const *names;
     int nd = 0;
     heron_op_dims(heron_task_op(k->task), &names, &nd, NULL);
     for (int d = 0; d < nd; d++)
-      put(&t, "  (void)%s;\n", dim_param(k, names[d]));
+      lib_put(&t, "  (void)%s;\n", dim_param(k, names[d]));
     for (int b = 0; b < heron_task_nbuffers(k->task); b++) {
       heron_task_buffer info;
       heron_task_buffer_info(k->task, b, &info, NULL);
-      put(&t, "  (void)%s;\n", info.name);
+      lib_put(&t, "  (void)%s;\n", info.name);
     }
     if (k->cuda)
-      put(&t, "  (void)stream;\n");
-    put(&t, "  return %s_ENOTUNED;\n}\n\n", N);
+      lib_put(&t, "  (void)stream;\n");
+    lib_put(&t, "  return %s_ENOTUNED;\n}\n\n", N);
     /* FAMILY: the kernels, then the fallback where there is one. */
-    put(&t, "int %s(%s,\n    %s) {\n", k->family, dims_joined(k, DIM_PARAM),
-        buffers_joined(k, BUF_PARAM));
-    put(&t, "  int rc = %s__tuned(%s, %s);\n", k->family,
-        dims_joined(k, DIM_ARG), buffers_joined(k, BUF_ARG));
+    lib_put(&t, "int %s(%s,\n    %s) {\n", k->family, dims_joined(k, DIM_PARAM),
+            buffers_joined(k, BUF_PARAM));
+    lib_put(&t, "  int rc = %s__tuned(%s, %s);\n", k->family,
+            dims_joined(k, DIM_ARG), buffers_joined(k, BUF_ARG));
     if (is_blas_family(s, k) && s->fallback != FALLBACK_NONE) {
       if (!strcmp(k->family, cli_printf("%s_sgemm", N)))
-        put(&t,
-            "  return rc != %s_ENOTUNED ? rc\n"
-            "         : %s__fallback_sgemm(M, N, K, A, B, C);\n}\n\n",
-            N, N);
+        lib_put(&t,
+                "  return rc != %s_ENOTUNED ? rc\n"
+                "         : %s__fallback_sgemm(M, N, K, A, B, C);\n}\n\n",
+                N, N);
       else
-        put(&t,
-            "  return rc != %s_ENOTUNED ? rc\n"
-            "         : %s__fallback_sgemv(M, K, A, x, y);\n}\n\n",
-            N, N);
+        lib_put(&t,
+                "  return rc != %s_ENOTUNED ? rc\n"
+                "         : %s__fallback_sgemv(M, K, A, x, y);\n}\n\n",
+                N, N);
     } else {
-      put(&t, "  return rc;\n}\n\n");
+      lib_put(&t, "  return rc;\n}\n\n");
     }
   }
   lib_write_text(cli_printf("%s/src/%s.c", s->out, N), t.s);
@@ -637,33 +643,33 @@ static void write_code(const lib_settings *s) {
 static void write_launcher(const lib_settings *s, const lib_kernel *k, int i) {
   const char *N = s->name;
   const heron_cuda_image *im = &k->image;
-  text t = {0};
-  put(&t,
-      "/* %s, kernel %d of %s: %s, trial %d of %s.\n"
-      " * %s; launched with grid (%d, %d, %d),\n"
-      " * block (%d, %d, %d) and %lld bytes of dynamic shared memory. */\n"
-      "#include <pthread.h>\n#include <stdint.h>\n\n"
-      "int %s__cuda_load(const unsigned char *image, const char *entry,\n"
-      "                  long long smem, void **fn);\n"
-      "int %s__cuda_launch(void *fn, const unsigned *grid, const unsigned "
-      "*block,\n"
-      "                    unsigned smem, void *stream, unsigned long long "
-      "*args);\n\n"
-      "static const unsigned char image[%zu] __attribute__((aligned(8))) = "
-      "{",
-      k->fn, i, N, k->key, k->trial, k->log,
-      s->host_image
-          ? "The kernel's CPU emulation as a host shared object "
-            "(--cuda-image host:\n * only the tests' fake driver loads it)"
-          : cli_printf("The cubin NVRTC %s built for sm_%d (%d registers, "
-                       "%d bytes spilled,\n * %lld bytes of static shared "
-                       "memory)",
-                       im->nvrtc, im->sm, im->regs, im->spill_bytes,
-                       (long long)im->static_smem),
-      im->grid[0], im->grid[1], im->grid[2], im->block[0], im->block[1],
-      im->block[2], (long long)im->dynamic_smem, N, N, k->embed_size);
+  lib_text t = {0};
+  lib_put(&t,
+          "/* %s, kernel %d of %s: %s, trial %d of %s.\n"
+          " * %s; launched with grid (%d, %d, %d),\n"
+          " * block (%d, %d, %d) and %lld bytes of dynamic shared memory. */\n"
+          "#include <pthread.h>\n#include <stdint.h>\n\n"
+          "int %s__cuda_load(const unsigned char *image, const char *entry,\n"
+          "                  long long smem, void **fn);\n"
+          "int %s__cuda_launch(void *fn, const unsigned *grid, const unsigned "
+          "*block,\n"
+          "                    unsigned smem, void *stream, unsigned long long "
+          "*args);\n\n"
+          "static const unsigned char image[%zu] __attribute__((aligned(8))) = "
+          "{",
+          k->fn, i, N, k->key, k->trial, k->log,
+          s->host_image
+              ? "The kernel's CPU emulation as a host shared object "
+                "(--cuda-image host:\n * only the tests' fake driver loads it)"
+              : cli_printf("The cubin NVRTC %s built for sm_%d (%d registers, "
+                           "%d bytes spilled,\n * %lld bytes of static shared "
+                           "memory)",
+                           im->nvrtc, im->sm, im->regs, im->spill_bytes,
+                           (long long)im->static_smem),
+          im->grid[0], im->grid[1], im->grid[2], im->block[0], im->block[1],
+          im->block[2], (long long)im->dynamic_smem, N, N, k->embed_size);
   for (size_t b = 0; b < k->embed_size; b++)
-    put(&t, "%s0x%02x,", b % 16 ? "" : "\n   ", k->embed[b]);
+    lib_put(&t, "%s0x%02x,", b % 16 ? "" : "\n   ", k->embed[b]);
   int nb = heron_task_nbuffers(k->task), out = 0, bias = 0;
   for (int b = 0; b < nb; b++) {
     heron_task_buffer info;
@@ -672,7 +678,8 @@ static void write_launcher(const lib_settings *s, const lib_kernel *k, int i) {
       out = b;
   }
   bias = out + 1 < nb;
-  put(&t,
+  lib_put(
+      &t,
       "\n};\n\n"
       "static pthread_once_t once = PTHREAD_ONCE_INIT;\n"
       "static void *fn;\nstatic int status;\n"
@@ -707,226 +714,61 @@ static void write_kernels(const lib_settings *s) {
       write_launcher(s, k, i);
       continue;
     }
-    text t = {0};
-    put(&t,
-        "/* %s, kernel %d of %s: %s, trial %d of %s. */\n"
-        "#define heron_kernel %s__k%d_kernel\n"
-        "#define heron_prepack %s__k%d_prepack\n"
-        "#define heron_prepacked_elems %s__k%d_prepacked_elems\n",
-        k->fn, i, s->name, k->key, k->trial, k->log, s->name, i, s->name, i,
-        s->name, i);
-    put(&t, "%s", k->source);
+    lib_text t = {0};
+    lib_put(&t,
+            "/* %s, kernel %d of %s: %s, trial %d of %s. */\n"
+            "#define heron_kernel %s__k%d_kernel\n"
+            "#define heron_prepack %s__k%d_prepack\n"
+            "#define heron_prepacked_elems %s__k%d_prepacked_elems\n",
+            k->fn, i, s->name, k->key, k->trial, k->log, s->name, i, s->name, i,
+            s->name, i);
+    lib_put(&t, "%s", k->source);
     lib_write_text(cli_printf("%s/src/%s_k%d.c", s->out, s->name, i), t.s);
     free(t.s);
   }
-}
-
-/* ---- The BLAS shim ------------------------------------------------------- */
-
-/* src/NAME_blas.c and NAME_blas.map: libNAME_blas.so exports the CBLAS and
- * Fortran sgemm and sgemv; a call the tuned kernels serve exactly (no
- * transposes once the layout is turned row-major, contiguous operands,
- * alpha 1, beta 0, unit strides, a tuned shape) runs the kernel, any other
- * goes to the next library that defines the symbol (dlsym RTLD_NEXT: the
- * system BLAS under LD_PRELOAD). */
-static void write_shim(const lib_settings *s) {
-  const char *N = s->name;
-  int has_gemm = 0, has_gemv = 0;
-  for (int i = 0; i < s->nk; i++) {
-    has_gemm |= !strcmp(s->k[i].family, cli_printf("%s_sgemm", N));
-    has_gemv |= !strcmp(s->k[i].family, cli_printf("%s_sgemv", N));
-  }
-  text t = {0};
-  put(&t,
-      "/* %s_blas.c - the BLAS shim of %s (written by heron-lib): calls to\n"
-      " * cblas_sgemm, cblas_sgemv, sgemm_ and sgemv_ that a tuned kernel\n"
-      " * serves exactly run it; every other call goes to the next library\n"
-      " * that defines the symbol (the system BLAS, under LD_PRELOAD). */\n"
-      "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <stddef.h>\n"
-      "#include <stdio.h>\n#include <stdlib.h>\n\n#include \"%s.h\"\n\n",
-      N, N, N);
-  if (has_gemm)
-    put(&t,
-        "int %s_sgemm__tuned(int M, int N, int K, const float *A, const "
-        "float *B,\n    float *C);\n",
-        N);
-  else
-    put(&t,
-        "static int %s_sgemm__tuned(int M, int N, int K, const float *A,\n"
-        "    const float *B, float *C) {\n"
-        "  (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;\n"
-        "  return %s_ENOTUNED;\n}\n",
-        N, N);
-  if (has_gemv)
-    put(&t,
-        "int %s_sgemv__tuned(int M, int K, const float *A, const float *x,\n"
-        "    float *y);\n",
-        N);
-  else
-    put(&t,
-        "static int %s_sgemv__tuned(int M, int K, const float *A,\n"
-        "    const float *x, float *y) {\n"
-        "  (void)M, (void)K, (void)A, (void)x, (void)y;\n"
-        "  return %s_ENOTUNED;\n}\n",
-        N, N);
-  put(&t,
-      "\nstatic unsigned long long %s__passed;\n"
-      "__attribute__((destructor)) static void %s__shim_stats(void) {\n"
-      "  const char *e = getenv(\"HERON_LIB_STATS\");\n"
-      "  if (e && *e && *e != '0')\n"
-      "    fprintf(stderr, \"%s: %%-48s %%llu calls\\n\",\n"
-      "            \"passed to the next BLAS\", %s__passed);\n}\n\n"
-      "/* The next definition of symbol `id` (counted, kept): after the\n"
-      " * shim in the global scope, else in the system BLAS (a Python\n"
-      " * extension's BLAS is loaded locally, out of RTLD_NEXT's reach);\n"
-      " * abort when none, since a BLAS call has no error to return. */\n"
-      "static void *%s__next(int id, const char *sym) {\n"
-      "  static void *kept[4];\n"
-      "  static const char *const libs[] = {\"libcblas.so.3\", "
-      "\"libblas.so.3\",\n"
-      "                                     \"libopenblas.so.0\"};\n"
-      "  void *f = __atomic_load_n(&kept[id], __ATOMIC_ACQUIRE);\n"
-      "  if (!f)\n    f = dlsym(RTLD_NEXT, sym);\n"
-      "  for (int i = 0; !f && i < 3; i++) {\n"
-      "    void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);\n"
-      "    f = h ? dlsym(h, sym) : NULL;\n  }\n"
-      "  __atomic_store_n(&kept[id], f, __ATOMIC_RELEASE);\n"
-      "  if (!f) {\n"
-      "    fprintf(stderr, \"%s_blas: no library after the shim defines %%s "
-      "(link or preload a BLAS)\\n\", sym);\n"
-      "    abort();\n  }\n"
-      "  __atomic_add_fetch(&%s__passed, 1, __ATOMIC_RELAXED);\n"
-      "  return f;\n}\n\n"
-      "enum { ROW = 101, COL = 102, NOTRANS = 111, TRANS = 112 };\n\n",
-      N, N, N, N, N, N, N);
-  put(&t,
-      "void cblas_sgemm(int order, int ta, int tb, int M, int N, int K,\n"
-      "                 float alpha, const float *A, int lda, const float *B,\n"
-      "                 int ldb, float beta, float *C, int ldc) {\n"
-      "  if (alpha == 1.0f && beta == 0.0f && ta == NOTRANS && tb == "
-      "NOTRANS) {\n"
-      "    /* Row-major C = A B; column-major C = A B is row-major\n"
-      "     * C' = B' A' on the same memory. */\n"
-      "    if (order == ROW && lda == K && ldb == N && ldc == N &&\n"
-      "        %s_sgemm__tuned(M, N, K, A, B, C) == %s_OK)\n      return;\n"
-      "    if (order == COL && lda == M && ldb == K && ldc == M &&\n"
-      "        %s_sgemm__tuned(N, M, K, B, A, C) == %s_OK)\n      return;\n"
-      "  }\n"
-      "  typedef void (*fn)(int, int, int, int, int, int, float, const float "
-      "*, int,\n                     const float *, int, float, float *, "
-      "int);\n"
-      "  ((fn)%s__next(0, \"cblas_sgemm\"))(order, ta, tb, M, N, K, alpha, A, "
-      "lda, B,\n                                  ldb, beta, C, ldc);\n}\n\n",
-      N, N, N, N, N);
-  put(&t,
-      "void cblas_sgemv(int order, int trans, int M, int N, float alpha,\n"
-      "                 const float *A, int lda, const float *x, int incx,\n"
-      "                 float beta, float *y, int incy) {\n"
-      "  if (alpha == 1.0f && beta == 0.0f && incx == 1 && incy == 1) {\n"
-      "    /* Row-major y = A x; column-major y = A' x is row-major y = A x\n"
-      "     * of the transposed shape. */\n"
-      "    if (order == ROW && trans == NOTRANS && lda == N &&\n"
-      "        %s_sgemv__tuned(M, N, A, x, y) == %s_OK)\n      return;\n"
-      "    if (order == COL && trans == TRANS && lda == M &&\n"
-      "        %s_sgemv__tuned(N, M, A, x, y) == %s_OK)\n      return;\n"
-      "  }\n"
-      "  typedef void (*fn)(int, int, int, int, float, const float *, int,\n"
-      "                     const float *, int, float, float *, int);\n"
-      "  ((fn)%s__next(1, \"cblas_sgemv\"))(order, trans, M, N, alpha, A, lda, "
-      "x, incx,\n                                  beta, y, incy);\n}\n\n",
-      N, N, N, N, N);
-  put(&t,
-      "/* Fortran BLAS: column-major, arguments by reference, the hidden\n"
-      " * lengths of the character arguments passed on as they came. */\n"
-      "static int no_trans(const char *c) { return *c == 'N' || *c == 'n'; "
-      "}\n\n"
-      "void sgemm_(const char *ta, const char *tb, const int *m, const int "
-      "*n,\n"
-      "            const int *k, const float *alpha, const float *a, const "
-      "int *lda,\n"
-      "            const float *b, const int *ldb, const float *beta, float "
-      "*c,\n"
-      "            const int *ldc, size_t lta, size_t ltb) {\n"
-      "  if (no_trans(ta) && no_trans(tb) && *alpha == 1.0f && *beta == "
-      "0.0f &&\n"
-      "      *lda == *m && *ldb == *k && *ldc == *m &&\n"
-      "      %s_sgemm__tuned(*n, *m, *k, b, a, c) == %s_OK)\n    return;\n"
-      "  typedef void (*fn)(const char *, const char *, const int *, const "
-      "int *,\n"
-      "                     const int *, const float *, const float *, const "
-      "int *,\n"
-      "                     const float *, const int *, const float *, "
-      "float *,\n"
-      "                     const int *, size_t, size_t);\n"
-      "  ((fn)%s__next(2, \"sgemm_\"))(ta, tb, m, n, k, alpha, a, lda, b, ldb, "
-      "beta, c,\n                             ldc, lta, ltb);\n}\n\n",
-      N, N, N);
-  put(&t,
-      "void sgemv_(const char *trans, const int *m, const int *n,\n"
-      "            const float *alpha, const float *a, const int *lda,\n"
-      "            const float *x, const int *incx, const float *beta, float "
-      "*y,\n"
-      "            const int *incy, size_t lt) {\n"
-      "  if (!no_trans(trans) && *alpha == 1.0f && *beta == 0.0f && *incx "
-      "== 1 &&\n"
-      "      *incy == 1 && *lda == *m &&\n"
-      "      %s_sgemv__tuned(*n, *m, a, x, y) == %s_OK)\n    return;\n"
-      "  typedef void (*fn)(const char *, const int *, const int *, const "
-      "float *,\n"
-      "                     const float *, const int *, const float *, const "
-      "int *,\n"
-      "                     const float *, float *, const int *, size_t);\n"
-      "  ((fn)%s__next(3, \"sgemv_\"))(trans, m, n, alpha, a, lda, x, incx, "
-      "beta, y,\n                             incy, lt);\n}\n",
-      N, N, N);
-  lib_write_text(cli_printf("%s/src/%s_blas.c", s->out, N), t.s);
-  free(t.s);
-  lib_write_text(cli_printf("%s/src/%s_blas.map", s->out, N),
-                 "/* The BLAS symbols the shim serves; nothing else. */\n"
-                 "{\n  global:\n    cblas_sgemm;\n    cblas_sgemv;\n"
-                 "    sgemm_;\n    sgemv_;\n  local:\n    *;\n};\n");
 }
 
 /* ---- Packaging ----------------------------------------------------------- */
 
 static void write_packaging(const lib_settings *s) {
   const char *N = s->name;
-  text t = {0};
-  put(&t,
-      "/* The names %s.h declares; everything else is local. */\n{\n"
-      "  global:\n",
-      N);
-  put(&t, "    %s_strerror;\n    %s_fallback_calls;\n", N, N);
+  lib_text t = {0};
+  lib_put(&t,
+          "/* The names %s.h declares; everything else is local. */\n{\n"
+          "  global:\n",
+          N);
+  lib_put(&t, "    %s_strerror;\n    %s_fallback_calls;\n", N, N);
   if (has_cpu(s))
-    put(&t, "    %s_set_num_threads;\n    %s_get_num_threads;\n", N, N);
+    lib_put(&t, "    %s_set_num_threads;\n    %s_get_num_threads;\n", N, N);
   if (has_cuda(s))
-    put(&t, "    %s_cuda_error;\n", N);
+    lib_put(&t, "    %s_cuda_error;\n", N);
   for (int i = 0; i < s->nk; i++) {
-    put(&t, "    %s;\n", s->k[i].fn);
+    lib_put(&t, "    %s;\n", s->k[i].fn);
     if (first_of_family(s, i))
-      put(&t, "    %s;\n", s->k[i].family);
+      lib_put(&t, "    %s;\n", s->k[i].family);
   }
-  put(&t, "  local:\n    *;\n};\n");
+  lib_put(&t, "  local:\n    *;\n};\n");
   lib_write_text(cli_printf("%s/src/%s.map", s->out, N), t.s);
   free(t.s);
 
-  t = (text){0};
-  put(&t,
-      "# pkg-config file of %s (heron-lib): tuned kernels.\n"
-      "prefix=${pcfiledir}/../..\n"
-      "libdir=${prefix}/lib\nincludedir=${prefix}/include\n\n"
-      "Name: %s\nDescription: kernels tuned by Heron-C for %s\n"
-      "Version: 1.0\n"
-      "Cflags: -I${includedir}\n"
-      "Libs: -L${libdir} -l%s\n"
-      "Libs.private: -fopenmp -ldl -lm -lpthread\n",
-      N, N, s->machine, N);
+  t = (lib_text){0};
+  lib_put(&t,
+          "# pkg-config file of %s (heron-lib): tuned kernels.\n"
+          "prefix=${pcfiledir}/../..\n"
+          "libdir=${prefix}/lib\nincludedir=${prefix}/include\n\n"
+          "Name: %s\nDescription: kernels tuned by Heron-C for %s\n"
+          "Version: 1.0\n"
+          "Cflags: -I${includedir}\n"
+          "Libs: -L${libdir} -l%s\n"
+          "Libs.private: -fopenmp -ldl -lm -lpthread\n",
+          N, N, s->machine, N);
   make_dir(cli_printf("%s/lib/pkgconfig", s->out));
   lib_write_text(cli_printf("%s/lib/pkgconfig/%s.pc", s->out, N), t.s);
   free(t.s);
 
-  t = (text){0};
-  put(&t,
+  t = (lib_text){0};
+  lib_put(
+      &t,
       "# CMake package of %s (heron-lib): find_package(%s) gives %s::%s\n"
       "# (the shared library) and %s::%s_static.\n"
       "get_filename_component(_%s_prefix \"${CMAKE_CURRENT_LIST_DIR}/../../..\""
@@ -1039,7 +881,7 @@ void lib_write_files(const lib_settings *s) {
   make_dir(cli_printf("%s/include", s->out));
   write_kernels(s);
   write_code(s);
-  write_shim(s);
+  lib_write_shim(s);
   write_header(s);
   write_packaging(s);
   write_manifest(s);
