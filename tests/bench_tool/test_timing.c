@@ -34,15 +34,20 @@ static double fake_timed(void *self, long long number) {
   return slow[round % 5] * factor * 1e-3 * (double)number;
 }
 
+/* rs[0, n) timed by the fakes fs[0, n). */
+static void runners_of(cli_runner *rs, fake *fs, int n) {
+  memset(rs, 0, (size_t)n * sizeof *rs);
+  for (int i = 0; i < n; i++) {
+    rs[i].timed = fake_timed;
+    rs[i].self = &fs[i];
+  }
+}
+
 TEST(paired_ratio_holds_round_by_round_while_the_machine_speed_moves) {
   machine m = {3, 0};
   fake fs[3] = {{1.0, NULL, &m}, {1.02, NULL, &m}, {0.5, NULL, &m}};
   cli_runner rs[3];
-  memset(rs, 0, sizeof rs);
-  for (int i = 0; i < 3; i++) {
-    rs[i].timed = fake_timed;
-    rs[i].self = &fs[i];
-  }
+  runners_of(rs, fs, 3);
   CHECK_EQ(cli_time_runners(rs, 3, 9, 1e-6, 1), 0);
   CHECK_EQ(m.calls, 6 + 27);
   /* Rounds 0-8 at slowness 1,500,2,1,30,1,500,2,1: the median is 2. */
@@ -64,11 +69,7 @@ TEST(paired_ratio_follows_the_rounds_not_the_medians) {
   machine m = {2, 0};
   fake fs[2] = {{1.0, NULL, &m}, {1.0, f1, &m}};
   cli_runner rs[2];
-  memset(rs, 0, sizeof rs);
-  for (int i = 0; i < 2; i++) {
-    rs[i].timed = fake_timed;
-    rs[i].self = &fs[i];
-  }
+  runners_of(rs, fs, 2);
   CHECK_EQ(cli_time_runners(rs, 2, 9, 1e-6, 1), 0);
   CHECK(fabs(rs[1].seconds / rs[0].seconds - 0.9) < 1e-12);
   CHECK(fabs(rs[1].paired - 1.1) < 1e-12);
