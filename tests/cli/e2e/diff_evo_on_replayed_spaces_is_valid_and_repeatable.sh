@@ -6,5 +6,5 @@
 # shipped W6600 spaces, at 100 and 400 trials, its median best is worse than
 # that of Heron's (biased) random sampler.
 . "$(dirname "$0")/../e2e_common.sh"
-replay_strategy diff_evo - 0
+replay_strategy diff_evo
 echo ok

@@ -6,5 +6,5 @@
 # W6600 spaces, at 100 and 400 trials, its median best is worse than that of
 # Heron's (biased) random sampler.
 . "$(dirname "$0")/../e2e_common.sh"
-replay_strategy firefly_algorithm - 0
+replay_strategy firefly_algorithm
 echo ok
