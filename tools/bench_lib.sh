@@ -3,13 +3,15 @@
 #  1. a library of models.json's BERT and GPT-2 GEMMs, tuned here
 #     (--trials, default 150; the logs in OUT/lib/logs/ are resumed);
 #  2. bench_lib: each kernel through the library against the same kernel
-#     built alone as heron-search times it, in the same run (the library's
-#     cost on top of its kernels);
+#     built alone and against heron-search's measurement of its config,
+#     interleaved in the same run (paired ratios);
 #  3. a numpy program running BERT-base's encoder GEMMs at 77 tokens (QKV,
 #     FFN up, FFN down) and GPT-2's attention output, under the BLAS shim
 #     (LD_PRELOAD) against the same program on the system BLAS alone,
 #     alternated --runs times (default 5), each run the median of 7 samples
-#     of --seqs sequences (default 20), on one thread and on every core.
+#     of --seqs sequences (default 20), on one thread and on every core; on
+#     an AVX-512 CPU also with OPENBLAS_CORETYPE=SkylakeX (OpenBLAS's
+#     AVX-512 kernels, the strongest baseline).
 #   bash tools/bench_lib.sh [--trials N] [--out DIR] [--runs N] [--seqs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --seqs) SEQS=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "bench_lib.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -61,24 +63,36 @@ for _ in range(7):
 best.sort()
 print("%.6f" % best[len(best) // 2])
 PY
-for th in 1 "$(nproc)"; do
-  shim=() plain=()
-  for _ in $(seq "$RUNS"); do
-    plain+=("$(OPENBLAS_NUM_THREADS=$th OMP_NUM_THREADS=$th /usr/bin/python3 "$OUT/encoder.py" "$SEQS")")
-    shim+=("$(LD_PRELOAD=$OUT/lib/lib/libbert_blas.so OPENBLAS_NUM_THREADS=$th \
-      OMP_NUM_THREADS=$th /usr/bin/python3 "$OUT/encoder.py" "$SEQS")")
-  done
-  python3 - "$th" "${plain[*]}" "${shim[*]}" <<'PY'
+# The system BLAS with its own kernel choice, and on an AVX-512 CPU also
+# with OpenBLAS's AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX: OpenBLAS may
+# not recognise the CPU and pick older ones), the strongest baseline; the
+# shim's runs get the same setting (its fallback is that OpenBLAS).
+cores=default
+grep -q -w avx512f /proc/cpuinfo && cores="default SkylakeX"
+for core in $cores; do
+  ct=()
+  [ "$core" = default ] || ct=("OPENBLAS_CORETYPE=$core")
+  for th in 1 "$(nproc)"; do
+    shim=() plain=()
+    for _ in $(seq "$RUNS"); do
+      plain+=("$(env "${ct[@]}" OPENBLAS_NUM_THREADS=$th OMP_NUM_THREADS=$th \
+        /usr/bin/python3 "$OUT/encoder.py" "$SEQS")")
+      shim+=("$(env "${ct[@]}" LD_PRELOAD=$OUT/lib/lib/libbert_blas.so \
+        OPENBLAS_NUM_THREADS=$th OMP_NUM_THREADS=$th \
+        /usr/bin/python3 "$OUT/encoder.py" "$SEQS")")
+    done
+    python3 - "$th" "$core" "${plain[*]}" "${shim[*]}" <<'PY'
 import statistics, sys
-th = sys.argv[1]
-plain = [float(x) for x in sys.argv[2].split()]
-shim = [float(x) for x in sys.argv[3].split()]
+th, core = sys.argv[1], sys.argv[2]
+plain = [float(x) for x in sys.argv[3].split()]
+shim = [float(x) for x in sys.argv[4].split()]
 p, s = statistics.median(plain), statistics.median(shim)
-print("%s thread(s): system BLAS %.3f ms, shim %.3f ms per sequence: %.2fx"
-      " (system BLAS / shim; run by run: %s)"
-      % (th, p * 1e3, s * 1e3, p / s,
+print("%s thread(s), OpenBLAS kernels %s: system BLAS %.3f ms, shim %.3f ms"
+      " per sequence: %.2fx (system BLAS / shim; run by run: %s)"
+      % (th, core, p * 1e3, s * 1e3, p / s,
          " ".join("%.2f" % (a / b) for a, b in zip(plain, shim))))
 PY
+  done
 done
 LD_PRELOAD=$OUT/lib/lib/libbert_blas.so HERON_LIB_STATS=1 OMP_NUM_THREADS=1 \
   /usr/bin/python3 "$OUT/encoder.py" 1 >/dev/null
