@@ -10,12 +10,24 @@
 /* The order here is the order tools list the ops in: that of Heron's
  * operator suite. */
 static const heron__op_kind *const kinds[] = {
-    &heron__op_gemm_kind, &heron__op_bmm_kind, &heron__op_gemv_kind,
-    &heron__op_c1d_kind,  &heron__op_c2d_kind, &heron__op_c3d_kind,
-    &heron__op_dil_kind,  &heron__op_t2d_kind, &heron__op_scan_kind,
+    &heron__op_gemm_kind,
+    &heron__op_bmm_kind,
+    &heron__op_gemv_kind,
+    &heron__op_c1d_kind,
+    &heron__op_c2d_kind,
+    &heron__op_c3d_kind,
+    &heron__op_dil_kind,
+    &heron__op_t2d_kind,
+    &heron__op_scan_kind,
     /* channels-last forms of the convolutions (core/op/layout.c) */
-    &heron__op_c1d_nwc_kind, &heron__op_c2d_nhwc_kind,
+    &heron__op_c1d_nwc_kind,
+    &heron__op_c2d_nhwc_kind,
     &heron__op_c3d_ndhwc_kind,
+    /* blocked forms, fp32 (core/op/blocked.c) */
+    &heron__op_c1d_ncw16c_kind,
+    &heron__op_c2d_nchw16c_kind,
+    &heron__op_c1d_ncw8c_kind,
+    &heron__op_c2d_nchw8c_kind,
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0] };
 

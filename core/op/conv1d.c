@@ -157,3 +157,55 @@ const heron__op_kind heron__op_c1d_nwc_kind = {
     .build = c1d_nwc_build,
     .mins = c1d_mins,
 };
+
+/* The blocked forms (core/op/blocked.c): activations and output in nCw16c
+ * or nCw8c, weights in OIw16i16o or OIw8i8o, fp32. */
+static void c1d_blocked_ref(const heron__op *op, void *const *bufs) {
+  heron__op_blocked_ref(op, bufs, &heron__op_c1d_kind, CI_, CO_);
+}
+
+static int c1d_blocked_build(const int64_t *shape, int n, int dtype,
+                             heron__op *op, int64_t block, const char *name,
+                             heron_error *err) {
+  int rc = c1d_build(shape, n, dtype, op, err);
+  if (!rc)
+    rc = heron__op_blocked(op, block, name, err);
+  op->reference = c1d_blocked_ref;
+  return rc;
+}
+
+static int c1d_ncw16c_build(const int64_t *shape, int n, int dtype,
+                            heron__op *op, heron_error *err) {
+  return c1d_blocked_build(shape, n, dtype, op, 16, "c1d_ncw16c", err);
+}
+
+static int c1d_ncw8c_build(const int64_t *shape, int n, int dtype,
+                           heron__op *op, heron_error *err) {
+  return c1d_blocked_build(shape, n, dtype, op, 8, "c1d_ncw8c", err);
+}
+
+const heron__op_kind heron__op_c1d_ncw16c_kind = {
+    .name = "c1d_ncw16c",
+    .summary = "c1d blocked by 16 channels, fp32: data [N,CI/16,W,16] and out "
+               "[N,CO/16,WO,16] (nCw16c), weight [CO/16,CI/16,KW,16i,16o]; "
+               "channels padded up to 16",
+    .dims = c1d_dims,
+    .ndims = 5,
+    .ndims_max = 8,
+    .defaults = c1d_defaults,
+    .build = c1d_ncw16c_build,
+    .mins = c1d_mins,
+};
+
+const heron__op_kind heron__op_c1d_ncw8c_kind = {
+    .name = "c1d_ncw8c",
+    .summary = "c1d blocked by 8 channels, fp32: data [N,CI/8,W,8] and out "
+               "[N,CO/8,WO,8] (nCw8c), weight [CO/8,CI/8,KW,8i,8o]; channels "
+               "padded up to 8",
+    .dims = c1d_dims,
+    .ndims = 5,
+    .ndims_max = 8,
+    .defaults = c1d_defaults,
+    .build = c1d_ncw8c_build,
+    .mins = c1d_mins,
+};

@@ -206,3 +206,55 @@ const heron__op_kind heron__op_c2d_nhwc_kind = {
     .build = c2d_nhwc_build,
     .mins = c2d_mins,
 };
+
+/* The blocked forms (core/op/blocked.c): activations and output in nChw16c
+ * or nChw8c, weights in OIhw16i16o or OIhw8i8o, fp32. */
+static void c2d_blocked_ref(const heron__op *op, void *const *bufs) {
+  heron__op_blocked_ref(op, bufs, &heron__op_c2d_kind, CI_, CO_);
+}
+
+static int c2d_blocked_build(const int64_t *shape, int n, int dtype,
+                             heron__op *op, int64_t block, const char *name,
+                             heron_error *err) {
+  int rc = c2d_build(shape, n, dtype, op, err);
+  if (!rc)
+    rc = heron__op_blocked(op, block, name, err);
+  op->reference = c2d_blocked_ref;
+  return rc;
+}
+
+static int c2d_nchw16c_build(const int64_t *shape, int n, int dtype,
+                             heron__op *op, heron_error *err) {
+  return c2d_blocked_build(shape, n, dtype, op, 16, "c2d_nchw16c", err);
+}
+
+static int c2d_nchw8c_build(const int64_t *shape, int n, int dtype,
+                            heron__op *op, heron_error *err) {
+  return c2d_blocked_build(shape, n, dtype, op, 8, "c2d_nchw8c", err);
+}
+
+const heron__op_kind heron__op_c2d_nchw16c_kind = {
+    .name = "c2d_nchw16c",
+    .summary = "c2d blocked by 16 channels, fp32: data [N,CI/16,H,W,16] and "
+               "out [N,CO/16,OH,OW,16] (nChw16c), weight "
+               "[CO/16,CI/16,KH,KW,16i,16o]; channels padded up to 16",
+    .dims = c2d_dims,
+    .ndims = 7,
+    .ndims_max = 10,
+    .defaults = c2d_defaults,
+    .build = c2d_nchw16c_build,
+    .mins = c2d_mins,
+};
+
+const heron__op_kind heron__op_c2d_nchw8c_kind = {
+    .name = "c2d_nchw8c",
+    .summary = "c2d blocked by 8 channels, fp32: data [N,CI/8,H,W,8] and "
+               "out [N,CO/8,OH,OW,8] (nChw8c), weight "
+               "[CO/8,CI/8,KH,KW,8i,8o]; channels padded up to 8",
+    .dims = c2d_dims,
+    .ndims = 7,
+    .ndims_max = 10,
+    .defaults = c2d_defaults,
+    .build = c2d_nchw8c_build,
+    .mins = c2d_mins,
+};

@@ -143,6 +143,11 @@ struct heron__op {
                    multiply and one add per point of the nest,
                    padded points included, as cuDNN and TVM count) */
   heron__ref_fn reference;
+  /* A blocked op's (heron__op_blocked) channel block B, 0 for the others:
+   * its last spatial axis and its last reduction axis are the lanes of
+   * the output's and the input's channel blocks (coi, cii), each of
+   * extent B. */
+  int64_t block;
   /* A channels-last op's (heron__op_channels_last): the channels-first
    * reference that `reference` runs on transposed copies. */
   heron__ref_fn reference_cf;
@@ -223,6 +228,10 @@ extern const heron__op_kind heron__op_scan_kind;
 extern const heron__op_kind heron__op_c1d_nwc_kind;
 extern const heron__op_kind heron__op_c2d_nhwc_kind;
 extern const heron__op_kind heron__op_c3d_ndhwc_kind;
+extern const heron__op_kind heron__op_c1d_ncw16c_kind;
+extern const heron__op_kind heron__op_c2d_nchw16c_kind;
+extern const heron__op_kind heron__op_c1d_ncw8c_kind;
+extern const heron__op_kind heron__op_c2d_nchw8c_kind;
 
 /* Turns a built convolution into its channels-last form (core/op/layout.c):
  * the activations' and the output's channel dimension moved last (NCHW ->
@@ -231,6 +240,25 @@ extern const heron__op_kind heron__op_c3d_ndhwc_kind;
  * the end of a build function.  HERON_EUNSUPPORTED for an op without a
  * channel dimension. */
 int heron__op_channels_last(heron__op *op, const char *name, heron_error *err);
+
+/* Turns a built fp32 convolution into its blocked form (core/op/blocked.c):
+ * the activations and the output blocked by `block` channels (nChw16c for
+ * 16), the weights [CO/B][CI/B][K...][B][B] (OIhw16i16o), the channel
+ * counts padded up to the block; the axes co and ci split into cob, coi
+ * and cib, cii; no channel axis (no bias).  `name` (static) becomes the
+ * op's name.  Call it at the end of a build function, and give the op a
+ * reference that calls heron__op_blocked_ref.  HERON_EUNSUPPORTED for
+ * another dtype, an op without channel dimensions, or weights that would
+ * need more than HERON__MAX_DIMS dimensions (3-D convolutions). */
+int heron__op_blocked(heron__op *op, int64_t block, const char *name,
+                      heron_error *err);
+
+/* The reference of a blocked op: `plain_kind`'s op at op's shape with
+ * the dimensions ci_dim and co_dim rounded up to the block, run on
+ * unblocked copies of the tensors (out of memory: NaN outputs). */
+void heron__op_blocked_ref(const heron__op *op, void *const *bufs,
+                           const heron__op_kind *plain_kind, int ci_dim,
+                           int co_dim);
 
 /* The catalogue. */
 int heron__op_kind_count(void);

@@ -35,20 +35,105 @@ static const char *const suite_ops[] = {"gemm", "bmm", "gemv", "c1d", "c2d",
   } while (0)
 
 /* Heron's nine suite ops first, in its order, then the channels-last
- * forms of the convolutions. */
-TEST(catalogue_lists_the_nine_suite_ops_in_order_then_channels_last_ones) {
-  static const char *const cl_ops[] = {"c1d_nwc", "c2d_nhwc", "c3d_ndhwc"};
-  CHECK_EQ(heron_op_count(), 12);
-  CHECK_EQ(heron__op_kind_count(), 12);
-  for (int i = 0; i < 12; i++) {
-    const char *want = i < 9 ? suite_ops[i] : cl_ops[i - 9];
+ * forms of the convolutions, then the blocked ones. */
+TEST(catalogue_lists_the_nine_suite_ops_in_order_then_the_layout_forms) {
+  static const char *const layout_ops[] = {
+      "c1d_nwc",     "c2d_nhwc",  "c3d_ndhwc", "c1d_ncw16c",
+      "c2d_nchw16c", "c1d_ncw8c", "c2d_nchw8c"};
+  CHECK_EQ(heron_op_count(), 16);
+  CHECK_EQ(heron__op_kind_count(), 16);
+  for (int i = 0; i < 16; i++) {
+    const char *want = i < 9 ? suite_ops[i] : layout_ops[i - 9];
     CHECK(!strcmp(heron_op_name(i), want));
     CHECK(heron__op_kind_find(want) == heron__op_kind_at(i));
     CHECK(heron_op_summary(want) && strlen(heron_op_summary(want)) > 10);
   }
-  CHECK(heron_op_name(12) == NULL);
+  CHECK(heron_op_name(16) == NULL);
   CHECK(heron_op_name(-1) == NULL);
   CHECK(heron_op_summary("conv9d") == NULL);
+}
+
+/* A blocked convolution holds the channels in blocks of 16 (or 8), padded
+ * up to the block, the weights as [CO/B][CI/B][KH][KW][B i][B o]; its
+ * reference on tensors whose padded lanes hold zeros is the plain
+ * convolution of the real channels, and its output's padded lanes are
+ * zeros.  Only fp32; no bias (relu is allowed). */
+TEST(blocked_convolutions_block_and_pad_the_channels) {
+  static const struct {
+    const char *name;
+    int64_t b;
+  } ops[] = {{"c2d_nchw16c", 16}, {"c2d_nchw8c", 8}};
+  /* N=2, 5x4 input, CI=3, CO=11 (CO > 8: two blocks of 8), 3x2 kernel, pad 1 */
+  int64_t shape[] = {2, 5, 4, 3, 11, 3, 2, 1, 1, 1};
+  for (int k = 0; k < 2; k++) {
+    heron__op pl, bl;
+    heron_error err = {0};
+    int64_t B = ops[k].b, CIB = 1, COB = (11 + B - 1) / B;
+    CHECK_OK(heron__op_build("c2d", shape, 10, HERON__FP32, &pl, &err), &err);
+    CHECK_OK(heron__op_build(ops[k].name, shape, 10, HERON__FP32, &bl, &err),
+             &err);
+    CHECK(!strcmp(bl.name, ops[k].name));
+    int64_t HO = pl.out.dims[2], WO = pl.out.dims[3];
+    int64_t want_data[] = {2, CIB, 5, 4, B}, want_out[] = {2, COB, HO, WO, B};
+    int64_t want_wt[] = {COB, CIB, 3, 2, B, B};
+    CHECK_EQ(bl.in[0].ndim, 5);
+    CHECK_EQ(bl.in[1].ndim, 6);
+    for (int d = 0; d < 5; d++) {
+      CHECK_EQ(bl.in[0].dims[d], want_data[d]);
+      CHECK_EQ(bl.out.dims[d], want_out[d]);
+    }
+    for (int d = 0; d < 6; d++)
+      CHECK_EQ(bl.in[1].dims[d], want_wt[d]);
+    /* Spatial axes in the output's order, then the reductions, the lanes
+     * last of each. */
+    static const char *const names[] = {"n",   "cob", "oh", "ow", "coi",
+                                        "cib", "kh",  "kw", "cii"};
+    CHECK_EQ(bl.naxes, 9);
+    for (int x = 0; x < 9; x++)
+      CHECK_MSG(!strcmp(bl.axes[x].name, names[x]), "axis %d is %s", x,
+                bl.axes[x].name);
+    CHECK_EQ(bl.channel_axis, -1);
+    CHECK_EQ(bl.flops, 2.0 * 2 * COB * B * HO * WO * CIB * B * 3 * 2);
+    void *bp[4], *bb[4];
+    CHECK_OK(heron__op_alloc_buffers(&pl, bp, &err), &err);
+    CHECK_OK(heron__op_alloc_buffers(&bl, bb, &err), &err);
+    heron__op_fill_inputs(&pl, bp, 5);
+    /* The plain tensors blocked by hand; the padded lanes stay zero. */
+    const float *dp = bp[0], *wp = bp[1];
+    float *db = bb[0], *wb = bb[1];
+    for (int64_t n = 0; n < 2; n++)
+      for (int64_t c = 0; c < 3; c++)
+        for (int64_t p = 0; p < 20; p++)
+          db[((n * CIB + c / B) * 20 + p) * B + c % B] =
+              dp[(n * 3 + c) * 20 + p];
+    for (int64_t o = 0; o < 11; o++)
+      for (int64_t i = 0; i < 3; i++)
+        for (int64_t kk = 0; kk < 6; kk++)
+          wb[(((o / B * CIB + i / B) * 6 + kk) * B + i % B) * B + o % B] =
+              wp[(o * 3 + i) * 6 + kk];
+    heron__op_reference_full(&pl, bp);
+    heron__op_reference_full(&bl, bb);
+    const float *op_ = bp[2], *ob = bb[2];
+    int64_t hw = HO * WO;
+    for (int64_t n = 0; n < 2; n++)
+      for (int64_t c = 0; c < COB * B; c++)
+        for (int64_t p = 0; p < hw; p++) {
+          float got = ob[((n * COB + c / B) * hw + p) * B + c % B];
+          float want = c < 11 ? op_[(n * 11 + c) * hw + p] : 0.0f;
+          CHECK_MSG(got == want, "%s n=%lld c=%lld p=%lld: %g, want %g",
+                    ops[k].name, (long long)n, (long long)c, (long long)p, got,
+                    want);
+        }
+    heron__op_free_buffers(&pl, bp);
+    heron__op_free_buffers(&bl, bb);
+    heron__op bad;
+    CHECK_EQ(heron__op_build(ops[k].name, shape, 10, HERON__FP16, &bad, &err),
+             HERON_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(err.text, "fp32 only");
+    CHECK_EQ(heron__op_set_epilogue(&bl, HERON__EPI_BIAS, &err),
+             HERON_EUNSUPPORTED);
+    CHECK_OK(heron__op_set_epilogue(&bl, HERON__EPI_RELU, &err), &err);
+  }
 }
 
 /* A channels-last convolution is its channels-first op with the

@@ -97,6 +97,29 @@ TEST(c2d_reference_matches_interpreter_with_padding_stride_dilation) {
               "case %zu", c);
 }
 
+/* The blocked forms' references (the plain op at padded channel counts on
+ * unblocked copies) agree with their descriptions: channel counts below,
+ * at and past a block, prime extents, padding, strides and dilations. */
+TEST(blocked_references_match_interpreter_with_padded_channels) {
+  static const struct {
+    const char *name;
+    int n;
+    int64_t shape[10];
+  } cases[] = {
+      {"c2d_nchw16c", 10, {2, 7, 9, 3, 5, 3, 3, 1, 1, 1}},
+      {"c2d_nchw16c", 10, {1, 11, 13, 17, 19, 3, 5, 2, 2, 1}},
+      {"c2d_nchw16c", 10, {1, 7, 7, 16, 32, 3, 3, 3, 1, 3}},
+      {"c2d_nchw8c", 10, {2, 9, 8, 13, 7, 3, 3, 1, 2, 2}},
+      {"c2d_nchw8c", 10, {1, 10, 10, 8, 24, 1, 1, 3, 0, 1}},
+      {"c1d_ncw16c", 8, {2, 31, 7, 21, 3, 2, 1, 1}},
+      {"c1d_ncw8c", 8, {1, 29, 9, 5, 5, 1, 2, 2}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    CHECK_MSG(ref_matches_interpreter(cases[c].name, cases[c].shape, cases[c].n,
+                                      HERON__FP32) == 0,
+              "case %zu (%s)", c, cases[c].name);
+}
+
 TEST(fp16_references_match_interpreted_descriptions) {
   CHECK(ref_matches_interpreter("gemm", (int64_t[]){7, 13, 5}, 3,
                                 HERON__FP16) == 0);
@@ -602,7 +625,16 @@ static const struct {
     {"c1d_nwc", 8, {3, 30, 3, 5, 3, 2, 1, 1}},
     {"c2d_nhwc", 10, {2, 9, 8, 3, 5, 3, 3, 1, 1, 1}},
     {"c3d_ndhwc", 12, {2, 5, 6, 7, 2, 3, 3, 3, 3, 1, 1, 1}},
+    {"c1d_ncw16c", 8, {3, 30, 3, 17, 3, 2, 1, 1}},
+    {"c2d_nchw16c", 10, {2, 9, 8, 3, 5, 3, 3, 1, 1, 1}},
+    {"c1d_ncw8c", 8, {3, 30, 3, 5, 3, 2, 1, 1}},
+    {"c2d_nchw8c", 10, {2, 9, 8, 11, 5, 3, 3, 1, 1, 1}},
 };
+
+/* The blocked ops are fp32 only (core/op/blocked.c). */
+static int fp32_only(const char *name) {
+  return strstr(name, "16c") || strstr(name, "8c");
+}
 
 TEST(every_reference_is_bit_identical_at_any_thread_count) {
   size_t ncases = sizeof thread_cases / sizeof thread_cases[0];
@@ -617,7 +649,7 @@ TEST(every_reference_is_bit_identical_at_any_thread_count) {
   static const int dtypes[] = {HERON__FP32, HERON__FP16, HERON__INT8};
   int failed = 0;
   for (size_t c = 0; c < ncases; c++)
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < (fp32_only(thread_cases[c].name) ? 1 : 3); d++)
       failed += ref_threads_agree(thread_cases[c].name, thread_cases[c].shape,
                                   thread_cases[c].n, dtypes[d]);
   CHECK_MSG(failed == 0, "%d of %zu op and dtype cases differ", failed,

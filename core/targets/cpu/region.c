@@ -21,8 +21,9 @@ int heron__cpu_region_axis(const heron__op *op, int act, int wt, int *cdim) {
       if (op->axes[a].kind == HERON__REDUCE && ix->coef[a] == 1)
         r = a;
     }
-    if (nlive == 1 && r >= 0 && cax < 0 &&
-        heron__tensor_reads(&op->in[wt], r)) {
+    /* The innermost such dimension: a blocked input's (nChw16c) reads
+     * the channel lanes there, its blocks a dimension of their own too. */
+    if (nlive == 1 && r >= 0 && heron__tensor_reads(&op->in[wt], r)) {
       cax = r;
       *cdim = d;
     }

@@ -39,7 +39,9 @@ typedef struct heron__cpu_region {
  * and in *cdim its dimension: every dimension of act an affine index with
  * no divisor (a transposed convolution's has one at strides above 1), and
  * a reduction axis that input wt reads and act reads in one dimension of
- * its own, as itself.  Axes of extent 1 take no part.  -1 when there is
+ * its own, as itself (the innermost such dimension where there are
+ * several: a blocked input's lanes, not its blocks).  Axes of extent 1
+ * take no part.  -1 when there is
  * none (act of rank below 2 included). */
 int heron__cpu_region_axis(const heron__op *op, int act, int wt, int *cdim);
 

@@ -46,6 +46,19 @@ static void rule_always_inline(ctx *c) {
 
 /* ---- Multi-Level-Tiling ------------------------------------------------- */
 
+/* Whether axis a is a lane axis of a blocked op (op.h: op->block; its last
+ * spatial and its last reduction axis): the whole block in the register
+ * tile, as oneDNN's blocked kernels hold it, so its levels are constants
+ * (t3 or t1 = the block, the others 1) and not knobs. */
+static int lane_axis(const heron__op *op, int a) {
+  if (op->block <= 0)
+    return 0;
+  for (int b = a + 1; b < op->naxes; b++)
+    if (op->axes[b].kind == op->axes[a].kind)
+      return 0;
+  return 1;
+}
+
 /* Splits every spatial axis into [parallel outer, cache tile, register
  * outer, register inner] and every reduction axis into [outer, inner].
  * The inner levels are tile sizes that need not divide the extent
@@ -73,8 +86,8 @@ static void rule_multi_level_tiling(ctx *c) {
      * outer count, which they then fix by propagation. */
     for (int i = 1; i <= levels; i++) {
       int l = i % levels;
-      if (ext == 1) {
-        s->tile[a][l] = heron__r_const(&c->r, 1);
+      if (ext == 1 || lane_axis(op, a)) {
+        s->tile[a][l] = heron__r_const(&c->r, l == levels - 1 ? ext : 1);
         continue;
       }
       char name[40];
@@ -105,8 +118,12 @@ static void rule_multi_level_tiling(ctx *c) {
       t->rules, &t->nrules, "Multi-Level-Tiling",
       "spatial %s into 4 levels (parallel, cache, register outer, register "
       "inner); reduction %s into 2 (outer, inner); tiles need not divide "
-      "(t0 = ceil(extent / tile)), padded work <= %d%% of the real",
-      sp, rd, pct);
+      "(t0 = ceil(extent / tile)), padded work <= %d%% of the real%s",
+      sp, rd, pct,
+      op->block > 0 ? "; the lanes of the channel blocks (the last spatial "
+                      "and the last reduction axis) whole in the register "
+                      "tile, not knobs"
+                    : "");
 }
 
 /* ---- Parallel over fused outer tiles ------------------------------------ */
@@ -133,10 +150,11 @@ static void rule_parallel(ctx *c) {
    * the output has enough tiles, the parallel loop must give every core
    * work.  Configs that leave cores idle are legal C but never the
    * fastest, and on a 1024^3 GEMM they are the slowest trials of a random
-   * search, so excluding them saves most of the measuring time. */
+   * search, so excluding them saves most of the measuring time.  A blocked
+   * op's lanes are never split: they make one tile. */
   int64_t tiles = 1;
   for (int a = 0; a < t->op.naxes; a++)
-    if (t->op.axes[a].kind == HERON__SPATIAL)
+    if (t->op.axes[a].kind == HERON__SPATIAL && !lane_axis(&t->op, a))
       tiles = heron__mul_sat(tiles, t->op.axes[a].extent);
   int64_t need = t->hw.cores < tiles ? t->hw.cores : tiles;
   if (need > 1)
@@ -345,6 +363,14 @@ static void rule_vectorize(ctx *c) {
   }
   int64_t cand[5];
   int n = vector_widths(lanes_max, op->axes[a].extent, cand);
+  /* A blocked op's lanes: one width, the widest that divides the block
+   * (16 on AVX-512, 8 on AVX2), so a register holds whole lanes. */
+  if (lane_axis(op, a)) {
+    while (n > 1 && op->axes[a].extent % cand[n - 1] != 0)
+      n--;
+    cand[0] = cand[n - 1];
+    n = 1;
+  }
   s->vec_axis = a;
   s->vec = heron__r_set(&c->r, "vec", 1, cand, n);
   char qname[48];

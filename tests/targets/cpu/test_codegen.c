@@ -757,6 +757,87 @@ TEST(channels_last_fp32_region_matches_reference) {
                       12, 86, &o));
 }
 
+/* ---- Blocked layouts in fp32 -------------------------------------------- */
+
+/* The blocked convolutions (nChw16c, nChw8c and the 1-D nCw16c, nCw8c) at
+ * odd shapes: channel counts below a block, past one and across two (3,
+ * 5, 17, 19, 21), strides, padding, dilation and edge tiles of the
+ * spatial axes, random configs on each description: AVX-512 holds a
+ * block of 16 in one register, AVX2 in two of 8. */
+static int blocked_cases(const case_opts *o, uint64_t seed, char *why,
+                         size_t cap) {
+  static const struct {
+    const char *op;
+    int n;
+    int64_t shape[10];
+  } cases[] = {
+      {"c2d_nchw16c", 10, {1, 11, 13, 3, 19, 3, 3, 2, 1, 1}},
+      {"c2d_nchw16c", 10, {2, 7, 9, 17, 5, 3, 3, 1, 2, 2}},
+      {"c2d_nchw8c", 10, {1, 11, 13, 5, 21, 3, 3, 1, 1, 1}},
+      {"c1d_ncw16c", 8, {2, 61, 21, 17, 3, 2, 1, 1}},
+      {"c1d_ncw8c", 8, {2, 29, 9, 13, 5, 1, 2, 2}},
+  };
+  int st = CASE_RAN;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int r = random_configs_match(cases[i].op, cases[i].shape, cases[i].n,
+                                 seed + i, o, why, cap);
+    if (r == CASE_FAILED) {
+      size_t len = strlen(why);
+      snprintf(why + len, cap - len, " (%s)", cases[i].op);
+      return r;
+    }
+    if (r == CASE_COMPILED_ONLY)
+      st = r;
+  }
+  return st;
+}
+
+#define CHECK_BLOCKED_CASES(o, seed)                                           \
+  do {                                                                         \
+    char why_[400] = "";                                                       \
+    int st_ = blocked_cases(o, seed, why_, sizeof why_);                       \
+    if (st_ == CASE_COMPILED_ONLY)                                             \
+      SKIP("%s", why_);                                                        \
+    CHECK_MSG(st_ == CASE_RAN, "%s", why_);                                    \
+  } while (0)
+
+/* 2 output columns a register tile: every case's column count (7, 9, 13,
+ * 31, 25) is odd, so each leaves an edge tile. */
+TEST(blocked_fp32_on_avx512_match_reference) {
+  case_opts o = {.fix_name = {"ow.t3"},
+                 .fix_val = {2},
+                 .nconfigs = 6,
+                 .min_ragged = 6,
+                 .epilogue = HERON__EPI_RELU,
+                 .hw = "cpu-avx512"};
+  CHECK_BLOCKED_CASES(&o, 91);
+}
+
+TEST(blocked_fp32_on_avx2_match_reference) {
+  case_opts o = {.fix_name = {"ow.t3"},
+                 .fix_val = {2},
+                 .nconfigs = 6,
+                 .min_ragged = 6,
+                 .hw = "cpu-avx2"};
+  CHECK_BLOCKED_CASES(&o, 101);
+}
+
+/* With the region (the input copied per thread tile, lanes innermost as
+ * in the tensor) and with weights packed once ahead of the calls. */
+TEST(blocked_fp32_region_matches_reference) {
+  case_opts o = {.fix_name = {"data.region"}, .fix_val = {1}, .nconfigs = 4};
+  CHECK_BLOCKED_CASES(&o, 111);
+}
+
+TEST(blocked_fp32_prepacked_weight_matches_reference) {
+  case_opts o = {.fix_name = {"weight.pack"},
+                 .fix_val = {1},
+                 .prepack = "weight",
+                 .min_prepacked = 4,
+                 .nconfigs = 4};
+  CHECK_BLOCKED_CASES(&o, 121);
+}
+
 /* ---- Inputs packed ahead of the calls (prepack) ------------------------- */
 
 /* Weights packed once, at odd shapes with padding, stride and edge tiles
