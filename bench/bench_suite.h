@@ -86,14 +86,21 @@ typedef struct geom {
   int64_t M, N, K, B; /* matrix ops */
   int sp;             /* convolutions: spatial rank */
   int cl;             /* convolutions: channels last (NWC, NHWC, NDHWC) */
+  int blk;            /* convolutions: the channel block of a blocked op
+                         (nCw16c, nChw16c: 16; nChw8c: 8), else 0: the
+                         activations [N][C/blk][spatial][blk], the weights
+                         [CO/blk][CI/blk][K...][blk i][blk o], channels
+                         padded up to the block */
   int64_t n, ci, co, in[3], k[3], out[3], stride, pad, dil, opad;
   int64_t in_elems[2], out_elems;
   int64_t nch, inner; /* bias of output element i: bias[(i / inner) % nch] */
   double red;         /* reduction length: terms per output element */
 } geom;
 
-/* The FAM_* family of op; FAM_NONE for an op without a baseline. */
+/* The FAM_* family of op; FAM_NONE for an op without a baseline.  The
+ * channel block of a blocked convolution (geom.blk), 0 for other ops. */
 int op_family(const char *op);
+int op_block(const char *op);
 
 /* The geometry of task t; 0, or -1 with the reason in why. */
 int make_geom(const heron_task *t, geom *g, char *why, size_t cap);
@@ -116,6 +123,10 @@ uint64_t next_random(uint64_t *x);
 /* Deterministic values in [-1, 1], the same on every run; NaN. */
 void fill_random(float *p, int64_t n, uint64_t seed);
 void fill_nan(float *p, int64_t n);
+
+/* Zeroes the padded channel lanes of a blocked convolution's inputs
+ * (g->blk; nothing otherwise), which oneDNN's blocked layouts keep zero. */
+void zero_block_padding(const geom *g, float *data, float *weight);
 
 /* Deterministic inputs of a matrix op: A from seed 1, B (or x) from seed 2,
  * the bias from seed 3; the same in the OpenBLAS child. */

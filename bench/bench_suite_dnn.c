@@ -70,14 +70,20 @@ void dnn_free(dnn_ctx *c) {
   } while (0)
 
 /* The row-major tag of rank nd (NCW, NCHW, NCDHW; a convolution's plain
- * weights OIW, OIHW, OIDHW), and the activations' and outputs' plain
- * layout of g: those, or with the channels last NWC, NHWC, NDHWC. */
+ * weights OIW, OIHW, OIDHW), and the activations' and outputs' own
+ * layout of g: those, with the channels last NWC, NHWC, NDHWC, or
+ * blocked nCw16c, nChw16c, nCw8c, nChw8c (the "plain" descriptors below
+ * are the user's layout, whichever of these it is). */
 static dnnl_format_tag_t dnn_nc_tag(int nd) {
   return nd == 3 ? dnnl_abc : nd == 4 ? dnnl_abcd : dnnl_abcde;
 }
 
 static dnnl_format_tag_t dnn_act_tag(const geom *g) {
   int nd = g->sp + 2;
+  if (g->blk == 16)
+    return nd == 3 ? dnnl_aBc16b : dnnl_aBcd16b; /* nCw16c, nChw16c */
+  if (g->blk == 8)
+    return nd == 3 ? dnnl_aBc8b : dnnl_aBcd8b;
   if (g->cl)
     return nd == 3 ? dnnl_acb : nd == 4 ? dnnl_acdb : dnnl_acdeb;
   return dnn_nc_tag(nd);
@@ -177,6 +183,11 @@ static int dnn_setup(dnn_ctx *c, const geom *g, int any,
                            : nd == 3            ? dnnl_bac
                            : nd == 4            ? dnnl_bacd
                                                 : dnnl_bacde;
+  /* A blocked op's weights: OIw16i16o, OIhw16i16o (8 alike). */
+  if (g->blk == 16)
+    wtag = nd == 3 ? dnnl_ABc16b16a : dnnl_ABcd16b16a;
+  else if (g->blk == 8)
+    wtag = nd == 3 ? dnnl_ABc8b8a : dnnl_ABcd8b8a;
   dnnl_format_tag_t pick = dnnl_format_tag_any;
   dnnl_memory_desc_t smd, wmd, dmd, bmd, psmd, pwmd;
   dnnl_primitive_attr_t attr = NULL;

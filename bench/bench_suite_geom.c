@@ -12,19 +12,29 @@
 
 static const struct {
   const char *op;
-  int fam, sp, cl;
-} families[] = {{"gemm", FAM_GEMM, 0, 0},     {"bmm", FAM_BMM, 0, 0},
-                {"gemv", FAM_GEMV, 0, 0},     {"scan", FAM_SCAN, 0, 0},
-                {"c1d", FAM_CONV, 1, 0},      {"c2d", FAM_CONV, 2, 0},
-                {"dil", FAM_CONV, 2, 0},      {"c3d", FAM_CONV, 3, 0},
-                {"t2d", FAM_DECONV, 2, 0},    {"c1d_nwc", FAM_CONV, 1, 1},
-                {"c2d_nhwc", FAM_CONV, 2, 1}, {"c3d_ndhwc", FAM_CONV, 3, 1}};
+  int fam, sp, cl, blk;
+} families[] = {
+    {"gemm", FAM_GEMM, 0, 0, 0},        {"bmm", FAM_BMM, 0, 0, 0},
+    {"gemv", FAM_GEMV, 0, 0, 0},        {"scan", FAM_SCAN, 0, 0, 0},
+    {"c1d", FAM_CONV, 1, 0, 0},         {"c2d", FAM_CONV, 2, 0, 0},
+    {"dil", FAM_CONV, 2, 0, 0},         {"c3d", FAM_CONV, 3, 0, 0},
+    {"t2d", FAM_DECONV, 2, 0, 0},       {"c1d_nwc", FAM_CONV, 1, 1, 0},
+    {"c2d_nhwc", FAM_CONV, 2, 1, 0},    {"c3d_ndhwc", FAM_CONV, 3, 1, 0},
+    {"c1d_ncw16c", FAM_CONV, 1, 0, 16}, {"c2d_nchw16c", FAM_CONV, 2, 0, 16},
+    {"c1d_ncw8c", FAM_CONV, 1, 0, 8},   {"c2d_nchw8c", FAM_CONV, 2, 0, 8}};
 
 int op_family(const char *op) {
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
     if (!strcmp(families[i].op, op))
       return families[i].fam;
   return FAM_NONE;
+}
+
+int op_block(const char *op) {
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+    if (!strcmp(families[i].op, op))
+      return families[i].blk;
+  return 0;
 }
 
 /* Value of dimension `name` of the task, or -1 when the op has none. */
@@ -44,6 +54,7 @@ int make_geom(const heron_task *t, geom *g, char *why, size_t cap) {
       g->fam = families[i].fam;
       g->sp = families[i].sp;
       g->cl = families[i].cl;
+      g->blk = families[i].blk;
     }
   if (g->fam == FAM_NONE)
     return snprintf(why, cap, "no baseline for op %s", op), -1;
@@ -114,9 +125,12 @@ int make_geom(const heron_task *t, geom *g, char *why, size_t cap) {
     int64_t in = 1, k = 1, out = 1;
     for (int i = 0; i < g->sp; i++)
       in *= g->in[i], k *= g->k[i], out *= g->out[i];
-    g->in_elems[0] = g->n * g->ci * in;
-    g->in_elems[1] = g->co * g->ci * k;
-    g->out_elems = g->n * g->co * out;
+    /* Blocked: the channels padded up to the block. */
+    int64_t b = g->blk > 0 ? g->blk : 1;
+    int64_t ci = (g->ci + b - 1) / b * b, co = (g->co + b - 1) / b * b;
+    g->in_elems[0] = g->n * ci * in;
+    g->in_elems[1] = co * ci * k;
+    g->out_elems = g->n * co * out;
     g->nch = g->co;
     g->inner = g->cl ? 1 : out;
   }
@@ -155,6 +169,23 @@ void fill_random(float *p, int64_t n, uint64_t seed) {
 void fill_nan(float *p, int64_t n) {
   for (int64_t i = 0; i < n; i++)
     p[i] = NAN;
+}
+
+void zero_block_padding(const geom *g, float *data, float *weight) {
+  int64_t b = g->blk;
+  if (b <= 0 || (g->ci % b == 0 && g->co % b == 0))
+    return;
+  int64_t cib = (g->ci + b - 1) / b, cob = (g->co + b - 1) / b, in = 1, k = 1;
+  for (int i = 0; i < g->sp; i++)
+    in *= g->in[i], k *= g->k[i];
+  for (int64_t n = 0; n < g->n; n++)
+    for (int64_t p = 0; p < in; p++)
+      for (int64_t c = g->ci; c < cib * b; c++)
+        data[((n * cib + c / b) * in + p) * b + c % b] = 0;
+  for (int64_t o = 0; o < cob * b; o++)
+    for (int64_t i = 0; i < cib * b; i++)
+      for (int64_t q = 0; q < k && (o >= g->co || i >= g->ci); q++)
+        weight[(((o / b * cib + i / b) * k + q) * b + i % b) * b + o % b] = 0;
 }
 
 /* Deterministic inputs of a matrix op: A from seed 1, B (or x) from seed 2,

@@ -20,6 +20,12 @@
 #     resume; the same command again resumes the log and compares both rows.
 #   suite_int8_matches_onednn_exactly: the int8 suite (SUITE_FILE) tunes
 #     and compares every task with oneDNN's int8 kernels, outputs equal.
+#   suite_blocked_compares_with_onednn_on_the_same_layout: the blocked
+#     suite (SUITE_FILE: c2d_nchw16c and c2d_nchw8c, channel counts that
+#     leave padded lanes) compares each task with oneDNN on the same
+#     nChw16c / nChw8c tensors ("as given", the baseline) and on its own
+#     layouts (the second), outputs agreeing; results.md says which is
+#     which.
 # (Unknown flags, missing values and --help are the data-driven cases of
 # usage/.)
 set -eu
@@ -241,6 +247,27 @@ c2d = [r for r in rows if r["task"] == "C2D"][0]
 names = sorted([c2d["baseline"], c2d["baseline2"]], key=lambda n: "plain" in n)
 assert "(blocked," in names[0] and "(plain in/out," in names[1], c2d
 assert 0 < float(c2d["baseline2_gflops"]) <= float(c2d["baseline_gflops"]), c2d
+PY
+  ;;
+suite_blocked_compares_with_onednn_on_the_same_layout)
+  status=0
+  # shellcheck disable=SC2086
+  "$bench" --suite "$suite" --out "$W/out" $FAST --threads 1 \
+    >"$W/run1.out" 2>"$W/run1.err" || status=$?
+  [ "$status" -eq 0 ] || fail "bench_suite exited with $status"
+  python3 - "$W/out" <<'PY' || fail "blocked results check failed"
+import csv, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(out + "/results.csv")))
+assert sorted(r["task"] for r in rows) == ["C2D-16C", "C2D-8C"], rows
+for r in rows:
+    lay = "nChw16c" if r["task"] == "C2D-16C" else "nChw8c"
+    assert r["status"] == "ok", r
+    assert r["baseline"].startswith("oneDNN conv (%s as given, " % lay), r
+    assert r["baseline2"].startswith("oneDNN conv (its own layouts, "), r
+    assert float(r["heron_gflops"]) > 0 and float(r["baseline_gflops"]) > 0, r
+    assert float(r["baseline2_gflops"]) > 0, r
+assert "Blocked convolutions" in open(out + "/results.md").read()
 PY
   ;;
 *)
