@@ -270,7 +270,8 @@ typedef struct heron_cuda_image {
  * run.  HERON_EINVAL for a task of another target or a source without its
  * launch line; HERON_EBUILD when NVRTC refuses the source or the
  * architecture (the message names sm_XX); HERON_EUNSUPPORTED when libheron
- * was built without NVRTC. */
+ * was built without NVRTC, or for a kernel that takes TMA tensor maps (the
+ * sm_90a path, mma 2), which the image's launchers do not make. */
 HERON_API int heron_cuda_image_build(const heron_task *t, const char *src,
                                      int compile, heron_cuda_image *out,
                                      heron_error *err);

@@ -17,7 +17,8 @@
 
 #include "core/targets/cuda/codegen.h"
 
-static void read_knobs(const heron__template *t, const int64_t *cfg, knobs *k) {
+void heron__cuda_read_knobs(const heron__template *t, const int64_t *cfg,
+                            knobs *k) {
   const heron__cuda_sched *s = heron__cuda_sched_of(t);
   k->wm = cfg[s->wm];
   k->wn = cfg[s->wn];
@@ -70,7 +71,7 @@ static int64_t align128(int64_t x) { return (x + 127) / 128 * 128; }
 void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
                               heron__cuda_smem_plan *p) {
   knobs k;
-  read_knobs(t, cfg, &k);
+  heron__cuda_read_knobs(t, cfg, &k);
   memset(p, 0, sizeof *p);
   p->nbufs = 3;
   /* With pipeline stages each operand's buffers lie back to back. */
@@ -78,6 +79,10 @@ void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
   p->buf[0] = (heron__cuda_smem_buf){"A.shared", 0, 0, a};
   p->buf[1] = (heron__cuda_smem_buf){"B.shared", 0, align128(a), b};
   p->buf[2] = (heron__cuda_smem_buf){"C.shared", 1, 0, k.cbytes};
+  /* The wgmma path's mbarriers (one per stage) lie after both phases,
+   * and its base is aligned to 1024 bytes inside the plan. */
+  if (k.mma == 2)
+    heron__cuda_wgmma_plan(&k, p);
   /* The row table of the implicit-GEMM addressing lives beside A and B. */
   if (k.igemm)
     p->buf[p->nbufs++] = (heron__cuda_smem_buf){
@@ -86,15 +91,18 @@ void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
     int64_t end = p->buf[i].offset + p->buf[i].bytes;
     p->total = end > p->total ? end : p->total;
   }
+  if (k.mma == 2)
+    p->total += 1024;
 }
 
 void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
                            heron__cuda_launch *l) {
   knobs k;
-  read_knobs(t, cfg, &k);
+  heron__cuda_read_knobs(t, cfg, &k);
   const heron__cuda_sched *s = heron__cuda_sched_of(t);
   heron__cuda_smem_plan p;
   heron__cuda_smem_plan_of(t, cfg, &p);
+  memset(l, 0, sizeof *l);
   l->grid[0] = (int)(k.sp[0][0] * k.sp[1][0]);
   l->grid[1] = (int)s->g[HERON__GB].extent;
   l->grid[2] = (int)k.splitk;
@@ -102,6 +110,8 @@ void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
   l->block[1] = (int)k.warps;
   l->block[2] = 1;
   l->smem_bytes = p.total;
+  if (k.mma == 2)
+    heron__cuda_wgmma_tmaps(t, &k, l);
 }
 
 /* ---- emission helpers ---------------------------------------------------- */
@@ -316,7 +326,7 @@ static void emit_load(gen *g, int depth, int i, const char *k0, const char *buf,
 
 /* The store of C.shared to the output: out.vec halves per thread and step,
  * with the epilogue, skipping padded rows and columns. */
-static void emit_store(gen *g, int depth) {
+void heron__cuda_emit_store(gen *g, int depth) {
   const heron__cuda_sched *s = g->s;
   const heron__op *op = g->op;
   const knobs *k = &g->k;
@@ -525,11 +535,11 @@ static void emit_split_reduce(gen *g) {
        (long long)k->ldc, (long long)tile);
   heron__cuda_coop_loop_end(g, 2, tile, 4);
   emit(g, 2, "HERON_SYNC();");
-  emit_store(g, 2);
+  heron__cuda_emit_store(g, 2);
   emit(g, 1, "}");
 }
 
-static void emit_header(gen *g, const int64_t *cfg) {
+void heron__cuda_emit_header(gen *g, const int64_t *cfg) {
   const heron__template *t = g->t;
   const heron__op *op = g->op;
   const knobs *k = &g->k;
@@ -538,8 +548,17 @@ static void emit_header(gen *g, const int64_t *cfg) {
   char line[160];
   heron__cuda_launch_format(&l, line, sizeof line);
   heron__buf_puts(g->out, line);
+  if (l.ntmaps) {
+    char maps[256];
+    heron__cuda_tmaps_format(&l, maps, sizeof maps);
+    heron__buf_puts(g->out, maps);
+  }
   heron__buf_puts(g->out, heron__cuda_includes());
   char rows[96] = "";
+  if (k->mma == 2)
+    snprintf(rows, sizeof rows,
+             ", mbarriers after them (base aligned to "
+             "1024 bytes)");
   if (k->igemm) {
     heron__cuda_smem_plan p;
     heron__cuda_smem_plan_of(t, cfg, &p);
@@ -560,9 +579,12 @@ static void emit_header(gen *g, const int64_t *cfg) {
       (long long)g->s->g[HERON__GK].extent,
       (long long)g->s->g[HERON__GB].extent, (long long)g->s->padded[HERON__GM],
       (long long)g->s->padded[HERON__GN], (long long)g->s->padded[HERON__GK],
-      k->mma ? "mma.sync m16n8k16 (ldmatrix) tiles" : "wmma", (long long)k->wm,
-      (long long)k->wn, (long long)k->wk, (long long)k->bm, (long long)k->bn,
-      (long long)k->warps, (long long)(k->stages * k->bytes[0]),
+      k->mma == 2   ? "wgmma m64nNk16 (TMA, mbarriers) over the wmma-shaped"
+      : k->mma == 1 ? "mma.sync m16n8k16 (ldmatrix) tiles"
+                    : "wmma",
+      (long long)k->wm, (long long)k->wn, (long long)k->wk, (long long)k->bm,
+      (long long)k->bn, (long long)k->warps,
+      (long long)(k->stages * k->bytes[0]),
       (long long)align128(k->stages * k->bytes[0]),
       (long long)(align128(k->stages * k->bytes[0]) + k->stages * k->bytes[1]),
       k->stages > 1 ? (k->stages == 2   ? " (2 pipeline stages each)"
@@ -606,11 +628,15 @@ static void emit_header(gen *g, const int64_t *cfg) {
     emit(g, 0, "#define HERON_SPLIT_WS_ELEMS %lldLL",
          (long long)split_ws_elems(g));
   }
+  if (k->mma == 2)
+    heron__cuda_wgmma_defines(g, &l);
   heron__buf_puts(g->out, heron__cuda_prelude());
-  if (k->stages > 1)
+  if (k->stages > 1 && k->mma != 2)
     heron__buf_puts(g->out, heron__cuda_prelude_async());
-  if (k->mma)
+  if (k->mma == 1)
     heron__buf_puts(g->out, heron__cuda_prelude_mma());
+  if (k->mma == 2)
+    heron__cuda_prelude_wgmma(g->out, (int)k->bn);
   if (k->splitk > 1)
     heron__buf_puts(g->out, heron__cuda_prelude_split());
   heron__buf_puts(g->out, "\n");
@@ -765,11 +791,42 @@ static void emit_pipelined(gen *g) {
   emit(g, 1, "}");
 }
 
+/* The block's tile origin m0, n0 (with block_swz's order) and the batch
+ * axes of blockIdx.y. */
+void heron__cuda_emit_origin(gen *g) {
+  const knobs *k = &g->k;
+  if (k->bswz > 1) {
+    /* Groups of bswz rows of M tiles (the last one may hold fewer). */
+    long long G = k->bswz, nbm = k->sp[0][0], nbn = k->sp[1][0];
+    emit(g, 1, "const int bq = HERON_BX / %lld, br = HERON_BX %% %lld;",
+         G * nbn, G * nbn);
+    emit(g, 1,
+         "const int bg = %lld - bq * %lld < %lld ? %lld - bq * %lld : "
+         "%lld;",
+         nbm, G, G, nbm, G, G);
+    emit(g, 1, "const %s m0 = (%s)(bq * %lld + br %% bg) * %lld;", g->it, g->it,
+         G, (long long)k->bm);
+    emit(g, 1, "const %s n0 = (%s)(br / bg) * %lld;", g->it, g->it,
+         (long long)k->bn);
+  } else {
+    emit(g, 1, "const %s m0 = (%s)(HERON_BX / %lld) * %lld;", g->it, g->it,
+         (long long)k->sp[1][0], (long long)k->bm);
+    emit(g, 1, "const %s n0 = (%s)(HERON_BX %% %lld) * %lld;", g->it, g->it,
+         (long long)k->sp[1][0], (long long)k->bn);
+  }
+  int need[HERON__MAX_AXES];
+  for (int a = 0; a < g->op->naxes; a++)
+    need[a] = 1;
+  emit(g, 1, "const %s gb = HERON_BY;", g->it);
+  heron__cuda_split_group(g, 1, HERON__GB, "gb", need);
+  emit(g, 1, "(void)gb;");
+}
+
 int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
                         const int64_t *cfg, heron__buf *out, heron_error *err) {
   (void)sp;
   gen g = {.t = t, .op = &t->op, .s = heron__cuda_sched_of(t), .out = out};
-  read_knobs(t, cfg, &g.k);
+  heron__cuda_read_knobs(t, cfg, &g.k);
   g.it = g.s->small_idx ? "int" : "long long";
   {
     /* What __launch_bounds__ leaves a thread, less the fragments (8
@@ -789,7 +846,11 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
                            "cuda codegen: shared buffers of %lld and %lld "
                            "bytes break the 128-byte plan",
                            (long long)k->bytes[0], (long long)k->bytes[1]);
-  emit_header(&g, cfg);
+  heron__cuda_emit_header(&g, cfg);
+  if (k->mma == 2) {
+    heron__cuda_emit_wgmma(&g, cfg);
+    return HERON_OK;
+  }
   emit(&g, 0, "HERON_KERNEL(heron_cuda_kernel) {");
   emit(&g, 1, "HERON_SMEM_DECL;");
   emit(&g, 1, "heron_half *As = (heron_half *)(heron_smem);");
@@ -805,31 +866,7 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   emit(&g, 1, "const int tid = HERON_TY * 32 + HERON_TX;");
   emit(&g, 1, "const int wi = HERON_TY / %lld, wj = HERON_TY %% %lld;",
        (long long)k->sp[1][1], (long long)k->sp[1][1]);
-  if (k->bswz > 1) {
-    /* Groups of bswz rows of M tiles (the last one may hold fewer). */
-    long long G = k->bswz, nbm = k->sp[0][0], nbn = k->sp[1][0];
-    emit(&g, 1, "const int bq = HERON_BX / %lld, br = HERON_BX %% %lld;",
-         G * nbn, G * nbn);
-    emit(&g, 1,
-         "const int bg = %lld - bq * %lld < %lld ? %lld - bq * %lld : "
-         "%lld;",
-         nbm, G, G, nbm, G, G);
-    emit(&g, 1, "const %s m0 = (%s)(bq * %lld + br %% bg) * %lld;", g.it, g.it,
-         G, (long long)k->bm);
-    emit(&g, 1, "const %s n0 = (%s)(br / bg) * %lld;", g.it, g.it,
-         (long long)k->bn);
-  } else {
-    emit(&g, 1, "const %s m0 = (%s)(HERON_BX / %lld) * %lld;", g.it, g.it,
-         (long long)k->sp[1][0], (long long)k->bm);
-    emit(&g, 1, "const %s n0 = (%s)(HERON_BX %% %lld) * %lld;", g.it, g.it,
-         (long long)k->sp[1][0], (long long)k->bn);
-  }
-  int need[HERON__MAX_AXES];
-  for (int a = 0; a < g.op->naxes; a++)
-    need[a] = 1;
-  emit(&g, 1, "const %s gb = HERON_BY;", g.it);
-  heron__cuda_split_group(&g, 1, HERON__GB, "gb", need);
-  emit(&g, 1, "(void)gb;");
+  heron__cuda_emit_origin(&g);
   emit(&g, 1, "enum { CHUNK0 = %lld, CHUNK1 = %lld };", (long long)k->kc0,
        (long long)k->kc1);
   if (k->splitk > 1)
@@ -888,86 +925,8 @@ int heron__cuda_codegen(const heron__template *t, const heron_space *sp,
   if (k->splitk > 1)
     emit_split_reduce(&g);
   else
-    emit_store(&g, 1);
+    heron__cuda_emit_store(&g, 1);
   emit(&g, 0, "}");
   emit(&g, 0, "HERON_EMU_ENTRY(heron_cuda_kernel)");
   return HERON_OK;
-}
-
-/* ---- describe -------------------------------------------------------------
- */
-
-void heron__cuda_describe(const heron__template *t, heron__buf *out) {
-  const heron__op *op = &t->op;
-  const heron__cuda_sched *s = heron__cuda_sched_of(t);
-  heron__buf_printf(out, "cuda (Tensor Core) template for %s (fp16) on %s\n",
-                    op->name, t->hw.name[0] ? t->hw.name : "the GPU");
-  static const char *const gname[] = {"batch", "M", "N", "K"};
-  for (int q = 0; q < HERON__NGROUPS; q++) {
-    char names[256];
-    heron__gemm_group_names(op, &s->g[q], names, sizeof names);
-    heron__buf_printf(out, "%s = %s (%lld, padded %lld)\n", gname[q], names,
-                      (long long)s->g[q].extent, (long long)s->padded[q]);
-  }
-  heron__rule_notes_write(t->rules, t->nrules, out);
-  heron__buf_puts(
-      out,
-      "stages: A.shared, B.shared (cache_read, compute-at shared_at), "
-      "A/B wmma.matrix fragments, C.wmma.accumulator, C.shared "
-      "(cache_write), C (global, epilogue inlined)\n"
-      "loop nest:\n"
-      "  blockIdx.x = (i.b, j.b), blockIdx.y = batch; threadIdx.y = (i.w, "
-      "j.w) warps, threadIdx.x = 32 lanes\n"
-      "    block_swz == G > 1: blockIdx.x walks groups of G rows of M tiles, "
-      "down each group's rows first\n"
-      "  acc[i.f x j.f] = 0\n"
-      "  for ko < k.o\n"
-      "    A.shared / B.shared <- chunk of k.m*k.f*wmma_k  (shared_at == 0)\n"
-      "    for km < k.m  (unrolled when k.m <= 4^unroll)\n"
-      "      A.shared / B.shared <- chunk of k.f*wmma_k  (shared_at == 1)\n"
-      "      for kf < k.f, i < i.f, j < j.f: load_matrix_sync a, b; "
-      "mma_sync\n"
-      "  pipeline == S > 1: A.shared / B.shared rings of S chunk buffers at "
-      "the loop of shared_at;\n"
-      "    chunks 0 .. S-2 issued first (one cp.async group each), then per "
-      "chunk c:\n"
-      "    cp.async.wait_group S-2, barrier, issue chunk c+S-1 into slot "
-      "(c+S-1) mod S\n"
-      "    (cp.async, zero-fill when guarded out; S > 2 commits a group per "
-      "chunk, empty past the end), mma\n"
-      "  mma == 1 (sm_80+): the same loops on mma.sync.aligned.m16n8k16 "
-      "pieces (each wmma tile\n"
-      "    (wmma_m / 16) x (wmma_n / 8) of them): ldmatrix .x4/.x2 "
-      "(.trans for an M/N-inner tile)\n"
-      "    for a and b, mma.sync on per-lane fp32 accumulators, stored per "
-      "lane to C.shared;\n"
-      "    with 1 < k.f <= 16 two fragment sets ping-pong: step kf+1's "
-      "ldmatrix before step kf's mma.sync\n"
-      "    X.shared_swz == 1: X.shared's 16-byte chunks XOR-swizzled by row "
-      "(heron__swz), pad 0;\n"
-      "    its cooperative / cp.async stores and ldmatrix rows use the same "
-      "address function\n");
-  if (s->ig.fits)
-    heron__buf_puts(
-        out,
-        "  igemm == 1 (sliding windows): A.rows <- per row of the M tile its "
-        "base offset and guarded\n"
-        "    coordinates, once per block before the k loop; A's loads add "
-        "only the K part (no\n"
-        "    div / mod of the fused M index in the k loop); A vectors beyond "
-        "the index map's copy\n"
-        "    2V bytes where both ends pass the guards and the address is "
-        "aligned, else element-wise\n");
-  heron__buf_puts(
-      out, "  C.shared <- store_matrix_sync(acc)  (reuses the A/B space)\n"
-           "  C <- C.shared, out.vec halves per thread, epilogue inlined\n");
-  if (s->split_k >= 0)
-    heron__buf_puts(
-        out,
-        "  split_k == S > 1: blockIdx.z = split z runs k.o / S of the k.o "
-        "chunks; each block writes\n"
-        "    its fp32 partial tile from C.shared to the module's workspace, "
-        "the last block of the\n"
-        "    tile (a counter per tile) sums the S partials in split order and "
-        "stores C\n");
 }

@@ -9,6 +9,8 @@
  *   codegen_igemm.c  the implicit-GEMM addressing of A (the knob igemm):
  *                    the row table A.rows, the per-row / per-k addresses
  *                    and guards, the K order of channels-last data
+ *   codegen_wgmma.c  the sm_90a kernel of mma 2: wgmma on stages that TMA
+ *                    fills (mbarriers), its tensor maps and plan
  */
 #ifndef HERON_CORE_TARGETS_CUDA_CODEGEN_H
 #define HERON_CORE_TARGETS_CUDA_CODEGEN_H
@@ -91,6 +93,19 @@ enum { ALL_TERMS, M_TERMS, K_TERMS };
 
 /* ---- codegen.c --------------------------------------------------------- */
 
+/* Reads the config's knobs (and what follows from them) into k. */
+void heron__cuda_read_knobs(const heron__template *t, const int64_t *cfg,
+                            knobs *k);
+/* Writes the source's head: the launch line (and the tensor maps' line),
+ * the includes, the plan's comment, the #defines and the preludes. */
+void heron__cuda_emit_header(gen *g, const int64_t *cfg);
+/* Declares the block's tile origin m0, n0 (block_swz's order) and the
+ * batch axes of blockIdx.y, at depth 1. */
+void heron__cuda_emit_origin(gen *g);
+/* The store of C.shared (Cs) to the output with the epilogue, guarded
+ * where the tiles pass M and N. */
+void heron__cuda_emit_store(gen *g, int depth);
+
 /* Declares `ax_<name>` for every axis of group grp that `need` marks,
  * splitting the fused index expression `fused` (outermost axis first; K
  * in heron__cuda_k_order's order). */
@@ -129,5 +144,18 @@ void heron__cuda_emit_rows_table(gen *g, int depth);
 /* Emits the body of A's cooperative load with igemm 1: at tile position
  * (o, q), K index gk, into dst; `async` as the caller's. */
 void heron__cuda_emit_load_rows(gen *g, int d, int async);
+
+/* ---- codegen_wgmma.c --------------------------------------------------- */
+
+/* mma 2: adds the mbarriers to the plan p (A, B and C set). */
+void heron__cuda_wgmma_plan(const knobs *k, heron__cuda_smem_plan *p);
+/* mma 2: the launch's two tensor maps. */
+void heron__cuda_wgmma_tmaps(const heron__template *t, const knobs *k,
+                             heron__cuda_launch *l);
+/* mma 2: the #defines the wgmma prelude reads (HERON_WG_N, _TRANS_B,
+ * HERON_TMAP_A / _B). */
+void heron__cuda_wgmma_defines(gen *g, const heron__cuda_launch *l);
+/* mma 2: the kernel after the header. */
+void heron__cuda_emit_wgmma(gen *g, const int64_t *cfg);
 
 #endif

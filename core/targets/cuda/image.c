@@ -23,6 +23,14 @@ HERON_API int heron_cuda_image_build(const heron_task *t, const char *src,
   if (!src || heron__cuda_launch_parse(src, &l) != 0)
     return heron_error_set(err, HERON_EINVAL,
                            "task %s: the source has no launch line", t->key);
+  /* A TMA kernel (the wgmma path) takes two tensor maps after (in0, in1,
+   * out, bias), which the image's launchers do not make. */
+  if (l.ntmaps)
+    return heron_error_set(err, HERON_EUNSUPPORTED,
+                           "task %s: the kernel takes TMA tensor maps (mma "
+                           "2), which a device image's launcher does not "
+                           "make",
+                           t->key);
   out->sm = t->hw.sm;
   memcpy(out->grid, l.grid, sizeof out->grid);
   memcpy(out->block, l.block, sizeof out->block);

@@ -16,6 +16,12 @@
  *            comment opener, one blank, "heron-cuda grid 4 4 1 block 128 1
  *            1 smem 16384", one blank, the closer) - the launch, written by
  *            heron__cuda_launch_format, read back by heron__cuda_launch_parse
+ *   line 2, only in a TMA kernel (the wgmma path, sm_90a):
+ *            / * heron-cuda tmaps in0 I O R BI BO S in1 I O R BI BO S * /
+ *            its tensor maps tmap_a and tmap_b (heron__cuda_tmap_spec:
+ *            the input, inner and outer extents, row bytes, box, swizzle
+ *            span), which the runner makes with heron__cuda_tmap_2d and
+ *            passes after (in0, in1, out, bias); heron__cuda_tmaps_format
  *   the include block (heron__cuda_includes()): identical in every kernel,
  *            as NVRTC's precompiled headers (-pch) would need
  *   #define HERON_THREADS  (BX * BY * BZ)
@@ -199,12 +205,16 @@
  *   wgmma path (sm_90a; NVRTC needs --gpu-architecture=sm_90a), written
  *   by heron__cuda_prelude_wgmma(b, N) after the other preludes for the
  *   kernel's m64nNk16 (N a multiple of 8 from 8 to 256, also defined as
- *   HERON_WG_N before the prelude).  Not yet run on a GPU:
+ *   HERON_WG_N before the prelude; HERON_WG_TRANS_A / _B 1 for an
+ *   MN-major operand, 0 or undefined for K-major).  Not yet run on a GPU:
  *   HERON_KERNEL_TMA(name) / HERON_EMU_ENTRY_TMA(name)  HERON_KERNEL and
  *       HERON_EMU_ENTRY with two more parameters, the tensor maps
  *       `heron_tmap tmap_a, tmap_b` (by value, __grid_constant__); the
- *       emulation's heron_kernel takes them as bufs[4] and bufs[5], in
- *       its own format: q[0] the global address, q[1] / q[2] the extents
+ *       emulation's heron_kernel takes them as bufs[4] and bufs[5] (with
+ *       HERON_TMAP_A / _B defined, the template's kernels, heron_kernel
+ *       takes the op's buffers only and encodes the maps these state
+ *       over them, and heron_kernel_tma takes them as bufs[4], bufs[5]),
+ *       in its own format: q[0] the global address, q[1] / q[2] the extents
  *       of a 2-D fp16 tensor (innermost first), q[3] the row stride in
  *       bytes, q[4] / q[5] the box, q[6] the swizzle span in bytes (0, 32,
  *       64, 128), q[7] 0x70616d74726568 ("hertmap")
@@ -216,11 +226,14 @@
  *       2 * (l % 4) + i % 2 (name must be an identifier)
  *   HERON_WG_FILL_ZERO(acc), HERON_WG_STORE_ACC(ptr, acc, ldm)  acc = 0;
  *       each lane's floats to the shared float ptr, (m, n) at ptr[m*ldm+n]
- *   HERON_WG_DESC(p, lbo, sbo, swz)  the matrix descriptor of the K-major
+ *   HERON_WG_DESC(p, lbo, sbo, swz)  the matrix descriptor of the
  *       operand at the shared p: leading / stride byte offsets, swizzle
- *       span swz in bytes (0: core matrices of 8 rows of 16 bytes, the two
- *       along k16 lbo apart, 8-row groups sbo apart; 32, 64, 128: rows of
- *       swz bytes, 8-row groups sbo apart, lbo unused)
+ *       span swz in bytes.  K-major: 0, core matrices of 8 rows of 16
+ *       bytes, the two along k16 lbo apart, 8-row groups sbo apart; 32,
+ *       64, 128: rows of swz bytes, 8-row groups sbo apart, lbo unused.
+ *       MN-major (swizzled only): rows of swz bytes along M / N, one per
+ *       k, the two 8-row groups of k16 sbo apart, the next swz / 2
+ *       elements of M / N lbo apart
  *   HERON_WG_FENCE(acc), HERON_WG_MMA(acc, desc_a, desc_b),
  *   HERON_WG_COMMIT(acc), HERON_WG_WAIT(acc, N)  wgmma.fence,
  *       wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 (acc += A * B,
@@ -281,10 +294,26 @@
 #define HERON__CUDA_KERNEL_NAME "heron_cuda_kernel"
 
 /* A kernel's launch geometry and dynamic shared memory. */
+/* The tensor map a TMA kernel (HERON_KERNEL_TMA) takes as a parameter,
+ * as line 2 of its source states it: over op input `input` (0 or 1), a
+ * row-major fp16 matrix of `outer` rows of `inner` elements, `row_bytes`
+ * apart; boxes of box_inner x box_outer elements, swizzle span swz bytes
+ * (heron__cuda_tmap_2d's arguments). */
+typedef struct heron__cuda_tmap_spec {
+  int input;
+  int box_inner, box_outer, swz;
+  int64_t inner, outer, row_bytes;
+} heron__cuda_tmap_spec;
+
+/* A kernel's launch geometry and dynamic shared memory; a TMA kernel's
+ * (the sm_90a path) also its two tensor maps, tmap_a and tmap_b (ntmaps 2;
+ * 0 in every other kernel). */
 typedef struct heron__cuda_launch {
   int grid[3];
   int block[3];
   int64_t smem_bytes;
+  int ntmaps;
+  heron__cuda_tmap_spec tmap[2];
 } heron__cuda_launch;
 
 /* The prelude text that defines the dialect above for both CUDA (NVRTC) and
@@ -319,13 +348,21 @@ void heron__cuda_prelude_wgmma(struct heron__buf *b, int n);
  * Static. */
 const char *heron__cuda_includes(void);
 
-/* Reads the launch from line 1 of a generated source.  0 on success, -1
- * when the line is missing or malformed. */
+/* Reads the launch from line 1 of a generated source, and the tensor maps
+ * from line 2 when it is a "heron-cuda tmaps" line (ntmaps 0 otherwise).
+ * 0 on success, -1 when line 1 is missing or malformed, or line 2 starts
+ * a tmaps line that is malformed. */
 int heron__cuda_launch_parse(const char *src, heron__cuda_launch *l);
 
 /* Writes line 1 ("/ * heron-cuda grid ... * /" and a newline, without the
  * inner spaces) into buf[cap]; returns the length as snprintf does. */
 int heron__cuda_launch_format(const heron__cuda_launch *l, char *buf, int cap);
+
+/* Writes line 2 of a TMA kernel ("/ * heron-cuda tmaps in0 INNER OUTER
+ * ROW_BYTES BOX_INNER BOX_OUTER SWZ in1 ... * /" and a newline, without
+ * the inner spaces: l's two maps) into buf[cap]; returns the length as
+ * snprintf does.  A source with this line is built for sm_90a. */
+int heron__cuda_tmaps_format(const heron__cuda_launch *l, char *buf, int cap);
 
 /* The host compiler flags that build a generated source as the emulation
  * .so (the cpu target's contract); static. */

@@ -70,6 +70,18 @@ static const char *number(const char *p, long long lo, long long hi,
   return end;
 }
 
+/* Past the blanks and the line end (newline, CR LF, or the text's end)
+ * at p, at the newline or the NUL; NULL when anything else follows. */
+static const char *line_end(const char *p) {
+  if (!p)
+    return NULL;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  if (*p == '\r')
+    p++;
+  return *p == '\n' || *p == '\0' ? p : NULL;
+}
+
 int heron__cuda_launch_parse(const char *src, heron__cuda_launch *l) {
   long long g[3], b[3], smem;
   const char *p = src ? word(src, "/*") : NULL;
@@ -82,19 +94,54 @@ int heron__cuda_launch_parse(const char *src, heron__cuda_launch *l) {
     p = number(blanks(p), 1, INT_MAX, &b[i]);
   p = word(blanks(p), "smem");
   p = number(blanks(p), 0, INT64_MAX, &smem);
-  p = word(blanks(p), "*/");
+  p = line_end(word(blanks(p), "*/"));
   if (!p)
     return -1;
-  while (*p == ' ' || *p == '\t')
-    p++;
-  if (*p == '\r')
-    p++;
-  if (*p != '\n' && *p != '\0')
-    return -1;
+  heron__cuda_launch x;
+  memset(&x, 0, sizeof x);
   for (int i = 0; i < 3; i++) {
-    l->grid[i] = (int)g[i];
-    l->block[i] = (int)b[i];
+    x.grid[i] = (int)g[i];
+    x.block[i] = (int)b[i];
   }
-  l->smem_bytes = smem;
+  x.smem_bytes = smem;
+  /* Line 2 of a TMA kernel: its two maps. */
+  const char *q = *p == '\n' ? p + 1 : p;
+  if (word(q, "/* heron-cuda tmaps")) {
+    q = word(q, "/*");
+    q = word(blanks(q), "heron-cuda");
+    q = word(blanks(q), "tmaps");
+    for (int m = 0; m < 2; m++) {
+      heron__cuda_tmap_spec *t = &x.tmap[m];
+      long long v[6];
+      q = word(blanks(q), m == 0 ? "in0" : "in1");
+      for (int i = 0; i < 5; i++)
+        q = number(blanks(q), 1, INT64_MAX, &v[i]);
+      q = number(blanks(q), 0, 128, &v[5]);
+      if (!q || v[3] > 256 || v[4] > 256)
+        return -1;
+      t->input = m;
+      t->inner = v[0];
+      t->outer = v[1];
+      t->row_bytes = v[2];
+      t->box_inner = (int)v[3];
+      t->box_outer = (int)v[4];
+      t->swz = (int)v[5];
+    }
+    if (!line_end(word(blanks(q), "*/")))
+      return -1;
+    x.ntmaps = 2;
+  }
+  *l = x;
   return 0;
+}
+
+int heron__cuda_tmaps_format(const heron__cuda_launch *l, char *buf, int cap) {
+  const heron__cuda_tmap_spec *a = &l->tmap[0], *b = &l->tmap[1];
+  return snprintf(buf, cap > 0 ? (size_t)cap : 0,
+                  "/* heron-cuda tmaps in%d %lld %lld %lld %d %d %d in%d %lld "
+                  "%lld %lld %d %d %d */\n",
+                  a->input, (long long)a->inner, (long long)a->outer,
+                  (long long)a->row_bytes, a->box_inner, a->box_outer, a->swz,
+                  b->input, (long long)b->inner, (long long)b->outer,
+                  (long long)b->row_bytes, b->box_inner, b->box_outer, b->swz);
 }

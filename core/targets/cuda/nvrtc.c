@@ -187,8 +187,11 @@ static int compile_program(const char *src, int sm, heron__nvrtc_result *r,
    * it extern "C"; a source without the kernel fails to compile. */
   nvrtcAddNameExpression(prog, HERON__CUDA_KERNEL_NAME);
 
+  /* A TMA kernel (line 2 states its tensor maps: the wgmma path) uses
+   * sm_90a's arch-specific instructions. */
+  const char *suffix = r->launch.ntmaps ? "a" : "";
   char arch[48], inc[HERON__PATH_BUF];
-  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%s", sm, suffix);
   snprintf(inc, sizeof inc, "-I%s", include_dir());
   /* No --use_fast_math: kernels are checked against an exact reference,
    * and approximate division or exp would only widen the tolerance. */
@@ -208,7 +211,7 @@ static int compile_program(const char *src, int sm, heron__nvrtc_result *r,
   if (res != NVRTC_SUCCESS) {
     char first[140];
     heron__telling_line(log, first, sizeof first);
-    rc = heron_error_set(err, HERON_EBUILD, "NVRTC (sm_%d): %s", sm,
+    rc = heron_error_set(err, HERON_EBUILD, "NVRTC (sm_%d%s): %s", sm, suffix,
                          first[0] ? first : nvrtcGetErrorString(res));
   } else {
     const char *lowered = NULL;
@@ -276,9 +279,13 @@ int heron__nvrtc_ptx(const char *src, int sm, char **ptx, heron_error *err) {
   if (nvrtcCreateProgram(&prog, src, NVRTC_SOURCE_NAME, 0, NULL, NULL) !=
       NVRTC_SUCCESS)
     return heron_error_set(err, HERON_EBUILD, "NVRTC cannot create a program");
-  /* The virtual architecture: NVRTC then stops at PTX. */
+  /* The virtual architecture: NVRTC then stops at PTX (compute_XXa for a
+   * TMA kernel, as heron__nvrtc_compile). */
+  heron__cuda_launch l;
+  const char *suffix =
+      heron__cuda_launch_parse(src, &l) == 0 && l.ntmaps ? "a" : "";
   char arch[48], inc[HERON__PATH_BUF];
-  snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d", sm);
+  snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d%s", sm, suffix);
   snprintf(inc, sizeof inc, "-I%s", include_dir());
   const char *opts[] = {arch, inc, "-default-device", "-std=c++17"};
   int rc = HERON_OK;

@@ -13,7 +13,8 @@
  * during the main loop, C.shared only afterwards, so C.shared reuses their
  * space and the rule is "each live set fits", not "the sum fits" (Heron
  * bounds each buffer alone and leaves the sum to the compiler, so some of
- * its configs fail to build).
+ * its configs fail to build).  The knob mma and the rules of its sm_90a
+ * value are in rules_mma.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -576,41 +577,6 @@ static void rule_pipeline(ctx *c) {
        (long long)s->smem_limit);
 }
 
-/* The Tensor Core instruction (the knob `mma`): 0 is the wmma API (the
- * only one before sm_80, and the kernel of every log line written before
- * the knob existed: its absent value), 1 is mma.sync.aligned.m16n8k16 on
- * per-lane register fragments that ldmatrix loads (.trans for an M- or
- * N-inner shared tile) from the same shared tiles.  The wmma tile is then
- * (wmma_m / 16) x (wmma_n / 8) m16n8k16 pieces, so mma needs wmma_m in
- * {16, 32}: mma.wm = select(mma, 16, wmma_m) must lie in {16, 32}.  The
- * shared layouts, pads, pipeline and epilogue are those of wmma. */
-static void rule_mma(ctx *c) {
-  heron__cuda_sched *s = c->s;
-  int sm = c->t->hw.sm;
-  int ok = sm >= 80;
-  s->mma = heron__r_set(&c->r, "mma", 1, (const int64_t[]){0, 1}, ok ? 2 : 1);
-  if (s->mma >= 0 && heron__space_var_absent(c->r.sp, s->mma, 0) != HERON_OK &&
-      !c->r.rc)
-    c->r.rc = heron_error_set(c->r.err, HERON_EINVAL,
-                              "cuda template: cannot declare mma's absent "
-                              "value");
-  static const int64_t m16[] = {16, 32};
-  int mw = heron__r_set(&c->r, "mma.wm", 0, m16, 2);
-  heron__r_post(&c->r, HERON_C_SELECT, mw,
-                (int[]){s->mma, heron__r_const(&c->r, 16), s->wm}, 3, NULL, 0,
-                "mma == 1 => wmma_m in {16, 32} (m16n8k16 pieces)");
-  if (ok)
-    NOTE(c, "Tensorize-mma",
-         "mma in {0, 1}: 0 wmma, 1 mma.sync.aligned.m16n8k16 on register "
-         "fragments from ldmatrix .x4/.x2 (.trans for M/N-inner tiles), "
-         "(wmma_m/16) x (wmma_n/8) pieces per tile, so wmma_m >= 16; with "
-         "1 < k.f <= 16 the next k-step's fragments load during this one's "
-         "mma.sync (two sets); old logs read as 0");
-  else
-    NOTE(c, "Tensorize-mma",
-         "mma = 0 (wmma): mma.sync m16n8k16 needs sm_80, this is sm_%d", sm);
-}
-
 /* Shared-memory layouts without bank conflicts (the knobs A.shared_swz and
  * B.shared_swz, issue 32 step 2).  A shared tile whose row pitch is a
  * multiple of 128 bytes puts the 8 rows that one ldmatrix phase reads in
@@ -987,11 +953,13 @@ int heron__cuda_rules_apply(heron__template *t, heron_space *sp,
     rule_scope_spm(c);
     rule_unroll(c);
     rule_pipeline(c);
-    rule_mma(c);
+    heron__cuda_rule_mma(t, &c->r, s);
     rule_swizzle(c);
     rule_block_swizzle(c);
     rule_igemm(c);
     rule_split_k(c);
+    if (s->wg)
+      heron__cuda_rules_wgmma(&c->r, s);
     rc = c->r.rc;
   }
   free(c);

@@ -18,8 +18,10 @@
  *   a repeat lasts min_repeat_ms), checks the output again, and reports the
  *   median time per launch.
  *
- * The kernel's parameters are always (in0, in1, out, bias) with bias NULL
- * when the op has none (core/targets/cuda/kernel.h).  Any CUDA error is a
+ * The kernel's parameters are (in0, in1, out, bias) with bias NULL when
+ * the op has none (core/targets/cuda/kernel.h), and, for a TMA kernel (the
+ * wgmma path), its two tensor maps, made by cuTensorMapEncodeTiled
+ * (heron__cuda_tmap_2d) from line 2 of its source.  Any CUDA error is a
  * runtime error naming the call and the error; a kernel that hangs is
  * killed by the parent at the timeout.  Nothing is freed at the end: the
  * process exits and the driver reclaims it all.
@@ -48,8 +50,11 @@ typedef struct cuda_worker {
   heron__cu_device dev;
   heron__cu_function fn;
   heron__cu_deviceptr buf[HERON__MAX_TENSORS + 2];
-  void *params[4];
+  void *params[6];
   heron__cu_deviceptr arg[4]; /* in0, in1, out, bias */
+  /* A TMA kernel's tensor maps tmap_a, tmap_b (passed by value: the
+   * parameter points at the 128 bytes). */
+  _Alignas(64) unsigned char tmap[2][128];
   heron__cu_event start, stop;
 } cuda_worker;
 
@@ -137,6 +142,22 @@ static void upload(cuda_worker *w) {
   w->arg[3] = (op->epilogue & HERON__EPI_BIAS) ? w->buf[op->ninputs + 1] : 0;
   for (int i = 0; i < 4; i++)
     w->params[i] = &w->arg[i];
+  /* The tensor maps of a TMA kernel (line 2 of its source), over the
+   * device copies of its inputs. */
+  for (int m = 0; m < w->k.launch.ntmaps; m++) {
+    const heron__cuda_tmap_spec *t = &w->k.launch.tmap[m];
+    heron_error e;
+    heron_error_clear(&e);
+    if (t->input < 0 || t->input >= op->ninputs ||
+        heron__cuda_tmap_2d(
+            &w->d, w->tmap[m], w->buf[t->input], (unsigned long long)t->inner,
+            (unsigned long long)t->outer, (unsigned long long)t->row_bytes,
+            (unsigned)t->box_inner, (unsigned)t->box_outer, t->swz,
+            &e) != HERON_OK)
+      fail(w, "tensor map %d: %s", m,
+           e.text[0] ? e.text : "names no input of the op");
+    w->params[4 + m] = w->tmap[m];
+  }
 }
 
 static void launch(cuda_worker *w) {

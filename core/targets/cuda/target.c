@@ -205,6 +205,15 @@ static int cuda_emit(const heron_task *t, const heron_measurement *best,
         l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
         (long long)l.smem_bytes, t->hw.sm, best->regs, best->spill_bytes,
         (long long)best->smem_bytes, best->trial, t->key);
+    for (int m = 0; m < l.ntmaps; m++)
+      heron__buf_printf(
+          &b,
+          "; tensor map %s after bias: cuTensorMapEncodeTiled of in%d as a "
+          "2-D fp16 matrix of %lld rows of %lld elements, %lld bytes apart, "
+          "box %d x %d, %d-byte swizzle, zero fill (line 2 of kernel.cu)",
+          m ? "tmap_b" : "tmap_a", l.tmap[m].input, (long long)l.tmap[m].outer,
+          (long long)l.tmap[m].inner, (long long)l.tmap[m].row_bytes,
+          l.tmap[m].box_inner, l.tmap[m].box_outer, l.tmap[m].swz);
     /* Only a timed kernel is ever the best (heron_history_best). */
     heron__buf_printf(&b, ", %.2f GFLOP/s when tuned.\n", best->gflops);
     readme = heron__buf_take(&b);

@@ -196,7 +196,9 @@ typedef struct heron__cuda_sched {
   int64_t out_vec_max;
   int unroll;    /* knob: 0..5, unroll loops of <= 4^v steps */
   int pipeline;  /* knob: 1..4 stages of A.shared / B.shared */
-  int mma;       /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix */
+  int mma;       /* knob: 0 wmma, 1 mma.sync m16n8k16 + ldmatrix,
+                    2 wgmma + TMA (sm_90, ops that fit: wg) */
+  int wg;        /* 1: the space has mma 2 (heron__cuda_wgmma_fits) */
   int block_swz; /* knob: 1, 2, 4 or 8 rows of blocks per group of
                     the block order (1: row-major); -1 in a space
                     without it */
@@ -239,6 +241,29 @@ heron__cuda_sched_of(const heron__template *t) {
   return (heron__cuda_sched *)t->sched;
 }
 
+/* The rule of the knob mma (core/targets/cuda/rules_mma.c), after the
+ * tiling, threads and shared-memory rules. */
+struct heron__rules;
+void heron__cuda_rule_mma(heron__template *t, struct heron__rules *r,
+                          heron__cuda_sched *s);
+
+/* The sm_90a path (mma 2; core/targets/cuda/rules_mma.c): whether the
+ * op fits it (plain 2-D operands, A = [M, K], B = [K, N] or [N, K], no
+ * batch, K and an MN-major B's N multiples of 8), and the rules that bind
+ * the other knobs when mma == 2.  The plan keeps HERON__CUDA_WG_SLACK
+ * bytes beside the buffers: the alignment of its base to 1024 bytes and
+ * an mbarrier per stage. */
+#define HERON__CUDA_WG_SLACK (1024 + 8 * 4)
+int heron__cuda_wgmma_fits(const heron__op *op, const heron__cuda_sched *s);
+void heron__cuda_rules_wgmma(struct heron__rules *r, heron__cuda_sched *s);
+
+/* The swizzle span (bytes) of a wgmma operand whose box rows hold
+ * `halves` elements: the widest of 128, 64, 32 dividing its row bytes
+ * (the rows are multiples of 16 halves, so 32 at least). */
+static inline int heron__cuda_wg_span(int64_t halves) {
+  return halves % 64 == 0 ? 128 : halves % 32 == 0 ? 64 : 32;
+}
+
 /* The cuda rules: hang a heron__cuda_sched on t->sched, fill it (t's op and
  * hw are set) and post the space.  HERON_EUNSUPPORTED for an op outside the
  * implicit-GEMM view. */
@@ -256,7 +281,8 @@ void heron__cuda_launch_of(const heron__template *t, const int64_t *cfg,
 void heron__cuda_smem_plan_of(const heron__template *t, const int64_t *cfg,
                               heron__cuda_smem_plan *p);
 
-/* Describe: the cuda template's loop nest and rules. */
+/* Describe: the cuda template's loop nest and rules
+ * (core/targets/cuda/describe.c). */
 void heron__cuda_describe(const heron__template *t, heron__buf *out);
 
 #endif

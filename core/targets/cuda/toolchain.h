@@ -30,8 +30,9 @@ int heron__cuda_toolchain(const heron_measure_options *mo, int sm,
 /* What running a cubin needs besides the file: the meta of its artifact
  * (heron__artifact), written by the NVRTC build. */
 typedef struct heron__cuda_artifact {
-  heron__cuda_launch launch; /* line 1 of the source */
-  char entry[256];           /* the lowered name of heron_cuda_kernel */
+  heron__cuda_launch launch; /* lines 1 (and 2) of the source */
+  char entry[192];           /* the lowered name of heron_cuda_kernel
+                                (extern "C": the name itself) */
 } heron__cuda_artifact;
 
 /* Copies c into a->meta, or a->meta into *c (entry NUL-terminated). */
@@ -60,7 +61,7 @@ typedef struct heron__nvrtc_result {
   char *log;         /* malloc'ed tail (~2 KB) of NVRTC's log: the errors
                         of a failed compile, ptxas' report of a good one;
                         NULL when empty */
-  char entry[256];   /* the lowered name of heron_cuda_kernel */
+  char entry[192];   /* the lowered name of heron_cuda_kernel */
   heron__cuda_launch launch; /* line 1 of the source */
   int regs;                  /* registers per thread */
   int spill_bytes;           /* spill stores + spill loads, bytes */
@@ -69,7 +70,8 @@ typedef struct heron__nvrtc_result {
   double seconds;            /* wall time of the compile */
 } heron__nvrtc_result;
 
-/* Compiles `src` to a cubin for sm_<sm> with NVRTC (-arch=sm_XX, the CUDA
+/* Compiles `src` to a cubin for sm_<sm> with NVRTC (-arch=sm_XX, sm_XXa
+ * for a TMA kernel, whose line 2 states its tensor maps; the CUDA
  * headers of $HERON_CUDA_INCLUDE or the build's toolkit, -default-device,
  * -std=c++17, ptxas -v; no fast math) and fills *r (zeroed first; free with
  * heron__nvrtc_result_free, also after a failure).  Thread safe.

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuda_fixtures.h"
+
 #include "core/measure/measure.h"
 #include "core/op/op.h"
 #include "core/targets/cuda/driver.h"
@@ -269,8 +271,9 @@ static void run_on_fake(const char *mode, int bias, enum host_variant v,
   heron__candidate c;
   memset(&c, 0, sizeof c);
   snprintf(c.art.path, sizeof c.art.path, "%s/fake.cubin", b.work_dir);
-  heron__cuda_artifact meta = {{{4, 3, 1}, {8, 8, 1}, smem},
-                               "heron_cuda_kernel"};
+  heron__cuda_artifact meta = {
+      .launch = {.grid = {4, 3, 1}, .block = {8, 8, 1}, .smem_bytes = smem},
+      .entry = "heron_cuda_kernel"};
   heron__cuda_artifact_set(&c.art, &meta);
   c.status = HERON_MEAS_OK;
   char *src = host_kernel(&op, v, 1);
@@ -790,6 +793,104 @@ TEST(cubin_run_passes_in0_in1_out_bias_in_that_order) {
   free(f.error);
 }
 
+/* A generated sm_90a kernel (mma 2) through the worker and the fake
+ * driver: the worker reads the tensor maps from line 2 of the source (the
+ * artifact's launch), makes them with heron__cuda_tmap_2d over its device
+ * copies of the inputs (the fake's cuTensorMapEncodeTiled writes the
+ * emulation's format) and passes them after (in0, in1, out, bias); the
+ * "cubin" is the kernel's emulation, entered (as the fake launches: one
+ * call with the parameters) through heron_kernel_tma so that it runs on
+ * the worker's maps, not on maps of its own.  The GEMM's
+ * odd M and the bias check the edges and the epilogue. */
+TEST(tma_kernel_run_gets_the_tensor_maps_its_source_states) {
+  char log[] = "/tmp/heron-fake-tmap-XXXXXX";
+  int fd = mkstemp(log);
+  CHECK(fd >= 0);
+  close(fd);
+  setenv("HERON_LIBCUDA", HERON_FAKE_LIBCUDA, 1);
+  setenv("HERON_FAKE_CUDA_LOG", log, 1);
+  unsetenv("HERON_FAKE_CUDA");
+  static const cuda_case gemm = {"gemm", {121, 88, 200}, 3};
+  cuda_built cb;
+  heron_error err = {0};
+  CHECK_OK(cuda_build(&cb, &gemm, "h200", HERON__EPI_BIAS, &err), &err);
+  int nv = heron_space_nvars(cb.sp);
+  int64_t *fix = malloc((size_t)nv * sizeof *fix);
+  int64_t *cfg = malloc((size_t)nv * sizeof *cfg);
+  heron_rng rng;
+  heron_rng_seed(&rng, 5);
+  heron__cuda_launch l;
+  heron__buf src = {0};
+  do { /* within the fake's opt-in limit of 163 KiB */
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[heron_space_find_var(cb.sp, "mma")] = 2;
+    fix[heron_space_find_var(cb.sp, "pipeline")] = 2;
+    CHECK_OK(heron_space_sample_restricted(cb.sp, &rng, fix, NULL, cfg, &err),
+             &err);
+    heron__buf_free(&src);
+    CHECK_OK(heron__codegen(cb.t, cb.sp, cfg, &src, &err), &err);
+    CHECK_EQ(heron__cuda_launch_parse(src.data, &l), 0);
+  } while (l.smem_bytes > 160 * 1024);
+  CHECK_EQ(l.ntmaps, 2);
+  heron_measure_options o = quick_options();
+  heron__bench b;
+  CHECK_OK(cuda_bench_init(&b, &cb.op, NULL, &o, 90, &err), &err);
+  heron__candidate c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.art.path, sizeof c.art.path, "%s/wgmma.cubin", b.work_dir);
+  heron__cuda_artifact meta = {.launch = l, .entry = "wgmma_on_the_fake"};
+  heron__cuda_artifact_set(&c.art, &meta);
+  c.status = HERON_MEAS_OK;
+  heron__buf_puts(&src, "void wgmma_on_the_fake(void **params);\n"
+                        "void wgmma_on_the_fake(void **params) {\n"
+                        "  void *b6[6];\n"
+                        "  for (int i = 0; i < 4; i++)\n"
+                        "    b6[i] = (void *)(uintptr_t)*(unsigned long long "
+                        "*)params[i];\n"
+                        "  b6[4] = params[4];\n"
+                        "  b6[5] = params[5];\n"
+                        "  heron_kernel_tma(b6);\n"
+                        "}\n");
+  char cpath[600], cmd[1400];
+  snprintf(cpath, sizeof cpath, "%s/wgmma.c", b.work_dir);
+  CHECK_OK(heron__write_file(cpath, src.data, src.len, &err), &err);
+  snprintf(cmd, sizeof cmd, "cc %s -o %s %s", HERON__CUDA_EMU_CFLAGS,
+           c.art.path, cpath);
+  CHECK_EQ(system(cmd), 0);
+  heron_measurement m;
+  memset(&m, 0, sizeof m);
+  char *why = NULL;
+  CHECK_OK(heron__run_candidate(&b, &c, cb.op.flops, &m, &why, &err), &err);
+  CHECK_MSG(m.status == HERON_MEAS_OK, "%s: %s",
+            heron_meas_status_name(m.status), why ? why : "");
+  free(why);
+  /* The maps the worker asked the driver for: line 2's. */
+  char *text = NULL;
+  size_t len = 0;
+  CHECK_OK(heron__read_file(log, &text, &len, &err), &err);
+  static const int mode[129] = {[32] = 1, [64] = 2, [128] = 3};
+  for (int i = 0; i < 2; i++) {
+    char want[160];
+    snprintf(want, sizeof want,
+             "cuTensorMapEncodeTiled dims %lld %lld stride %lld box %d %d "
+             "swizzle %d",
+             (long long)l.tmap[i].inner, (long long)l.tmap[i].outer,
+             (long long)l.tmap[i].row_bytes, l.tmap[i].box_inner,
+             l.tmap[i].box_outer, mode[l.tmap[i].swz]);
+    CHECK_STR_CONTAINS(text, want);
+  }
+  free(text);
+  heron__bench_free(&b);
+  heron__buf_free(&src);
+  free(fix);
+  free(cfg);
+  cuda_unbuild(&cb);
+  unlink(log);
+  unsetenv("HERON_FAKE_CUDA_LOG");
+  unsetenv("HERON_LIBCUDA");
+}
+
 TEST(cubin_that_writes_nothing_is_wrong_result_after_the_first_launch) {
   fake_run f;
   run_on_fake(NULL, 0, HOST_NO_WRITE, 0, &f);
@@ -835,7 +936,8 @@ TEST(cubin_run_without_a_driver_is_runtime_error_naming_libcuda) {
   heron__candidate c;
   memset(&c, 0, sizeof c);
   snprintf(c.art.path, sizeof c.art.path, "%s/none.cubin", b.work_dir);
-  heron__cuda_artifact meta = {{{1, 1, 1}, {32, 1, 1}, 0}, ""};
+  heron__cuda_artifact meta = {
+      .launch = {.grid = {1, 1, 1}, .block = {32, 1, 1}}};
   heron__cuda_artifact_set(&c.art, &meta);
   heron_measurement m;
   char *text = NULL;

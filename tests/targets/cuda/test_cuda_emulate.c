@@ -67,10 +67,15 @@ enum {
  * sums the partials); SPLIT_OFF: split_k 1 in a space that has the knob. */
 #define SPLIT_ON 600
 #define SPLIT_OFF 601
+/* WGMMA(S): the sm_90a path (mma 2) with S pipeline stages. */
+#define WGMMA(S) (700 + (S))
 
 static int wanted(const cuda_built *b, const int64_t *cfg, int which) {
   if (which == ALL_CONFIGS)
     return 1;
+  if (which >= 700)
+    return cuda_val(b->sp, cfg, "mma") == 2 &&
+           cuda_val(b->sp, cfg, "pipeline") == which - 700;
   if (which == SPLIT_ON || which == SPLIT_OFF)
     return (cuda_val(b->sp, cfg, "split_k") > 1) == (which == SPLIT_ON);
   if (which == BLOCK_SWIZZLED)
@@ -106,6 +111,10 @@ static int last_ragged;
  * file (the block-swizzle test's GPU of 2 SMs). */
 static const char *emu_gpu = "a100";
 
+/* With WGMMA(S), when set: the chunk.k and block.n of every config (which
+ * set the swizzle spans of A and of an MN-major B). */
+static int64_t wg_chunk_k, wg_block_n;
+
 static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
                          int which, int count) {
   cuda_built b;
@@ -131,9 +140,28 @@ static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
   int n = 0, ragged = 0;
   /* Rejection sampling: a rare selection (swizzled, 3 stages, on the prime
    * GEMM) takes thousands of draws; a draw takes microseconds. */
+  /* The sm_90a path is too rare a draw (its tiling must line up before
+   * the mma knob is drawn): its samples fix mma and pipeline. */
+  int64_t *fix = NULL;
+  if (which >= 700) {
+    fix = malloc((size_t)nv * sizeof *fix);
+    CHECK(fix != NULL);
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[heron_space_find_var(b.sp, "mma")] = 2;
+    fix[heron_space_find_var(b.sp, "pipeline")] = which - 700;
+    if (wg_chunk_k)
+      fix[heron_space_find_var(b.sp, "A.chunk.k")] = wg_chunk_k;
+    if (wg_block_n)
+      fix[heron_space_find_var(b.sp, "block.n")] = wg_block_n;
+  }
   for (int tries = 0; n < count && tries < 400 * count + 20000; tries++) {
     int64_t *cfg = cfgs + (size_t)n * (size_t)nv;
-    CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    if (fix)
+      CHECK_OK(heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err),
+               &err);
+    else
+      CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
     if (!wanted(&b, cfg, which))
       continue;
     heron_space_key(b.sp, cfg, keys[n], sizeof keys[n]);
@@ -181,6 +209,7 @@ static void emulate_some(const cuda_case *c, int epilogue, int min_ragged,
   free(cand);
   free(keys);
   free(cfgs);
+  free(fix);
   cuda_unbuild(&b);
   CHECK_EQ(ok, n);
   CHECK(n >= (count < 10 ? count : 10));
@@ -549,4 +578,56 @@ TEST(split_k_gemm_small_n) {
 TEST(split_k_c1d_prime_stride2_with_bias_relu) {
   static const cuda_case c1d = {"c1d", {1, 37, 171, 13, 3, 2, 1, 1}, 8};
   emulate_split(&c1d, HERON__EPI_BIAS | HERON__EPI_RELU, 1);
+}
+
+/* The sm_90a path (mma 2 on an H200's description): one or two
+ * warpgroups of wgmma m64nNk16 reading stages that TMA tile copies fill,
+ * handed over by mbarriers, one to four stages.  The emulation runs the
+ * copies (zero outside the tensor, through the swizzle), decodes every
+ * wgmma operand from its descriptor's bits through the canonical layout
+ * (K-major A, MN-major B of a [K, N] GEMM, or K-major B) and places the
+ * accumulators by the ISA's fragment layout, so a wrong box, coordinate,
+ * descriptor offset, swizzle span or stage parity fails the reference
+ * check (or the emulation's own checks).  GEMMs with an odd M and N and K
+ * not multiples of the tiles (tiles cut short), with the bias and ReLU
+ * epilogue; each stage count; and each swizzle span (32, 64 and 128
+ * bytes) of A (set by chunk.k) and of the MN-major B (by block.n). */
+#define WG_CONFIGS HERON_TEST_SHARE(4, 2)
+static void emulate_wgmma(const cuda_case *c, int epilogue, int min_ragged) {
+  int ragged = 0;
+  emu_gpu = "h200";
+  for (int S = 1; S <= 4; S++) {
+    last_ragged = 0;
+    emulate_some(c, epilogue, 0, WGMMA(S), WG_CONFIGS);
+    ragged += last_ragged;
+  }
+  emu_gpu = "a100";
+  CHECK_MSG(ragged >= min_ragged, "%d configs with cut-short tiles, wanted %d",
+            ragged, min_ragged);
+}
+TEST(wgmma_gemm_odd_m_tiles_cut_short_with_bias_relu) {
+  static const cuda_case gemm = {"gemm", {121, 88, 200}, 3};
+  emulate_wgmma(&gemm, HERON__EPI_BIAS | HERON__EPI_RELU, 1);
+}
+TEST(wgmma_gemm_odd) {
+  static const cuda_case gemm = {"gemm", {61, 40, 24}, 3};
+  emulate_wgmma(&gemm, 0, 0);
+}
+TEST(wgmma_gemm_every_swizzle_span) {
+  static const cuda_case gemm = {"gemm", {121, 120, 200}, 3};
+  static const int64_t kc[3] = {16, 32, 64}, bn[3] = {16, 32, 64};
+  emu_gpu = "h200";
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      wg_chunk_k = kc[i];
+      wg_block_n = bn[j];
+      fprintf(stderr,
+              "chunk.k %lld (A: %d-byte swizzle), block.n %lld (B: "
+              "%d-byte swizzle)\n",
+              (long long)kc[i], heron__cuda_wg_span(kc[i]), (long long)bn[j],
+              heron__cuda_wg_span(bn[j]));
+      emulate_some(&gemm, HERON__EPI_BIAS, 0, WGMMA(1 + (i + j) % 4), 1);
+    }
+  wg_chunk_k = wg_block_n = 0;
+  emu_gpu = "a100";
 }

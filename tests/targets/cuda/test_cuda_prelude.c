@@ -573,10 +573,12 @@ static int emulate_and_check(const char *dir, const kdesc *k, ref_fn ref) {
 
 TEST(launch_line_round_trips_through_format_and_parse) {
   const heron__cuda_launch cases[] = {
-      {{1, 1, 1}, {1, 1, 1}, 0},
-      {{128, 64, 12}, {32, 4, 2}, 49152},
-      {{2147483647, 65535, 65535}, {1024, 1, 1}, 232448},
-      {{3, 5, 7}, {8, 8, 16}, (int64_t)1 << 40},
+      {.grid = {1, 1, 1}, .block = {1, 1, 1}, .smem_bytes = 0},
+      {.grid = {128, 64, 12}, .block = {32, 4, 2}, .smem_bytes = 49152},
+      {.grid = {2147483647, 65535, 65535},
+       .block = {1024, 1, 1},
+       .smem_bytes = 232448},
+      {.grid = {3, 5, 7}, .block = {8, 8, 16}, .smem_bytes = (int64_t)1 << 40},
   };
   char line[160];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -599,7 +601,8 @@ TEST(launch_line_round_trips_through_format_and_parse) {
 }
 
 TEST(launch_format_returns_the_full_length_when_truncated) {
-  const heron__cuda_launch l = {{4, 2, 1}, {128, 1, 1}, 1024};
+  const heron__cuda_launch l = {
+      .grid = {4, 2, 1}, .block = {128, 1, 1}, .smem_bytes = 1024};
   char big[160], small[16];
   int full = heron__cuda_launch_format(&l, big, sizeof big);
   int n = heron__cuda_launch_format(&l, small, sizeof small);
@@ -649,7 +652,8 @@ TEST(launch_parse_rejects_malformed_lines) {
       "/* heron-cuda grid 1.5 1 1 block 1 1 1 smem 0 */\n",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    heron__cuda_launch l = {{7, 7, 7}, {7, 7, 7}, 7};
+    heron__cuda_launch l = {
+        .grid = {7, 7, 7}, .block = {7, 7, 7}, .smem_bytes = 7};
     CHECK_MSG(heron__cuda_launch_parse(bad[i], &l) == -1, "accepted \"%s\"",
               bad[i]);
     CHECK_EQ(l.grid[0], 7); /* untouched on failure */
@@ -1289,8 +1293,9 @@ static void mma_kdesc(const mma_case *c, kdesc *k, char *body, size_t cap) {
            c->wm * c->wn, c->wn, c->wn, cidx);
   memset(k, 0, sizeof *k);
   k->name = c->name;
-  k->launch =
-      (heron__cuda_launch){{1, 1, 1}, {32, 1, 1}, abytes + bbytes + cbytes};
+  k->launch = (heron__cuda_launch){.grid = {1, 1, 1},
+                                   .block = {32, 1, 1},
+                                   .smem_bytes = abytes + bbytes + cbytes};
   k->wmma[0] = c->wm;
   k->wmma[1] = c->wn;
   k->wmma[2] = 16;
@@ -1546,7 +1551,8 @@ static void wg_kdesc(const wg_case *c, kdesc *k, char *body, size_t cap) {
   free(text);
   memset(k, 0, sizeof *k);
   k->name = c->name;
-  k->launch = (heron__cuda_launch){{1, 1, 1}, {128, 1, 1}, p.smem};
+  k->launch = (heron__cuda_launch){
+      .grid = {1, 1, 1}, .block = {128, 1, 1}, .smem_bytes = p.smem};
   k->wmma[0] = k->wmma[1] = k->wmma[2] = 16;
   k->elems[0] = 64LL * WG_K;
   k->elems[1] = (long long)c->n * WG_K;

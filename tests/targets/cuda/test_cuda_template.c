@@ -668,10 +668,12 @@ TEST(log_line_without_the_pipeline_knob_reads_back_single_stage) {
 }
 
 /* The mma knob: 0 (wmma) and 1 (mma.sync m16n8k16 with ldmatrix) on
- * sm_80 and newer, only 0 below (an A100 described as sm_75); mma 1 never
- * with an 8-row wmma tile, so an op whose M pads to 8 (a scan of 4 rows)
- * has no mma config; mma 0 is the wmma kernel, whose source has no mma
- * macro, mma 1 the other way round. */
+ * sm_80 and newer, only 0 below (an A100 described as sm_75), and 2
+ * (wgmma fed by TMA) only on sm_90 for an op of plain matrices (GEMM on
+ * an H100, not on an A100, not BMM); mma 1 never with an 8-row wmma tile,
+ * so an op whose M pads to 8 (a scan of 4 rows) has no mma config; mma 0
+ * is the wmma kernel, whose source has no mma macro, mma 1 the other way
+ * round, and mma 2 a TMA kernel of wgmma alone. */
 TEST(mma_knob_by_architecture_and_shape) {
   cuda_built b;
   heron_error err = {0};
@@ -682,11 +684,36 @@ TEST(mma_knob_by_architecture_and_shape) {
   int mv = heron_space_find_var(b.sp, "mma");
   int64_t lo, hi;
   CHECK(heron_space_var_domain(b.sp, mv, &lo, &hi, NULL, NULL) == HERON_OK);
-  CHECK(lo == 0 && hi == 1);
+  CHECK(lo == 0 && hi == 2);
   heron_rng_seed(&rng, 5);
-  int seen[2] = {0, 0};
+  {
+    int64_t *fix = malloc((size_t)nv * sizeof *fix);
+    for (int v = 0; v < nv; v++)
+      fix[v] = HERON_UNSET;
+    fix[mv] = 2;
+    CHECK_OK(heron_space_sample_restricted(b.sp, &rng, fix, NULL, cfg, &err),
+             &err);
+    free(fix);
+    heron__buf src = {0};
+    CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
+    const char *body = strstr(src.data, "HERON_KERNEL_TMA(heron_cuda_kernel)");
+    CHECK(body && strstr(src.data, "/* heron-cuda tmaps in0 ") != NULL);
+    CHECK(strstr(body, "HERON_WG_MMA(acc, da, db)") != NULL &&
+          strstr(body, "HERON_TMA_LOAD_2D(") != NULL &&
+          strstr(body, "HERON_MBAR_WAIT(") != NULL);
+    CHECK(strstr(body, "HERON_MMA_SYNC(") == NULL &&
+          strstr(body, "HERON_MMA(") == NULL &&
+          strstr(body, "HERON_CP_ASYNC(") == NULL);
+    CHECK(cuda_val(b.sp, cfg, "i.w") % 4 == 0 &&
+          cuda_val(b.sp, cfg, "j.w") == 1 &&
+          cuda_val(b.sp, cfg, "block.n") <= 256);
+    heron__buf_free(&src);
+  }
+  int seen[3] = {0, 0, 0};
   for (int n = 0; n < 40; n++) {
     CHECK_OK(heron_space_sample(b.sp, &rng, cfg, &err), &err);
+    if (cfg[mv] == 2) /* checked above */
+      continue;
     heron__buf src = {0};
     CHECK_OK(heron__codegen(b.t, b.sp, cfg, &src, &err), &err);
     const char *body = strstr(src.data, "HERON_KERNEL(heron_cuda_kernel)");
@@ -706,6 +733,18 @@ TEST(mma_knob_by_architecture_and_shape) {
     heron__buf_free(&src);
   }
   CHECK(seen[0] > 0 && seen[1] > 0);
+  cuda_unbuild(&b);
+
+  /* No mma 2 on sm_80, nor for BMM (a batch) on sm_90. */
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[0], "a100", 0, &err), &err);
+  mv = heron_space_find_var(b.sp, "mma");
+  CHECK(heron_space_var_domain(b.sp, mv, &lo, &hi, NULL, NULL) == HERON_OK);
+  CHECK(lo == 0 && hi == 1);
+  cuda_unbuild(&b);
+  CHECK_OK(cuda_build(&b, &CUDA_SUITE[1], "h100", 0, &err), &err);
+  mv = heron_space_find_var(b.sp, "mma");
+  CHECK(heron_space_var_domain(b.sp, mv, &lo, &hi, NULL, NULL) == HERON_OK);
+  CHECK(lo == 0 && hi == 1);
   cuda_unbuild(&b);
 
   /* Below sm_80: the same GPU described as sm_75. */
