@@ -44,6 +44,52 @@
  * space built with different limits producing a giant file. */
 #define MAX_POINTS 4096
 
+/* h_tr: the transposition of vec vectors of vec lanes in registers, for
+ * the output's transposed store: unpacks, then shuffles within 128-bit
+ * lanes, then moves of whole 128-bit lanes (vec 16: two rounds of
+ * _mm512_shuffle_f32x4; vec 8: _mm256_permute2f128_ps). */
+static void emit_transpose_helper(gen *g) {
+  const char *w = g->vec == 16 ? "512" : "256";
+  heron__buf *o = g->o;
+  heron__buf_printf(o,
+                    "/* r[i] lane j <- r[j] lane i, for %d vectors. */\n"
+                    "static inline void h_tr(h_vt *r) {\n"
+                    "  h_vt t[%d];\n"
+                    "  for (int i = 0; i < %d; i += 2) {\n"
+                    "    t[i] = _mm%s_unpacklo_ps(r[i], r[i + 1]);\n"
+                    "    t[i + 1] = _mm%s_unpackhi_ps(r[i], r[i + 1]);\n"
+                    "  }\n"
+                    "  for (int i = 0; i < %d; i += 4) {\n"
+                    "    r[i] = _mm%s_shuffle_ps(t[i], t[i + 2], 0x44);\n"
+                    "    r[i + 1] = _mm%s_shuffle_ps(t[i], t[i + 2], 0xee);\n"
+                    "    r[i + 2] = _mm%s_shuffle_ps(t[i + 1], t[i + 3], "
+                    "0x44);\n"
+                    "    r[i + 3] = _mm%s_shuffle_ps(t[i + 1], t[i + 3], "
+                    "0xee);\n"
+                    "  }\n",
+                    g->vec, g->vec, g->vec, w, w, g->vec, w, w, w, w);
+  if (g->vec == 16)
+    heron__buf_puts(
+        o, "  for (int i = 0; i < 4; i++) {\n"
+           "    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);\n"
+           "    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);\n"
+           "    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);\n"
+           "    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);\n"
+           "  }\n"
+           "  for (int i = 0; i < 8; i++) {\n"
+           "    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);\n"
+           "    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);\n"
+           "  }\n}\n\n");
+  else
+    heron__buf_puts(
+        o, "  for (int i = 0; i < 4; i++) {\n"
+           "    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);\n"
+           "    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);\n"
+           "  }\n"
+           "  for (int i = 0; i < 8; i++)\n"
+           "    r[i] = t[i];\n}\n\n");
+}
+
 static void emit_header(gen *g, const heron_space *sp) {
   const heron__op *op = g->op;
   heron__buf *o = g->o;
@@ -131,6 +177,8 @@ static void emit_header(gen *g, const heron_space *sp) {
         "static inline h_vt h_relu(h_vt v) {\n"
         "  return (h_vt)((h_it)(v > h_zero) & (h_it)v);\n}\n\n",
         4 * g->vec);
+    if (g->transpose)
+      emit_transpose_helper(g);
     if (g->fma && !g->rvec && g->vec == 16)
       heron__buf_puts(
           o, "/* The first n lanes (none for n <= 0, all for n >= 16). */\n"
@@ -342,6 +390,8 @@ int heron__cpu_codegen(const heron__template *t, const heron_space *sp,
   for (int a = 0; a < g.op->naxes && s->stage >= 0 && cfg[s->stage]; a++)
     if (g.op->axes[a].kind == HERON__REDUCE && g.len[a][0] > 1)
       g.stage = 1;
+  g.transpose = s->transpose >= 0 && cfg[s->transpose];
+  g.tr_axis = s->tr_axis;
   heron__cpu_index_maps(&g);
   heron__cpu_setup_packing(&g);
   if (heron__cpu_setup_region(&g) != HERON_OK)

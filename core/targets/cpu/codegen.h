@@ -109,6 +109,11 @@ typedef struct gen {
    * outer steps before the last go to the per-thread buffer h_stg, one
    * block of npts * vec floats per register tile of the thread's tile. */
   int stage;
+  /* The output's transposed store (<out>.transpose): the non-edge stores
+   * transpose every vec accumulators consecutive along tr_axis (the
+   * output's contiguous axis) in registers with h_tr, and store each
+   * channel's lanes as one vector along tr_axis. */
+  int transpose, tr_axis;
   int64_t rp[HERON__MAX_TENSORS];
   int64_t rstride[HERON__MAX_TENSORS][HERON__MAX_AXES];
   int rorder[HERON__MAX_TENSORS][HERON__MAX_AXES]; /* those axes, outermost

@@ -214,69 +214,127 @@ static void out_elem(const gen *g, const int64_t *off, int lane,
   heron__buf_puts(b, "]");
 }
 
-/* The stores of register-tile points [from, to). */
-static void emit_points(gen *g, int from, int to, int depth, int mode) {
-  const int out = g->op->ninputs;
+/* The store of one accumulator, x ("h_a3"), at tile point off. */
+static void emit_point(gen *g, const int64_t *off, const char *x, int depth,
+                       int mode) {
   /* Lanes along an axis that is not the output's contiguous one (a
    * convolution vectorized along its channels) lie a stride apart: they
    * are read as a gather and written lane by lane from a spill. */
-  int strided = g->vec > 1 && g->lin[out][g->vaxis] != 1;
+  int strided = g->vec > 1 && g->lin[g->op->ninputs][g->vaxis] != 1;
+  heron__buf elem = {0}, prev = {0};
+  out_elem(g, off, 0, &elem);
+  if (!strided && g->vec > 1) {
+    heron__buf_printf(&prev, "h_ld(&%s)", elem.data);
+  } else if (!strided) {
+    heron__buf_puts(&prev, elem.data);
+  } else {
+    heron__buf_puts(&prev, "(h_vt){");
+    for (int l = 0; l < g->vec; l++) {
+      if (l)
+        heron__buf_puts(&prev, ", ");
+      out_elem(g, off, l, &prev);
+    }
+    heron__buf_puts(&prev, "}");
+  }
+  heron__buf val = {0}, acc = {0};
+  heron__buf_puts(&acc, x);
+  if (mode == ST_ADD || mode == ST_ADD_EPI)
+    heron__buf_printf(&acc, " + %s", prev.data);
+  if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
+    epilogue_text(g, off, acc.data, NULL, &val);
+  else
+    heron__buf_puts(&val, acc.data);
+  indent(g, depth);
+  if (strided) {
+    heron__buf_printf(g->o, "{\n");
+    indent(g, depth + 1);
+    heron__buf_printf(g->o, "float h_t[%d];\n", g->vec);
+    indent(g, depth + 1);
+    heron__buf_printf(g->o, "h_st(h_t, %s);\n", val.data);
+    for (int l = 0; l < g->vec; l++) {
+      heron__buf e = {0};
+      out_elem(g, off, l, &e);
+      indent(g, depth + 1);
+      heron__buf_printf(g->o, "%s = h_t[%d];\n", e.data, l);
+      heron__buf_free(&e);
+    }
+    indent(g, depth);
+    heron__buf_puts(g->o, "}\n");
+  } else if (g->vec > 1) {
+    heron__buf_printf(g->o, "h_st(&%s, %s);\n", elem.data, val.data);
+  } else {
+    heron__buf_printf(g->o, "%s = %s;\n", elem.data, val.data);
+  }
+  heron__buf_free(&elem);
+  heron__buf_free(&prev);
+  heron__buf_free(&val);
+  heron__buf_free(&acc);
+}
+
+/* The stores of register-tile points [from, to). */
+static void emit_points(gen *g, int from, int to, int depth, int mode) {
   for (int p = from; p < to; p++) {
     int64_t off[HERON__MAX_AXES];
     heron__cpu_tile_points(g, p, off);
-    heron__buf elem = {0}, prev = {0};
-    out_elem(g, off, 0, &elem);
-    if (!strided && g->vec > 1) {
-      heron__buf_printf(&prev, "h_ld(&%s)", elem.data);
-    } else if (!strided) {
-      heron__buf_puts(&prev, elem.data);
-    } else {
-      heron__buf_puts(&prev, "(h_vt){");
-      for (int l = 0; l < g->vec; l++) {
-        if (l)
-          heron__buf_puts(&prev, ", ");
-        out_elem(g, off, l, &prev);
-      }
-      heron__buf_puts(&prev, "}");
-    }
-    heron__buf val = {0}, acc = {0};
+    heron__buf acc = {0};
     if (g->rvec && g->ragged[g->vaxis])
       heron__buf_printf(&acc, "(h_hsum(h_a%d) + h_s%d)", p, p);
     else if (g->rvec)
       heron__buf_printf(&acc, "h_hsum(h_a%d)", p);
     else
       heron__buf_printf(&acc, "h_a%d", p);
-    if (mode == ST_ADD || mode == ST_ADD_EPI)
-      heron__buf_printf(&acc, " + %s", prev.data);
-    if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
-      epilogue_text(g, off, acc.data, NULL, &val);
-    else
-      heron__buf_puts(&val, acc.data);
-    indent(g, depth);
-    if (strided) {
-      heron__buf_printf(g->o, "{\n");
-      indent(g, depth + 1);
-      heron__buf_printf(g->o, "float h_t[%d];\n", g->vec);
-      indent(g, depth + 1);
-      heron__buf_printf(g->o, "h_st(h_t, %s);\n", val.data);
-      for (int l = 0; l < g->vec; l++) {
-        heron__buf e = {0};
-        out_elem(g, off, l, &e);
-        indent(g, depth + 1);
-        heron__buf_printf(g->o, "%s = h_t[%d];\n", e.data, l);
-        heron__buf_free(&e);
-      }
-      indent(g, depth);
-      heron__buf_puts(g->o, "}\n");
-    } else if (g->vec > 1) {
-      heron__buf_printf(g->o, "h_st(&%s, %s);\n", elem.data, val.data);
-    } else {
-      heron__buf_printf(g->o, "%s = %s;\n", elem.data, val.data);
-    }
-    heron__buf_free(&elem);
-    heron__buf_free(&prev);
-    heron__buf_free(&val);
+    emit_point(g, off, acc.data, depth, mode);
     heron__buf_free(&acc);
+  }
+}
+
+/* The transposed store (<out>.transpose) of a register tile inside every
+ * extent: each group of vec points consecutive along tr_axis (the
+ * constraints make the tile's extent along it a multiple of vec) is
+ * copied into h_r, transposed by h_tr, and row l, the group's channel l,
+ * stored as one vector along tr_axis: the points' stores with the vector
+ * axis taken to be tr_axis (contiguous loads and stores, a bias along the
+ * channels broadcast). */
+static void emit_transposed(gen *g, int npts, int depth, int mode) {
+  const int ta = g->tr_axis, va = g->vaxis;
+  for (int p = 0; p < npts; p++) {
+    int64_t off[HERON__MAX_AXES];
+    heron__cpu_tile_points(g, p, off);
+    if (off[ta] % g->vec)
+      continue;
+    indent(g, depth);
+    heron__buf_puts(g->o, "{\n");
+    indent(g, depth + 1);
+    heron__buf_printf(g->o, "h_vt h_r[%d] = {", g->vec);
+    for (int j = 0; j < g->vec; j++) {
+      /* The group's point j: p's offsets, tr_axis moved on by j. */
+      int q = 0;
+      for (; q < npts; q++) {
+        int64_t o[HERON__MAX_AXES];
+        heron__cpu_tile_points(g, q, o);
+        int same = o[ta] == off[ta] + j;
+        for (int a = 0; a < g->op->naxes; a++)
+          same &= a == ta || o[a] == off[a];
+        if (same)
+          break;
+      }
+      heron__buf_printf(g->o, "%sh_a%d", j ? ", " : "", q);
+    }
+    heron__buf_puts(g->o, "};\n");
+    indent(g, depth + 1);
+    heron__buf_puts(g->o, "h_tr(h_r);\n");
+    g->vaxis = ta;
+    for (int l = 0; l < g->vec; l++) {
+      int64_t row[HERON__MAX_AXES];
+      memcpy(row, off, sizeof row);
+      row[va] += l;
+      char x[32];
+      snprintf(x, sizeof x, "h_r[%d]", l);
+      emit_point(g, row, x, depth + 1, mode);
+    }
+    g->vaxis = va;
+    indent(g, depth);
+    heron__buf_puts(g->o, "}\n");
   }
 }
 
@@ -291,6 +349,8 @@ static void emit_store(gen *g, int npts, int depth, int mode, int edge) {
     g->vec = 1;
   if (edge)
     emit_store_edge(g, npts, depth, mode);
+  else if (g->transpose)
+    emit_transposed(g, npts, depth, mode);
   else
     emit_points(g, 0, npts, depth, mode);
   g->vec = vec;

@@ -155,6 +155,12 @@ void heron__cpu_describe(const heron__template *t, heron__buf *out) {
          "a per-thread buffer of the thread's output tile, as vectors; the "
          "last adds them and writes %s once)",
          op->out.name, op->out.name, op->out.name);
+  if (s->transpose >= 0)
+    line(out, d,
+         "(%s.transpose == 1: every vec accumulators consecutive along %s "
+         "transposed in registers, each channel's lanes stored as one "
+         "vector; the edge tiles lane by lane)",
+         op->out.name, op->axes[s->tr_axis].name);
   if (op->epilogue)
     line(out, d,
          "%s = %s%s%s%s  (Always-Inline epilogue, last reduction-outer "

@@ -172,7 +172,7 @@ static void rule_parallel(ctx *c) {
 
 /* The spatial axis that indexes the output's last (contiguous) dimension
  * with coefficient 1 and no other dimension, or -1. */
-static int find_vector_axis(const heron__op *op) {
+int heron__cpu_contiguous_axis(const heron__op *op) {
   const heron__tensor *o = &op->out;
   if (o->ndim < 1 || o->bounded)
     return -1;
@@ -240,7 +240,7 @@ static int windowed(const heron__op *op, int a) {
  * ResNet's 3x3 and a 3-D 3x3x3); otherwise the contiguous one, with
  * narrower vectors where the widest does not divide it. */
 static int choose_vector_axis(const heron__op *op, int lanes_max) {
-  int a = find_vector_axis(op);
+  int a = heron__cpu_contiguous_axis(op);
   if (a < 0 || lanes_max <= 1)
     return a;
   if (op->axes[a].extent % lanes_max == 0 && !windowed(op, a))
@@ -256,8 +256,8 @@ static int choose_vector_axis(const heron__op *op, int lanes_max) {
 /* Whether input ts reads axis a contiguously: consecutive values of a are
  * consecutive elements (its row-major stride is 1; dimensions of size 1,
  * such as gemm's N of 1, do not count). */
-static int reads_contiguously(const heron__op *op, const heron__tensor *ts,
-                              int a) {
+int heron__cpu_reads_contiguously(const heron__op *op, const heron__tensor *ts,
+                                  int a) {
   (void)op;
   int64_t stride = 1, lin = 0;
   for (int d = ts->ndim - 1; d >= 0; d--) {
@@ -281,7 +281,7 @@ static int reduction_vector_axis(const heron__op *op, int a) {
   if (a >= 0 && op->axes[a].extent == 1)
     a = -1;
   for (int i = 0; a >= 0 && i < op->ninputs; i++)
-    if (reads_contiguously(op, &op->in[i], a))
+    if (heron__cpu_reads_contiguously(op, &op->in[i], a))
       return -1;
   int r = -1;
   for (int b = 0; b < op->naxes; b++) {
@@ -297,7 +297,7 @@ static int reduction_vector_axis(const heron__op *op, int a) {
   for (int i = 0; i < op->ninputs; i++) {
     if (!heron__tensor_reads(&op->in[i], r))
       continue;
-    if (!reads_contiguously(op, &op->in[i], r) || op->in[i].bounded)
+    if (!heron__cpu_reads_contiguously(op, &op->in[i], r) || op->in[i].bounded)
       return -1;
     any = 1;
   }
@@ -331,7 +331,7 @@ static void rule_vectorize(ctx *c) {
     return;
   }
   int64_t lanes_max = t->hw.vector_bytes / t->elem_bytes;
-  int contiguous = find_vector_axis(op);
+  int contiguous = heron__cpu_contiguous_axis(op);
   int a = choose_vector_axis(op, (int)(lanes_max < 16 ? lanes_max : 16));
   s->vec_axis = -1;
   int r = lanes_max >= 4 ? reduction_vector_axis(op, a) : -1;
@@ -588,7 +588,7 @@ static void stage_output(ctx *c, int *sizes, int *nsizes) {
     if (op->axes[a].kind == HERON__REDUCE && s->has_knobs[a])
       splits[ns++] = s->tile[a][0];
   if (s->dot || s->vec_reduce || s->vec_axis < 0 || ns == 0 ||
-      reads_contiguously(op, &op->out, s->vec_axis) || c->r.rc)
+      heron__cpu_reads_contiguously(op, &op->out, s->vec_axis) || c->r.rc)
     return;
   int xs[HERON__MAX_AXES], n = 0;
   for (int a = 0; a < op->naxes; a++) {
@@ -989,6 +989,7 @@ int heron__cpu_rules_apply(heron__template *t, heron_space *sp,
    * decides knobs in the order they were made, so the configs drawn
    * before it came are drawn alike. */
   rule_region(c);
+  heron__cpu_rule_transpose(c);
 
   int rc = c->r.rc;
   free(c);

@@ -30,4 +30,14 @@ void heron__cpu_rule_vectorize_dot(ctx *c);
  * quarter more. */
 void heron__cpu_rule_dot_groups(ctx *c);
 
+/* rules.c: the spatial axis that indexes the output's last (contiguous)
+ * dimension alone with coefficient 1, or -1; whether tensor ts reads axis
+ * a contiguously (its row-major stride 1). */
+int heron__cpu_contiguous_axis(const heron__op *op);
+int heron__cpu_reads_contiguously(const heron__op *op, const heron__tensor *ts,
+                                  int a);
+/* rules_store.c: the output's transposed store (<out>.transpose), after
+ * every other rule. */
+void heron__cpu_rule_transpose(ctx *c);
+
 #endif

@@ -124,6 +124,17 @@ typedef struct heron__cpu_sched {
    * share. */
   int region;
   int region_elems;
+  /* transpose: knob (0/1) of the output, or -1: where its lanes lie a
+   * stride apart (vectorized along the channels of an NCHW output) and the
+   * output has a contiguous axis (tr_axis, the output's last dimension),
+   * groups of vec accumulators consecutive along tr_axis are transposed
+   * in registers at the store, so each channel's vec outputs are one
+   * contiguous vector store instead of vec scalar ones.  Only with the
+   * ISA's own vectors (vec 8 or 16) and a register tile along tr_axis a
+   * multiple of vec (constraints); the edge copy of a tile stores lane by
+   * lane as before.  Absent value 0. */
+  int transpose;
+  int tr_axis;
   int regs_need; /* aux: vector registers the micro-kernel needs */
   /* int8 and bf16 (Tensorize with a dot-product instruction; fp32 has
    * HERON__DOT_NONE and none of what follows).  Each 32-bit accumulator

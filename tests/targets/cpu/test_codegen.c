@@ -724,6 +724,72 @@ TEST(c2d_region_vec8_on_avx2_matches_reference) {
       &o, "c2d", (const int64_t[]){2, 7, 9, 5, 32, 3, 3, 1, 1, 1}, 10, 77);
 }
 
+/* ---- The output's transposed store (out.transpose) --------------------- */
+
+/* A convolution vectorized along its output channels in NCHW, with every
+ * vec accumulators along the output width transposed in registers at the
+ * store (h_tr) and each channel's lanes stored as one vector: stems with
+ * 3 and 5 input channels, strides 1 and 2, prime widths, so the tiles
+ * across the width's edge (cut short) store lane by lane as before; the
+ * fused epilogue (a bias per channel, broadcast after the transposition)
+ * and the other knobs sampled (the stage, packs, acc_at, split
+ * reductions).  16 lanes on the AVX-512 description, 8 on the AVX2 one
+ * (compiled everywhere, run where the CPU has the ISA).  The shapes give
+ * the AVX-512 description's 40 cores a tile each with 16 x 16 tiles. */
+TEST(c2d_transposed_store_vec16_on_avx512_matches_reference) {
+  case_opts o = {.fix_name = {"out.transpose", "vec"},
+                 .fix_val = {1, 16},
+                 .epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .nconfigs = 6,
+                 .min_ragged = 2,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 13, 79, 3, 32, 3, 3, 2, 1, 1}, 10, 91);
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 17, 41, 5, 16, 3, 3, 1, 1, 1}, 10, 92);
+}
+
+TEST(c2d_transposed_store_vec8_on_avx2_matches_reference) {
+  case_opts o = {.fix_name = {"out.transpose", "vec"},
+                 .fix_val = {1, 8},
+                 .epilogue = HERON__EPI_BIAS | HERON__EPI_RELU,
+                 .nconfigs = 6,
+                 .min_ragged = 2,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 13, 41, 3, 24, 3, 3, 2, 1, 1}, 10, 93);
+  CHECK_DESCRIBED_CASE(
+      &o, "c2d", (const int64_t[]){1, 7, 37, 5, 16, 3, 3, 1, 1, 1}, 10, 94);
+}
+
+/* The rest of the family with an NCHW-like output and channels as the
+ * vector axis: 1-D with stride, 3-D, dilated, transposed (stride 1), the
+ * partial sums of a split reduction in the stage, weights packed ahead. */
+TEST(conv_family_transposed_store_matches_reference) {
+  case_opts o = {.fix_name = {"out.transpose", "vec"},
+                 .fix_val = {1, 16},
+                 .nconfigs = 4,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(&o, "c1d", (const int64_t[]){1, 321, 3, 64, 3, 2, 1, 1},
+                       8, 95);
+  CHECK_DESCRIBED_CASE(&o, "c3d",
+                       (const int64_t[]){1, 3, 5, 41, 3, 16, 3, 3, 3, 1, 1, 1},
+                       12, 96);
+  CHECK_DESCRIBED_CASE(
+      &o, "dil", (const int64_t[]){1, 15, 41, 3, 16, 3, 3, 1, 2, 2}, 10, 97);
+  CHECK_DESCRIBED_CASE(
+      &o, "t2d", (const int64_t[]){1, 15, 39, 3, 16, 3, 3, 1, 1, 1, 0}, 11, 98);
+  case_opts w = {
+      .fix_name = {"out.transpose", "vec", "out.stage", "weight.pack"},
+      .fix_val = {1, 16, 1, 1},
+      .prepack = "weight",
+      .min_prepacked = 3,
+      .nconfigs = 3,
+      .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(
+      &w, "c2d", (const int64_t[]){1, 9, 41, 19, 32, 3, 3, 1, 1, 1}, 10, 99);
+}
+
 /* ---- Channels last in fp32 ---------------------------------------------- */
 
 /* The channels-last convolutions (NWC, NHWC, NDHWC activations and
@@ -1104,6 +1170,75 @@ TEST(region_knob_only_where_it_applies_and_off_is_the_old_kernel) {
     CHECK_MSG(!strstr(on.data, "h_halo(") && !strstr(on.data, "? data[") &&
                   !strstr(on.data, "&data["),
               "%s: the micro-kernel reads data, not its region", cases[k].op);
+    heron__buf_free(&off);
+    heron__buf_free(&on);
+  }
+}
+
+/* The transposed store exists where the output's lanes lie a stride
+ * apart and the output has a contiguous axis: an NCHW convolution
+ * vectorized along its channels; not channels-last (its channels are
+ * contiguous), not a matrix op, not int8, not without a vector ISA.  Its
+ * absent value is 0 and a config at 0 is the kernel of before (no h_tr,
+ * the header not naming the knob); at 1 the non-edge stores are
+ * transposed vectors, and the edge copy still stores lane by lane. */
+TEST(transpose_knob_only_where_it_applies_and_off_is_the_old_kernel) {
+  static const struct {
+    const char *op;
+    int64_t shape[12];
+    int n, dtype, has;
+    const char *hw;
+  } cases[] = {
+      {"c2d",
+       {1, 7, 41, 3, 32, 3, 3, 1, 1, 1},
+       10,
+       HERON__FP32,
+       1,
+       "cpu-avx512"},
+      {"c2d", {1, 7, 41, 3, 32, 3, 3, 1, 1, 1}, 10, HERON__FP32, 1, "cpu-avx2"},
+      {"c2d_nhwc",
+       {1, 7, 41, 3, 32, 3, 3, 1, 1, 1},
+       10,
+       HERON__FP32,
+       0,
+       "cpu-avx512"},
+      {"gemm", {33, 48, 17}, 3, HERON__FP32, 0, "cpu-avx512"},
+      {"c2d",
+       {1, 7, 41, 3, 32, 3, 3, 1, 1, 1},
+       10,
+       HERON__INT8,
+       0,
+       "cpu-avx512"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    kc_cpu b;
+    heron_error err = {0};
+    CHECK_OK(kc_cpu_build(&b, cases[k].op, cases[k].shape, cases[k].n,
+                          cases[k].dtype, 0, NULL, cases[k].hw, &err),
+             &err);
+    int v = heron_space_find_var(b.sp, "out.transpose");
+    CHECK_MSG((v >= 0) == cases[k].has, "case %zu (%s): out.transpose %s", k,
+              cases[k].op, v >= 0 ? "present" : "missing");
+    if (v < 0) {
+      kc_cpu_free(&b);
+      continue;
+    }
+    int64_t absent = -1;
+    CHECK(heron__space_absent(b.sp, v, &absent) && absent == 0);
+    heron__buf off = {0}, on = {0};
+    CHECK_OK(sampled_source(&b, (const char *const[]){"out.transpose", "vec"},
+                            (const int64_t[]){0, 8}, 2, 7, &off, &err),
+             &err);
+    CHECK_OK(sampled_source(&b, (const char *const[]){"out.transpose", "vec"},
+                            (const int64_t[]){1, 8}, 2, 7, &on, &err),
+             &err);
+    kc_cpu_free(&b);
+    CHECK_MSG(!strstr(off.data, "transpose") && !strstr(off.data, "h_tr"),
+              "case %zu: transpose off names it", k);
+    CHECK_MSG(strstr(on.data, "out.transpose = 1") &&
+                  strstr(on.data, "h_tr(h_r);") &&
+                  strstr(on.data, "h_st(&out["),
+              "case %zu: no transposed store", k);
     heron__buf_free(&off);
     heron__buf_free(&on);
   }
