@@ -77,7 +77,7 @@ void heron__cpu_rule_transpose(ctx *c) {
   heron__rule_note_add(
       t->rules, &t->nrules, "Transpose-Store",
       "%s.transpose in {0, 1}: every vec accumulators consecutive along %s "
-      "transposed in registers at the store, each channel's lanes one "
+      "transposed in registers at the store, the vec outputs of each lane one "
       "contiguous vector store (vec 8 or 16, the register tile along %s a "
       "multiple of vec; edge tiles lane by lane); old logs read as 0",
       op->out.name, an, an);

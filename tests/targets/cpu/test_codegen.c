@@ -790,6 +790,24 @@ TEST(conv_family_transposed_store_matches_reference) {
       &w, "c2d", (const int64_t[]){1, 9, 41, 19, 32, 3, 3, 1, 1, 1}, 10, 99);
 }
 
+/* A batched matrix product whose N (41) is no multiple of a vector is
+ * vectorized along its rows (M): its output C's lanes lie a row apart, and
+ * the transposed store writes along N, cut short at its edge. */
+TEST(bmm_rows_transposed_store_matches_reference) {
+  case_opts o = {.fix_name = {"C.transpose", "vec"},
+                 .fix_val = {1, 16},
+                 .nconfigs = 3,
+                 .min_ragged = 1,
+                 .hw = "cpu-avx512"};
+  CHECK_DESCRIBED_CASE(&o, "bmm", (const int64_t[]){8, 32, 41, 13}, 4, 100);
+  case_opts a = {.fix_name = {"C.transpose", "vec"},
+                 .fix_val = {1, 8},
+                 .nconfigs = 3,
+                 .min_ragged = 1,
+                 .hw = "cpu-avx2"};
+  CHECK_DESCRIBED_CASE(&a, "bmm", (const int64_t[]){3, 24, 41, 13}, 4, 101);
+}
+
 /* ---- Channels last in fp32 ---------------------------------------------- */
 
 /* The channels-last convolutions (NWC, NHWC, NDHWC activations and
