@@ -288,13 +288,17 @@ static void emit_points(gen *g, int from, int to, int depth, int mode) {
   }
 }
 
+static void emit_masked_point(gen *g, const int64_t *off, const char *x,
+                              const char *lanes, int depth, int mode);
+
 /* The transposed store (<out>.transpose) of a register tile inside every
- * extent: each group of vec points consecutive along tr_axis (the
- * constraints make the tile's extent along it a multiple of vec) is
- * copied into h_r, transposed by h_tr, and row l, the group's channel l,
- * stored as one vector along tr_axis: the points' stores with the vector
- * axis taken to be tr_axis (contiguous loads and stores, a bias along the
- * channels broadcast). */
+ * extent: each group of vec points consecutive along tr_axis (at the
+ * tile's end, where its extent along tr_axis is no multiple of vec, the
+ * k left, zeros for the rest) is copied into h_r, transposed by h_tr, and
+ * row l, the group's channel l, stored as one vector along tr_axis (k
+ * lanes under a mask): the points' stores with the vector axis taken to
+ * be tr_axis (contiguous loads and stores, a bias along the channels
+ * broadcast). */
 static void emit_transposed(gen *g, int npts, int depth, int mode) {
   const int ta = g->tr_axis, va = g->vaxis;
   for (int p = 0; p < npts; p++) {
@@ -302,11 +306,16 @@ static void emit_transposed(gen *g, int npts, int depth, int mode) {
     heron__cpu_tile_points(g, p, off);
     if (off[ta] % g->vec)
       continue;
+    int64_t k = g->reg[ta] - off[ta] < g->vec ? g->reg[ta] - off[ta] : g->vec;
     indent(g, depth);
     heron__buf_puts(g->o, "{\n");
     indent(g, depth + 1);
     heron__buf_printf(g->o, "h_vt h_r[%d] = {", g->vec);
     for (int j = 0; j < g->vec; j++) {
+      if (j >= k) {
+        heron__buf_puts(g->o, ", h_zero");
+        continue;
+      }
       /* The group's point j: p's offsets, tr_axis moved on by j. */
       int q = 0;
       for (; q < npts; q++) {
@@ -328,9 +337,13 @@ static void emit_transposed(gen *g, int npts, int depth, int mode) {
       int64_t row[HERON__MAX_AXES];
       memcpy(row, off, sizeof row);
       row[va] += l;
-      char x[32];
+      char x[32], lanes[24];
       snprintf(x, sizeof x, "h_r[%d]", l);
-      emit_point(g, row, x, depth + 1, mode);
+      snprintf(lanes, sizeof lanes, "%lld", (long long)k);
+      if (k < g->vec)
+        emit_masked_point(g, row, x, lanes, depth + 1, mode);
+      else
+        emit_point(g, row, x, depth + 1, mode);
     }
     g->vaxis = va;
     indent(g, depth);
@@ -398,12 +411,15 @@ static void scalar_value(const gen *g, const int64_t *off, const char *x,
 /* The masked store of edge point p (at tile offset off) across the ragged
  * vector axis, the output's lanes contiguous: the previous value and a
  * bias along the vector axis are loaded under the same mask. */
-static void emit_masked_point(gen *g, int p, const int64_t *off, int depth,
-                              int mode) {
+static void emit_masked_point(gen *g, const int64_t *off, const char *x,
+                              const char *lanes, int depth, int mode) {
   heron__buf left = {0}, elem = {0}, acc = {0}, val = {0};
-  heron__cpu_lanes_left_text(g, off, &left);
+  if (lanes)
+    heron__buf_puts(&left, lanes);
+  else
+    heron__cpu_lanes_left_text(g, off, &left);
   out_elem(g, off, 0, &elem);
-  heron__buf_printf(&acc, "h_a%d", p);
+  heron__buf_puts(&acc, x);
   if (mode == ST_ADD || mode == ST_ADD_EPI)
     heron__buf_printf(&acc, " + h_ldm(&%s, %s)", elem.data, left.data);
   if (mode == ST_ADD_EPI || mode == ST_SET_EPI)
@@ -441,7 +457,9 @@ static void emit_store_edge(gen *g, int npts, int depth, int mode) {
     if (!lanes) {
       emit_points(g, p, p + 1, d, mode);
     } else if (masked) {
-      emit_masked_point(g, p, off, d, mode);
+      char x[32];
+      snprintf(x, sizeof x, "h_a%d", p);
+      emit_masked_point(g, off, x, NULL, d, mode);
     } else {
       indent(g, d);
       heron__buf_printf(g->o, "{\n");

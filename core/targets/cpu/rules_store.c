@@ -16,13 +16,14 @@
  * stores).  With the knob, every vec accumulators of the register tile
  * that lie consecutive along the output's contiguous axis (the output
  * width) are transposed in registers at the store (unpacks and shuffles),
- * so each channel's vec outputs go out as one contiguous vector.  It
+ * so each channel's vec outputs go out as one contiguous vector; a tile
+ * whose extent along the width is no multiple of vec ends with a group of
+ * fewer, zeros in the missing vectors, its rows stored under a mask.  It
  * exists where the output's lanes lie a stride apart and its last
  * dimension is a spatial axis read alone (heron__cpu_contiguous_axis) with
- * knobs, and with the ISA's own vectors (AVX2 or AVX-512); the constraints: on
- * only at vec 8 or 16 (lanes = transpose ? 8 : 1 <= vec) and with the register
- * tile's extent along that axis (t3, or t2 * t3 at acc_at 1) a multiple of vec
- * (extent = m * q, m = transpose ? vec : 1).  Absent value 0, so configs
+ * knobs, and with the ISA's own vectors (AVX2 or AVX-512); the constraint:
+ * on only at vec 8 or 16 (lanes = transpose ? 8 : 1 <= vec; a SELECT, as a
+ * product with the 0/1 knob would not propagate).  Absent value 0, so configs
  * recorded before the knob are the kernels they measured. */
 void heron__cpu_rule_transpose(ctx *c) {
   heron__template *t = c->t;
@@ -58,27 +59,11 @@ void heron__cpu_rule_transpose(ctx *c) {
       3, NULL, 0, name);
   heron__r_post(&c->r, HERON_C_LE, lanes, &s->vec, 1, NULL, 0,
                 "a transposed store only at vec 8 or 16");
-  snprintf(name, sizeof name, "%s.reg.%s", op->out.name, an);
-  int t23 =
-      heron__r_prod(&c->r, name, (int[]){s->tile[a][2], s->tile[a][3]}, 2);
-  snprintf(name, sizeof name, "%s.regx.%s", op->out.name, an);
-  int ext = heron__r_range(&c->r, name, 0, 1, heron__r_ub(&c->r, t23));
-  heron__r_post(&c->r, HERON_C_SELECT, ext,
-                (int[]){s->acc_at, s->tile[a][3], t23}, 3, NULL, 0, name);
-  snprintf(name, sizeof name, "%s.transpose.m", op->out.name);
-  int m = heron__r_range(&c->r, name, 0, 1, 16);
-  heron__r_post(&c->r, HERON_C_SELECT, m,
-                (int[]){s->transpose, heron__r_const(&c->r, 1), s->vec}, 3,
-                NULL, 0, name);
-  snprintf(name, sizeof name, "%s.transpose.q", op->out.name);
-  int q = heron__r_range(&c->r, name, 0, 1, heron__r_ub(&c->r, t23));
-  heron__r_post(&c->r, HERON_C_PROD, ext, (int[]){m, q}, 2, NULL, 0,
-                "a transposed store's tile: whole vectors along its axis");
   heron__rule_note_add(
       t->rules, &t->nrules, "Transpose-Store",
       "%s.transpose in {0, 1}: every vec accumulators consecutive along %s "
-      "transposed in registers at the store, the vec outputs of each lane one "
-      "contiguous vector store (vec 8 or 16, the register tile along %s a "
-      "multiple of vec; edge tiles lane by lane); old logs read as 0",
-      op->out.name, an, an);
+      "(fewer at the register tile's end) transposed in registers at the "
+      "store, the outputs of each lane one contiguous (masked) vector store "
+      "(vec 8 or 16; edge tiles lane by lane); old logs read as 0",
+      op->out.name, an);
 }

@@ -129,10 +129,10 @@ typedef struct heron__cpu_sched {
    * output has a contiguous axis (tr_axis, the output's last dimension),
    * groups of vec accumulators consecutive along tr_axis are transposed
    * in registers at the store, so each channel's vec outputs are one
-   * contiguous vector store instead of vec scalar ones.  Only with the
-   * ISA's own vectors (vec 8 or 16) and a register tile along tr_axis a
-   * multiple of vec (constraints); the edge copy of a tile stores lane by
-   * lane as before.  Absent value 0. */
+   * contiguous vector store instead of vec scalar ones (a group cut short
+   * by the register tile's end: fewer lanes, under a mask).  Only with the
+   * ISA's own vectors (vec 8 or 16, a constraint); the edge copy of a tile
+   * stores lane by lane as before.  Absent value 0. */
   int transpose;
   int tr_axis;
   int regs_need; /* aux: vector registers the micro-kernel needs */
