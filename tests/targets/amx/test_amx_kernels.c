@@ -383,24 +383,22 @@ static void check_native(const char *dtype, int kind) {
   char why[256];
   if (!amx_native_here(kind, why, sizeof why))
     SKIP("native %s AMX kernels not run: %s", dtype, why);
-  CHECK(check_op_n("gemm", dtype, gemm_shapes, N(gemm_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("bmm", dtype, bmm_shapes, N(bmm_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("gemv", dtype, gemv_shapes, N(gemv_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("scan", dtype, scan_shapes, N(scan_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("c1d", dtype, c1d_shapes, N(c1d_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("c2d", dtype, c2d_shapes, N(c2d_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("c3d", dtype, c3d_shapes, N(c3d_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("dil", dtype, dil_shapes, N(dil_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
-  CHECK(check_op_n("t2d", dtype, t2d_shapes, N(t2d_shapes), NATIVE_CONFIGS,
-                   1) >= 0);
+  static const struct {
+    const char *op;
+    const shape_case *shapes;
+    int n;
+  } ops[] = {{"gemm", gemm_shapes, N(gemm_shapes)},
+             {"bmm", bmm_shapes, N(bmm_shapes)},
+             {"gemv", gemv_shapes, N(gemv_shapes)},
+             {"scan", scan_shapes, N(scan_shapes)},
+             {"c1d", c1d_shapes, N(c1d_shapes)},
+             {"c2d", c2d_shapes, N(c2d_shapes)},
+             {"c3d", c3d_shapes, N(c3d_shapes)},
+             {"dil", dil_shapes, N(dil_shapes)},
+             {"t2d", t2d_shapes, N(t2d_shapes)}};
+  for (int i = 0; i < N(ops); i++)
+    CHECK(check_op_n(ops[i].op, dtype, ops[i].shapes, ops[i].n, NATIVE_CONFIGS,
+                     1) >= 0);
 }
 
 TEST(native_int8_matches_the_emulation) {
