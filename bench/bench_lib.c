@@ -123,15 +123,10 @@ static int open_measured(measured *ms, const heron_task *t, json_t *config,
   for (int v = 0; v < nv; v++)
     ms->cfg[v] = HERON_UNSET;
   const char *knob;
-  json_t *val;
-  json_object_foreach(config, knob, val) {
-    int v = heron_space_find_var(sp, knob);
-    if (v < 0 || !json_is_integer(val)) {
-      fprintf(stderr, "bench_lib: %s: '%s' is not a knob of its space\n",
-              ms->what, knob);
-      return 1;
-    }
-    ms->cfg[v] = json_integer_value(val);
+  if (cli_config_from_json(sp, config, ms->cfg, &knob) != 0) {
+    fprintf(stderr, "bench_lib: %s: '%s' is not a knob of its space\n",
+            ms->what, knob);
+    return 1;
   }
   heron_rng rng;
   heron_rng_seed(&rng, 1);

@@ -942,6 +942,22 @@ json_t *cli_json_load(const char *flag, const char *path) {
   return root;
 }
 
+int cli_config_from_json(const heron_space *sp, json_t *obj, int64_t *cfg,
+                         const char **bad) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(obj, k, v) {
+    int var = heron_space_find_var(sp, k);
+    *bad = k;
+    if (var < 0)
+      return 1;
+    if (!json_is_integer(v))
+      return 2;
+    cfg[var] = json_integer_value(v);
+  }
+  return 0;
+}
+
 const char *cli_json_unknown_key(json_t *obj, const char *const *keys) {
   const char *key;
   json_t *v;

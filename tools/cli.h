@@ -199,6 +199,13 @@ json_t *cli_json_load(const char *flag, const char *path);
  * otherwise fall back to a default silently). */
 const char *cli_json_unknown_key(json_t *obj, const char *const *keys);
 
+/* Sets the variables of sp named by the keys of the JSON object obj (a
+ * log's "config") to their values in cfg, leaving the others as they are.
+ * Returns 0, or 1 when a key is not a variable of sp, 2 when its value is
+ * not an integer, with *bad the key. */
+int cli_config_from_json(const heron_space *sp, json_t *obj, int64_t *cfg,
+                         const char **bad);
+
 /* Frees every string made by cli_strdup, cli_printf and cli_param. */
 void cli_free_all(void);
 

@@ -563,17 +563,13 @@ static void partial_from_json(const heron_space *sp, const char *text,
   if (!json_is_object(root))
     cli_usage("--config-json: expected an object {\"knob\": value, ...}");
   const char *k;
-  json_t *v;
-  json_object_foreach(root, k, v) {
-    int var = heron_space_find_var(sp, k);
-    if (var < 0)
-      cli_usage("--config-json: '%s' is not a variable of this space "
-                "(heron-space --dump lists them)",
-                k);
-    if (!json_is_integer(v))
-      cli_usage("--config-json: '%s' must be an integer", k);
-    partial[var] = json_integer_value(v);
-  }
+  int rc = cli_config_from_json(sp, root, partial, &k);
+  if (rc == 1)
+    cli_usage("--config-json: '%s' is not a variable of this space "
+              "(heron-space --dump lists them)",
+              k);
+  if (rc == 2)
+    cli_usage("--config-json: '%s' must be an integer", k);
   json_decref(root);
 }
 
